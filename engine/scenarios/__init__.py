@@ -1,0 +1,39 @@
+"""Scenarios: one module per world (features, world model, display maps)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from engine.scenarios.base import DisplayMap, FeatureSpec, Role, Scenario
+from engine.scenarios.loan import make_loan
+
+_REGISTRY: dict[str, Callable[[], Scenario]] = {"loan": make_loan}
+_CACHE: dict[str, Scenario] = {}
+
+
+class UnknownScenarioError(KeyError):
+    """Asked for a scenario that is not registered."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; show it plainly
+        return str(self.args[0])
+
+
+def scenario_names() -> tuple[str, ...]:
+    return tuple(_REGISTRY)
+
+
+def get_scenario(name: str) -> Scenario:
+    """The scenario registered under ``name`` (one shared instance per process)."""
+    if name not in _REGISTRY:
+        raise UnknownScenarioError(
+            f"unknown scenario {name!r}; available: {', '.join(sorted(_REGISTRY))}"
+        )
+    if name not in _CACHE:
+        _CACHE[name] = _REGISTRY[name]()
+    return _CACHE[name]
+
+
+__all__ = [
+    "DisplayMap", "FeatureSpec", "Role", "Scenario", "UnknownScenarioError",
+    "get_scenario", "scenario_names",
+]

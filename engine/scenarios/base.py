@@ -1,0 +1,204 @@
+"""What a scenario is: its features (with roles, bounds and display maps) and its world model.
+
+A display map is a monotone, invertible transform from model units (abstract, possibly
+negative) to the realistic units participants see (years, dollars, months, ...). Every
+computation stays in model units; only pages convert.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cached_property
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from engine.scm import StructuralCausalModel
+
+
+class Role(StrEnum):
+    """How a feature may change: never, only as a consequence, or by a person's action."""
+
+    IMMUTABLE = "immutable"
+    MUTABLE = "mutable"  # changes only through its causes (not globally actionable)
+    ACTIONABLE = "actionable"  # globally actionable
+
+
+@dataclass(frozen=True)
+class DisplayMap:
+    """Monotone increasing map model units <-> display units.
+
+    ``kind`` is ``affine`` (display = offset + scale * x) or ``exp``
+    (display = scale * exp(rate * x), for money and durations that must stay positive), or
+    ``categorical`` (x is an integer code; ``categories`` names them).
+    """
+
+    kind: str
+    unit: str
+    scale: float = 1.0
+    offset: float = 0.0
+    rate: float = 1.0
+    decimals: int = 0
+    categories: tuple[str, ...] = ()
+
+    def to_display(self, x: float | np.ndarray) -> float | np.ndarray:
+        if self.kind == "affine":
+            return self.offset + self.scale * np.asarray(x, dtype=float)
+        if self.kind == "exp":
+            return self.scale * np.exp(self.rate * np.asarray(x, dtype=float))
+        if self.kind == "categorical":
+            return np.asarray(x, dtype=float)
+        raise ValueError(f"unknown display map kind {self.kind!r}")
+
+    def from_display(self, v: float | np.ndarray) -> float | np.ndarray:
+        arr = np.asarray(v, dtype=float)
+        if not np.isfinite(arr).all():
+            raise ValueError(f"display value must be finite, got {v!r}")
+        if self.kind == "affine":
+            return (arr - self.offset) / self.scale
+        if self.kind == "exp":
+            if (arr <= 0).any():
+                raise ValueError(f"a value in {self.unit} must be positive, got {v!r}")
+            return np.log(arr / self.scale) / self.rate
+        if self.kind == "categorical":
+            if not np.isin(arr, np.arange(len(self.categories))).all():
+                raise ValueError(f"category code must be one of 0..{len(self.categories) - 1}")
+            return arr
+        raise ValueError(f"unknown display map kind {self.kind!r}")
+
+    def format(self, x: float) -> str:
+        """Human-readable display string of a model-unit value."""
+        if self.kind == "categorical":
+            return self.categories[int(round(x))]
+        v = float(self.to_display(x))
+        if self.unit == "$":
+            return f"${v:,.{self.decimals}f}"
+        return f"{v:,.{self.decimals}f} {self.unit}".strip()
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    """One feature: name, label for people, role, display map, allowed direction of change.
+
+    ``direction`` is +1 (may only increase), -1 (only decrease) or 0 (either) and is used by
+    methods that restrict changes the way the reference user study did.
+    """
+
+    name: str
+    label: str
+    role: Role
+    display: DisplayMap
+    help: str = ""
+    direction: int = 0
+    discrete: bool = False
+
+
+@dataclass
+class Scenario:
+    """A scenario: features in column order, the exact SCM, and the data-generating setup.
+
+    ``bounds`` are model-unit (min, max) per feature over the training split, which is drawn
+    deterministically from the SCM (``n_samples`` at ``data_seed``, split by ``split``), so
+    every process agrees on them without any trained artifact.
+    """
+
+    name: str
+    title: str
+    features: tuple[FeatureSpec, ...]
+    scm: StructuralCausalModel
+    n_samples: int = 20_000
+    split: tuple[float, float, float] = (0.5, 0.25, 0.25)
+    data_seed: int = 0
+    story: str = ""
+    favourable_label: str = "approved"
+    unfavourable_label: str = "rejected"
+    extras: dict = field(default_factory=dict)
+
+    @property
+    def feature_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.features)
+
+    @property
+    def d(self) -> int:
+        return len(self.features)
+
+    def index(self, name: str) -> int:
+        try:
+            return self.feature_names.index(name)
+        except ValueError:
+            raise KeyError(
+                f"unknown feature {name!r} for scenario {self.name!r}; expected one of "
+                f"{', '.join(self.feature_names)}"
+            ) from None
+
+    @property
+    def actionable(self) -> tuple[int, ...]:
+        """Indices of the globally actionable features."""
+        return tuple(i for i, f in enumerate(self.features) if f.role is Role.ACTIONABLE)
+
+    @property
+    def immutable(self) -> tuple[int, ...]:
+        return tuple(i for i, f in enumerate(self.features) if f.role is Role.IMMUTABLE)
+
+    def actionable_mask(self) -> Tensor:
+        """Boolean (d,) mask of the globally actionable features."""
+        m = torch.zeros(self.d, dtype=torch.bool)
+        m[list(self.actionable)] = True
+        return m
+
+    @cached_property
+    def dataset(self) -> dict[str, tuple[Tensor, Tensor]]:
+        """The deterministic data splits: name -> (x (n, d) float64, y (n,) float64 labels)."""
+        x = self.scm.sample(self.n_samples, seed=self.data_seed)
+        g = torch.Generator().manual_seed(self.data_seed + 1)
+        y = torch.bernoulli(self.scm.label_proba(x), generator=g)
+        n_train = int(round(self.split[0] * self.n_samples))
+        n_val = int(round(self.split[1] * self.n_samples))
+        return {
+            "train": (x[:n_train], y[:n_train]),
+            "validation": (x[n_train : n_train + n_val], y[n_train : n_train + n_val]),
+            "test": (x[n_train + n_val :], y[n_train + n_val :]),
+        }
+
+    @cached_property
+    def bounds(self) -> Tensor:
+        """(2, d) model-unit min and max of each feature over the training split."""
+        x = self.dataset["train"][0]
+        return torch.stack([x.min(dim=0).values, x.max(dim=0).values])
+
+    @property
+    def ranges(self) -> Tensor:
+        """(d,) max - min of each feature over the training split (the M_i of the metrics)."""
+        b = self.bounds
+        return b[1] - b[0]
+
+    @cached_property
+    def stds(self) -> Tensor:
+        return self.dataset["train"][0].std(dim=0)
+
+    def to_display(self, x: np.ndarray | Tensor) -> list[dict[str, float]]:
+        """Rows of model-unit profiles as dicts of display values."""
+        arr = np.asarray(x, dtype=float).reshape(-1, self.d)
+        return [
+            {f.name: float(f.display.to_display(row[i])) for i, f in enumerate(self.features)}
+            for row in arr
+        ]
+
+    def from_display(self, values: dict[str, float]) -> np.ndarray:
+        """One profile from display values (every feature required) to model units."""
+        missing = [f.name for f in self.features if f.name not in values]
+        if missing:
+            raise ValueError(f"profile is missing feature(s): {', '.join(missing)}")
+        unknown = sorted(set(values) - set(self.feature_names))
+        if unknown:
+            raise ValueError(f"profile has unknown feature(s): {', '.join(unknown)}")
+        out = np.empty(self.d)
+        for i, f in enumerate(self.features):
+            v = values[f.name]
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                raise ValueError(f"{f.label}: a value is required")
+            out[i] = float(f.display.from_display(float(v)))
+        return out

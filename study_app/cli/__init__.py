@@ -1,0 +1,23 @@
+"""The ``recourse-study`` command.
+
+Each subcommand lives in its own module of this package and attaches itself to the apps of
+``study_app.cli.apps``; importing the modules listed here registers them.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from study_app.cli.apps import app
+
+_COMMAND_MODULES: tuple[str, ...] = (
+    "train",
+)
+
+for _name in _COMMAND_MODULES:
+    importlib.import_module(f"study_app.cli.{_name}")
+
+
+def main() -> None:
+    """Entry point of the console script."""
+    app()
