@@ -51,7 +51,9 @@ def as_batch(x: ArrayLike, d: int, name: str = "x") -> tuple[Tensor, torch.dtype
     t = t.to(torch.float64)
     if not torch.isfinite(t).all():
         bad = (~torch.isfinite(t)).nonzero()[0].tolist()
-        raise WorldModelInputError(f"{name} holds NaN or inf (first at row {bad[0]}, column {bad[1]})")
+        raise WorldModelInputError(
+            f"{name} holds NaN or inf (first at row {bad[0]}, column {bad[1]})"
+        )
     return t, out_dtype
 
 
@@ -121,7 +123,9 @@ class StructuralCausalModel(ABC):
         u = torch.stack([self.inverse_equation(j, t) for j in range(self.d)], dim=1)
         return u.to(dtype)
 
-    def counterfactual(self, x: ArrayLike, action_mask: ArrayLike, action_values: ArrayLike) -> Tensor:
+    def counterfactual(
+        self, x: ArrayLike, action_mask: ArrayLike, action_values: ArrayLike
+    ) -> Tensor:
         """x_cf under do(x_A = a): abduct, set acted-on features, recompute the rest in order.
 
         ``action_mask`` (n, d) of 0/1 (or bool) says which features are set; ``action_values``
@@ -173,8 +177,12 @@ class StructuralCausalModel(ABC):
         mask = m.bool()
         acted = mask[:, list(self.immutable)].any(dim=0) if self.immutable else torch.tensor([])
         if acted.numel() and acted.any():
-            names = [self.feature_names[self.immutable[i]] for i in acted.nonzero().flatten().tolist()]
-            raise WorldModelInputError(f"action_mask acts on immutable feature(s): {', '.join(names)}")
+            names = [
+                self.feature_names[self.immutable[i]] for i in acted.nonzero().flatten().tolist()
+            ]
+            raise WorldModelInputError(
+                f"action_mask acts on immutable feature(s): {', '.join(names)}"
+            )
         return mask
 
     def _as_values(self, action_values: ArrayLike, n: int) -> Tensor:

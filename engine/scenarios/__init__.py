@@ -34,6 +34,11 @@ def get_scenario(name: str) -> Scenario:
 
 
 __all__ = [
-    "DisplayMap", "FeatureSpec", "Role", "Scenario", "UnknownScenarioError",
-    "get_scenario", "scenario_names",
+    "DisplayMap",
+    "FeatureSpec",
+    "Role",
+    "Scenario",
+    "UnknownScenarioError",
+    "get_scenario",
+    "scenario_names",
 ]

@@ -115,7 +115,9 @@ class LoanSCM(StructuralCausalModel):
     def check_support(self, x: Tensor, name: str) -> None:
         bad_g = ~((x[:, G] == 0) | (x[:, G] == 1))
         if bad_g.any():
-            raise WorldModelInputError(f"{name}: gender must be 0 or 1 (row {int(bad_g.nonzero()[0])})")
+            raise WorldModelInputError(
+                f"{name}: gender must be 0 or 1 (row {int(bad_g.nonzero()[0])})"
+            )
         bad_a = x[:, A] <= -35.0
         if bad_a.any():
             raise WorldModelInputError(
@@ -140,32 +142,46 @@ def make_loan() -> Scenario:
     """The Loan scenario: features, roles, display maps and the exact SCM."""
     features = (
         FeatureSpec(
-            "gender", "Gender", Role.IMMUTABLE,
-            DisplayMap("categorical", "", categories=("female", "male")), discrete=True,
+            "gender",
+            "Gender",
+            Role.IMMUTABLE,
+            DisplayMap("categorical", "", categories=("female", "male")),
+            discrete=True,
         ),
         FeatureSpec("age", "Age", Role.IMMUTABLE, DisplayMap("affine", "years", offset=35.0)),
         FeatureSpec(
-            "education", "Education", Role.MUTABLE,
+            "education",
+            "Education",
+            Role.MUTABLE,
             DisplayMap("affine", "years of schooling", scale=8.0, offset=16.0, decimals=1),
-            help="Years of schooling completed.", direction=+1,
+            help="Years of schooling completed.",
+            direction=+1,
         ),
         FeatureSpec(
-            "loan_amount", "Loan amount", Role.ACTIONABLE,
+            "loan_amount",
+            "Loan amount",
+            Role.ACTIONABLE,
             DisplayMap("exp", "$", scale=15_000.0, rate=0.15),
             help="The amount you ask the bank to lend you.",
         ),
         FeatureSpec(
-            "loan_duration", "Loan duration", Role.ACTIONABLE,
+            "loan_duration",
+            "Loan duration",
+            Role.ACTIONABLE,
             DisplayMap("exp", "months", scale=24.0, rate=0.08),
             help="How long you would take to repay the loan.",
         ),
         FeatureSpec(
-            "income", "Annual income", Role.ACTIONABLE,
+            "income",
+            "Annual income",
+            Role.ACTIONABLE,
             DisplayMap("exp", "$", scale=40_000.0, rate=0.12),
             help="Your yearly income before taxes.",
         ),
         FeatureSpec(
-            "savings", "Savings", Role.ACTIONABLE,
+            "savings",
+            "Savings",
+            Role.ACTIONABLE,
             DisplayMap("exp", "$", scale=10_000.0, rate=0.1),
             help="Money you hold in savings accounts.",
         ),
