@@ -94,7 +94,10 @@ class ActionabilityProfiles:
     def __len__(self) -> int:
         return self.hard_mask.shape[0]
 
-    def __getitem__(self, idx: slice | Tensor | list[int]) -> ActionabilityProfiles:
+    def __getitem__(self, idx: int | slice | Tensor | list[int]) -> ActionabilityProfiles:
+        """The people ``idx`` as a new batch (an int gives a batch of one)."""
+        if isinstance(idx, int):
+            idx = slice(idx, idx + 1 if idx != -1 else None)
         idx_t = idx if isinstance(idx, slice) else torch.as_tensor(idx)
         return ActionabilityProfiles(
             self.hard_mask[idx_t], self.scores[idx_t], self.levels[idx_t], self.elicitation

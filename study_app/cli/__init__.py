@@ -12,6 +12,8 @@ from study_app.cli.apps import app
 
 _COMMAND_MODULES: tuple[str, ...] = (
     "train",
+    "bench_fairness",
+    "bench_recourse",
 )
 
 for _name in _COMMAND_MODULES:

@@ -1,0 +1,178 @@
+"""iCARMA and CARMA at deployment: amortized causal recourse, one forward pass per batch.
+
+iCARMA (paper 001, section 4 and appendix B). For factuals x and actionability profiles
+(hard mask h, scores -> weights w and priors pi under the context's cost profile), the trained
+networks of engine.recourse.icarma_networks give the deterministic mask
+
+    m_j = 1[l_j(x, c) > 0] * h_j       (the most probable actionable feature if m is empty)
+
+and the intervention values a = x + M * f_theta(x, m, c) on the masked features. Because the
+mask is multiplied by h, a feature outside the person's actionable set can never be acted on.
+
+Final check (``repair``, on by default; an engineering safeguard beyond the paper). The
+proposal's counterfactual is predicted with the causal flow, x'_flow = CF_flow(x, do(x_m = a_m)).
+For people whose x'_flow the decision model still rejects, a few batched alternatives are
+tried: the network's action with every actionable feature switched on, and both proposals
+with their moves scaled by 1.5, 2 and 3 (kept inside the training range). Among the
+alternatives the flow predicts favourable, the one with the lowest individually weighted cost
+is kept; if none is, the one with the highest decision logit. Only h-allowed features are ever
+switched on, so the hard constraint still holds.
+
+CARMA (population level) uses the same machinery with a model trained for everybody being able
+to act on every globally actionable feature at constant cost; it never sees the profile. At
+deployment its mask is intersected with the person's hard mask (so it never violates a hard
+constraint either) and the action network is re-run with that mask.
+
+Records are built by ``RecourseContext.evaluate``, i.e. the actions are evaluated on the
+context's world model (the exact SCM for Loan), not on the flow.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from engine.preferences import ActionabilityProfiles, CostProfile, all_actionable
+from engine.recourse.base import RecourseBatch, RecourseContext, RecourseMethod, Timer
+from engine.recourse.icarma_networks import AmortizedRecourse, profile_code
+from engine.recourse.icarma_training import decision_logits
+from engine.scm import ArrayLike
+
+REPAIR_SCALES: tuple[float, ...] = (1.5, 2.0, 3.0)
+
+
+class ICarma(RecourseMethod):
+    """iCARMA (module docstring). ``model``/``flow`` override the scenario's artifacts."""
+
+    name = "icarma"
+    individual = True
+
+    def __init__(
+        self,
+        context: RecourseContext,
+        *,
+        model: AmortizedRecourse | None = None,
+        flow: Any = None,
+        repair: bool = True,
+    ) -> None:
+        super().__init__(context)
+        self._model = model
+        self._flow = flow
+        self.repair = repair
+
+    # ---- artifacts --------------------------------------------------------------------
+    def artifact_name(self, elicitation: str) -> str:
+        """The trained model serving profiles elicited with ``elicitation``."""
+        if not self.individual:
+            return "carma"
+        return "icarma-likert" if elicitation == "likert" else "icarma"
+
+    def model_for(self, profiles: ActionabilityProfiles) -> AmortizedRecourse:
+        if self._model is None:
+            from engine.recourse.icarma_artifacts import load_amortized_artifact
+
+            self._model = load_amortized_artifact(
+                self.context.scenario.name, self.artifact_name(profiles.elicitation)
+            )
+        return self._model
+
+    @property
+    def flow(self) -> Any:
+        if self._flow is None:
+            from engine.artifacts import load_flow
+
+            self._flow = load_flow(self.context.scenario.name)
+        return self._flow
+
+    # ---- actions ----------------------------------------------------------------------
+    def cost_weights(self, profiles: ActionabilityProfiles) -> Tensor:
+        """(n, d) weights the method minimizes (CARMA: 1, it ignores preferences)."""
+        if self.individual:
+            return profiles.weights(self.context.cost_profile)
+        return torch.ones_like(profiles.scores)
+
+    def network_code(self, profiles: ActionabilityProfiles, model: AmortizedRecourse) -> Tensor:
+        """The profile code the networks see (CARMA: everybody all-actionable, constant)."""
+        if self.individual:
+            return profile_code(profiles, self.context.cost_profile, model.actionable)
+        scenario = self.context.scenario
+        everyone = all_actionable(scenario.feature_names, scenario.actionable, len(profiles))
+        return profile_code(everyone, CostProfile("constant"), model.actionable)
+
+    def actions(self, x: Tensor, profiles: ActionabilityProfiles) -> tuple[Tensor, Tensor]:
+        """(mask (n, d) bool, values (n, d) float64) for factuals x; batched, no grad."""
+        model = self.model_for(profiles)
+        hard = profiles.hard_mask[:, model.actionable].float()
+        with torch.no_grad():
+            code = self.network_code(profiles, model)
+            logits = model.mask_logits(x, code)
+            m = model.deterministic_mask(logits, hard)
+            values = model.action_values(x, m, code)
+            if self.repair:
+                m, values = self._repair(model, x, hard, code, m, values, profiles)
+        mask = model.full_mask(m).bool()
+        values = torch.where(mask, values.to(torch.float64), x.to(torch.float64))
+        return mask, values
+
+    def _repair(
+        self,
+        model: AmortizedRecourse,
+        x: Tensor,
+        hard: Tensor,
+        code: Tensor,
+        m: Tensor,
+        values: Tensor,
+        profiles: ActionabilityProfiles,
+    ) -> tuple[Tensor, Tensor]:
+        """The final check of the module docstring, on the people the flow says still fail."""
+        x32 = x.to(torch.float32)
+        clf = self.context.classifier
+        logit = decision_logits(clf, self.flow.counterfactual(x32, model.full_mask(m), values))
+        bad = (logit <= 0).nonzero().flatten()
+        if len(bad) == 0:
+            return m, values
+        xb, hb, cb = x32[bad], hard[bad], code[bad]
+        lo, hi = self.context.scenario.bounds.to(torch.float32)
+        full_values = model.action_values(xb, hb, cb)
+        proposals = [(m[bad], values[bad]), (hb, full_values)]
+        cands = list(proposals)
+        for s in REPAIR_SCALES:
+            for pm, pv in proposals:
+                cands.append((pm, (xb + s * (pv - xb)).clamp(lo, hi)))
+        weights = self.cost_weights(profiles)[bad][:, model.actionable].float()
+        idx = model.actionable
+        k, nb = len(cands), len(bad)
+        masks = torch.stack([c[0] for c in cands])  # (k, nb, g)
+        vals = torch.stack([c[1] for c in cands])  # (k, nb, d)
+        x_rep = xb.expand(k, nb, -1).reshape(k * nb, -1)
+        x_cf = self.flow.counterfactual(
+            x_rep, model.full_mask(masks.reshape(k * nb, -1)), vals.reshape(k * nb, -1)
+        )
+        cand_logit = decision_logits(clf, x_cf).reshape(k, nb)
+        moved = (vals[:, :, idx] - xb[None, :, idx]).abs() / model.ranges[idx]
+        wcost = (masks * weights[None] * moved).sum(dim=2)
+        score = torch.where(cand_logit > 0, wcost, torch.inf)
+        none_valid = torch.isinf(score).all(dim=0)
+        choice = torch.where(none_valid, cand_logit.argmax(dim=0), score.argmin(dim=0))
+        cols = torch.arange(nb)
+        m, values = m.clone(), values.clone()
+        m[bad] = masks[choice, cols]
+        values[bad] = vals[choice, cols]
+        return m, values
+
+    # ---- RecourseMethod ---------------------------------------------------------------
+    def recourse(self, factuals: ArrayLike, profiles: ActionabilityProfiles) -> RecourseBatch:
+        """One recourse per person, evaluated by the context (module docstring)."""
+        x = self.context.check_inputs(factuals, profiles)
+        with Timer() as t:
+            mask, values = self.actions(x, profiles)
+        return self.context.evaluate(self.name, x, mask, values, profiles, runtime=t.seconds)
+
+
+class Carma(ICarma):
+    """CARMA: population-level mask and constant profile (module docstring)."""
+
+    name = "carma"
+    individual = False

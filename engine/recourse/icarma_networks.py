@@ -1,0 +1,134 @@
+"""iCARMA's two networks: the mask network and the action network, conditioned on a profile.
+
+Notation. x in R^d a factual (model units), G the g globally actionable features, and for a
+person i the profile code c_i = (h_i, h_i * log w_i, pi_i) in R^{3g}: the hard mask h_i over G
+(1 = individually actionable), the cost weights w_ij and the mask priors pi_ij of
+engine.preferences for the deployment cost profile. Inputs are standardized,
+x~ = (x - mu) / sigma, with mu, sigma over the training split.
+
+Mask network (parameters phi). Logits l = f_phi(x~, c) in R^g, Bernoulli probabilities
+q_j = sigmoid(l_j). Training draws a straight-through Gumbel-softmax sample with temperature
+tau over the two classes (off, on) with logits (0, l_j):
+
+    m_j = onehot(argmax(log softmax(0, l_j) + gumbel) / tau)[on] * h_ij,
+
+whose forward value is exactly 0/1 and whose gradient is the relaxed sample's. At deployment
+the mask is deterministic, m_j = 1[l_j > 0] * h_ij, with the most probable actionable feature
+switched on when nothing else is (so everyone gets an action). Multiplying by h_ij makes a
+feature outside F_i impossible whatever the networks output.
+
+Action network (parameters theta). Given the mask, delta = f_theta(x~, m, c) in R^g and the
+intervention values are a_j = x_j + M_j * delta_j (M_j the feature's training range), i.e.
+the network proposes moves in range units, which is also the scale of the action cost.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from engine.preferences import ActionabilityProfiles, CostProfile
+
+
+def mlp(n_in: int, hidden: tuple[int, ...], n_out: int) -> nn.Sequential:
+    """A ReLU perceptron n_in -> hidden... -> n_out with a linear last layer."""
+    layers: list[nn.Module] = []
+    width = n_in
+    for h in hidden:
+        layers += [nn.Linear(width, h), nn.ReLU()]
+        width = h
+    layers.append(nn.Linear(width, n_out))
+    return nn.Sequential(*layers)
+
+
+def profile_code(
+    profiles: ActionabilityProfiles, cost_profile: CostProfile, actionable: Tensor
+) -> Tensor:
+    """c = (h, h * log w, pi) over the globally actionable columns, shape (n, 3g), float32."""
+    hard = profiles.hard_mask[:, actionable]
+    w = profiles.weights(cost_profile)[:, actionable]
+    pi = profiles.priors(cost_profile)[:, actionable]
+    return code_from_parts(hard, w, pi)
+
+
+def code_from_parts(hard: Tensor, weights: Tensor, priors: Tensor) -> Tensor:
+    """The profile code from (n, g) hard mask, weights and priors (see the module docstring)."""
+    h = hard.to(torch.float32)
+    return torch.cat([h, h * weights.to(torch.float32).log(), priors.to(torch.float32)], dim=1)
+
+
+class AmortizedRecourse(nn.Module):
+    """Mask and action networks plus the constants they need (module docstring for the math).
+
+    Buffers: ``mean``/``std`` (d,) for standardization, ``ranges`` (d,) M_j, ``actionable``
+    (g,) indices of the globally actionable features. Everything is float32.
+    """
+
+    def __init__(
+        self,
+        mean: Tensor,
+        std: Tensor,
+        ranges: Tensor,
+        actionable: Tensor,
+        hidden: tuple[int, ...] = (64, 64),
+    ) -> None:
+        super().__init__()
+        d, g = mean.shape[0], actionable.shape[0]
+        if std.shape != (d,) or ranges.shape != (d,):
+            raise ValueError(f"mean, std and ranges must all have shape ({d},)")
+        if (std <= 0).any() or (ranges <= 0).any():
+            raise ValueError("feature standard deviations and ranges must be positive")
+        self.register_buffer("mean", mean.to(torch.float32))
+        self.register_buffer("std", std.to(torch.float32))
+        self.register_buffer("ranges", ranges.to(torch.float32))
+        self.register_buffer("actionable", actionable.to(torch.long))
+        self.hidden = tuple(hidden)
+        self.mask_net = mlp(d + 3 * g, self.hidden, g)
+        self.action_net = mlp(d + 4 * g, self.hidden, g)
+
+    @property
+    def d(self) -> int:
+        return int(self.mean.shape[0])
+
+    @property
+    def g(self) -> int:
+        return int(self.actionable.shape[0])
+
+    def standardize(self, x: Tensor) -> Tensor:
+        return (x.to(torch.float32) - self.mean) / self.std
+
+    def mask_logits(self, x: Tensor, code: Tensor) -> Tensor:
+        """l = f_phi(x~, c), shape (n, g)."""
+        return self.mask_net(torch.cat([self.standardize(x), code], dim=1))
+
+    def sample_mask(self, logits: Tensor, hard: Tensor, tau: float) -> Tensor:
+        """Straight-through Gumbel-softmax mask (0/1 forward, relaxed gradient) times h."""
+        two = torch.stack([torch.zeros_like(logits), logits], dim=-1)
+        on = F.gumbel_softmax(two, tau=tau, hard=True)[..., 1]
+        return on * hard.to(on.dtype)
+
+    @staticmethod
+    def deterministic_mask(logits: Tensor, hard: Tensor) -> Tensor:
+        """m_j = 1[l_j > 0] h_j, with the most probable actionable feature if m is empty."""
+        hard_b = hard.bool()
+        m = (logits > 0) & hard_b
+        masked = torch.where(hard_b, logits, torch.full_like(logits, -torch.inf))
+        best = F.one_hot(masked.argmax(dim=1), logits.shape[1]).bool() & hard_b
+        empty = ~m.any(dim=1, keepdim=True)
+        return torch.where(empty, best, m).to(torch.float32)
+
+    def action_values(self, x: Tensor, mask: Tensor, code: Tensor) -> Tensor:
+        """Intervention values a (n, d): x_j + M_j delta_j on G, x elsewhere."""
+        delta = self.action_net(torch.cat([self.standardize(x), mask, code], dim=1))
+        x32 = x.to(torch.float32)
+        values = x32.clone()
+        idx = self.actionable
+        values[:, idx] = x32[:, idx] + self.ranges[idx] * delta
+        return values
+
+    def full_mask(self, mask: Tensor) -> Tensor:
+        """Scatter an (n, g) mask over G into an (n, d) mask over all features."""
+        out = torch.zeros(mask.shape[0], self.d, dtype=mask.dtype, device=mask.device)
+        out[:, self.actionable] = mask
+        return out

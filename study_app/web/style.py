@@ -1,0 +1,106 @@
+"""Look of the participant pages: a calm, narrow survey layout that also works at phone width.
+
+Streamlit's own chrome (menu, deploy button, footer, sidebar toggle) is hidden on participant
+pages so the study looks like a survey tool rather than a data app; the dashboard keeps it.
+"""
+
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+_PARTICIPANT_CSS = """
+<style>
+#MainMenu, header[data-testid="stHeader"], footer, [data-testid="stToolbar"],
+[data-testid="stDecoration"], [data-testid="stStatusWidget"],
+[data-testid="stSidebarCollapsedControl"], [data-testid="stAppDeployButton"] {
+  display: none !important;
+}
+.block-container, [data-testid="stMainBlockContainer"] {
+  max-width: 46rem; padding-top: 1.5rem; padding-bottom: 4rem;
+}
+html, body, [data-testid="stAppViewContainer"] { font-size: 17px; }
+.rs-progress { margin: 0 0 1.25rem 0; }
+.rs-progress-label {
+  display: flex; justify-content: space-between; font-size: 0.85rem; color: #555;
+  margin-bottom: 0.3rem;
+}
+.rs-progress-track { height: 0.45rem; background: #e6e9ef; border-radius: 0.25rem; }
+.rs-progress-fill { height: 100%; background: #2b6cb0; border-radius: 0.25rem; }
+.rs-notice {
+  border-left: 4px solid #2b6cb0; background: #f3f7fc; padding: 0.8rem 1rem;
+  border-radius: 0.25rem; margin: 0.5rem 0 1rem 0;
+}
+.rs-notice.rs-bad { border-left-color: #b83232; background: #fdf3f3; }
+.rs-plan { width: 100%; border-collapse: collapse; margin: 0.5rem 0 1rem 0; font-size: 0.95rem; }
+.rs-plan th, .rs-plan td {
+  text-align: left; padding: 0.45rem 0.5rem; border-bottom: 1px solid #e2e5ea;
+  vertical-align: top;
+}
+.rs-plan th { font-weight: 600; color: #333; background: #f6f7f9; }
+.rs-plan td.rs-arrow { color: #999; text-align: center; width: 1.5rem; }
+.rs-plan tr.rs-action td { background: #fff6dc; }
+.rs-plan tr.rs-action td.rs-new { font-weight: 700; }
+.rs-plan tr.rs-consequence td { background: #eef5ff; }
+.rs-plan tr.rs-consequence td.rs-new { font-style: italic; }
+.rs-tag {
+  display: inline-block; font-size: 0.72rem; padding: 0.05rem 0.4rem; border-radius: 0.6rem;
+  margin-left: 0.35rem; white-space: nowrap; vertical-align: middle;
+}
+.rs-tag-action { background: #f2c94c; color: #4a3800; }
+.rs-tag-consequence { background: #bcd6f5; color: #1d3f66; }
+.rs-plan-caption { caption-side: top; text-align: left; font-weight: 600; padding-bottom: 0.3rem; }
+.rs-sr { position: absolute; left: -9999px; width: 1px; height: 1px; overflow: hidden; }
+.rs-legend { font-size: 0.85rem; color: #444; margin-bottom: 0.75rem; }
+.rs-code {
+  font-family: ui-monospace, monospace; font-size: 1.6rem; letter-spacing: 0.12em;
+  padding: 0.6rem 1rem; border: 2px dashed #2b6cb0; display: inline-block; margin: 0.5rem 0;
+}
+.rs-scale-ends {
+  display: flex; justify-content: space-between; font-size: 0.8rem; color: #555;
+  margin-top: -0.4rem; margin-bottom: 0.75rem;
+}
+/* Radio options of a 7-point scale in one row that wraps on narrow screens. */
+div[role="radiogroup"] { flex-wrap: wrap; gap: 0.2rem 0.9rem; }
+@media (max-width: 480px) {
+  html, body, [data-testid="stAppViewContainer"] { font-size: 16px; }
+  .block-container, [data-testid="stMainBlockContainer"] {
+    padding-left: 0.8rem; padding-right: 0.8rem;
+  }
+  .rs-plan { font-size: 0.85rem; }
+  .rs-plan th, .rs-plan td { padding: 0.35rem 0.25rem; }
+  .rs-tag { display: block; margin: 0.15rem 0 0 0; width: max-content; }
+}
+</style>
+"""
+
+
+def apply_participant_style() -> None:
+    """Inject the participant CSS (once per run; Streamlit dedupes identical markdown)."""
+    st.html(_PARTICIPANT_CSS)
+
+
+def progress_indicator(step: int, total: int, section: str = "") -> None:
+    """A labelled progress bar: ``step`` of ``total`` pages done, with the current section.
+
+    Rendered as HTML (not st.progress) so it carries an accessible progressbar role and values.
+    """
+    if total <= 0:
+        raise ValueError(f"progress needs a positive page total, got {total}")
+    step = max(0, min(step, total))
+    pct = round(100 * step / total)
+    label = html.escape(section)
+    st.html(
+        f'<div class="rs-progress" role="progressbar" aria-valuemin="0" '
+        f'aria-valuemax="{total}" aria-valuenow="{step}" aria-label="Study progress">'
+        f'<div class="rs-progress-label"><span>{label}</span><span>{pct}% complete</span></div>'
+        f'<div class="rs-progress-track"><div class="rs-progress-fill" '
+        f'style="width:{pct}%"></div></div></div>'
+    )
+
+
+def notice(text: str, *, bad: bool = False) -> None:
+    """A boxed message (plain text, escaped)."""
+    cls = "rs-notice rs-bad" if bad else "rs-notice"
+    st.html(f'<div class="{cls}">{html.escape(text)}</div>')

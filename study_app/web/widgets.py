@@ -1,0 +1,145 @@
+"""Survey controls shared by the page renderers.
+
+Each control is keyed by the page it belongs to, so nothing typed on one page leaks into the
+next one. None of them pre-selects an answer: a 7-point scale starts empty, as in any serious
+survey tool, and the page asks for what is missing.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import streamlit as st
+
+# Control characters other than tab and newline never belong in a free-text answer.
+_ALLOWED_CONTROLS = {"\t", "\n"}
+
+
+def clean_text(text: str) -> str:
+    """NFC-normalized text without control characters (markup and SQL stay as plain text)."""
+    norm = unicodedata.normalize("NFC", text)
+    return "".join(
+        ch for ch in norm if ch in _ALLOWED_CONTROLS or unicodedata.category(ch) != "Cc"
+    ).strip()
+
+
+def seven_point(
+    question: str, labels: tuple[str, str] | list[str], key: str, *, help: str | None = None
+) -> int | None:
+    """A 1..7 scale with labelled endpoints (``labels`` = low, high); None until answered.
+
+    With seven labels (one per point) every option is labelled.
+    """
+    labels = list(labels)
+    if len(labels) not in (2, 7):
+        raise ValueError(f"a 7-point scale needs 2 endpoint labels or 7 labels, got {labels}")
+
+    def fmt(v: int) -> str:
+        if len(labels) == 7:
+            return f"{v} · {labels[v - 1]}"
+        if v == 1:
+            return f"1 · {labels[0]}"
+        if v == 7:
+            return f"7 · {labels[1]}"
+        return str(v)
+
+    return st.radio(
+        question, options=list(range(1, 8)), index=None, format_func=fmt, horizontal=True,
+        key=key, help=help,
+    )
+
+
+def yes_no(question: str, key: str, *, help: str | None = None) -> bool | None:
+    """A No/Yes choice with nothing pre-selected; None until answered."""
+    choice = st.radio(
+        question, options=["No", "Yes"], index=None, horizontal=True, key=key, help=help
+    )
+    return None if choice is None else choice == "Yes"
+
+
+def free_text(
+    label: str, key: str, *, max_chars: int, min_chars: int = 0, placeholder: str = ""
+) -> str:
+    """A text area with a hard length limit; returns the cleaned text."""
+    if max_chars <= 0:
+        raise ValueError(f"max_chars must be positive, got {max_chars}")
+    hint = f"At least {min_chars} characters. " if min_chars else ""
+    raw = st.text_area(
+        label, key=key, max_chars=max_chars, placeholder=placeholder,
+        help=f"{hint}At most {max_chars} characters.",
+    )
+    return clean_text(raw or "")
+
+
+def choice(
+    question: str, options: list[str], key: str, *, help: str | None = None
+) -> str | None:
+    """A single choice among ``options`` with nothing pre-selected."""
+    return st.radio(question, options=options, index=None, key=key, help=help)
+
+
+def ranking(items: list[tuple[str, str]], key: str, *, cannot_label: str) -> dict[str, int | None]:
+    """An accessible ordering widget: move items up and down, or mark them unchangeable.
+
+    ``items`` are (name, label) pairs. Returns name -> rank (1 = easiest) among the items the
+    person can change, None for the ones marked "cannot". Buttons carry their full meaning in
+    text ("Move Savings up"), so the widget works by keyboard and with a screen reader. Must
+    be rendered outside a form (its buttons rerun the page).
+    """
+    names = [n for n, _ in items]
+    labels = dict(items)
+    state_key = f"{key}:order"
+    cannot_key = f"{key}:cannot"
+    if st.session_state.get(state_key, None) is None or set(st.session_state[state_key]) != set(
+        names
+    ):
+        st.session_state[state_key] = list(names)
+        st.session_state[cannot_key] = []
+    order: list[str] = st.session_state[state_key]
+    cannot: list[str] = st.session_state[cannot_key]
+
+    def move(name: str, delta: int) -> None:
+        active = [n for n in order if n not in cannot]
+        i = active.index(name)
+        j = i + delta
+        if 0 <= j < len(active):
+            active[i], active[j] = active[j], active[i]
+            st.session_state[state_key] = active + [n for n in order if n in cannot]
+
+    def toggle(name: str) -> None:
+        if name in cannot:
+            cannot.remove(name)
+        else:
+            cannot.append(name)
+        st.session_state[cannot_key] = list(cannot)
+        st.session_state[state_key] = [n for n in order if n not in cannot] + [
+            n for n in order if n in cannot
+        ]
+
+    active = [n for n in order if n not in cannot]
+    for pos, name in enumerate(active):
+        with st.container(border=True):
+            left, up, down, off = st.columns([5, 2, 2, 3], vertical_alignment="center")
+            left.markdown(f"**{pos + 1}.** {labels[name]}")
+            up.button(
+                "Move up", key=f"{key}:up:{name}", on_click=move, args=(name, -1),
+                disabled=pos == 0, help=f"Move {labels[name]} up", width="stretch",
+            )
+            down.button(
+                "Move down", key=f"{key}:down:{name}", on_click=move, args=(name, +1),
+                disabled=pos == len(active) - 1, help=f"Move {labels[name]} down",
+                width="stretch",
+            )
+            off.button(
+                cannot_label, key=f"{key}:off:{name}", on_click=toggle, args=(name,),
+                help=f"{labels[name]}: {cannot_label}", width="stretch",
+            )
+    for name in [n for n in order if n in cannot]:
+        with st.container(border=True):
+            left, back = st.columns([7, 5], vertical_alignment="center")
+            left.markdown(f"~~{labels[name]}~~ — *{cannot_label.lower()}*")
+            back.button(
+                "I can change this", key=f"{key}:on:{name}", on_click=toggle, args=(name,),
+                help=f"{labels[name]}: I can change this", width="stretch",
+            )
+    return {n: (active.index(n) + 1 if n in active else None) for n in names}

@@ -1,0 +1,334 @@
+"""The causal Oracle: exactness of the block decomposition, optimality against brute force,
+hard constraints under adversarial profiles, plausibility, and the candidate set.
+
+The decision model is the Bayes rule of the exact SCM (engine.recourse_benchmark), so no
+trained artifact is needed; grids are small so the brute-force searches stay fast.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+import torch
+
+from engine.preferences import ActionabilityProfiles, CostProfile, sample_profiles
+from engine.recourse import get_method
+from engine.recourse.base import RecourseContext
+from engine.recourse.oracle import CausalOracle
+from engine.recourse.oracle_grid import (
+    PLAUSIBILITY_MARGIN,
+    BlockTable,
+    PersonTables,
+    action_blocks,
+    assemble,
+    build_tables,
+    reference_grid_search,
+)
+from engine.recourse_benchmark import BayesDecision, rejected_population
+from engine.scenarios import get_scenario
+
+L, D, INC, S = 3, 4, 5, 6
+
+
+@pytest.fixture(scope="module")
+def loan():
+    return get_scenario("loan")
+
+
+@pytest.fixture(scope="module")
+def clf(loan):
+    return BayesDecision(loan)
+
+
+@pytest.fixture(scope="module")
+def people(loan, clf):
+    return rejected_population(loan, clf, 40)
+
+
+def _context(loan, clf, cost_profile: str = "constant") -> RecourseContext:
+    return RecourseContext(loan, clf, cost_profile=CostProfile(cost_profile))
+
+
+def _profiles(loan, n: int, k: int | None, seed: int = 0, elicitation="ranking"):
+    return sample_profiles(
+        loan.feature_names, loan.actionable, n, n_actionable=k, elicitation=elicitation, seed=seed
+    )
+
+
+def _manual_profiles(loan, hard: list[list[int]], scores: list[list[float]] | None = None):
+    n = len(hard)
+    mask = torch.zeros(n, loan.d, dtype=torch.bool)
+    sc = torch.full((n, loan.d), 5.0, dtype=torch.float64)
+    for i, feats in enumerate(hard):
+        mask[i, feats] = True
+        for r, j in enumerate(feats):
+            sc[i, j] = float(r + 1) if scores is None else scores[i][r]
+    return ActionabilityProfiles(mask, sc, torch.full((n,), 4.0, dtype=torch.float64), "likert")
+
+
+def test_catalogue_builds_the_oracle(loan, clf):
+    oracle = get_method("oracle", _context(loan, clf), bins=5)
+    assert isinstance(oracle, CausalOracle)
+    assert oracle.grid.values.shape == (4, 5)
+    lo, hi = loan.bounds
+    assert torch.allclose(oracle.grid.values[:, 0], lo[list(loan.actionable)])
+    assert torch.allclose(oracle.grid.values[:, -1], hi[list(loan.actionable)])
+
+
+def test_loan_splits_into_two_independent_blocks(loan):
+    assert action_blocks(loan.scm, loan.actionable) == [((L, D), (L, D)), ((INC, S), (INC, S))]
+
+
+def test_block_decomposition_is_exact(loan, people):
+    """Assembled counterfactuals equal the SCM's own; log-density changes add up."""
+    from engine.recourse.oracle_grid import ActionGrid
+
+    grid = ActionGrid.from_scenario(loan, 3)
+    x = people[:5]
+    hard = torch.zeros(5, loan.d, dtype=torch.bool)
+    hard[:, list(loan.actionable)] = True
+    t = build_tables(loan, grid, x, hard, torch.ones(5, loan.d, dtype=torch.float64))
+    assert (t.first.m, t.second.m) == (16, 16)
+    i1, i2 = torch.meshgrid(torch.arange(16), torch.arange(16), indexing="ij")
+    i1, i2 = i1.flatten().repeat(5), i2.flatten().repeat(5)
+    person = torch.arange(5).repeat_interleave(256)
+    x_cf, mask, values = assemble(t, person, i1, i2)
+    direct = loan.scm.counterfactual(x[person], mask, torch.where(mask, values, x[person]))
+    assert torch.equal(x_cf, direct)
+    dl = t.first.dlogp[person, i1] + t.second.dlogp[person, i2] + t.offset[person]
+    exact = loan.scm.log_prob(direct) - loan.scm.log_prob(x[person])
+    assert torch.allclose(dl, exact, atol=1e-9, rtol=0)
+
+
+@pytest.mark.parametrize(
+    ("k", "cost_profile", "plausibility"),
+    [(4, "constant", True), (4, "convex", True), (3, "linear", False), (None, "concave", True)],
+)
+def test_optimum_equals_brute_force(loan, clf, people, k, cost_profile, plausibility):
+    ctx = _context(loan, clf, cost_profile)
+    oracle = CausalOracle(ctx, bins=6, plausibility=plausibility, chunk_people=7, band=8)
+    x = people[:20]
+    profiles = _profiles(loan, len(x), k, seed=3)
+    batch = oracle.recourse(x, profiles)
+    assert 0 < int(batch.found.sum()) < len(x) or not plausibility
+    weights = profiles.weights(ctx.cost_profile)
+    for i in range(len(x)):
+        ref = reference_grid_search(
+            loan, clf, oracle.grid, x[i], profiles.hard_mask[i], weights[i], plausibility
+        )
+        assert bool(batch.found[i]) == ref.found, i
+        if ref.found:
+            assert math.isclose(float(batch.weighted_cost[i]), ref.weighted_cost, rel_tol=1e-9)
+            assert torch.equal(batch.action_mask[i], ref.action_mask)
+            acted = ref.action_mask
+            assert torch.allclose(batch.action_values[i][acted], ref.action_values[acted])
+    assert bool(batch.valid[batch.found].all())
+    assert not bool(batch.valid[~batch.found].any())
+    if plausibility:
+        assert bool(batch.plausible[batch.found].all())
+
+
+def test_reference_search_matches_a_point_by_point_loop(loan, clf, people):
+    """The reference itself against the plainest possible loop (one SCM call per point)."""
+    from engine.recourse.oracle_grid import ActionGrid
+
+    grid = ActionGrid.from_scenario(loan, 3)
+    profiles = _profiles(loan, 3, 3, seed=5, elicitation="likert")
+    weights = profiles.weights(CostProfile("linear"))
+    for i in range(3):
+        x = people[i : i + 1]
+        best, best_cost = None, math.inf
+        feats = [j for j in loan.actionable if profiles.hard_mask[i, j]]
+        for codes in itertools.product(range(4), repeat=len(feats)):
+            if not any(codes):
+                continue
+            mask = torch.zeros(1, loan.d, dtype=torch.bool)
+            values = x.clone()
+            for j, c in zip(feats, codes, strict=True):
+                if c:
+                    mask[0, j] = True
+                    values[0, j] = grid.values[grid.features.index(j), c - 1]
+            x_cf = loan.scm.counterfactual(x, mask, values)
+            if not bool(clf.decision(x_cf.float())[0]):
+                continue
+            if loan.scm.log_prob(x_cf) < loan.scm.log_prob(x) + PLAUSIBILITY_MARGIN:
+                continue
+            cost = float(((values - x).abs()[0] / loan.ranges * weights[i] * mask[0]).sum())
+            if cost < best_cost:
+                best, best_cost = mask[0].clone(), cost
+        ref = reference_grid_search(loan, clf, grid, x[0], profiles.hard_mask[i], weights[i])
+        assert ref.found == (best is not None)
+        if best is not None:
+            assert math.isclose(ref.weighted_cost, best_cost, rel_tol=1e-12)
+            assert torch.equal(ref.action_mask, best)
+
+
+def test_merged_blocks_give_the_same_optimum(loan, clf, people):
+    """One merged table (paired with "no action") searches the same grid as two tables."""
+    oracle = CausalOracle(_context(loan, clf), bins=5)
+    x = people[:10]
+    profiles = _profiles(loan, 10, None, seed=11)
+    t = oracle._tables(x, profiles.hard_mask, profiles.weights(CostProfile()))
+    merged = PersonTables(t.x0, t.offset, t.first.product(t.second), BlockTable.no_action(10, 7))
+    b1, b2, _ = oracle._search(t)
+    m1, m2, _ = oracle._search(merged)
+    assert torch.equal(m1 >= 0, b1 >= 0)
+    assert torch.equal(m2[m1 >= 0], torch.zeros(int((m1 >= 0).sum()), dtype=torch.long))
+    assert torch.equal(m1[m1 >= 0], (b1 * t.second.m + b2)[b1 >= 0])
+
+
+@pytest.mark.parametrize("plausibility", [True, False])
+def test_one_actionable_feature_is_never_exceeded(loan, clf, people, plausibility):
+    """Each person may act on one feature only, each of the four in turn."""
+    oracle = CausalOracle(_context(loan, clf), bins=25, plausibility=plausibility)
+    x = people[:40]
+    for j in loan.actionable:
+        profiles = _manual_profiles(loan, [[j]] * len(x))
+        batch = oracle.recourse(x, profiles)
+        assert int(batch.violations.sum()) == 0
+        assert not bool(batch.action_mask[:, [f for f in range(loan.d) if f != j]].any())
+        assert torch.equal(batch.action_mask[:, j], batch.found)
+
+
+def test_adversarial_profiles_never_violate(loan, clf, people):
+    """Weights that make the forbidden features look free and allowed ones dear change nothing.
+
+    The profile marks only savings as actionable; its weight is huge and the non-actionable
+    features' scores say "easiest". No plausibility constraint, so other actions would help.
+    Nobody may act outside their set, and someone with no actionable feature gets nothing.
+    """
+    x = people[:30]
+    n = len(x)
+    hard = torch.zeros(n, loan.d, dtype=torch.bool)
+    hard[:, S] = True
+    hard[0] = False  # nothing actionable at all
+    scores = torch.ones(n, loan.d, dtype=torch.float64)
+    scores[:, S] = 4.0
+    profiles = ActionabilityProfiles(hard, scores, torch.full((n,), 4.0), "likert")
+    ctx = _context(loan, clf, "convex")
+    ctx.cost_profile = CostProfile("convex", a=1e6)
+    batch = CausalOracle(ctx, bins=25, plausibility=False).recourse(x, profiles)
+    assert int(batch.violations.sum()) == 0
+    assert not bool(batch.found[0])
+    assert not bool(batch.action_mask[0].any())
+    assert torch.equal(batch.x_cf[0], x[0])
+    assert not bool(batch.action_mask[:, [L, D, INC]].any())
+    assert bool(batch.found[1:].any())
+
+
+def test_plausibility_constraint_holds_and_costs_validity(loan, clf, people):
+    x = people
+    profiles = _profiles(loan, len(x), 2, seed=2)
+    ctx = _context(loan, clf)
+    on = CausalOracle(ctx, bins=25).recourse(x, profiles)
+    off = CausalOracle(ctx, bins=25, plausibility=False).recourse(x, profiles)
+    assert bool(on.plausible.all() | ~on.found.any())
+    assert bool(on.plausible[on.found].all())
+    assert bool(off.valid[on.valid].all())
+    assert off.valid.double().mean() > on.valid.double().mean()
+    # Where both found recourse, dropping a constraint can only make the optimum cheaper.
+    both = on.found & off.found
+    assert bool((off.weighted_cost[both] <= on.weighted_cost[both] + 1e-12).all())
+
+
+def test_validity_falls_as_features_are_removed(loan, clf, people):
+    oracle = CausalOracle(_context(loan, clf), bins=25)
+    validity = [
+        float(
+            oracle.recourse(people, _profiles(loan, len(people), k, seed=9)).valid.double().mean()
+        )
+        for k in (4, 1)
+    ]
+    assert validity[0] > validity[1]
+
+
+def test_candidates_are_valid_plausible_and_bounded(loan, clf, people):
+    ctx = _context(loan, clf, "linear")
+    oracle = CausalOracle(ctx, bins=8)
+    x = people[:3]
+    profiles = _profiles(loan, 3, None, seed=4)
+    cands = oracle.candidates(x, profiles, top_k=5, per_l0=3)
+    best = oracle.recourse(x, profiles)
+    assert int(cands.violations.sum()) == 0
+    assert bool(cands.valid.all()) and bool(cands.plausible.all())
+    for i in range(3):
+        rows = (cands.person == i).nonzero().flatten()
+        k = int(profiles.n_actionable[i])
+        assert len(rows) <= 5 + 3 * k
+        if not bool(best.found[i]):
+            assert len(rows) == 0
+            continue
+        wc = cands.weighted_cost[rows]
+        assert bool((wc[1:] >= wc[:-1]).all())
+        assert math.isclose(float(wc[0]), float(best.weighted_cost[i]), rel_tol=1e-9)
+        plans = {
+            tuple(cands.action_mask[r].tolist() + cands.action_values[r].tolist()) for r in rows
+        }
+        assert len(plans) == len(rows)
+        assert set(cands.l0_actions[rows].long().tolist()) <= set(range(1, k + 1))
+
+
+def test_rejects_a_world_model_that_is_not_an_scm(loan, clf):
+    class Flow:
+        def counterfactual(self, x, m, v):
+            return x
+
+        def log_prob(self, x):
+            return torch.zeros(len(x))
+
+    with pytest.raises(ValueError, match="exact SCM"):
+        CausalOracle(RecourseContext(loan, clf, world=Flow(), density_source="flow"))
+
+
+def test_bad_inputs_raise(loan, clf, people):
+    oracle = CausalOracle(_context(loan, clf), bins=3)
+    with pytest.raises(ValueError, match="actionability profiles"):
+        oracle.recourse(people[:3], _profiles(loan, 2, 2))
+    with pytest.raises(ValueError, match="bins"):
+        CausalOracle(_context(loan, clf), bins=0)
+
+
+def test_candidates_cover_every_sparsity_level_and_its_extremes(loan, clf, people):
+    """Against the full set of valid plausible plans enumerated point by point."""
+    ctx = _context(loan, clf)
+    oracle = CausalOracle(ctx, bins=5)
+    profiles = _manual_profiles(loan, [[L, D, INC, S]] * 4)
+    cands = oracle.candidates(people[:4], profiles, top_k=3, per_l0=2)
+    assert len(cands.person.unique()) >= 2
+    for i in range(4):
+        x = people[i]
+        plans = []
+        for codes in itertools.product(range(6), repeat=4):
+            if not any(codes):
+                continue
+            mask = torch.zeros(1, loan.d, dtype=torch.bool)
+            values = x.clone().reshape(1, -1)
+            for j, c in zip((L, D, INC, S), codes, strict=True):
+                if c:
+                    mask[0, j] = True
+                    values[0, j] = oracle.grid.values[j - L, c - 1]
+            plans.append((mask, values))
+        mask = torch.cat([p[0] for p in plans])
+        values = torch.cat([p[1] for p in plans])
+        xr = x.reshape(1, -1).expand(len(mask), -1)
+        x_cf = loan.scm.counterfactual(xr, mask, values)
+        ok = clf.decision(x_cf.float()) & (
+            loan.scm.log_prob(x_cf) >= loan.scm.log_prob(xr) + PLAUSIBILITY_MARGIN
+        )
+        cost = ((values - xr).abs() / loan.ranges * mask).sum(dim=1)[ok]
+        l0 = mask[ok].sum(dim=1)
+        rows = (cands.person == i).nonzero().flatten()
+        got_cost = cands.cost[rows]
+        if not bool(ok.any()):
+            assert len(rows) == 0
+            continue
+        assert torch.allclose(got_cost[:3], cost.sort().values[:3])
+        assert set(cands.l0_actions[rows].long().tolist()) == set(l0.tolist())
+        for level in l0.unique().tolist():
+            mine = got_cost[cands.l0_actions[rows] == level]
+            theirs = cost[l0 == level]
+            assert torch.isclose(mine.min(), theirs.min()) and torch.isclose(
+                mine.max(), theirs.max()
+            )

@@ -1,0 +1,209 @@
+"""Actionability profiles: elicitation -> scores, scores -> weights/priors, samplers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from engine.preferences import (
+    COST_PROFILE_EXPONENTS,
+    ActionabilityProfiles,
+    CostProfile,
+    all_actionable,
+    profiles_from_elicitation,
+    sample_profiles,
+)
+from engine.scenarios import get_scenario
+
+LOAN = get_scenario("loan")
+NAMES, GLOB = LOAN.feature_names, LOAN.actionable
+L, D, INC, S = 3, 4, 5, 6
+NON_CONSTANT = ("concave", "linear", "convex")
+
+
+def _likert(scores: dict[str, int | None]) -> ActionabilityProfiles:
+    return profiles_from_elicitation(NAMES, GLOB, [scores], "likert")
+
+
+# ---- score -> weight / prior ---------------------------------------------------------------
+@pytest.mark.parametrize("profile", NON_CONSTANT)
+@pytest.mark.parametrize("elicitation", ["ranking", "likert"])
+def test_weights_rise_and_priors_fall_with_difficulty(profile, elicitation):
+    """For every non-constant profile: a harder score never costs less nor gets more prior."""
+    cp = CostProfile(profile)
+    # ranks 1..4, or Likert difficulties 1..4 (K = 4 for Loan)
+    answer = {"loan_amount": 1, "loan_duration": 2, "income": 3, "savings": 4}
+    p = profiles_from_elicitation(NAMES, GLOB, [answer], elicitation)  # type: ignore[arg-type]
+    w = p.weights(cp)[0, list(GLOB)]
+    pi = p.priors(cp)[0, list(GLOB)]
+    assert bool((w[1:] > w[:-1]).all()), w
+    assert bool((pi[1:] < pi[:-1]).all()), pi
+    assert float(w[0]) == 1.0 and float(w[-1]) == pytest.approx(1.0 + cp.a)
+    assert float(pi[0]) == pytest.approx(cp.pi_max) and float(pi[-1]) == pytest.approx(cp.pi_min)
+
+
+def test_constant_profile_ignores_scores():
+    p = sample_profiles(NAMES, GLOB, 50, n_actionable=None, elicitation="likert", seed=1)
+    cp = CostProfile("constant")
+    assert torch.equal(p.weights(cp), torch.ones_like(p.scores))
+    pi = p.priors(cp)
+    assert bool((pi[p.hard_mask] == cp.pi_flat).all())
+    assert bool((pi[~p.hard_mask] == 0).all())
+
+
+def test_profile_shapes_order_concave_linear_convex():
+    """At an interior score the concave penalty is the largest, the convex one the smallest."""
+    p = _likert({"loan_amount": 1, "loan_duration": 2, "income": 3, "savings": 4})
+    w = {name: p.weights(CostProfile(name))[0] for name in NON_CONSTANT}
+    pi = {name: p.priors(CostProfile(name))[0] for name in NON_CONSTANT}
+    for j in (D, INC):
+        assert w["concave"][j] > w["linear"][j] > w["convex"][j]
+        assert pi["concave"][j] < pi["linear"][j] < pi["convex"][j]
+    for j in (L, S):  # the end points agree
+        assert w["concave"][j] == pytest.approx(float(w["convex"][j]))
+
+
+def test_weights_are_monotone_over_random_profiles():
+    """Within each person, ordering features by score orders their weights the same way."""
+    for elicitation in ("ranking", "likert"):
+        p = sample_profiles(NAMES, GLOB, 300, elicitation=elicitation, seed=7)  # type: ignore[arg-type]
+        for name in NON_CONSTANT:
+            w = p.weights(CostProfile(name))
+            pi = p.priors(CostProfile(name))
+            for i in range(len(p)):
+                act = p.hard_mask[i].nonzero().flatten()
+                s = p.scores[i, act]
+                harder = s[:, None] > s[None, :]
+                assert bool((w[i, act][:, None] > w[i, act][None, :])[harder].all())
+                assert bool((pi[i, act][:, None] < pi[i, act][None, :])[harder].all())
+                same = s[:, None] == s[None, :]
+                assert bool((w[i, act][:, None] == w[i, act][None, :])[same].all())
+
+
+def test_non_actionable_features_get_no_prior():
+    p = _likert({"loan_amount": 2, "loan_duration": None, "income": 1, "savings": None})
+    for name in COST_PROFILE_EXPONENTS:
+        pi = p.priors(CostProfile(name))[0]
+        assert float(pi[D]) == 0.0 and float(pi[S]) == 0.0
+        assert float(pi[L]) > 0 and float(pi[INC]) > 0
+
+
+def test_single_actionable_feature_is_easiest():
+    p = profiles_from_elicitation(NAMES, GLOB, [{"income": 1}], "ranking")
+    assert float(p.relative_difficulty()[0, INC]) == 0.0
+    assert float(p.weights(CostProfile("convex"))[0, INC]) == 1.0
+
+
+def test_cost_profile_validation():
+    with pytest.raises(ValueError, match="unknown cost profile"):
+        CostProfile("steep")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="pi_min"):
+        CostProfile("linear", pi_min=0.6, pi_max=0.5)
+    with pytest.raises(ValueError, match="slope"):
+        CostProfile("linear", a=-1.0)
+
+
+# ---- elicitation -> scores -------------------------------------------------------------------
+def test_ranking_answer_to_scores():
+    p = profiles_from_elicitation(
+        NAMES, GLOB, [{"loan_amount": 2, "income": 1, "savings": None}], "ranking"
+    )
+    assert p.hard_mask[0].tolist() == [False, False, False, True, False, True, False]
+    assert float(p.levels[0]) == 2
+    assert float(p.scores[0, INC]) == 1 and float(p.scores[0, L]) == 2
+    assert float(p.scores[0, D]) == 3 and float(p.scores[0, S]) == 3  # reserved K + 1
+    assert p.least_preferred()[0].tolist() == [False, False, False, True, False, False, False]
+
+
+def test_binary_answer_means_indifference():
+    p = profiles_from_elicitation(
+        NAMES, GLOB, [{"loan_amount": 1, "loan_duration": 0, "income": 1, "savings": 1}], "binary"
+    )
+    assert p.hard_mask[0, [L, D, INC, S]].tolist() == [True, False, True, True]
+    for name in COST_PROFILE_EXPONENTS:
+        assert bool((p.weights(CostProfile(name))[0, [L, INC, S]] == 1).all())
+    assert int(p.least_preferred()[0].sum()) == 3  # all tie
+
+
+@pytest.mark.parametrize(
+    ("answer", "elicitation", "match"),
+    [
+        ({"loan_amount": 1, "income": 1}, "ranking", "ranks must be"),
+        ({"loan_amount": 1, "income": 3}, "ranking", "ranks must be"),
+        ({"loan_amount": 5}, "likert", "likert scores must be 1..4"),
+        ({"age": 1}, "likert", "not globally actionable"),
+        ({"education": 1}, "binary", "not globally actionable"),
+    ],
+)
+def test_bad_answers_raise(answer, elicitation, match):
+    with pytest.raises(ValueError, match=match):
+        profiles_from_elicitation(NAMES, GLOB, [answer], elicitation)
+
+
+def test_unknown_elicitation_raises():
+    with pytest.raises(ValueError, match="unknown elicitation"):
+        profiles_from_elicitation(NAMES, GLOB, [{}], "slider")  # type: ignore[arg-type]
+
+
+# ---- samplers --------------------------------------------------------------------------------
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_sampled_rankings_are_bijections(k):
+    p = sample_profiles(NAMES, GLOB, 200, n_actionable=k, elicitation="ranking", seed=k)
+    assert bool((p.n_actionable == k).all())
+    assert not bool(p.hard_mask[:, [0, 1, 2]].any())
+    for i in range(len(p)):
+        ranks = sorted(p.scores[i][p.hard_mask[i]].tolist())
+        assert ranks == list(range(1, k + 1))
+        rest = p.scores[i, list(GLOB)][~p.hard_mask[i, list(GLOB)]]
+        assert bool((rest == k + 1).all())
+    assert bool((p.levels == k).all())
+
+
+def test_likert_samples_stay_on_the_scale():
+    p = sample_profiles(NAMES, GLOB, 300, n_actionable=None, elicitation="likert", seed=3)
+    s = p.scores[p.hard_mask]
+    assert bool(((s >= 1) & (s <= 4)).all())
+    assert bool((p.scores[:, list(GLOB)][~p.hard_mask[:, list(GLOB)]] == 5).all())
+    assert set(p.n_actionable.tolist()) == {1, 2, 3, 4}
+
+
+def test_sampling_is_seeded():
+    a = sample_profiles(NAMES, GLOB, 50, seed=11)
+    b = sample_profiles(NAMES, GLOB, 50, seed=11)
+    c = sample_profiles(NAMES, GLOB, 50, seed=12)
+    assert torch.equal(a.scores, b.scores) and torch.equal(a.hard_mask, b.hard_mask)
+    assert not torch.equal(a.scores, c.scores)
+    g = np.random.default_rng(5)
+    assert len(sample_profiles(NAMES, GLOB, 10, seed=g)) == 10
+
+
+def test_biased_distributions_favour_their_features():
+    """co puts loan amount and income on top more often than rco does, and vice versa."""
+    co = sample_profiles(NAMES, GLOB, 4000, distribution="co", n_actionable=2, seed=0)
+    rco = sample_profiles(NAMES, GLOB, 4000, distribution="rco", n_actionable=2, seed=0)
+    uni = sample_profiles(NAMES, GLOB, 4000, distribution="uniform", n_actionable=2, seed=0)
+    share = {k: p.hard_mask.double().mean(dim=0) for k, p in (("co", co), ("rco", rco), ("u", uni))}
+    for j in (L, INC):
+        assert share["co"][j] > share["u"][j] + 0.1 > share["rco"][j] + 0.2
+    for j in (D, S):
+        assert share["rco"][j] > share["u"][j] + 0.1 > share["co"][j] + 0.2
+    assert bool(((share["u"][list(GLOB)] - 0.5).abs() < 0.05).all())
+
+
+def test_sampler_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="unknown preference distribution"):
+        sample_profiles(NAMES, GLOB, 3, distribution="skewed")
+    with pytest.raises(ValueError, match="n_actionable"):
+        sample_profiles(NAMES, GLOB, 3, n_actionable=5)
+    with pytest.raises(ValueError, match="globally actionable"):
+        sample_profiles(NAMES, (), 3)
+
+
+def test_all_actionable_and_indexing():
+    p = all_actionable(NAMES, GLOB, 5)
+    assert bool(p.hard_mask[:, list(GLOB)].all()) and not bool(p.hard_mask[:, :3].any())
+    w = p.weights(CostProfile("convex"))
+    assert bool((w[:, list(GLOB)] == 1).all())  # indifference: every actionable feature easiest
+    assert len(p[1:3]) == 2 and len(p[[0, 4]]) == 2 and len(p[2]) == 1
+    assert torch.equal(p[torch.tensor([True, False, True, False, False])].scores, p.scores[[0, 2]])

@@ -1,0 +1,122 @@
+"""`recourse-study benchmark recourse`: rows, JSON shape, hard constraints, clear failures.
+
+Runs on the exact Bayes decision rule (``--decision-model bayes``) with a coarse grid and a
+small population, so no trained artifact is needed and the test stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from engine import recourse as catalogue
+from study_app.cli import app
+
+ROW_KEYS = {
+    "scenario",
+    "method",
+    "constraint",
+    "n_actionable",
+    "preferences",
+    "elicitation",
+    "cost_profile",
+    "n",
+    "validity",
+    "plausibility",
+    "cost_mean",
+    "cost_sd",
+    "hap",
+    "hap_profile",
+    "violations",
+    "found",
+    "seconds",
+    "density_source",
+    "seed",
+    "oracle_plausibility",
+    "bins",
+    "oracle_speedup",
+    "oracle_agreement",
+    "icarma_speedup",
+}
+
+BASE = ["benchmark", "recourse", "--decision-model", "bayes", "--n", "60", "--bins", "8"]
+
+
+def _run(args: list[str]):
+    return CliRunner().invoke(app, args)
+
+
+def test_oracle_rows_and_json(tmp_path):
+    out = tmp_path / "rows.json"
+    res = _run(
+        [
+            *BASE,
+            "--constraints",
+            "all,2,1,random",
+            "--cost-profiles",
+            "constant,convex",
+            "--speedup-sample",
+            "2",
+            "--json",
+            str(out),
+        ]
+    )
+    assert res.exit_code == 0, res.output
+    assert "validity" in res.output and "0.0" in res.output
+    rows = json.loads(out.read_text())
+    assert len(rows) == 8
+    for r in rows:
+        assert set(r) == ROW_KEYS
+        assert r["method"] == "oracle" and r["n"] == 60 and r["violations"] == 0
+        assert r["plausibility"] == 1.0
+        assert r["oracle_agreement"] == 1.0 and r["oracle_speedup"] > 0
+        assert r["icarma_speedup"] is None and r["bins"] == 8
+    by = {(r["constraint"], r["cost_profile"]): r for r in rows}
+    assert by[("all", "constant")]["n_actionable"] == 4
+    assert by[("random", "constant")]["n_actionable"] is None
+    assert by[("1", "constant")]["hap"] is None  # undefined with one actionable feature
+    assert by[("all", "constant")]["hap_profile"] >= by[("all", "constant")]["hap"]
+    v = [by[(c, "constant")]["validity"] for c in ("all", "2", "1")]
+    assert v[0] > v[1] > v[2]
+    # cost profiles change the plan, never which people get one
+    for c in ("all", "2", "1", "random"):
+        assert by[(c, "constant")]["validity"] == by[(c, "convex")]["validity"]
+    assert by[("all", "convex")]["hap"] <= by[("all", "constant")]["hap"]
+
+
+def test_no_plausibility_raises_validity(tmp_path):
+    out_on, out_off = tmp_path / "on.json", tmp_path / "off.json"
+    common = [*BASE, "--constraints", "1", "--speedup-sample", "0"]
+    assert _run([*common, "--json", str(out_on)]).exit_code == 0
+    res = _run([*common, "--no-plausibility", "--json", str(out_off)])
+    assert res.exit_code == 0, res.output
+    on, off = json.loads(out_on.read_text())[0], json.loads(out_off.read_text())[0]
+    assert off["validity"] > on["validity"] and off["violations"] == 0
+    assert off["oracle_plausibility"] is False and off["oracle_speedup"] is None
+
+
+def test_a_missing_method_fails_before_any_work(monkeypatch):
+    monkeypatch.setitem(catalogue.METHODS, "icarma", "engine.recourse.not_written_yet:ICarma")
+    res = _run([*BASE, "--methods", "oracle,icarma", "--constraints", "all"])
+    assert res.exit_code == 2
+    assert "icarma" in res.output and "not available" in res.output
+    assert "Recourse on" not in res.output  # no table: nothing ran
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "match"),
+    [
+        ("--constraints", "all,5", "unknown constraint"),
+        ("--methods", "oracle,magic", "unknown method"),
+        ("--cost-profiles", "steep", "unknown cost profile"),
+        ("--preferences", "skewed", "unknown preference distribution"),
+        ("--elicitation", "slider", "unknown elicitation"),
+        ("--decision-model", "oracle", "--decision-model"),
+    ],
+)
+def test_bad_arguments_are_named(option, value, match):
+    res = _run([*BASE, option, value])
+    assert res.exit_code == 2
+    assert match in res.output

@@ -1,0 +1,106 @@
+"""Real-browser test harness: `recourse-study serve` on a free port, Debian Chromium via Playwright.
+
+Never lets Playwright download a browser: it is pointed at /usr/bin/chromium
+(scripts/install_chromium.sh installs it).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-sync",
+]
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACT_DIR = REPO / "test-artifacts"
+
+
+def free_port() -> int:
+    """A TCP port on localhost that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class StudyServer:
+    """One `recourse-study serve` process (started in its own process group)."""
+
+    def __init__(
+        self, protocol: str, db: Path, log: Path, env: dict[str, str] | None = None
+    ) -> None:
+        self.protocol = protocol
+        self.db = db
+        self.log_path = log
+        self.env = {**os.environ, **(env or {})}
+        self.port = 0
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 180.0) -> None:
+        """Start the server on a fresh free port and wait until Streamlit reports healthy."""
+        self.port = free_port()
+        exe = Path(sys.executable).with_name("recourse-study")
+        cmd = [
+            str(exe),
+            "serve",
+            "--protocol",
+            self.protocol,
+            "--db",
+            str(self.db),
+            "--port",
+            str(self.port),
+            "--address",
+            "127.0.0.1",
+        ]
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"serve exited with {self.proc.returncode}:\n{self.log_path.read_text()}"
+                )
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.25)
+        self.stop()
+        raise TimeoutError(f"serve not healthy after {timeout}s:\n{self.log_path.read_text()}")
+
+    def kill(self) -> None:
+        """SIGKILL the server's process group (a crash: no clean shutdown)."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+        self.proc = None
