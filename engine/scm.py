@@ -57,6 +57,36 @@ def as_batch(x: ArrayLike, d: int, name: str = "x") -> tuple[Tensor, torch.dtype
     return t, out_dtype
 
 
+def as_action_mask(
+    action_mask: ArrayLike,
+    n: int,
+    feature_names: tuple[str, ...],
+    immutable: tuple[int, ...],
+) -> Tensor:
+    """Validate an (n, d) 0/1 action mask (one row broadcasts) and return it as float64.
+
+    A floating mask keeps its autograd graph (straight-through masks of the amortized methods
+    train through it); its values must still be exactly 0 or 1. Acting on an immutable
+    feature raises ``WorldModelInputError`` naming the feature.
+    """
+    d = len(feature_names)
+    m, _ = as_batch(action_mask, d, "action_mask")
+    if m.shape[0] == 1 and n > 1:
+        m = m.expand(n, -1)
+    if m.shape[0] != n:
+        raise WorldModelInputError(f"action_mask has {m.shape[0]} rows, x has {n}")
+    if not ((m == 0) | (m == 1)).all():
+        raise WorldModelInputError("action_mask must hold only 0/1 (or booleans)")
+    if immutable:
+        acted = (m[:, list(immutable)] != 0).any(dim=0)
+        if acted.any():
+            names = [feature_names[immutable[i]] for i in acted.nonzero().flatten().tolist()]
+            raise WorldModelInputError(
+                f"action_mask acts on immutable feature(s): {', '.join(names)}"
+            )
+    return m
+
+
 class StructuralCausalModel(ABC):
     """Base class of exact, invertible SCMs (see the module docstring for the math).
 
@@ -167,23 +197,7 @@ class StructuralCausalModel(ABC):
         return a
 
     def _as_mask(self, action_mask: ArrayLike, n: int) -> Tensor:
-        m, _ = as_batch(action_mask, self.d, "action_mask")
-        if m.shape[0] == 1 and n > 1:
-            m = m.expand(n, -1)
-        if m.shape[0] != n:
-            raise WorldModelInputError(f"action_mask has {m.shape[0]} rows, x has {n}")
-        if not ((m == 0) | (m == 1)).all():
-            raise WorldModelInputError("action_mask must hold only 0/1 (or booleans)")
-        mask = m.bool()
-        acted = mask[:, list(self.immutable)].any(dim=0) if self.immutable else torch.tensor([])
-        if acted.numel() and acted.any():
-            names = [
-                self.feature_names[self.immutable[i]] for i in acted.nonzero().flatten().tolist()
-            ]
-            raise WorldModelInputError(
-                f"action_mask acts on immutable feature(s): {', '.join(names)}"
-            )
-        return mask
+        return as_action_mask(action_mask, n, self.feature_names, self.immutable).bool()
 
     def _as_values(self, action_values: ArrayLike, n: int) -> Tensor:
         v, _ = as_batch(action_values, self.d, "action_values")

@@ -70,13 +70,12 @@ class ICarma(RecourseMethod):
         return "icarma-likert" if elicitation == "likert" else "icarma"
 
     def model_for(self, profiles: ActionabilityProfiles) -> AmortizedRecourse:
-        if self._model is None:
-            from engine.recourse.icarma_artifacts import load_amortized_artifact
+        """The model given at construction, else the artifact for the profiles' elicitation."""
+        if self._model is not None:
+            return self._model
+        from engine.artifacts import load_amortized
 
-            self._model = load_amortized_artifact(
-                self.context.scenario.name, self.artifact_name(profiles.elicitation)
-            )
-        return self._model
+        return load_amortized(self.context.scenario.name, self.artifact_name(profiles.elicitation))
 
     @property
     def flow(self) -> Any:

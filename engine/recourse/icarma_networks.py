@@ -28,18 +28,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from engine.networks import mlp
 from engine.preferences import ActionabilityProfiles, CostProfile
-
-
-def mlp(n_in: int, hidden: tuple[int, ...], n_out: int) -> nn.Sequential:
-    """A ReLU perceptron n_in -> hidden... -> n_out with a linear last layer."""
-    layers: list[nn.Module] = []
-    width = n_in
-    for h in hidden:
-        layers += [nn.Linear(width, h), nn.ReLU()]
-        width = h
-    layers.append(nn.Linear(width, n_out))
-    return nn.Sequential(*layers)
 
 
 def profile_code(

@@ -250,7 +250,12 @@ class CausalOracle(RecourseMethod):
     def _next_threshold(
         self, a: Tensor, b: Tensor, tau_lo: Tensor, top: Tensor, band: int
     ) -> Tensor:
-        """Smallest-ish tau_hi with at least ``band`` pairs in (tau_lo, tau_hi] (bisection)."""
+        """Smallest-ish tau_hi with at least ``band`` pairs in (tau_lo, tau_hi] (bisection).
+
+        When every remaining pair fits, tau_hi is ``top`` plus a relative 1e-9: a pair costing
+        exactly ``top`` can fail b_k <= top - a_i by float rounding and would be skipped, while
+        options of infinite cost (not actionable) must stay out.
+        """
         target = self._count(a, b, tau_lo) + band
         lo, hi = tau_lo.clone(), top.clone()
         last = self._count(a, b, hi) <= target
@@ -259,7 +264,7 @@ class CausalOracle(RecourseMethod):
             enough = self._count(a, b, mid) >= target
             hi = torch.where(enough, mid, hi)
             lo = torch.where(enough, lo, mid)
-        return torch.where(last, top, hi)
+        return torch.where(last, top + 1e-9 * (1.0 + top.abs()), hi)
 
     @staticmethod
     def _band_pairs(

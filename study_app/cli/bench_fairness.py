@@ -36,7 +36,7 @@ def _build_method(scenario_name: str, method_name: str, decision_model: str) -> 
     elif decision_model == "trained":
         from engine.artifacts import load_decision_model
 
-        classifier = load_decision_model(scenario)
+        classifier = load_decision_model(scenario.name)
     else:
         raise typer.BadParameter(
             f"--decision-model must be trained or bayes, got {decision_model!r}"

@@ -104,7 +104,12 @@ def test_block_decomposition_is_exact(loan, people):
 
 @pytest.mark.parametrize(
     ("k", "cost_profile", "plausibility"),
-    [(4, "constant", True), (4, "convex", True), (3, "linear", False), (None, "concave", True)],
+    [
+        (4, "constant", True),
+        (4, "convex", True),
+        (3, "linear", False),
+        (None, "concave", True),
+    ],
 )
 def test_optimum_equals_brute_force(loan, clf, people, k, cost_profile, plausibility):
     ctx = _context(loan, clf, cost_profile)
@@ -128,6 +133,21 @@ def test_optimum_equals_brute_force(loan, clf, people, k, cost_profile, plausibi
     assert not bool(batch.valid[~batch.found].any())
     if plausibility:
         assert bool(batch.plausible[batch.found].all())
+
+
+def test_the_dearest_pair_is_not_lost_to_rounding(loan, clf):
+    """With two features on a coarse grid the only valid plan is often the dearest pair, whose
+    cost a_i + b_k is the search's upper bound: b_k <= top - a_i can fail by float rounding."""
+    from engine.recourse_benchmark import BenchmarkConfig, constraint_profiles
+
+    x = rejected_population(loan, clf, 60)
+    profiles = constraint_profiles(loan, "2", BenchmarkConfig(n=60, bins=8), 60)
+    oracle = CausalOracle(_context(loan, clf), bins=8)
+    batch = oracle.recourse(x, profiles)
+    weights = profiles.weights(oracle.context.cost_profile)
+    for i in range(len(x)):
+        ref = reference_grid_search(loan, clf, oracle.grid, x[i], profiles.hard_mask[i], weights[i])
+        assert bool(batch.found[i]) == ref.found, i
 
 
 def test_reference_search_matches_a_point_by_point_loop(loan, clf, people):

@@ -1,0 +1,306 @@
+"""Trained artifacts per scenario: build, cache, load, fingerprint.
+
+Artifacts live under ``$RECOURSE_STUDY_HOME/artifacts/<scenario>/`` (default home:
+``./.recourse-study``):
+
+- ``splits.npz``      the data splits (train / validation / test, x and y) they were trained on;
+- ``decision``        the decision model (engine.decision);
+- ``flow``            the causal normalizing flow (engine.flows);
+- ``icarma``          iCARMA for ranking / binary elicitation (engine.recourse.icarma_training);
+- ``icarma-likert``   iCARMA for Likert-score elicitation (the paper's score-based setting);
+- ``carma``           CARMA: population-level mask, constant cost profile.
+
+Each model artifact is ``<name>.pt`` (state dict) plus ``<name>.json`` (metadata: config,
+metrics, training time, the fingerprint and the SHA-256 of the .pt file). The fingerprint
+hashes the scenario's data, the configuration and the fingerprints of the artifacts it was
+trained with (iCARMA depends on the decision model and the flow), so changing any of them
+rebuilds exactly what is stale, and an unchanged request is a cache hit. Files are written
+to temporary names and renamed into place, under a lock file, so a killed build or two
+processes building at once never leave a half-written artifact that loads.
+
+``quick=True`` selects reduced configurations (for tests): same code, less training.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from engine.artifact_builders import BUILDERS, Built, configs
+from engine.decision import DecisionConfig, DecisionModel
+from engine.flows import CausalFlow, FlowConfig
+from engine.recourse.icarma_networks import AmortizedRecourse
+from engine.recourse.icarma_training import ICarmaConfig
+from engine.scenarios import get_scenario
+from engine.scenarios.base import Scenario
+
+HOME_ENV = "RECOURSE_STUDY_HOME"
+ARTIFACTS: tuple[str, ...] = ("decision", "flow", "icarma", "icarma-likert", "carma")
+DEPENDS: dict[str, tuple[str, ...]] = {
+    "decision": (),
+    "flow": (),
+    "icarma": ("decision", "flow"),
+    "icarma-likert": ("decision", "flow"),
+    "carma": ("decision", "flow"),
+}
+# progress(artifact, done, total, note)
+Progress = Callable[[str, int, int, str], None]
+
+
+class ArtifactMissingError(FileNotFoundError):
+    """An artifact is not built (or is stale / corrupt); the message says how to build it."""
+
+
+def home() -> Path:
+    """``$RECOURSE_STUDY_HOME`` or ``./.recourse-study``, as an absolute path."""
+    return Path(os.environ.get(HOME_ENV) or ".recourse-study").expanduser().resolve()
+
+
+def artifact_dir(scenario_name: str) -> Path:
+    return home() / "artifacts" / scenario_name
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def data_fingerprint(scenario: Scenario) -> str:
+    """Hash of the scenario's data splits (what every artifact is trained on)."""
+    h = hashlib.sha256(scenario.name.encode())
+    for split in ("train", "validation", "test"):
+        x, y = scenario.dataset[split]
+        h.update(x.numpy().tobytes())
+        h.update(y.numpy().tobytes())
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class ArtifactRecord:
+    """What ``build_artifacts`` did for one artifact."""
+
+    name: str
+    cache_hit: bool
+    seconds: float
+    metadata: dict[str, Any]
+
+
+def _metadata_path(scenario_name: str, name: str) -> Path:
+    return artifact_dir(scenario_name) / f"{name}.json"
+
+
+def _weights_path(scenario_name: str, name: str) -> Path:
+    return artifact_dir(scenario_name) / f"{name}.pt"
+
+
+def read_metadata(scenario_name: str, name: str) -> dict[str, Any] | None:
+    """The artifact's metadata if its files exist and agree (SHA-256), else None."""
+    meta_path = _metadata_path(scenario_name, name)
+    weights = _weights_path(scenario_name, name)
+    if not meta_path.exists() or not weights.exists():
+        return None
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    if meta.get("sha256") != _sha256(weights.read_bytes()):
+        return None
+    return meta
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+@contextmanager
+def _lock(scenario_name: str) -> Iterator[None]:
+    d = artifact_dir(scenario_name)
+    d.mkdir(parents=True, exist_ok=True)
+    with open(d / ".lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _fingerprint(data_fp: str, config: dict[str, Any], deps: dict[str, str]) -> str:
+    payload = json.dumps({"data": data_fp, "config": config, "deps": deps}, sort_keys=True)
+    return _sha256(payload.encode())
+
+
+def _save_splits(scenario: Scenario) -> None:
+    path = artifact_dir(scenario.name) / "splits.npz"
+    arrays = {}
+    for split in ("train", "validation", "test"):
+        x, y = scenario.dataset[split]
+        arrays[f"{split}_x"], arrays[f"{split}_y"] = x.numpy(), y.numpy()
+    tmp = path.with_name(f".splits.{os.getpid()}.tmp.npz")
+    np.savez_compressed(tmp, feature_names=np.array(scenario.feature_names), **arrays)
+    os.replace(tmp, path)
+
+
+def build_artifacts(
+    scenario_name: str,
+    *,
+    quick: bool = False,
+    force: bool = False,
+    only: tuple[str, ...] | None = None,
+    progress: Progress | None = None,
+) -> list[ArtifactRecord]:
+    """Build every stale or missing artifact (``only``: these and what they depend on).
+
+    ``force`` rebuilds the requested ones even when the cache is fresh.
+    """
+    scenario = get_scenario(scenario_name)
+    wanted = set(ARTIFACTS if only is None else only)
+    unknown = sorted(wanted - set(ARTIFACTS))
+    if unknown:
+        raise ValueError(f"unknown artifact(s) {', '.join(unknown)}; expected {ARTIFACTS}")
+    for name in list(wanted):
+        wanted |= set(DEPENDS[name])
+    cfgs = configs(quick)
+    records: list[ArtifactRecord] = []
+    with _lock(scenario_name):
+        data_fp = data_fingerprint(scenario)
+        if not (artifact_dir(scenario_name) / "splits.npz").exists():
+            _save_splits(scenario)
+        fingerprints: dict[str, str] = {}
+        for name in ARTIFACTS:
+            if name not in wanted:
+                continue
+            deps = {d: fingerprints[d] for d in DEPENDS[name]}
+            fp = _fingerprint(data_fp, cfgs[name].to_dict(), deps)
+            meta = read_metadata(scenario_name, name)
+            forced = force and (only is None or name in only)
+            if meta is not None and meta.get("fingerprint") == fp and not forced:
+                fingerprints[name] = fp
+                records.append(ArtifactRecord(name, True, 0.0, meta))
+                continue
+            start = time.perf_counter()
+            built: Built = BUILDERS[name](
+                scenario, cfgs[name], progress, lambda dep: _load(scenario_name, dep)
+            )
+            seconds = time.perf_counter() - start
+            buf = _state_bytes(built.module)
+            meta = {
+                "name": name,
+                "scenario": scenario_name,
+                "fingerprint": fp,
+                "depends": deps,
+                "config": cfgs[name].to_dict(),
+                "quick": quick,
+                "metrics": built.metrics,
+                "seconds": seconds,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "torch": torch.__version__,
+                "sha256": _sha256(buf),
+            }
+            _write_atomic(_weights_path(scenario_name, name), buf)
+            _write_atomic(_metadata_path(scenario_name, name), json.dumps(meta, indent=2).encode())
+            _CACHE.pop((str(artifact_dir(scenario_name)), name), None)
+            fingerprints[name] = fp
+            records.append(ArtifactRecord(name, False, seconds, meta))
+    return records
+
+
+def ensure_artifacts(
+    scenario_name: str, quick: bool = False, progress: Progress | None = None
+) -> list[ArtifactRecord]:
+    """Build whatever is missing or stale (a cache hit when everything is fresh)."""
+    return build_artifacts(scenario_name, quick=quick, progress=progress)
+
+
+def _state_bytes(module: nn.Module) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    torch.save(module.state_dict(), buf)
+    return buf.getvalue()
+
+
+_CACHE: dict[tuple[str, str], tuple[tuple[int, ...], nn.Module]] = {}
+
+
+def _construct(scenario: Scenario, name: str, meta: dict[str, Any]) -> nn.Module:
+    cfg = meta["config"]
+    if name == "decision":
+        dc = DecisionConfig.from_dict(cfg)
+        d = scenario.d
+        return DecisionModel(torch.zeros(d), torch.ones(d), dc.hidden)
+    if name == "flow":
+        return CausalFlow(scenario, FlowConfig.from_dict(cfg))
+    ic = ICarmaConfig.from_dict(cfg)
+    d = scenario.d
+    return AmortizedRecourse(
+        torch.zeros(d), torch.ones(d), torch.ones(d), torch.tensor(scenario.actionable), ic.hidden
+    )
+
+
+def _stat_key(scenario_name: str, name: str) -> tuple[int, ...] | None:
+    """(mtime, size) of both files: a cheap check that a cached module is still current."""
+    try:
+        a = _weights_path(scenario_name, name).stat()
+        b = _metadata_path(scenario_name, name).stat()
+    except FileNotFoundError:
+        return None
+    return (a.st_mtime_ns, a.st_size, b.st_mtime_ns, b.st_size)
+
+
+def _load(scenario_name: str, name: str) -> nn.Module:
+    key = _stat_key(scenario_name, name)
+    cached = _CACHE.get((str(artifact_dir(scenario_name)), name))
+    if cached is not None and key is not None and cached[0] == key:
+        return cached[1]
+    scenario = get_scenario(scenario_name)
+    meta = read_metadata(scenario_name, name)
+    if meta is None or key is None:
+        raise ArtifactMissingError(
+            f"the {name!r} artifact of scenario {scenario_name!r} is not built (or is "
+            f"incomplete) in {artifact_dir(scenario_name)}; run "
+            f"`recourse-study train --scenario {scenario_name}` first"
+        )
+    module = _construct(scenario, name, meta)
+    state = torch.load(_weights_path(scenario_name, name), map_location="cpu", weights_only=True)
+    module.load_state_dict(state)
+    module.eval()
+    for p in module.parameters():
+        p.requires_grad_(False)
+    _CACHE[(str(artifact_dir(scenario_name)), name)] = (key, module)
+    return module
+
+
+def load_decision_model(scenario_name: str) -> DecisionModel:
+    """The scenario's trained decision model (ArtifactMissingError when not built)."""
+    model = _load(scenario_name, "decision")
+    assert isinstance(model, DecisionModel)
+    return model
+
+
+def load_flow(scenario_name: str) -> CausalFlow:
+    """The scenario's trained causal flow (ArtifactMissingError when not built)."""
+    flow = _load(scenario_name, "flow")
+    assert isinstance(flow, CausalFlow)
+    return flow
+
+
+def load_amortized(scenario_name: str, name: str) -> AmortizedRecourse:
+    """A trained amortized recourse model: ``icarma``, ``icarma-likert`` or ``carma``."""
+    if name not in ("icarma", "icarma-likert", "carma"):
+        raise ValueError(f"unknown amortized artifact {name!r}")
+    model = _load(scenario_name, name)
+    assert isinstance(model, AmortizedRecourse)
+    return model

@@ -1,0 +1,152 @@
+"""The decision model (the automated decision system, ADS): an MLP classifier h(x).
+
+    z = (x - mu) / sigma                      (standardization over the training split)
+    logit(x) = f_theta(z)                     (ReLU MLP, CARMA's two hidden layers of 32)
+    predict_proba(x) = sigmoid(logit(x)),     decision(x) = 1[logit(x) >= 0]
+
+trained by minimizing the binary cross-entropy of the labels with Adam (batch 256, 500
+epochs as in the paper's setup), keeping the parameters with the best validation accuracy.
+Once trained it is fixed: recourse methods only query it (and differentiate through it).
+Inputs are (n, d) arrays in model units, float32 or float64; outputs are float32 (bool for
+``decision``).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from engine.networks import mlp
+from engine.scm import ArrayLike, WorldModelInputError, as_batch
+
+
+@dataclass(frozen=True)
+class DecisionConfig:
+    """Training hyper-parameters (the paper's setup: batch 256, 500 epochs, Adam)."""
+
+    hidden: tuple[int, ...] = (32, 32)
+    epochs: int = 500
+    batch_size: int = 256
+    lr: float = 1e-3
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.epochs < 1 or self.batch_size < 1 or self.lr <= 0 or not self.hidden:
+            raise ValueError("epochs, batch_size, lr must be positive and hidden non-empty")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["hidden"] = list(self.hidden)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> DecisionConfig:
+        return cls(**{**d, "hidden": tuple(d["hidden"])})
+
+
+@dataclass
+class DecisionLog:
+    """Training record: validation accuracy per epoch checked, the epoch kept, wall time."""
+
+    epochs: list[int] = field(default_factory=list)
+    val_accuracy: list[float] = field(default_factory=list)
+    best_epoch: int = 0
+    seconds: float = 0.0
+
+
+class DecisionModel(nn.Module):
+    """h(x) = sigmoid(f_theta((x - mu) / sigma)); ``forward`` returns the logit, shape (n,)."""
+
+    def __init__(self, mean: Tensor, std: Tensor, hidden: tuple[int, ...] = (32, 32)) -> None:
+        super().__init__()
+        if mean.ndim != 1 or std.shape != mean.shape or (std <= 0).any():
+            raise ValueError("mean and std must be (d,) vectors with positive std")
+        self.register_buffer("mean", mean.to(torch.float32))
+        self.register_buffer("std", std.to(torch.float32))
+        self.hidden = tuple(hidden)
+        self.net = mlp(int(mean.shape[0]), self.hidden, 1)
+
+    @property
+    def d(self) -> int:
+        return int(self.mean.shape[0])
+
+    def _input(self, x: ArrayLike) -> Tensor:
+        if isinstance(x, Tensor) and x.ndim == 2 and x.shape[1] == self.d:
+            # Fast path for the hot loops of the recourse methods: no float64 round trip.
+            t = x.to(torch.float32)
+            if not torch.isfinite(t).all():
+                raise WorldModelInputError("x holds NaN or inf")
+            return t
+        t, _ = as_batch(x, self.d, "x")
+        return t.to(torch.float32)
+
+    def forward(self, x: ArrayLike) -> Tensor:
+        z = (self._input(x) - self.mean) / self.std
+        return self.net(z).reshape(-1)
+
+    def predict_proba(self, x: ArrayLike) -> Tensor:
+        """P(favourable | x) under the model, shape (n,)."""
+        return torch.sigmoid(self(x))
+
+    def decision(self, x: ArrayLike) -> Tensor:
+        """True where the model approves (favourable), shape (n,) bool."""
+        return self(x) >= 0
+
+
+def accuracy(model: DecisionModel, x: Tensor, y: Tensor) -> float:
+    """Share of rows where the decision equals the label."""
+    with torch.no_grad():
+        return float((model.decision(x) == y.bool()).float().mean())
+
+
+def train_decision_model(
+    x_train: Tensor,
+    y_train: Tensor,
+    x_val: Tensor,
+    y_val: Tensor,
+    config: DecisionConfig,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[DecisionModel, DecisionLog]:
+    """Fit the MLP by BCE with Adam; keep the state with the best validation accuracy."""
+    start = time.perf_counter()
+    torch.manual_seed(config.seed)
+    model = DecisionModel(x_train.mean(dim=0), x_train.std(dim=0), config.hidden)
+    xt, yt = x_train.to(torch.float32), y_train.to(torch.float32)
+    opt = torch.optim.Adam(model.parameters(), lr=config.lr)
+    log = DecisionLog()
+    best_acc, best_state = -math.inf, copy.deepcopy(model.state_dict())
+    check_every = max(1, config.epochs // 50)
+    gen = torch.Generator().manual_seed(config.seed)
+    for epoch in range(1, config.epochs + 1):
+        model.train()
+        perm = torch.randperm(len(xt), generator=gen)
+        for b in range(0, len(perm), config.batch_size):
+            idx = perm[b : b + config.batch_size]
+            loss = F.binary_cross_entropy_with_logits(model(xt[idx]), yt[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        if epoch % check_every == 0 or epoch == config.epochs:
+            model.eval()
+            acc = accuracy(model, x_val, y_val)
+            log.epochs.append(epoch)
+            log.val_accuracy.append(acc)
+            if acc > best_acc:
+                best_acc, log.best_epoch = acc, epoch
+                best_state = copy.deepcopy(model.state_dict())
+        if progress is not None:
+            progress(epoch, config.epochs)
+    model.load_state_dict(best_state)
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    log.seconds = time.perf_counter() - start
+    return model, log

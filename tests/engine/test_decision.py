@@ -1,0 +1,58 @@
+"""The decision model: accuracy against the Bayes rule, consistent outputs, bad input."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from engine.artifacts import load_decision_model, read_metadata
+from engine.decision import DecisionConfig, DecisionModel, accuracy, train_decision_model
+from engine.scenarios import get_scenario
+from engine.scm import WorldModelInputError
+
+
+@pytest.fixture(scope="module")
+def model(trained_home) -> DecisionModel:
+    return load_decision_model("loan")
+
+
+def test_quick_model_is_near_the_bayes_rule(model):
+    loan = get_scenario("loan")
+    xs, ys = loan.dataset["test"]
+    bayes = float(((loan.scm.label_proba(xs) > 0.5) == ys.bool()).double().mean())
+    assert accuracy(model, xs, ys) >= bayes - 0.04
+    meta = read_metadata("loan", "decision")
+    assert meta is not None and meta["metrics"]["bayes_accuracy"] == pytest.approx(bayes)
+
+
+def test_outputs_agree(model):
+    x = get_scenario("loan").dataset["test"][0][:200]
+    p = model.predict_proba(x)
+    assert p.shape == (200,) and ((p >= 0) & (p <= 1)).all()
+    assert torch.equal(model.decision(x), p >= 0.5)
+    assert torch.allclose(model(x.numpy()), model(x))
+    assert not any(p.requires_grad for p in model.parameters())
+
+
+def test_gradient_with_respect_to_inputs(model):
+    x = get_scenario("loan").dataset["test"][0][:4].float().requires_grad_(True)
+    model(x).sum().backward()
+    assert x.grad is not None and x.grad[:, 5].abs().sum() > 0  # income matters
+
+
+def test_training_is_seeded():
+    loan = get_scenario("loan")
+    (xt, yt), (xv, yv) = loan.dataset["train"], loan.dataset["validation"]
+    cfg = DecisionConfig(epochs=2, hidden=(8,))
+    a, _ = train_decision_model(xt[:500], yt[:500], xv[:200], yv[:200], cfg)
+    b, _ = train_decision_model(xt[:500], yt[:500], xv[:200], yv[:200], cfg)
+    assert torch.equal(a(xv), b(xv))
+
+
+def test_bad_input(model):
+    with pytest.raises(WorldModelInputError, match=r"shape \(n, 7\)"):
+        model(torch.zeros(3, 5).numpy())
+    with pytest.raises(WorldModelInputError, match="NaN"):
+        model([[float("nan")] * 7])
+    with pytest.raises(WorldModelInputError, match="NaN"):
+        model(torch.full((2, 7), float("inf")))
