@@ -170,6 +170,60 @@ class ICarma(RecourseMethod):
         return self.context.evaluate(self.name, x, mask, values, profiles, runtime=t.seconds)
 
 
+    def candidates(self, factuals: ArrayLike, profiles: ActionabilityProfiles) -> RecourseBatch:
+        """Valid plans per person, for a distance design to choose from.
+
+        For every non-empty subset S of the person's actionable set, the action network's
+        values with S as the mask, and the same moves scaled by 1.5, 2 and 3 (kept inside the
+        training range): up to (2^|F_i| - 1) * 4 plans, evaluated on the context's world
+        model. Invalid and duplicate plans are dropped; rows are sorted by person, then
+        weighted cost. A person without a valid plan gets no row.
+        """
+        x = self.context.check_inputs(factuals, profiles)
+        with Timer() as t:
+            model = self.model_for(profiles)
+            g = model.g
+            subsets = torch.tensor(
+                [[(s >> k) & 1 for k in range(g)] for s in range(1, 2**g)], dtype=torch.float32
+            )  # (2^g - 1, g)
+            hard = profiles.hard_mask[:, model.actionable].float()
+            n, k = x.shape[0], subsets.shape[0]
+            masks = subsets[None].expand(n, k, g) * hard[:, None]  # subsets of F_i (+ repeats)
+            keep = (masks.sum(dim=2) == subsets.sum(dim=1)[None]).reshape(-1)
+            person = torch.arange(n).repeat_interleave(k)[keep]
+            m = masks.reshape(n * k, g)[keep]
+            x32 = x.to(torch.float32)[person]
+            with torch.no_grad():
+                code = self.network_code(profiles, model)[person]
+                values = model.action_values(x32, m, code)
+            lo, hi = self.context.scenario.bounds.to(torch.float32)
+            scaled = [values] + [(x32 + s * (values - x32)).clamp(lo, hi) for s in REPAIR_SCALES]
+            values = torch.cat(scaled)
+            m = m.repeat(len(scaled), 1)
+            person = person.repeat(len(scaled))
+            mask = model.full_mask(m).bool()
+            x_rows = x[person]
+            values = torch.where(mask, values.to(torch.float64), x_rows)
+        batch = self.context.evaluate(
+            self.name, x_rows, mask, values, profiles[person], runtime=t.seconds, person=person
+        )
+        batch = batch.select(batch.valid.nonzero().flatten())
+        key = torch.cat([batch.person[:, None].double(), batch.action_values], dim=1)
+        _, first = _unique_rows(key)
+        batch = batch.select(first)
+        order = torch.argsort(batch.weighted_cost, stable=True)
+        order = order[torch.argsort(batch.person[order], stable=True)]
+        return batch.select(order)
+
+
+def _unique_rows(key: Tensor) -> tuple[Tensor, Tensor]:
+    """(inverse, first index of each distinct row) of a 2-d tensor."""
+    uniq, inverse = torch.unique(key, dim=0, return_inverse=True)
+    first = torch.full((len(uniq),), len(key), dtype=torch.long)
+    first = first.scatter_reduce(0, inverse, torch.arange(len(key)), reduce="amin")
+    return inverse, first
+
+
 class Carma(ICarma):
     """CARMA: population-level mask and constant profile (module docstring)."""
 

@@ -121,7 +121,8 @@ def recourse(
     null otherwise), oracle_speedup (per-person grid loop seconds per person / Oracle seconds
     per person, measured on --speedup-sample people in the same run), oracle_agreement (share
     of that sample with the same optimum), icarma_speedup (iCARMA/CARMA rows: Oracle seconds
-    per person / the method's). Undefined values are null.
+    per person / the method's; artifact loading excluded), seconds_5000 (iCARMA/CARMA rows:
+    one recourse call for 5,000 people, evaluation included). Undefined values are null.
     """
     from engine.recourse_benchmark import (
         BayesDecision,

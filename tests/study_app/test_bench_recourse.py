@@ -39,6 +39,7 @@ ROW_KEYS = {
     "oracle_speedup",
     "oracle_agreement",
     "icarma_speedup",
+    "seconds_5000",
 }
 
 BASE = ["benchmark", "recourse", "--decision-model", "bayes", "--n", "60", "--bins", "8"]
@@ -120,3 +121,21 @@ def test_bad_arguments_are_named(option, value, match):
     res = _run([*BASE, option, value])
     assert res.exit_code == 2
     assert match in res.output
+
+
+def test_amortized_rows_on_the_trained_models(trained_home, tmp_path):
+    out = tmp_path / "rows.json"
+    res = _run(
+        [
+            "benchmark", "recourse", "--methods", "oracle,icarma,carma", "--constraints", "all,1",
+            "--n", "80", "--bins", "8", "--speedup-sample", "0", "--json", str(out),
+        ]
+    )
+    assert res.exit_code == 0, res.output
+    rows = json.loads(out.read_text())
+    assert [r["method"] for r in rows] == ["oracle", "icarma", "carma"] * 2
+    for r in rows:
+        assert r["violations"] == 0
+        if r["method"] != "oracle":
+            assert r["icarma_speedup"] > 0 and r["seconds_5000"] > 0
+            assert r["density_source"] == "scm"

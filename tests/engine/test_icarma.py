@@ -1,0 +1,127 @@
+"""iCARMA and CARMA at deployment (quick trained artifacts): hard constraints are never
+violated, the profile matters, save/load round trips, candidate sets, training config."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from engine import artifacts
+from engine.preferences import ActionabilityProfiles, CostProfile, sample_profiles
+from engine.recourse import get_method
+from engine.recourse.base import RecourseContext
+from engine.recourse.icarma_training import ICarmaConfig
+from engine.recourse_benchmark import rejected_population
+from engine.scenarios import get_scenario
+
+L, D, INC, S = 3, 4, 5, 6
+
+
+@pytest.fixture(scope="module")
+def loan():
+    return get_scenario("loan")
+
+
+@pytest.fixture(scope="module")
+def clf(trained_home):
+    return artifacts.load_decision_model("loan")
+
+
+@pytest.fixture(scope="module")
+def people(loan, clf):
+    return rejected_population(loan, clf, 300)
+
+
+def _ctx(loan, clf, cost_profile="constant"):
+    return RecourseContext(loan, clf, cost_profile=CostProfile(cost_profile))
+
+
+def _profiles(loan, n, k=None, seed=0, elicitation="ranking"):
+    return sample_profiles(
+        loan.feature_names, loan.actionable, n, n_actionable=k, elicitation=elicitation, seed=seed
+    )
+
+
+@pytest.mark.parametrize("name", ["icarma", "carma"])
+@pytest.mark.parametrize("repair", [True, False])
+@pytest.mark.parametrize("k", [1, 2, None])
+def test_never_acts_outside_the_actionable_set(loan, clf, people, name, repair, k):
+    method = get_method(name, _ctx(loan, clf, "convex"), repair=repair)
+    profiles = _profiles(loan, len(people), k, seed=11)
+    batch = method.recourse(people, profiles)
+    assert int(batch.violations.sum()) == 0
+    assert not bool((batch.action_mask & ~profiles.hard_mask).any())
+    assert bool(batch.action_mask.any(dim=1).all())  # everyone gets an action
+
+
+def test_adversarial_single_feature_profiles(loan, clf, people):
+    """Each person may act only on the feature the unconstrained model likes least."""
+    method = get_method("icarma", _ctx(loan, clf))
+    everyone = _profiles(loan, len(people), 4, seed=1)
+    free = method.recourse(people, everyone)
+    unused = (~free.action_mask[:, list(loan.actionable)]).float().argmax(dim=1)
+    hard = torch.zeros(len(people), loan.d, dtype=torch.bool)
+    hard[torch.arange(len(people)), torch.tensor(loan.actionable)[unused]] = True
+    scores = torch.where(hard, 1.0, 2.0).double()
+    one = ActionabilityProfiles(hard, scores, torch.ones(len(people)).double(), "ranking")
+    batch = method.recourse(people, one)
+    assert int(batch.violations.sum()) == 0
+    assert torch.equal(batch.action_mask, hard)
+
+
+def test_soft_preferences_move_actions_away_from_the_hardest_feature(loan, clf, people):
+    profiles = _profiles(loan, len(people), 4, seed=5)
+    const = get_method("icarma", _ctx(loan, clf, "constant")).recourse(people, profiles)
+    convex = get_method("icarma", _ctx(loan, clf, "convex")).recourse(people, profiles)
+    assert convex.summary()["hap"] < const.summary()["hap"]
+
+
+def test_carma_ignores_scores(loan, clf, people):
+    a = _profiles(loan, 100, 4, seed=2)
+    b = _profiles(loan, 100, 4, seed=3)  # same hard masks (all four), other rankings
+    carma = get_method("carma", _ctx(loan, clf, "convex"))
+    ra, rb = carma.recourse(people[:100], a), carma.recourse(people[:100], b)
+    assert torch.equal(ra.action_values, rb.action_values)
+
+
+def test_save_load_round_trip_gives_identical_recourses(loan, clf, people, tmp_path):
+    profiles = _profiles(loan, 200, None, seed=4)
+    first = get_method("icarma", _ctx(loan, clf)).recourse(people[:200], profiles)
+    artifacts._CACHE.clear()  # force a fresh load from disk
+    model = artifacts.load_amortized("loan", "icarma")
+    second = get_method("icarma", _ctx(loan, clf), model=model).recourse(people[:200], profiles)
+    assert torch.equal(first.action_mask, second.action_mask)
+    assert torch.equal(first.action_values, second.action_values)
+    assert torch.equal(first.x_cf, second.x_cf)
+
+
+def test_likert_profiles_use_the_likert_model(loan, clf):
+    method = get_method("icarma", _ctx(loan, clf))
+    likert = _profiles(loan, 3, None, elicitation="likert")
+    assert method.model_for(likert) is artifacts.load_amortized("loan", "icarma-likert")
+    assert method.model_for(_profiles(loan, 3)) is artifacts.load_amortized("loan", "icarma")
+
+
+def test_candidates_are_valid_distinct_and_within_the_set(loan, clf, people):
+    profiles = _profiles(loan, 20, None, seed=8)
+    method = get_method("icarma", _ctx(loan, clf, "linear"))
+    cands = method.candidates(people[:20], profiles)
+    assert bool(cands.valid.all()) and int(cands.violations.sum()) == 0
+    assert not bool((cands.action_mask & ~profiles.hard_mask[cands.person]).any())
+    counts = torch.bincount(cands.person, minlength=20)
+    assert int(counts.max()) > 1  # a choice of plans, at several sparsity levels
+    for i in cands.person.unique().tolist():
+        rows = cands.person == i
+        assert cands.l0_actions[rows].unique().numel() >= 1
+        w = cands.weighted_cost[rows]
+        assert bool((w[1:] >= w[:-1]).all())
+        key = cands.action_values[rows]
+        assert torch.unique(key, dim=0).shape[0] == key.shape[0]
+
+
+def test_reduced_config_is_small_and_validated():
+    cfg = ICarmaConfig.reduced()
+    assert cfg.epochs <= 10 and cfg.max_people is not None
+    with pytest.raises(ValueError, match="cost_profiles"):
+        ICarmaConfig(cost_profiles=("steep",))
+    assert ICarmaConfig.from_dict(cfg.to_dict()) == cfg
