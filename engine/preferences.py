@@ -22,7 +22,12 @@ Preference distributions sample, per person, which features are actionable and t
 by a Plackett-Luce draw over F_g with feature weights (uniform: equal weights; co: loan amount
 and income favoured, i.e. causal order; rco: loan duration and savings favoured;
 privileged: income and savings; non_privileged: loan amount and duration); the first k
-features of the draw are actionable, in that order of preference.
+features of the draw are actionable, in that order of preference. A favoured feature has
+weight ``FAVOURED_WEIGHT`` = 20 against 1, so with two favoured features out of four both
+are among the top two with probability (40/42)(20/22) = 0.87: the paper's Table 4 (whose
+probabilities were lost in the text copy) leaves most permutations at zero for its biased
+profiles, and a milder bias (weight 4: 0.53) blurs the privileged / non-privileged contrast
+the fairness case study is about.
 """
 
 from __future__ import annotations
@@ -44,13 +49,14 @@ COST_PROFILE_EXPONENTS: dict[str, float | None] = {
     "convex": 2.0,
 }
 ELICITATIONS: tuple[str, ...] = ("binary", "ranking", "likert")
+FAVOURED_WEIGHT = 20.0
 # Plackett-Luce weights by feature name; features not named get weight 1.
 PREFERENCE_DISTRIBUTIONS: dict[str, dict[str, float]] = {
     "uniform": {},
-    "co": {"loan_amount": 4.0, "income": 4.0},
-    "rco": {"loan_duration": 4.0, "savings": 4.0},
-    "privileged": {"income": 4.0, "savings": 4.0},
-    "non_privileged": {"loan_amount": 4.0, "loan_duration": 4.0},
+    "co": {"loan_amount": FAVOURED_WEIGHT, "income": FAVOURED_WEIGHT},
+    "rco": {"loan_duration": FAVOURED_WEIGHT, "savings": FAVOURED_WEIGHT},
+    "privileged": {"income": FAVOURED_WEIGHT, "savings": FAVOURED_WEIGHT},
+    "non_privileged": {"loan_amount": FAVOURED_WEIGHT, "loan_duration": FAVOURED_WEIGHT},
 }
 
 

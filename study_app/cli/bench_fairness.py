@@ -15,6 +15,7 @@ from study_app.cli.apps import benchmark_app
 
 _console = Console(stderr=True)  # progress and notes
 _out = Console()  # the result table
+_out.width = max(_out.width, 140)  # the gap table needs about 130 columns: never squeeze it
 
 
 def _build_method(scenario_name: str, method_name: str, decision_model: str) -> Any:
