@@ -12,7 +12,10 @@ ranges M (max - min over the training split):
 - distances of the user study (paper 003, eq. 2-3): delta_j = |x'_j - x_j| / M_j for numeric
   features and 1[x'_j != x_j] for categorical ones; L0 = #{j: delta_j > 0}, L1 = sum_j delta_j,
   over the actions (j with m_j = 1) and over the whole profile (actions + consequences);
-- HARE: GTP = ||r - r_gt||_2, GTD = 1 - cos(r - x, r_gt - x).
+- HARE: GTP = ||r - r_gt||_2, GTD = 1 - cos(r - x, r_gt - x);
+- user-study preference terms: satisfaction = 1 - mean relative difficulty of the acted,
+  individually actionable features (``preference_satisfaction``) and violation = 1 if the plan
+  acts outside the stated actionable set (``preference_violation``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor
+
+from engine.preferences import ActionabilityProfiles
 
 # Changes smaller than this (relative to a feature's range) count as no change in L0.
 CHANGE_TOLERANCE = 1e-6
@@ -125,3 +130,38 @@ def nanstd(t: Tensor) -> float:
     t = _f64(t)
     ok = torch.isfinite(t)
     return float(t[ok].std()) if ok.sum() > 1 else float("nan")
+
+
+def preference_satisfaction(action_mask: Tensor, profiles: ActionabilityProfiles | None) -> Tensor:
+    """How well a plan respects stated soft preferences, per plan, in [0, 1].
+
+    With r_ij = (s_ij - 1) / (K_i - 1) the relative difficulty of feature j for person i
+    (``ActionabilityProfiles.relative_difficulty``) and A_i the acted features that person i
+    marked actionable,
+
+        satisfaction_i = 1 - mean_{j in A_i} r_ij,
+
+    so 1.0 means the plan only uses the person's easiest features. A plan that acts on none
+    of the person's actionable features satisfies no preference: 0.0. NaN for every plan when
+    there is no elicitation (``profiles`` is None).
+    """
+    mask = action_mask.bool()
+    if profiles is None:
+        return torch.full((mask.shape[0],), float("nan"), dtype=torch.float64)
+    if len(profiles) != mask.shape[0]:
+        raise ValueError(f"{mask.shape[0]} action masks but {len(profiles)} profiles")
+    used = mask & profiles.hard_mask.bool()
+    r = _f64(profiles.relative_difficulty())
+    n_used = used.sum(dim=1)
+    mean_r = (r * used).sum(dim=1) / n_used.clamp(min=1)
+    return torch.where(n_used > 0, 1.0 - mean_r, torch.zeros_like(mean_r))
+
+
+def preference_violation(action_mask: Tensor, hard_mask: Tensor | None) -> Tensor:
+    """1.0 if the plan acts on a feature outside the stated actionable set, else 0.0.
+
+    NaN for every plan when there is no elicitation (``hard_mask`` is None).
+    """
+    if hard_mask is None:
+        return torch.full((action_mask.shape[0],), float("nan"), dtype=torch.float64)
+    return (violations(action_mask, hard_mask) > 0).to(torch.float64)

@@ -14,6 +14,9 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "train",
     "bench_fairness",
     "bench_recourse",
+    "simulate",
+    "export",
+    "import_ratings",
 )
 
 for _name in _COMMAND_MODULES:

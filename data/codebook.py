@@ -1,0 +1,201 @@
+"""What every stored column means (types come from the database itself).
+
+``MEANINGS[table][column]`` is a one-line description; ``codebook(store)`` joins them with
+the live column types; the export writes it next to the tables. ``NOT_EXPORTED`` lists
+columns that never leave the database (secrets).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_STUDY = "study id (a protocol run or an imported data set)"
+_PID = "participant id (random; never a recruitment platform id)"
+
+MEANINGS: dict[str, dict[str, str]] = {
+    "schema_version": {
+        "version": "applied schema migration number",
+        "description": "what the migration created or changed",
+        "applied_at": "when the migration was applied (UTC)",
+    },
+    "studies": {
+        "study_id": _STUDY,
+        "protocol_id": "id of the protocol file the study ran (or 'imported')",
+        "title": "protocol title",
+        "scenario": "scenario name (e.g. loan)",
+        "source": "protocol (run here) or imported (import-ratings)",
+        "protocol_json": "the full validated protocol as JSON",
+        "protocol_hash": "SHA-256 of the canonical protocol JSON",
+        "seed": "protocol seed (assignment, personas, plan choice and order)",
+        "salt": "salt of the external-id hashes (secret; not exported)",
+        "simulation_json": "synthetic-participant settings of a simulated run (seed and "
+        "the full behaviour), null otherwise",
+        "created_at": "when the study was registered (UTC)",
+    },
+    "participants": {
+        "study_id": _STUDY,
+        "participant_id": _PID,
+        "seq": "arrival order within the study (0-based); drives assignment and order",
+        "token_hash": "SHA-256 of the resume token (not exported)",
+        "external_id_hash": "salted SHA-256 of the recruitment platform id, if given",
+        "source": "web (a person), synthetic (simulated) or imported",
+        "arm": "assigned arm id ('within': every arm)",
+        "status": "active, complete, declined, screened_out or approved (own profile "
+        "approved, session ended)",
+        "current_page": "id of the page the participant is on",
+        "step": "number of answers recorded",
+        "state_json": "session state (answered pages, HARE state) as JSON",
+        "completion_code": "code shown on the debrief page",
+        "created_at": "when the participant started (UTC)",
+        "updated_at": "last recorded answer (UTC)",
+    },
+    "events": {
+        "event_id": "increasing event number (append-only audit log)",
+        "study_id": _STUDY,
+        "participant_id": _PID,
+        "page_id": "page the event belongs to (null for session-level events)",
+        "event": "start, answer, plans, complete, declined, screened_out, approved, "
+        "token_renewed",
+        "detail_json": "event details as JSON (e.g. number of plans)",
+        "occurred_at": "when (UTC)",
+    },
+    "responses": {
+        "study_id": _STUDY,
+        "participant_id": _PID,
+        "page_id": "page answered (consent, screening, profile, plan-1, attention-x, ...)",
+        "kind": "page kind (protocols.pages)",
+        "step": "0-based index of this answer in the participant's session",
+        "answer_json": "the validated answer as JSON",
+        "correct": "attention checks: answered correctly; null for other pages",
+        "answered_at": "when (UTC)",
+    },
+    "profiles": {
+        "study_id": _STUDY,
+        "participant_id": _PID,
+        "source": "own (entered), persona (assigned) or persona_fallback (the entered "
+        "profile was approved, so a persona was assigned)",
+        "x_json": "the profile the plans act on, model units, by feature",
+        "display_json": "the same profile as shown (display units)",
+        "proba": "decision model's probability of the favourable outcome",
+        "rejected": "the decision model rejects the profile",
+    },
+    "elicitations": {
+        "study_id": _STUDY,
+        "participant_id": _PID,
+        "scheme": "binary, ranking or likert",
+        "answer_json": "the answer as given, by feature",
+        "hard_mask_json": "stated individually actionable features (true/false by feature)",
+        "scores_json": "actionability scores s (1 = easiest; K + 1 = cannot change)",
+        "levels": "K, the top of the person's score scale",
+    },
+    "plans": {
+        "study_id": _STUDY,
+        "participant_id": _PID,
+        "plan_id": "plan id (unique within a participant)",
+        "arm": "arm that produced the plan",
+        "method": "recourse method (oracle, icarma, carma, pool, hare, imported, ...)",
+        "position": "0-based position in the order shown",
+        "selection": "why the design chose it: sparsest, most_proximate, random, "
+        "stratum_k, best, hare_final, hare_base, imported",
+        "found": "the method offered an action",
+        "valid": "the decision model approves the counterfactual profile",
+        "cost": "unweighted action cost: sum over acted features of |x'-x|/range",
+        "weighted_cost": "action cost weighted by the stated difficulty (arm's cost profile)",
+        "log_prob_factual": "log-density of the factual profile (density_source)",
+        "log_prob_cf": "log-density of the counterfactual profile",
+        "plausible": "log_prob_cf >= log_prob_factual",
+        "hap": "1 if the plan acts on the least-preferred stated feature; null if fewer "
+        "than two stated features",
+        "violations": "number of acted features outside the stated actionable set",
+        "l0_actions": "sparsity over the actions: number of acted features that change",
+        "l1_actions": "proximity over the actions: sum of |x'-x|/range over acted features",
+        "l0_profile": "sparsity over the whole profile (actions and consequences)",
+        "l1_profile": "proximity over the whole profile (actions and consequences)",
+        "satisfaction": "1 - mean stated relative difficulty of the acted actionable "
+        "features (0..1); null without elicitation",
+        "violation": "1 if the plan acts on a feature stated as unchangeable, else 0; null "
+        "without elicitation",
+        "density_source": "where densities come from (scm = exact)",
+        "actions_json": "acted features and their new values (model units)",
+        "x_json": "factual profile (model units)",
+        "x_cf_json": "counterfactual profile (model units)",
+        "created_at": "when the plan was generated (UTC)",
+    },
+    "ratings": {
+        "study_id": _STUDY,
+        "participant_id": _PID,
+        "plan_id": "rated plan",
+        "acceptance": "7-point rating (1 Strongly no .. 7 Strongly yes): is the plan a "
+        "reasonable explanation of the rejection",
+        "action": "7-point rating: would you carry out the plan",
+        "acceptance_why": "free-text reason for the acceptance rating",
+        "action_why": "free-text reason for the action rating",
+        "impossible": "the participant marked at least one changed item impossible",
+        "impossible_json": "per action item: marked impossible (true/false)",
+        "answered_at": "when (UTC)",
+    },
+    "comparisons": {
+        "study_id": _STUDY,
+        "participant_id": _PID,
+        "step": "HARE query number (1-based)",
+        "kind": "compare (two plans) or accept (one plan)",
+        "options_json": "the candidate plans shown (actions, profiles, distances)",
+        "choice": "compare: 0 = first option, 1 = second",
+        "accepted": "accept: the participant accepted the plan",
+        "answered_at": "when (UTC)",
+    },
+    "sim_participants": {
+        "study_id": _STUDY,
+        "participant_id": _PID,
+        "sim_seed": "simulation seed",
+        "params_json": "hidden truth: factual profile, true hard mask, ranks, difficulty, "
+        "cost weights, rating effects, HARE threshold",
+    },
+    "sim_ratings": {
+        "study_id": _STUDY,
+        "participant_id": _PID,
+        "plan_id": "rated plan",
+        "distance": "the distance that drove the simulated ratings",
+        "satisfaction_true": "satisfaction under the TRUE constraints",
+        "violation_true": "violation under the TRUE constraints",
+        "eta_acceptance": "latent acceptance (before logistic noise)",
+        "eta_action": "latent action (before logistic noise)",
+    },
+    "ratings_long": {
+        "study_id": _STUDY,
+        "participant_id": _PID,
+        "plan_id": "rated plan",
+        "arm": "arm that produced the plan",
+        "method": "recourse method",
+        "position": "0-based position shown",
+        "l0_actions": "sparsity over the actions",
+        "l1_actions": "proximity over the actions",
+        "l0_profile": "sparsity over the whole profile",
+        "l1_profile": "proximity over the whole profile",
+        "satisfaction": "stated-preference satisfaction (null without elicitation)",
+        "violation": "plan uses a feature stated as unchangeable (null without elicitation)",
+        "acceptance": "7-point acceptance rating",
+        "action": "7-point action rating",
+        "impossible": "at least one changed item marked impossible",
+        "source": "web, synthetic or imported",
+    },
+}
+
+NOT_EXPORTED: dict[str, tuple[str, ...]] = {
+    "studies": ("salt",),
+    "participants": ("token_hash",),
+}
+
+
+def codebook(store: Any, tables: tuple[str, ...]) -> list[dict[str, str]]:
+    """Rows (table, column, type, meaning) of the exported columns of ``tables``."""
+    out = []
+    for table in tables:
+        for name, dtype in store.columns(table):
+            if name in NOT_EXPORTED.get(table, ()):
+                continue
+            meaning = MEANINGS.get(table, {}).get(name)
+            if meaning is None:
+                raise KeyError(f"codebook has no meaning for {table}.{name}")
+            out.append({"table": table, "column": name, "type": dtype, "meaning": meaning})
+    return out

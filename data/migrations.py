@@ -1,0 +1,244 @@
+"""The store's schema, as an ordered list of migrations, and the code that applies them.
+
+``schema_version`` holds one row per applied migration. Opening a database read-write applies
+every migration newer than its version, each in its own transaction; a database written by
+a newer version of this code is refused rather than guessed at.
+
+Column meanings live in ``data.codebook`` (which the export writes next to the tables).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+
+_V1 = (
+    """CREATE TABLE studies (
+        study_id VARCHAR PRIMARY KEY,
+        protocol_id VARCHAR NOT NULL,
+        title VARCHAR,
+        scenario VARCHAR,
+        source VARCHAR NOT NULL,
+        protocol_json VARCHAR,
+        protocol_hash VARCHAR,
+        seed BIGINT,
+        salt VARCHAR,
+        simulation_json VARCHAR,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE participants (
+        study_id VARCHAR NOT NULL,
+        participant_id VARCHAR NOT NULL,
+        seq INTEGER,
+        token_hash VARCHAR UNIQUE,
+        external_id_hash VARCHAR,
+        source VARCHAR NOT NULL,
+        arm VARCHAR,
+        status VARCHAR NOT NULL,
+        current_page VARCHAR,
+        step INTEGER NOT NULL,
+        state_json VARCHAR NOT NULL,
+        completion_code VARCHAR,
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (study_id, participant_id),
+        UNIQUE (study_id, seq)
+    )""",
+    "CREATE SEQUENCE event_seq START 1",
+    """CREATE TABLE events (
+        event_id BIGINT NOT NULL DEFAULT nextval('event_seq'),
+        study_id VARCHAR NOT NULL,
+        participant_id VARCHAR NOT NULL,
+        page_id VARCHAR,
+        event VARCHAR NOT NULL,
+        detail_json VARCHAR,
+        occurred_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE responses (
+        study_id VARCHAR NOT NULL,
+        participant_id VARCHAR NOT NULL,
+        page_id VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL,
+        step INTEGER NOT NULL,
+        answer_json VARCHAR NOT NULL,
+        correct BOOLEAN,
+        answered_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (study_id, participant_id, page_id)
+    )""",
+    """CREATE TABLE profiles (
+        study_id VARCHAR NOT NULL,
+        participant_id VARCHAR NOT NULL,
+        source VARCHAR NOT NULL,
+        x_json VARCHAR NOT NULL,
+        display_json VARCHAR NOT NULL,
+        proba DOUBLE,
+        rejected BOOLEAN,
+        PRIMARY KEY (study_id, participant_id)
+    )""",
+    """CREATE TABLE elicitations (
+        study_id VARCHAR NOT NULL,
+        participant_id VARCHAR NOT NULL,
+        scheme VARCHAR NOT NULL,
+        answer_json VARCHAR NOT NULL,
+        hard_mask_json VARCHAR NOT NULL,
+        scores_json VARCHAR NOT NULL,
+        levels DOUBLE NOT NULL,
+        PRIMARY KEY (study_id, participant_id)
+    )""",
+    """CREATE TABLE plans (
+        study_id VARCHAR NOT NULL,
+        participant_id VARCHAR NOT NULL,
+        plan_id VARCHAR NOT NULL,
+        arm VARCHAR,
+        method VARCHAR,
+        position INTEGER,
+        selection VARCHAR,
+        found BOOLEAN,
+        valid BOOLEAN,
+        cost DOUBLE,
+        weighted_cost DOUBLE,
+        log_prob_factual DOUBLE,
+        log_prob_cf DOUBLE,
+        plausible BOOLEAN,
+        hap DOUBLE,
+        violations INTEGER,
+        l0_actions DOUBLE,
+        l1_actions DOUBLE,
+        l0_profile DOUBLE,
+        l1_profile DOUBLE,
+        satisfaction DOUBLE,
+        violation DOUBLE,
+        density_source VARCHAR,
+        actions_json VARCHAR,
+        x_json VARCHAR,
+        x_cf_json VARCHAR,
+        created_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (study_id, participant_id, plan_id)
+    )""",
+    """CREATE TABLE ratings (
+        study_id VARCHAR NOT NULL,
+        participant_id VARCHAR NOT NULL,
+        plan_id VARCHAR NOT NULL,
+        acceptance INTEGER NOT NULL,
+        action INTEGER NOT NULL,
+        acceptance_why VARCHAR,
+        action_why VARCHAR,
+        impossible BOOLEAN,
+        impossible_json VARCHAR,
+        answered_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (study_id, participant_id, plan_id)
+    )""",
+    """CREATE TABLE comparisons (
+        study_id VARCHAR NOT NULL,
+        participant_id VARCHAR NOT NULL,
+        step INTEGER NOT NULL,
+        kind VARCHAR NOT NULL,
+        options_json VARCHAR NOT NULL,
+        choice INTEGER,
+        accepted BOOLEAN,
+        answered_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (study_id, participant_id, step)
+    )""",
+    """CREATE TABLE sim_participants (
+        study_id VARCHAR NOT NULL,
+        participant_id VARCHAR NOT NULL,
+        sim_seed BIGINT NOT NULL,
+        params_json VARCHAR NOT NULL,
+        PRIMARY KEY (study_id, participant_id)
+    )""",
+    """CREATE TABLE sim_ratings (
+        study_id VARCHAR NOT NULL,
+        participant_id VARCHAR NOT NULL,
+        plan_id VARCHAR NOT NULL,
+        distance DOUBLE,
+        satisfaction_true DOUBLE,
+        violation_true DOUBLE,
+        eta_acceptance DOUBLE,
+        eta_action DOUBLE,
+        PRIMARY KEY (study_id, participant_id, plan_id)
+    )""",
+    """CREATE VIEW ratings_long AS
+    SELECT r.study_id, r.participant_id, r.plan_id, p.arm, p.method, p.position,
+           p.l0_actions, p.l1_actions, p.l0_profile, p.l1_profile,
+           p.satisfaction, p.violation, r.acceptance, r.action, r.impossible,
+           pa.source
+    FROM ratings r
+    JOIN plans p
+      ON p.study_id = r.study_id AND p.participant_id = r.participant_id
+     AND p.plan_id = r.plan_id
+    JOIN participants pa ON pa.study_id = r.study_id AND pa.participant_id = r.participant_id""",
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "studies, participants, events, answers, plans, ratings, simulation truth", _V1),
+)
+LATEST = MIGRATIONS[-1].version
+
+
+class SchemaVersionError(RuntimeError):
+    """The database's schema is newer than this code, or too old to read without migrating."""
+
+
+def current_version(cursor: Any) -> int:
+    """The highest applied migration (0 for a new database)."""
+    exists = cursor.execute(
+        "SELECT count(*) FROM information_schema.tables "
+        "WHERE table_schema = 'main' AND table_name = 'schema_version'"
+    ).fetchone()[0]
+    if not exists:
+        return 0
+    row = cursor.execute("SELECT max(version) FROM schema_version").fetchone()
+    return int(row[0] or 0)
+
+
+def migrate(cursor: Any) -> int:
+    """Apply every pending migration, each in one transaction; return the final version."""
+    version = current_version(cursor)
+    if version > LATEST:
+        raise SchemaVersionError(
+            f"the database has schema version {version}, newer than this code's {LATEST}; "
+            "upgrade recourse-study"
+        )
+    if version == 0:
+        cursor.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version ("
+            "version INTEGER PRIMARY KEY, description VARCHAR, applied_at TIMESTAMP NOT NULL)"
+        )
+    for m in MIGRATIONS:
+        if m.version <= version:
+            continue
+        cursor.execute("BEGIN TRANSACTION")
+        try:
+            for stmt in m.statements:
+                cursor.execute(stmt)
+            cursor.execute(
+                "INSERT INTO schema_version VALUES (?, ?, ?)",
+                [m.version, m.description, datetime.now(UTC).replace(tzinfo=None)],
+            )
+            cursor.execute("COMMIT")
+        except Exception:
+            cursor.execute("ROLLBACK")
+            raise
+        version = m.version
+    return version
+
+
+def check_readable(cursor: Any) -> None:
+    """Refuse a database a read-only connection cannot use as is."""
+    version = current_version(cursor)
+    if version != LATEST:
+        raise SchemaVersionError(
+            f"the database has schema version {version}, this code expects {LATEST}; open it "
+            "read-write once (any command that writes to it) to migrate"
+            if version < LATEST
+            else f"the database has schema version {version}, newer than this code's {LATEST}"
+        )

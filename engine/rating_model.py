@@ -1,0 +1,162 @@
+"""The ordinal (cumulative-logit) rating model of synthetic participants (specs/user-study.md).
+
+For a plan shown to participant p, with distance d (one of the stored L0/L1 distances),
+preference satisfaction s in [0, 1] and violation v in {0, 1} (the plan uses a feature the
+person cannot change), the latent score of one 7-point rating is
+
+    eta = a + f(d) + k s - nu v + u_p + b_p d,     u_p ~ N(0, sd_u^2),  b_p ~ N(0, sd_b^2)
+
+with f(d) = -drop (1 - exp(-d / scale)) (flat for drop = 0; otherwise steep over small d,
+then flat), and the rating is
+
+    rating = 1 + #{k : c_k < eta + e},   e ~ Logistic(0, 1),   c_1 < ... < c_6,
+
+i.e. P(rating <= k) = sigmoid(c_k - eta): the cumulative-logit likelihood the analysis fits.
+A missing satisfaction or violation (no elicitation) contributes 0.
+
+``RatingBehaviour.reference()`` mimics Tominaga et al. (paper 003): acceptance flat in
+distance with mean near 3.3, action falling steeply over the smallest distances then flat
+with mean near 2.6, large participant effects. Pure numpy: the analysis layer uses it to
+simulate data with known truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import expit
+
+DISTANCES: tuple[str, ...] = ("l0_actions", "l1_actions", "l0_profile", "l1_profile")
+# Cutpoints symmetric around 0, one logit apart: eta = 0 gives a mean rating of 4.
+DEFAULT_CUTPOINTS: tuple[float, float, float, float, float, float] = (
+    -2.5, -1.5, -0.5, 0.5, 1.5, 2.5
+)
+
+
+def _finite_or_zero(a: np.ndarray | float) -> np.ndarray:
+    arr = np.asarray(a, dtype=float)
+    return np.where(np.isfinite(arr), arr, 0.0)
+
+
+@dataclass(frozen=True)
+class DistanceCurve:
+    """f(d) = -drop (1 - exp(-d / scale)): 0 at d = 0, -drop far away (module docstring)."""
+
+    drop: float = 0.0
+    scale: float = 0.15
+
+    def __post_init__(self) -> None:
+        if self.scale <= 0:
+            raise ValueError(f"distance curve scale must be positive, got {self.scale}")
+
+    def __call__(self, d: np.ndarray) -> np.ndarray:
+        d = np.asarray(d, dtype=float)
+        return -self.drop * (1.0 - np.exp(-d / self.scale))
+
+
+@dataclass(frozen=True)
+class OutcomeModel:
+    """One 7-point rating (acceptance or action); parameters as in the module docstring."""
+
+    intercept: float
+    curve: DistanceCurve = field(default_factory=DistanceCurve)
+    satisfaction: float = 0.0
+    violation: float = 0.0
+    sd_intercept: float = 1.0
+    sd_slope: float = 0.0
+    cutpoints: tuple[float, float, float, float, float, float] = DEFAULT_CUTPOINTS
+
+    def __post_init__(self) -> None:
+        c = np.asarray(self.cutpoints, dtype=float)
+        if c.shape != (6,) or not np.all(np.diff(c) > 0) or not np.isfinite(c).all():
+            raise ValueError(f"cutpoints must be 6 strictly increasing numbers, got {self.cutpoints}")
+        if self.sd_intercept < 0 or self.sd_slope < 0:
+            raise ValueError("random-effect standard deviations must be >= 0")
+
+    def latent(
+        self,
+        d: np.ndarray,
+        satisfaction: np.ndarray | float,
+        violation: np.ndarray | float,
+        u: np.ndarray | float = 0.0,
+        b: np.ndarray | float = 0.0,
+    ) -> np.ndarray:
+        """eta per rating (missing satisfaction / violation count as 0)."""
+        d = np.asarray(d, dtype=float)
+        return (
+            self.intercept
+            + self.curve(d)
+            + self.satisfaction * _finite_or_zero(satisfaction)
+            - self.violation * _finite_or_zero(violation)
+            + np.asarray(u, dtype=float)
+            + np.asarray(b, dtype=float) * d
+        )
+
+    def probabilities(self, eta: np.ndarray) -> np.ndarray:
+        """(n, 7) category probabilities: P(k) = sigmoid(c_k - eta) - sigmoid(c_{k-1} - eta)."""
+        eta = np.atleast_1d(np.asarray(eta, dtype=float))
+        cum = expit(np.asarray(self.cutpoints)[None, :] - eta[:, None])
+        cum = np.concatenate([np.zeros((len(eta), 1)), cum, np.ones((len(eta), 1))], axis=1)
+        return np.diff(cum, axis=1)
+
+    def expected(self, eta: np.ndarray) -> np.ndarray:
+        """The mean rating for each latent score."""
+        return self.probabilities(eta) @ np.arange(1, 8)
+
+    def sample(self, eta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Ratings 1..7: 1 + number of cutpoints below eta + logistic noise."""
+        eta = np.atleast_1d(np.asarray(eta, dtype=float))
+        noisy = eta + rng.logistic(size=eta.shape)
+        return 1 + (np.asarray(self.cutpoints)[None, :] < noisy[:, None]).sum(axis=1)
+
+
+@dataclass(frozen=True)
+class RatingBehaviour:
+    """Both ratings of a synthetic participant and the distance that drives them."""
+
+    acceptance: OutcomeModel
+    action: OutcomeModel
+    distance: str = "l1_profile"
+
+    def __post_init__(self) -> None:
+        if self.distance not in DISTANCES:
+            raise ValueError(
+                f"unknown distance {self.distance!r}; expected one of {', '.join(DISTANCES)}"
+            )
+
+    @classmethod
+    def reference(cls) -> RatingBehaviour:
+        """Defaults mimicking Tominaga et al. (module docstring).
+
+        Intercepts are calibrated (Monte Carlo) so that with distances uniform on [0, 0.8]
+        and no elicitation the mean ratings are 3.3 (acceptance) and 2.6 (action).
+        """
+        return cls(
+            acceptance=OutcomeModel(
+                intercept=-0.88,
+                curve=DistanceCurve(drop=0.0),
+                satisfaction=0.5,
+                violation=0.8,
+                sd_intercept=1.5,
+                sd_slope=0.0,
+            ),
+            action=OutcomeModel(
+                intercept=-0.45,
+                curve=DistanceCurve(drop=1.6, scale=0.1),
+                satisfaction=0.8,
+                violation=1.5,
+                sd_intercept=1.5,
+                sd_slope=0.5,
+            ),
+        )
+
+    def draw_effects(self, n_participants: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """Participant random effects: u_acc, b_acc, u_act, b_act, each (n_participants,)."""
+        if n_participants < 0:
+            raise ValueError(f"n_participants must be >= 0, got {n_participants}")
+        out: dict[str, np.ndarray] = {}
+        for name, model in (("acc", self.acceptance), ("act", self.action)):
+            out[f"u_{name}"] = rng.normal(0.0, model.sd_intercept, n_participants)
+            out[f"b_{name}"] = rng.normal(0.0, model.sd_slope, n_participants)
+        return out

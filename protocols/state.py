@@ -1,0 +1,102 @@
+"""A participant's session state: what is in memory, what is stored, and how it round-trips.
+
+The state that decides the next page is small and lives in ``participants.state_json``
+(answered page ids, where the profile came from, the HARE session and its pending query,
+whether plans exist). The bulky parts live in their own tables and are reloaded on resume:
+the profile (``profiles``), the stated constraints (``elicitations``) and the plans
+(``plans``). ``step`` counts recorded answers and guards every update (optimistic
+concurrency: an update only applies to the step it was computed from).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from engine.preferences import ActionabilityProfiles
+from engine.study_plans import profiles_from_lists
+from protocols.planning import PlanRecord
+
+STATUSES = ("active", "complete", "declined", "screened_out", "approved")
+
+
+@dataclass
+class Participant:
+    study_id: str
+    participant_id: str
+    seq: int
+    source: str
+    arm: str
+    status: str = "active"
+    step: int = 0
+    answered: list[str] = field(default_factory=list)
+    profile_source: str | None = None  # own | persona | persona_fallback
+    note: str = ""
+    x: np.ndarray | None = None
+    stated: ActionabilityProfiles | None = None
+    plans_ready: bool = False
+    plans: list[PlanRecord] = field(default_factory=list)
+    hare_json: str | None = None
+    hare_query: dict[str, Any] | None = None
+    hare_done: bool = False
+    hare_asked: int = 0
+    completion_code: str = ""
+
+    @property
+    def active(self) -> bool:
+        return self.status == "active"
+
+    def copy(self) -> Participant:
+        """A copy whose mutable parts can change without touching this one."""
+        out = copy.copy(self)
+        out.answered = list(self.answered)
+        out.plans = list(self.plans)
+        out.hare_query = copy.deepcopy(self.hare_query)
+        return out
+
+    def state_json(self) -> str:
+        return json.dumps({
+            "answered": self.answered,
+            "profile_source": self.profile_source,
+            "note": self.note,
+            "plans_ready": self.plans_ready,
+            "hare": self.hare_json,
+            "hare_query": self.hare_query,
+            "hare_done": self.hare_done,
+            "hare_asked": self.hare_asked,
+        })
+
+    def load_state(self, text: str) -> None:
+        s = json.loads(text)
+        self.answered = list(s.get("answered", []))
+        self.profile_source = s.get("profile_source")
+        self.note = s.get("note", "")
+        self.plans_ready = bool(s.get("plans_ready", False))
+        self.hare_json = s.get("hare")
+        self.hare_query = s.get("hare_query")
+        self.hare_done = bool(s.get("hare_done", False))
+        self.hare_asked = int(s.get("hare_asked", 0))
+
+
+def profiles_row(p: ActionabilityProfiles, feature_names: tuple[str, ...]) -> dict[str, Any]:
+    """The stored form of a batch-of-one actionability profile."""
+    return {
+        "scheme": p.elicitation,
+        "hard_mask_json": json.dumps(dict(zip(feature_names, p.hard_mask[0].tolist(),
+                                              strict=True))),
+        "scores_json": json.dumps(dict(zip(feature_names, p.scores[0].tolist(), strict=True))),
+        "levels": float(p.levels[0]),
+    }
+
+
+def profiles_from_row(row: dict[str, Any], feature_names: tuple[str, ...]) -> ActionabilityProfiles:
+    hard = json.loads(row["hard_mask_json"])
+    scores = json.loads(row["scores_json"])
+    return profiles_from_lists(
+        [[bool(hard[n]) for n in feature_names]], [[float(scores[n]) for n in feature_names]],
+        [float(row["levels"])], row["scheme"],
+    )

@@ -1,0 +1,91 @@
+"""`recourse-study simulate`: run a protocol with N synthetic participants into a database."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from study_app.cli.apps import app
+
+_console = Console(stderr=True)
+
+
+def fail(message: str, code: int = 1) -> None:
+    """Print a clear error on stderr and exit."""
+    _console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    raise typer.Exit(code)
+
+
+@app.command()
+def simulate(
+    protocol: str = typer.Option(..., help="A shipped protocol id or a protocol YAML file."),
+    participants: int = typer.Option(100, min=1, help="Number of synthetic participants."),
+    db: Path = typer.Option(..., help="DuckDB file to write (created if missing)."),
+    seed: int | None = typer.Option(
+        None, help="Seed of the synthetic participants (default: the protocol's simulation.seed)."
+    ),
+    study: str | None = typer.Option(None, help="Study id in the database (default: protocol id)."),
+    decision_model: str | None = typer.Option(
+        None, help="Override the protocol's decision model: trained | bayes."
+    ),
+    chunk: int = typer.Option(100, min=1, help="Participants moved through the study together."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+) -> None:
+    """Simulate a study: synthetic participants answer the same pages people would.
+
+    Participants get sequence numbers 0..N-1; running again on the same database continues an
+    interrupted run (complete participants are kept, started ones resume). Needs the
+    scenario's trained artifacts when the protocol uses them (`recourse-study train`).
+
+    --json prints: study_id, protocol, seed, started (new this run), resumed (continued this
+    run), participants (in the study), complete, plans, ratings, comparisons,
+    mean_acceptance, mean_action (over all ratings, null when none), seconds (this run).
+    """
+    from data.store import Store, StoreError
+    from protocols.resources import MethodUnavailableError
+    from protocols.schema import ProtocolError, load_protocol
+    from protocols.session import StudyMismatchError
+    from study_app.simulate import simulate as run
+
+    if decision_model not in (None, "trained", "bayes"):
+        raise typer.BadParameter("expected trained or bayes", param_hint="--decision-model")
+    try:
+        proto = load_protocol(protocol)
+    except ProtocolError as e:
+        fail(str(e), 2)
+    try:
+        store = Store(db)
+    except StoreError as e:
+        fail(str(e))
+    try:
+        with Progress(
+            TextColumn("[bold]simulating {task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=_console,
+            transient=json_out,
+        ) as progress:
+            task = progress.add_task(proto.id, total=participants)
+
+            def report(done: int, total: int) -> None:
+                progress.update(task, completed=done, total=total)
+
+            summary = run(proto, store, participants, seed=seed, study_id=study,
+                          decision_model=decision_model, chunk=chunk, progress=report)
+    except (StudyMismatchError, MethodUnavailableError, FileNotFoundError) as e:
+        fail(str(e))
+    finally:
+        store.close()
+    if json_out:
+        typer.echo(json.dumps(summary, indent=2, default=float))
+    else:
+        _console.print(
+            f"{summary['complete']} of {summary['participants']} participants complete, "
+            f"{summary['plans']} plans, {summary['ratings']} ratings in {summary['seconds']:.1f} s "
+            f"-> {db}"
+        )

@@ -1,0 +1,75 @@
+"""Many threads of one process writing through one Study into one database."""
+
+from __future__ import annotations
+
+import threading
+
+from data.store import Store
+from protocols.session import Study
+
+
+def _walk(session, answer) -> None:
+    page = session.current_page()
+    while not page.terminal:
+        page = session.submit(page.id, answer(page))
+
+
+def test_sixteen_threads_exact_counts_no_duplicates(tmp_path, small_protocol, answer) -> None:
+    per_thread, threads = 3, 16
+    errors: list[BaseException] = []
+    with Store(tmp_path / "study.duckdb") as store:
+        study = Study(small_protocol, store)
+
+        def work() -> None:
+            try:
+                for _ in range(per_thread):
+                    _walk(study.start(), answer)
+            except BaseException as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+        pool = [threading.Thread(target=work) for _ in range(threads)]
+        for t in pool:
+            t.start()
+        for t in pool:
+            t.join()
+        assert not errors, errors
+        n = per_thread * threads
+        c = store.counts()
+        assert c["participants"] == n
+        assert c["plans"] == c["ratings"] == c["ratings_long"] == 3 * n
+        assert c["responses"] == 10 * n and c["profiles"] == c["elicitations"] == n
+        parts = store.table("participants")
+        assert sorted(parts["seq"]) == list(range(n))
+        assert (parts["status"] == "complete").all() and (parts["step"] == 10).all()
+        dup = store.query("SELECT count(*) AS n FROM (SELECT plan_id FROM ratings "
+                          "GROUP BY study_id, participant_id, plan_id HAVING count(*) > 1)")
+        assert dup[0]["n"] == 0
+        assert parts["arm"].value_counts().to_dict() == {"pool": n // 2, "oracle": n // 2}
+
+
+def test_same_page_submitted_by_two_threads_at_once(tmp_path, small_protocol, answer) -> None:
+    with Store(tmp_path / "study.duckdb") as store:
+        study = Study(small_protocol, store)
+        sessions = [study.start() for _ in range(8)]
+        for s in sessions:
+            page = s.current_page()
+            while page.id != "plan-1":
+                page = s.submit(page.id, answer(page))
+        before = store.counts()
+        barrier = threading.Barrier(16)
+        results: list[str] = []
+
+        def race(s) -> None:
+            page = s.current_page()
+            barrier.wait()
+            results.append(s.submit("plan-1", answer(page)).id)
+
+        pool = [threading.Thread(target=race, args=(s,)) for s in sessions for _ in range(2)]
+        for t in pool:
+            t.start()
+        for t in pool:
+            t.join()
+        assert sorted(results) == ["attention-c1"] * 16
+        after = store.counts()
+        assert after["ratings"] == before["ratings"] + 8
+        assert after["responses"] == before["responses"] + 8

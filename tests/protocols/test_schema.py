@@ -1,0 +1,109 @@
+"""Protocol files: the shipped ones validate; broken ones fail listing every problem with its
+path and line."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from protocols.schema import ProtocolError, load_protocol, parse_protocol, shipped_protocols
+
+GOOD = """\
+id: test-study
+title: A test
+scenario: loan
+elicitation: {scheme: ranking}
+arms:
+  - {id: oracle, method: oracle, options: {bins: 5}}
+plans: {per_participant: 3, design: stratified}
+"""
+
+
+def test_shipped_protocols_validate() -> None:
+    ids = shipped_protocols()
+    assert {"tominaga-replication", "icarma-personalization", "hare-interactive"} <= set(ids)
+    for pid in ids:
+        p = load_protocol(pid)
+        assert p.id == pid
+
+
+def test_good_minimal_protocol_and_defaults() -> None:
+    p = parse_protocol(GOOD)
+    assert p.arms[0].options == {"bins": 5}
+    assert p.questions.acceptance.labels[0] == "Strongly no"
+    assert p.fingerprint() == parse_protocol(GOOD).fingerprint()
+
+
+def _edit(old: str, new: str) -> str:
+    assert old in GOOD
+    return GOOD.replace(old, new)
+
+
+BROKEN = [
+    # (text, expected path fragment, expected message fragment)
+    (_edit("scenario: loan", "scenario: mortgage"), "scenario (line 3)", "unknown scenario"),
+    (_edit("method: oracle", "method: magic"), "arms[0].method (line 6)",
+     "unknown recourse method 'magic'"),
+    (_edit("options: {bins: 5}", "options: {binz: 5}"), "arms[0].options.binz (line 6)",
+     "unknown option for oracle"),
+    (_edit("scheme: ranking", "scheme: stars"), "elicitation.scheme (line 4)",
+     "Input should be"),
+    (_edit("per_participant: 3", "per_participant: 0"), "plans.per_participant (line 7)",
+     "greater than or equal to 1"),
+    (_edit("title: A test\n", ""), "title", "required field is missing"),
+    (GOOD + "colour: blue\n", "colour (line 8)", "unknown field"),
+    (_edit("design: stratified", "design: best"), "plans.per_participant",
+     "design best gives one plan"),
+    (GOOD.replace("arms:\n  - {id: oracle, method: oracle, options: {bins: 5}}",
+                  "arms:\n  - {id: a, method: oracle}\n  - {id: a, method: pool}"),
+     "arms[1].id (line 7)", "duplicate arm id"),
+    (GOOD + "attention_checks:\n  - {id: c, after: plan-9, question: q, options: [a, b], "
+     "correct: a}\n", "attention_checks[0].after (line 9)", "no page 'plan-9'"),
+    (GOOD + "attention_checks:\n  - {id: c, after: plan-1, question: q, options: [a, b], "
+     "correct: z}\n", "attention_checks[0].correct", "'z' is not an option"),
+    (GOOD + "screening:\n  - {id: s, question: q, options: [y, n], eligible: [maybe]}\n",
+     "screening[0].eligible", "not among the options: maybe"),
+    (GOOD + "simulation:\n  ratings:\n    action: {cutpoints: [1, 2, 3, 3, 4, 5]}\n",
+     "simulation.ratings.action.cutpoints (line 10)", "strictly increasing"),
+    (GOOD + "simulation:\n  constraints: {n_actionable_probs: [1, 1]}\n",
+     "simulation.constraints.n_actionable_probs", "one probability per possible count"),
+    (_edit("method: oracle, options: {bins: 5}", "method: hare"), "arms[0].base",
+     "needs a base method"),
+    (_edit("id: test-study", "id: Test Study!"), "id (line 1)", "should match pattern"),
+    ("id: [unclosed", "line 1", "not valid YAML"),
+    ("- just\n- a list\n", "(file)", "a protocol is a YAML mapping"),
+]
+
+
+@pytest.mark.parametrize(("text", "where", "message"), BROKEN)
+def test_broken_protocol_fails_with_path_and_message(text: str, where: str, message: str) -> None:
+    with pytest.raises(ProtocolError) as info:
+        parse_protocol(text, source="broken.yaml")
+    rendered = str(info.value)
+    assert any(where in path and message in msg for path, msg in info.value.problems), rendered
+    assert rendered.startswith("broken.yaml:")
+
+
+def test_every_structural_problem_is_listed_at_once() -> None:
+    text = textwrap.dedent("""\
+        id: x
+        title: ""
+        arms: []
+        plans: {per_participant: 99, order: sideways}
+    """)
+    with pytest.raises(ProtocolError) as info:
+        parse_protocol(text)
+    paths = [p for p, _ in info.value.problems]
+    assert len(paths) == 4, info.value
+    assert any(p.startswith("title") for p in paths)
+    assert any(p.startswith("arms") for p in paths)
+    assert any(p.startswith("plans.per_participant") for p in paths)
+    assert any(p.startswith("plans.order") for p in paths)
+
+
+def test_unknown_protocol_id_or_missing_file() -> None:
+    with pytest.raises(ProtocolError, match="not a file and not a shipped protocol"):
+        load_protocol("no-such-protocol")
+    with pytest.raises(ProtocolError, match="no such file"):
+        load_protocol("/nonexistent/dir/p.yaml")

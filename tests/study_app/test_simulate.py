@@ -1,0 +1,165 @@
+"""`simulate`: synthetic participants through the same session; counts, truth, determinism,
+resume, many threads, and the reference pattern."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from data.store import Store
+from protocols.schema import load_protocol
+from study_app.cli import app
+from study_app.simulate import simulate
+
+SUMMARY_KEYS = {"study_id", "protocol", "seed", "started", "resumed", "participants",
+                "complete", "plans", "ratings", "comparisons", "mean_acceptance",
+                "mean_action", "seconds"}
+
+
+@pytest.fixture(scope="module")
+def tominaga():
+    return load_protocol("tominaga-replication")
+
+
+def _counts(store: Store, study: str) -> dict[str, int]:
+    return {t: store.query(f"SELECT count(*) AS n FROM {t} WHERE study_id = ?", [study])[0]["n"]
+            for t in ("participants", "plans", "ratings", "responses", "sim_participants",
+                      "sim_ratings", "profiles")}
+
+
+def test_simulate_writes_answers_and_truth_apart(tmp_path, tominaga) -> None:
+    with Store(tmp_path / "s.duckdb") as store:
+        summary = simulate(tominaga, store, 30, decision_model="bayes", chunk=8)
+        assert set(summary) == SUMMARY_KEYS
+        assert summary["participants"] == summary["complete"] == summary["started"] == 30
+        c = _counts(store, "tominaga-replication")
+        assert c["plans"] == c["ratings"] == c["sim_ratings"] == summary["ratings"] == 150
+        assert c["sim_participants"] == c["profiles"] == 30
+        long = store.ratings_long()
+        assert set(long["source"]) == {"synthetic"} and long["acceptance"].between(1, 7).all()
+        assert long["satisfaction"].isna().all()  # no elicitation in this protocol
+        # impossibility answers follow the hidden constraints
+        truth = store.frame("SELECT r.impossible, s.violation_true FROM ratings r JOIN "
+                            "sim_ratings s USING (study_id, participant_id, plan_id)")
+        assert (truth["impossible"] == (truth["violation_true"] == 1.0)).all()
+        params = json.loads(store.table("sim_participants")["params_json"][0])
+        assert {"hard_mask", "ranks", "effects", "threshold"} <= set(params)
+        assert "params_json" not in store.ratings_long().columns
+
+
+def test_same_seed_same_data_and_resume(tmp_path, tominaga) -> None:
+    with Store(tmp_path / "a.duckdb") as a:
+        simulate(tominaga, a, 24, decision_model="bayes", chunk=10)
+        full = a.frame("SELECT p.seq, r.plan_id, r.acceptance, r.action FROM ratings r JOIN "
+                       "participants p USING (study_id, participant_id) ORDER BY 1, 2")
+    with Store(tmp_path / "b.duckdb") as b:
+        first = simulate(tominaga, b, 10, decision_model="bayes", chunk=4)
+        assert first["complete"] == 10
+        again = simulate(tominaga, b, 24, decision_model="bayes", chunk=4)
+        assert (again["started"], again["resumed"], again["complete"]) == (14, 0, 24)
+        none = simulate(tominaga, b, 24, decision_model="bayes")
+        assert none["started"] == none["resumed"] == 0
+        part = b.frame("SELECT p.seq, r.plan_id, r.acceptance, r.action FROM ratings r JOIN "
+                       "participants p USING (study_id, participant_id) ORDER BY 1, 2")
+    strip = lambda df: df.assign(plan_id=df["plan_id"].str.rsplit("-", n=1).str[-1])  # noqa: E731
+    assert strip(full).equals(strip(part))
+    with Store(tmp_path / "b.duckdb") as b:
+        from protocols.session import StudyMismatchError
+
+        with pytest.raises(StudyMismatchError, match="other settings"):
+            simulate(tominaga, b, 24, decision_model="bayes", seed=99)
+
+
+def test_sixteen_threads_simulating_into_one_database(tmp_path, tominaga) -> None:
+    errors: list[BaseException] = []
+    with Store(tmp_path / "s.duckdb") as store:
+        def run(k: int) -> None:
+            try:
+                simulate(tominaga, store, 6, study_id=f"t{k:02d}", decision_model="bayes",
+                         seed=k)
+            except BaseException as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=run, args=(k,)) for k in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        totals = store.counts()
+        assert totals["studies"] == 16 and totals["participants"] == 96
+        assert totals["plans"] == totals["ratings"] == totals["sim_ratings"] == 480
+        assert totals["sim_participants"] == totals["profiles"] == 96
+        dup = store.query("SELECT count(*) AS n FROM (SELECT 1 FROM ratings GROUP BY study_id, "
+                          "participant_id, plan_id HAVING count(*) > 1)")[0]["n"]
+        assert dup == 0
+        per = store.frame("SELECT study_id, count(*) AS n FROM participants GROUP BY 1")
+        assert (per["n"] == 6).all()
+
+
+def test_cli_json_and_bad_input(tmp_path) -> None:
+    runner = CliRunner()
+    db = tmp_path / "c.duckdb"
+    res = runner.invoke(app, ["simulate", "--protocol", "tominaga-replication", "--participants",
+                              "5", "--db", str(db), "--decision-model", "bayes", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert set(out) == SUMMARY_KEYS and out["ratings"] == 25
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("id: bad\ntitle: t\narms:\n  - {id: a, method: nope}\n")
+    res = runner.invoke(app, ["simulate", "--protocol", str(bad), "--db", str(db)])
+    assert res.exit_code == 2 and "arms[0].method (line 4)" in res.output
+    res = runner.invoke(app, ["simulate", "--protocol", "tominaga-replication", "--db", str(db),
+                              "--decision-model", "magic"])
+    assert res.exit_code == 2
+
+
+def test_reference_pattern(tmp_path, tominaga) -> None:
+    """Defaults mimic the reference study: acceptance near 3.3 and flat in distance, action
+    near 2.6 and falling over small distances."""
+    with Store(tmp_path / "r.duckdb") as store:
+        simulate(tominaga, store, 400, decision_model="bayes")
+        df = store.ratings_long()
+    assert abs(df["acceptance"].mean() - 3.3) < 0.35
+    assert abs(df["action"].mean() - 2.6) < 0.35
+    q = np.quantile(df["l1_profile"], [0.2, 0.8])
+    low, high = df[df["l1_profile"] <= q[0]], df[df["l1_profile"] >= q[1]]
+    assert low["action"].mean() - high["action"].mean() > 0.3
+    assert abs(low["acceptance"].mean() - high["acceptance"].mean()) < 0.25
+
+
+def test_icarma_personalization_on_trained_artifacts(tmp_path, trained_home) -> None:
+    """The shipped protocol as is (trained decision model, iCARMA, CARMA, Oracle arms)."""
+    proto = load_protocol("icarma-personalization")
+    with Store(tmp_path / "ip.duckdb") as store:
+        summary = simulate(proto, store, 30)
+        assert summary["complete"] == 30 and summary["ratings"] == summary["plans"] > 60
+        long = store.ratings_long()
+        assert set(long["arm"]) == {"icarma", "carma", "oracle"}
+        assert long["satisfaction"].between(0, 1).all()
+        by_arm = long.groupby("arm")["violation"].mean()
+        assert by_arm["icarma"] == by_arm["oracle"] == 0.0  # they see the stated constraints
+        plans = store.plans()
+        assert plans["valid"].all() and (plans["density_source"] == "scm").all()
+
+
+def test_tominaga_with_the_oracle_candidate_set(tmp_path) -> None:
+    """The replication's documented alternative arm: the Oracle's candidates, not pool ones."""
+    import yaml
+
+    from protocols.schema import parse_protocol, resolve
+
+    data = yaml.safe_load(resolve("tominaga-replication").read_text())
+    data["arms"] = [{"id": "oracle", "method": "oracle", "personalized": False,
+                     "cost_profile": "constant", "options": {"bins": 6}}]
+    proto = parse_protocol(yaml.safe_dump(data))
+    with Store(tmp_path / "o.duckdb") as store:
+        summary = simulate(proto, store, 8, decision_model="bayes")
+        assert summary["complete"] == 8 and summary["ratings"] == summary["plans"] > 0
+        plans = store.plans()
+        assert set(plans["method"]) == {"oracle"}
+        assert {"sparsest", "most_proximate", "random"} <= set(plans["selection"])
