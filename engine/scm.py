@@ -168,9 +168,38 @@ class StructuralCausalModel(ABC):
         values = self._as_values(action_values, t.shape[0])
         u = torch.stack([self.inverse_equation(j, t) for j in range(self.d)], dim=1)
         x_cf = torch.zeros_like(t)
+        cols = torch.arange(self.d)
         for j in range(self.d):
-            x_cf[:, j] = torch.where(mask[:, j], values[:, j], self.equation(j, x_cf, u[:, j]))
+            # out of place, so x_cf stays differentiable in the action values
+            x_j = torch.where(mask[:, j], values[:, j], self.equation(j, x_cf, u[:, j]))
+            x_cf = torch.where(cols == j, x_j[:, None], x_cf)
         self.check_support(x_cf, "action_values")
+        return x_cf.to(dtype)
+
+    def shift_counterfactual(
+        self, x: ArrayLike, shift_mask: ArrayLike, shifts: ArrayLike, lower: Tensor,
+        upper: Tensor,
+    ) -> Tensor:
+        """x' under shift interventions, in one pass: abduct u, then in causal order
+
+            x'_j = clamp(f_j(x'_pa(j), u_j) + s_j, lower_j, upper_j)   where shift_mask_j,
+            x'_j = f_j(x'_pa(j), u_j)                                  elsewhere.
+
+        Equals hard interventions do(x_j = x'_j) on the shifted features (what
+        engine.recourse.shift_actions computes for any world model), differentiable in s.
+        """
+        t, dtype = as_batch(x, self.d)
+        self.check_support(t, "x")
+        mask = self._as_mask(shift_mask, t.shape[0])
+        s = self._as_values(shifts, t.shape[0])
+        u = torch.stack([self.inverse_equation(j, t) for j in range(self.d)], dim=1)
+        x_cf = torch.zeros_like(t)
+        cols = torch.arange(self.d)
+        for j in range(self.d):
+            x_j = self.equation(j, x_cf, u[:, j])
+            if bool(mask[:, j].any()):
+                x_j = torch.where(mask[:, j], torch.clamp(x_j + s[:, j], lower[j], upper[j]), x_j)
+            x_cf = torch.where(cols == j, x_j[:, None], x_cf)
         return x_cf.to(dtype)
 
     def log_prob(self, x: ArrayLike) -> Tensor:

@@ -14,9 +14,11 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "train",
     "bench_fairness",
     "bench_recourse",
+    "bench_hare",
     "simulate",
     "export",
     "import_ratings",
+    "serve",
 )
 
 for _name in _COMMAND_MODULES:

@@ -21,3 +21,11 @@ benchmark_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(benchmark_app, name="benchmark")
+
+
+def split_list(value: str, option: str) -> tuple[str, ...]:
+    """A comma-separated option value as a tuple (BadParameter when it names nothing)."""
+    items = tuple(v.strip() for v in value.split(",") if v.strip())
+    if not items:
+        raise typer.BadParameter(f"{option} needs at least one comma-separated value")
+    return items

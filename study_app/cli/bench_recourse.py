@@ -13,15 +13,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from study_app.cli.apps import benchmark_app
+from study_app.cli.apps import split_list as _split
 
 _console = Console(stderr=True)  # progress and notes
-
-
-def _split(value: str, option: str) -> tuple[str, ...]:
-    items = tuple(v.strip() for v in value.split(",") if v.strip())
-    if not items:
-        raise typer.BadParameter(f"{option} needs at least one comma-separated value")
-    return items
 
 
 def _fmt(v: float | None, digits: int = 3) -> str:

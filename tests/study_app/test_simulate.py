@@ -163,3 +163,17 @@ def test_tominaga_with_the_oracle_candidate_set(tmp_path) -> None:
         plans = store.plans()
         assert set(plans["method"]) == {"oracle"}
         assert {"sparsest", "most_proximate", "random"} <= set(plans["selection"])
+
+
+def test_hare_interactive_with_the_real_hare_session(tmp_path, trained_home) -> None:
+    """The shipped HARE protocol end to end: pairwise choices stored, HARE's final plan and
+    its base's plan rated, no plan outside the stated constraints."""
+    proto = load_protocol("hare-interactive")
+    with Store(tmp_path / "h.duckdb") as store:
+        summary = simulate(proto, store, 6)
+        assert summary["complete"] == 6
+        assert summary["comparisons"] >= 6
+        plans = store.plans()
+        assert {"hare", "oracle"} <= set(plans["method"])
+        assert (plans.loc[plans["method"] == "hare", "violations"] == 0).all()
+        assert summary["ratings"] == summary["plans"]

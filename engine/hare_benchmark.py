@@ -1,0 +1,312 @@
+"""The HARE benchmark (paper 002, section 5): base generators vs HARE vs Multi-HARE with
+simulated people, plus the budget and calibration ablations and the interactive step time.
+
+For every seed s: ``n`` rejected deployment-test applicants drawn at random, their
+actionability profiles (``constraint``: how many features each person may change; uniform
+preferences, ranking scores), and for every scale the simulated people of
+engine.recourse.hare_people (hidden ideal plans). Each base method's plans are computed once
+per seed; HARE (T = 1) and Multi-HARE (T > 1) refine them with the same people.
+
+Per row (base, variant, scale, budget, iterations, calibrate), over the people who have an
+ideal plan (a person without a favourable plan keeps x' = x, so failures count as GTP =
+|v(x_gt)| and GTD = 1): ``gtp``/``gtd`` means per seed, reported as the mean and standard
+deviation over seeds; ``success_rate`` (favourable plans), ``violations`` (acted features
+outside the person's actionable set, summed), ``proximity`` (L1 over the profile) and
+``sparsity`` (L0 over actions) over favourable plans, ``redundancy`` (acted features whose
+revert alone keeps the plan favourable, mean per favourable plan), ``queries`` (comparisons
+and acceptance questions asked, mean per person) and ``seconds`` (mean per seed: the method's
+own time; base generation is not part of HARE's).
+
+``step_ms``: one interactive step of a ``HareSession`` as the web app performs it (restore
+from JSON, apply the answer, compute the next query, serialize), driven by a scripted person;
+p50, p95 and max in milliseconds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from engine.preferences import ActionabilityProfiles, sample_profiles
+from engine.recourse import get_method
+from engine.recourse.base import Classifier, RecourseBatch, RecourseContext, RecourseMethod
+from engine.recourse.hare import Hare
+from engine.recourse.hare_people import SCALES, SimulatedPeople
+from engine.recourse.hare_session import HareSession
+from engine.recourse.shift_actions import allowed_mask
+from engine.recourse_benchmark import n_actionable, rejected_population
+from engine.scenarios.base import Scenario
+
+BASES = ("wachter", "gs", "oracle", "icarma", "carma")
+
+
+@dataclass(frozen=True)
+class HareBenchmarkConfig:
+    bases: tuple[str, ...] = ("wachter", "gs", "oracle", "icarma")
+    scales: tuple[str, ...] = ("near", "intermediate", "far")
+    budget: int = 30
+    iterations: tuple[int, ...] = (1, 5)
+    ablation_budgets: tuple[int, ...] = (10, 30, 70)
+    ablation_scale: str = "far"
+    calibration_ablation: bool = True
+    constraint: str = "random"
+    n: int = 150
+    seeds: int = 5
+    steps: int = 100
+    step_sessions: int = 5
+
+    def validate(self, scenario: Scenario) -> None:
+        problems = []
+        for b in self.bases:
+            if b not in BASES:
+                problems.append(f"unknown base {b!r} (choose from {', '.join(BASES)})")
+        for s in (*self.scales, self.ablation_scale):
+            if s not in SCALES:
+                problems.append(f"unknown scale {s!r} (choose from {', '.join(SCALES)})")
+        if any(t < 1 for t in self.iterations) or not self.iterations:
+            problems.append("iterations must be >= 1")
+        for b in (self.budget, *self.ablation_budgets):
+            if b < max(self.iterations):
+                problems.append(f"budget {b} is smaller than the largest iteration count")
+        if self.n < 1 or self.seeds < 1:
+            problems.append("n and seeds must be >= 1")
+        try:
+            n_actionable(self.constraint, len(scenario.actionable))
+        except ValueError as e:
+            problems.append(str(e))
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+def variant_name(iterations: int) -> str:
+    return "hare" if iterations == 1 else "multi-hare"
+
+
+def redundancy(context: RecourseContext, batch: RecourseBatch) -> Tensor:
+    """(n,) acted features whose revert alone keeps the plan favourable."""
+    count = torch.zeros(len(batch), dtype=torch.long)
+    with torch.no_grad():
+        for j in range(batch.x.shape[1]):
+            on = batch.action_mask[:, j]
+            if not bool(on.any()):
+                continue
+            m = batch.action_mask.clone()
+            m[:, j] = False
+            x_cf = context.world.counterfactual(batch.x, m, batch.action_values)
+            still = context.classifier.decision(x_cf.float()).bool()
+            count += (on & still).long()
+    return count
+
+
+def plan_metrics(
+    context: RecourseContext, batch: RecourseBatch, people: SimulatedPeople
+) -> dict[str, float]:
+    """One seed's metrics of a batch of plans (module docstring)."""
+    ok = batch.valid & batch.found
+    shown = torch.where(ok[:, None], batch.x_cf, batch.x)
+    has = people.found
+    valid = ok & has
+
+    def mean(t: Tensor, rows: Tensor) -> float:
+        return float(t[rows].double().mean()) if bool(rows.any()) else float("nan")
+
+    return {
+        "gtp": mean(people.gtp(shown), has),
+        "gtd": mean(people.gtd(shown), has),
+        "success_rate": mean(ok.double(), has),
+        "violations": int(batch.violations[has].sum()),
+        "proximity": mean(batch.l1_profile, valid),
+        "sparsity": mean(batch.l0_actions, valid),
+        "redundancy": mean(redundancy(context, batch), valid),
+    }
+
+
+def _aggregate(key: dict[str, Any], per_seed: list[dict[str, float]], n: int) -> dict[str, Any]:
+    def col(name: str) -> np.ndarray:
+        return np.array([r[name] for r in per_seed], dtype=float)
+
+    row = dict(key)
+    row["n"] = n
+    row["seeds"] = len(per_seed)
+    for m in ("gtp", "gtd"):
+        v = col(m)
+        row[f"{m}_mean"] = float(np.nanmean(v))
+        row[f"{m}_sd"] = float(np.nanstd(v, ddof=1)) if len(v) > 1 else 0.0
+    for m in ("success_rate", "proximity", "sparsity", "redundancy", "queries", "seconds"):
+        row[m] = float(np.nanmean(col(m)))
+    row["violations"] = int(col("violations").sum())
+    return row
+
+
+def _population(
+    scenario: Scenario, classifier: Classifier, config: HareBenchmarkConfig, seed: int
+) -> tuple[Tensor, ActionabilityProfiles]:
+    pool = rejected_population(scenario, classifier, None)
+    rng = np.random.default_rng([seed, 7])
+    idx = rng.choice(len(pool), size=min(config.n, len(pool)), replace=False)
+    x = pool[torch.as_tensor(np.sort(idx))].to(torch.float64)
+    profiles = sample_profiles(
+        scenario.feature_names, scenario.actionable, len(x), distribution="uniform",
+        n_actionable=n_actionable(config.constraint, len(scenario.actionable)),
+        elicitation="ranking", seed=rng,
+    )
+    return x, profiles
+
+
+def run_hare_benchmark(
+    context: RecourseContext,
+    config: HareBenchmarkConfig,
+    *,
+    on_step: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Every row of the benchmark plus the interactive step timing (module docstring)."""
+    config.validate(context.scenario)
+    note = on_step or (lambda _msg: None)
+    bases: dict[str, RecourseMethod] = {b: get_method(b, context) for b in config.bases}
+    runs: dict[tuple, list[dict[str, float]]] = {}
+
+    def add(key: tuple, metrics: dict[str, float]) -> None:
+        runs.setdefault(key, []).append(metrics)
+
+    settings = [(s, config.budget, t, "all") for s in config.scales for t in config.iterations]
+    settings += [(config.ablation_scale, b, t, "all")
+                 for b in config.ablation_budgets for t in config.iterations]
+    if config.calibration_ablation:
+        settings += [(config.ablation_scale, config.budget, 1, "winner")]
+    settings = list(dict.fromkeys(settings))
+    n = 0
+    for seed in range(config.seeds):
+        x, profiles = _population(context.scenario, context.classifier, config, seed)
+        n = len(x)
+        allowed = allowed_mask(context, profiles.hard_mask)
+        people = {s: SimulatedPeople.draw(context, x, allowed, s, seed=seed * 31 + i)
+                  for i, s in enumerate(SCALES) if s in {*config.scales, config.ablation_scale}}
+        for name, base in bases.items():
+            note(f"seed {seed}: {name} base plans")
+            t0 = time.perf_counter()
+            plans = base.recourse(x, profiles)
+            base_seconds = time.perf_counter() - t0
+            for s in config.scales:
+                m = plan_metrics(context, plans, people[s])
+                add((name, "base", s, 0, 0, "none"),
+                    {**m, "queries": 0.0, "seconds": base_seconds})
+            for s, budget, t, cal in settings:
+                note(f"seed {seed}: {name} {variant_name(t)} B={budget} T={t} {s} ({cal})")
+                hare = Hare(context, base, budget=budget, iterations=t, calibrate=cal,
+                            steps=config.steps, seed=seed)
+                run = hare.run(x, profiles, people[s], base=plans)
+                m = plan_metrics(context, run.final, people[s])
+                queries = float(run.state.asked.double().mean())
+                add((name, variant_name(t), s, budget, t, cal),
+                    {**m, "queries": queries, "seconds": run.seconds})
+    rows = [
+        _aggregate(dict(zip(("base", "variant", "scale", "budget", "iterations", "calibrate"),
+                            key, strict=True)), per_seed, n)
+        for key, per_seed in runs.items()
+    ]
+    note("interactive step timing")
+    step = interactive_step_ms(context, bases[config.bases[0]], config)
+    return {"rows": rows, "checks": acceptance_checks(rows, config), "step_ms": step}
+
+
+def interactive_step_ms(
+    context: RecourseContext, base: RecourseMethod, config: HareBenchmarkConfig
+) -> dict[str, float]:
+    """Milliseconds per interactive step (module docstring), over ``step_sessions`` people
+    answering with the far-scale simulated ideal, Multi-HARE with the largest T."""
+    x, profiles = _population(context.scenario, context.classifier, config, 0)
+    k = min(config.step_sessions, len(x))
+    x, profiles = x[:k], profiles[torch.arange(k)]
+    people = SimulatedPeople.draw(context, x, allowed_mask(context, profiles.hard_mask),
+                                  config.ablation_scale, seed=0)
+    hare = Hare(context, base, budget=config.budget, iterations=max(config.iterations),
+                steps=config.steps)
+    times: list[float] = []
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the web server runs: tiny tensors, many requests
+    try:
+        for i in range(k):
+            _drive_session(context, hare, people, x, profiles, i, times)
+    finally:
+        torch.set_num_threads(threads)
+    arr = np.array(times)
+    return {"steps": len(arr), "p50": float(np.percentile(arr, 50)),
+            "p95": float(np.percentile(arr, 95)), "max": float(arr.max())}
+
+
+def _drive_session(
+    context: RecourseContext, hare: Hare, people: SimulatedPeople, x: Tensor,
+    profiles: ActionabilityProfiles, i: int, times: list[float],
+) -> None:
+    """One scripted person through a whole session, timing every step into ``times``."""
+    session = HareSession.start(hare, x[i : i + 1], profiles[i], seed=i)
+    text = session.to_json()
+    while True:
+        q = session.next_query()
+        if q.kind == "done":
+            break
+        names = context.scenario.feature_names
+        shown = [torch.tensor([[o["x_cf"][f] for f in names]]) for o in q.options]
+        one = _one(people, i)
+        t0 = time.perf_counter()
+        session = HareSession.from_json(text, hare)
+        if q.kind == "compare":
+            session.answer(int(one.compare(shown[0], shown[1])[0]))
+        else:
+            session.accept(bool(one.accept(shown[0])[0]))
+        session.next_query()
+        text = session.to_json()
+        times.append((time.perf_counter() - t0) * 1000.0)
+
+
+def _one(people: SimulatedPeople, i: int) -> SimulatedPeople:
+    sl = slice(i, i + 1)
+    return SimulatedPeople(people.x[sl], people.truth_shift[sl], people.truth[sl],
+                           people.ranges, people.found[sl], people.accept_tol)
+
+
+def acceptance_checks(rows: list[dict[str, Any]], config: HareBenchmarkConfig) -> list[dict]:
+    """The issue's acceptance criteria, evaluated on the rows (one entry per check)."""
+    s, b = config.ablation_scale, config.budget
+    by = {(r["base"], r["variant"], r["scale"], r["budget"], r["iterations"], r["calibrate"]): r
+          for r in rows}
+    t_multi = max(config.iterations)
+    checks: list[dict[str, Any]] = []
+
+    def check(name: str, ok: bool, detail: str) -> None:
+        checks.append({"check": name, "passed": bool(ok), "detail": detail})
+
+    for base in config.bases:
+        r0 = by.get((base, "base", s, 0, 0, "none"))
+        r1 = by.get((base, "hare", s, b, 1, "all"))
+        if r0 and r1:
+            check(f"{base}: HARE GTD <= half the base's ({s}, B={b})",
+                  r1["gtd_mean"] <= 0.5 * r0["gtd_mean"],
+                  f"{r1['gtd_mean']:.3f} vs {r0['gtd_mean']:.3f}")
+        rm = by.get((base, "multi-hare", s, b, t_multi, "all"))
+        if r1 and rm:
+            check(f"{base}: Multi-HARE GTD <= HARE's", rm["gtd_mean"] <= r1["gtd_mean"],
+                  f"{rm['gtd_mean']:.3f} vs {r1['gtd_mean']:.3f}")
+        for t in config.iterations:
+            seq = [by.get((base, variant_name(t), s, bb, t, "all"))
+                   for bb in sorted(config.ablation_budgets)]
+            if all(seq):
+                vals = [r["gtd_mean"] for r in seq]  # type: ignore[index]
+                check(f"{base}: {variant_name(t)} GTD does not increase with budget "
+                      f"{'/'.join(map(str, sorted(config.ablation_budgets)))}",
+                      all(b2 <= b1 + 1e-12 for b1, b2 in zip(vals, vals[1:], strict=False)),
+                      " -> ".join(f"{v:.3f}" for v in vals))
+        rw = by.get((base, "hare", s, b, 1, "winner"))
+        if r1 and rw:
+            check(f"{base}: calibrating every candidate beats calibrating the winner",
+                  r1["gtd_mean"] < rw["gtd_mean"],
+                  f"all {r1['gtd_mean']:.3f} vs winner {rw['gtd_mean']:.3f}")
+    check("zero actionability violations", sum(r["violations"] for r in rows) == 0,
+          f"{sum(r['violations'] for r in rows)} violations")
+    return checks

@@ -1,0 +1,106 @@
+"""HARE's two search steps (paper 002, section 4), batched over people, in shift-action space.
+
+**ActionableSampling.** For person i with incumbent shift r_i (n, d) and actionable set A_i,
+k unit directions P_i = (p_1..p_k) (k, d), started at random directions on A_i, take ``steps``
+steps of Adam (learning rate ``lr``) on
+
+    lambda * L1(P_i) + L2(P_i),
+    L1(P) = mean_a max_b (P P^T - 2 I)_ab        (diversity: the nearest neighbour's cosine),
+    L2(P) = mean_a BCE(h(x'(r_i + gamma_i p_a)), favourable)   (validity),
+
+and after each step project onto A_i (other coordinates zero) and renormalize to unit length.
+The candidates are r_i + gamma_i p_a.
+
+**BoundaryPointSearch.** For every candidate c, bisection on the segment s(alpha) = alpha c,
+alpha in [0, 1], from the factual (alpha = 0, rejected) to c: ``bisections`` halvings keeping
+the favourable end, so the candidate moves to the cheapest favourable point of its
+direction (|alpha_hi - alpha_lo| = 2^-bisections; the paper's eps = 1e-6 is 20 halvings).
+A candidate that is not favourable at alpha = 1 stays where it is and is marked invalid.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from engine.recourse.base import RecourseContext
+from engine.recourse.shift_actions import favourable_logit, realize
+
+
+def random_directions(allowed: Tensor, k: int, gen: torch.Generator) -> Tensor:
+    """(n, k, d) unit directions uniform on each person's actionable coordinates."""
+    n, d = allowed.shape
+    p = torch.randn(n, k, d, generator=gen, dtype=torch.float64) * allowed[:, None]
+    return p / p.norm(dim=2, keepdim=True).clamp(min=1e-12)
+
+
+def project(p: Tensor, allowed: Tensor) -> Tensor:
+    """Zero the non-actionable coordinates and renormalize (an all-zero row stays zero)."""
+    p = p * allowed[:, None]
+    return p / p.norm(dim=2, keepdim=True).clamp(min=1e-12)
+
+
+def diversity_loss(p: Tensor) -> Tensor:
+    """L1 per person, (n,): mean over directions of the largest entry of P P^T - 2 I."""
+    k = p.shape[1]
+    gram = p @ p.transpose(1, 2) - 2.0 * torch.eye(k, dtype=p.dtype)
+    return gram.max(dim=2).values.mean(dim=1)
+
+
+def actionable_sampling(
+    context: RecourseContext,
+    x: Tensor,
+    incumbent: Tensor,
+    allowed: Tensor,
+    gamma: Tensor,
+    k: int,
+    gen: torch.Generator,
+    *,
+    steps: int = 100,
+    lr: float = 0.1,
+    lam: float = 10.0,
+) -> Tensor:
+    """Candidates r + gamma p, (n, k, d) (module docstring)."""
+    n, d = x.shape
+    p0 = random_directions(allowed, k, gen)
+    if steps == 0 or k == 0:
+        return incumbent[:, None] + gamma[:, None, None] * p0
+    p = p0.clone().requires_grad_(True)
+    opt = torch.optim.Adam([p], lr=lr)
+    xs = x.repeat_interleave(k, dim=0)
+    allowed_rows = allowed.repeat_interleave(k, dim=0)
+    for _ in range(steps):
+        cand = incumbent[:, None] + gamma[:, None, None] * p
+        r = realize(context, xs, cand.reshape(n * k, d), allowed_rows)
+        logit = favourable_logit(context, r.x_cf).reshape(n, k)
+        validity = torch.nn.functional.softplus(-logit).mean(dim=1)  # BCE against "favourable"
+        loss = (lam * diversity_loss(p) + validity).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            p.copy_(project(p, allowed))
+    return (incumbent[:, None] + gamma[:, None, None] * p.detach())
+
+
+def is_favourable(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor) -> Tensor:
+    """(m,) bool: h(x'(z)) is favourable."""
+    with torch.no_grad():
+        r = realize(context, x, z, allowed)
+        return context.classifier.decision(r.x_cf.float()).bool()
+
+
+def boundary_point_search(
+    context: RecourseContext, x: Tensor, cand: Tensor, allowed: Tensor, *, bisections: int = 20
+) -> tuple[Tensor, Tensor]:
+    """Calibrated candidates and their validity: ((m, d), (m,) bool); rows are independent
+    (x, cand, allowed are (m, d))."""
+    valid = is_favourable(context, x, cand, allowed)
+    lo = torch.zeros(len(x), dtype=torch.float64)
+    hi = torch.ones(len(x), dtype=torch.float64)
+    for _ in range(bisections):
+        mid = (lo + hi) / 2.0
+        ok = is_favourable(context, x, mid[:, None] * cand, allowed)
+        hi = torch.where(ok, mid, hi)
+        lo = torch.where(ok, lo, mid)
+    return torch.where(valid[:, None], hi[:, None] * cand, cand), valid

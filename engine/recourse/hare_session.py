@@ -1,0 +1,135 @@
+"""One real person's HARE interaction, one question at a time, resumable from JSON.
+
+A ``HareSession`` is the batched HARE state machine (engine.recourse.hare_state) for a batch
+of one, plus the person's factual profile and actionability profile. ``next_query`` shows
+plans as ``RecourseBatch.record`` dicts (actions, x_cf and distances per feature name, so the
+renderer can show consequences); ``answer``/``accept`` feed the person's choices back.
+
+``to_json`` holds the whole state (floats round-trip exactly through JSON), and every random
+draw is seeded by (seed, iteration), so ``from_json(to_json())`` asks the same next pair as
+the uninterrupted session and reaches the same final plan.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import torch
+
+from engine.preferences import ActionabilityProfiles
+from engine.recourse.hare import Hare
+from engine.recourse.hare_state import HareState
+from engine.scm import ArrayLike, as_batch
+
+FORMAT = "hare-session/1"
+
+
+@dataclass
+class HareQuery:
+    """``kind`` compare: ``options`` = [left, right]; accept: [current]; done: ``final``."""
+
+    kind: Literal["compare", "accept", "done"]
+    options: list[dict[str, Any]] = field(default_factory=list)
+    final: dict[str, Any] | None = None
+
+
+class HareSession:
+    """The interaction of one person (module docstring)."""
+
+    def __init__(self, hare: Hare, state: HareState, profile: ActionabilityProfiles,
+                 base: dict[str, Any]) -> None:
+        if state.n != 1:
+            raise ValueError("a HareSession holds exactly one person")
+        self.hare = hare
+        self.state = state
+        self.profile = profile
+        self.base = base
+
+    @classmethod
+    def start(
+        cls, hare: Hare, x: ArrayLike, profile: ActionabilityProfiles, *, seed: int
+    ) -> HareSession:
+        """Compute the base plan and the first candidates for the person ``x`` (1, d)."""
+        t, _ = as_batch(x, hare.context.scenario.d, "x")
+        if t.shape[0] != 1 or len(profile) != 1:
+            raise ValueError(
+                f"a HareSession is for one person: got {t.shape[0]} profiles and "
+                f"{len(profile)} actionability profiles"
+            )
+        xt = hare.context.check_inputs(t, profile).to(torch.float64)
+        base = hare.base_plans(xt, profile)
+        state = hare.start(xt, profile, base, seed)
+        names = hare.context.scenario.feature_names
+        return cls(hare, state, profile, base.record(0, names))
+
+    # ---- the questions --------------------------------------------------------------------
+    def _record(self, z: torch.Tensor) -> dict[str, Any]:
+        batch = self.hare.evaluate(self.state.x, z, self.profile)
+        return batch.record(0, self.hare.context.scenario.feature_names)
+
+    def next_query(self) -> HareQuery:
+        q = self.state.query()
+        if q.kind == "done":
+            return HareQuery("done", final=self.final())
+        return HareQuery(q.kind, [self._record(z) for z in q.options])
+
+    def answer(self, choice: int) -> None:
+        """0 keeps the first option, 1 takes the second."""
+        if self.state.phase != "compare":
+            raise ValueError(f"the session is not asking for a comparison ({self.state.phase})")
+        if isinstance(choice, bool) or choice not in (0, 1):
+            raise ValueError(f"choice must be 0 or 1 (got {choice!r})")
+        self.state.answer(torch.tensor([choice]))
+
+    def accept(self, yes: bool) -> None:
+        if self.state.phase != "accept":
+            raise ValueError(f"the session is not asking for acceptance ({self.state.phase})")
+        if not isinstance(yes, bool):
+            raise ValueError(f"accept takes True or False (got {yes!r})")
+        self.state.accept(torch.tensor([yes]))
+
+    @property
+    def done(self) -> bool:
+        return self.state.phase == "done"
+
+    @property
+    def queries_asked(self) -> int:
+        return int(self.state.asked[0])
+
+    def final(self) -> dict[str, Any]:
+        """The final plan's record (when the base and HARE found nothing: no actions)."""
+        if not self.done:
+            raise ValueError("the session has not finished yet")
+        z, _ = self.state.result
+        return self._record(z)
+
+    # ---- persistence ------------------------------------------------------------------------
+    def to_json(self) -> str:
+        p = self.profile
+        return json.dumps({
+            "format": FORMAT,
+            "state": self.state.to_dict(),
+            "profile": {"hard_mask": p.hard_mask.tolist(), "scores": p.scores.tolist(),
+                        "levels": p.levels.tolist(), "elicitation": p.elicitation},
+            "base": self.base,
+        })
+
+    @classmethod
+    def from_json(cls, text: str, hare: Hare) -> HareSession:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"HARE session state is not valid JSON: {e}") from e
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ValueError(f"not a HARE session state (expected format {FORMAT!r})")
+        p = data["profile"]
+        profile = ActionabilityProfiles(
+            torch.tensor(p["hard_mask"], dtype=torch.bool),
+            torch.tensor(p["scores"], dtype=torch.float64),
+            torch.tensor(p["levels"], dtype=torch.float64),
+            p["elicitation"],
+        )
+        state = HareState.from_dict(hare.context, data["state"])
+        return cls(hare, state, profile, data["base"])

@@ -1,0 +1,274 @@
+"""The HARE state machine, batched over people: one machine serves simulated people (a whole
+batch answering at once) and one real participant (a batch of one, ``HareSession``).
+
+Per person u with base shift r_0 (engine.recourse.shift_actions), budget B and T iterations
+(k = B // T comparisons per iteration):
+
+    for t = 1..T:
+        C_t = BoundaryPointSearch(ActionableSampling(r_{t-1}, k, gamma_t))   (hare_search)
+        tournament: the winner starts as r_{t-1}; it meets c_1..c_k in turn, the person
+            says which of the two they prefer (relative feedback), the preferred one stays
+        r_t = the winner;  gamma_{t+1} = shrink * gamma_t
+        if t < T: ask whether r_t is acceptable (absolute feedback); yes stops
+    return r_T (or the accepted r_t)
+
+Nobody is asked about a plan the decision model rejects: a pair with an unfavourable plan
+resolves itself (the favourable one wins; two unfavourable ones keep the winner), and an
+unfavourable winner is not offered for acceptance. With ``calibrate="winner"`` (the paper's
+ablation) candidates enter the tournament uncalibrated and only each iteration's winner is
+moved to the boundary. gamma_1 = gamma * max(|r_0|, gamma_floor) (L2 of the shift), so the
+search radius follows the size of the base plan.
+
+The state is plain data (``to_dict``/``from_dict``, exact float round trip through JSON), and
+every random draw comes from a generator seeded by (seed, t), so a restored machine asks the
+same next question.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+import torch
+from torch import Tensor
+
+from engine.recourse.base import RecourseContext
+from engine.recourse.hare_search import actionable_sampling, boundary_point_search, is_favourable
+
+Phase = Literal["compare", "accept", "done"]
+
+
+@dataclass(frozen=True)
+class HareConfig:
+    """Budget, iterations and the search's hyper-parameters (paper defaults, hare.md)."""
+
+    budget: int = 30
+    iterations: int = 1
+    steps: int = 100
+    lr: float = 0.1
+    gamma: float = 1.0
+    gamma_floor: float = 0.25
+    shrink: float = 0.5
+    lam: float = 10.0
+    bisections: int = 20
+    calibrate: Literal["all", "winner"] = "all"
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.iterations < 1:
+            problems.append(f"iterations must be >= 1 (got {self.iterations})")
+        if self.budget < self.iterations:
+            problems.append(
+                f"budget must be at least the number of iterations (got budget {self.budget}, "
+                f"iterations {self.iterations})"
+            )
+        if self.steps < 0 or self.bisections < 0:
+            problems.append("steps and bisections must be >= 0")
+        if self.lr <= 0 or self.gamma <= 0 or self.gamma_floor <= 0 or self.lam < 0:
+            problems.append("lr, gamma and gamma_floor must be > 0 and lam >= 0")
+        if not 0 < self.shrink <= 1:
+            problems.append(f"shrink must lie in (0, 1] (got {self.shrink})")
+        if self.calibrate not in ("all", "winner"):
+            problems.append(f"calibrate must be 'all' or 'winner' (got {self.calibrate!r})")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    @property
+    def per_iteration(self) -> int:
+        return self.budget // self.iterations
+
+
+@dataclass
+class Query:
+    """What the machine asks now: ``ask`` (n,) says who has to answer."""
+
+    kind: Literal["compare", "accept", "done"]
+    options: list[Tensor]  # shifts (n, d): [left, right] to compare, [winner] to accept
+    ask: Tensor
+
+
+class HareState:
+    """The batched machine (module docstring). Build with ``start``; drive with
+    ``query`` / ``answer`` / ``accept`` until ``phase == "done"``; ``result`` is r_T."""
+
+    def __init__(self, context: RecourseContext, config: HareConfig, data: dict[str, Any]):
+        self.context = context
+        self.config = config
+        self.seed: int = data["seed"]
+        self.t: int = data["t"]
+        self.phase: Phase = data["phase"]
+        self.pos: int = data["pos"]
+        t64 = torch.float64
+        self.x = torch.tensor(data["x"], dtype=t64)
+        self.allowed = torch.tensor(data["allowed"], dtype=torch.bool)
+        self.incumbent = torch.tensor(data["incumbent"], dtype=t64)
+        self.incumbent_valid = torch.tensor(data["incumbent_valid"], dtype=torch.bool)
+        self.gamma = torch.tensor(data["gamma"], dtype=t64)
+        n, d = self.x.shape
+        k = len(data["valid"][0]) if data["valid"] else 0
+        self.contenders = torch.tensor(data["contenders"], dtype=t64).reshape(n, k, d)
+        self.valid = torch.tensor(data["valid"], dtype=torch.bool).reshape(n, k)
+        self.winner = torch.tensor(data["winner"], dtype=torch.long)
+        self.done = torch.tensor(data["done"], dtype=torch.bool)
+        self.accepted = torch.tensor(data["accepted"], dtype=torch.bool)
+        self.asked = torch.tensor(data["asked"], dtype=torch.long)
+
+    # ---- construction and persistence -------------------------------------------------
+    @classmethod
+    def start(
+        cls,
+        context: RecourseContext,
+        config: HareConfig,
+        x: Tensor,
+        allowed: Tensor,
+        base_shift: Tensor,
+        base_valid: Tensor,
+        seed: int,
+    ) -> HareState:
+        n, d = x.shape
+        gamma = config.gamma * base_shift.norm(dim=1).clamp(min=config.gamma_floor)
+        data = {
+            "seed": int(seed), "t": 0, "phase": "compare", "pos": 1,
+            "x": x.tolist(), "allowed": allowed.tolist(),
+            "incumbent": base_shift.tolist(), "incumbent_valid": base_valid.tolist(),
+            "gamma": gamma.tolist(), "contenders": [], "valid": [], "winner": [0] * n, "done": [False] * n,
+            "accepted": [False] * n, "asked": [0] * n,
+        }
+        state = cls(context, config, data)
+        state._propose()
+        return state
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "config": asdict(self.config), "seed": self.seed, "t": self.t,
+            "phase": self.phase, "pos": self.pos, "x": self.x.tolist(),
+            "allowed": self.allowed.tolist(), "incumbent": self.incumbent.tolist(),
+            "incumbent_valid": self.incumbent_valid.tolist(), "gamma": self.gamma.tolist(),
+            "contenders": self.contenders.tolist(), "valid": self.valid.tolist(),
+            "winner": self.winner.tolist(), "done": self.done.tolist(),
+            "accepted": self.accepted.tolist(), "asked": self.asked.tolist(),
+        }
+
+    @classmethod
+    def from_dict(cls, context: RecourseContext, data: dict[str, Any]) -> HareState:
+        return cls(context, HareConfig(**data["config"]), data)
+
+    # ---- the questions --------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return int(self.x.shape[0])
+
+    def _rows(self, idx: Tensor) -> Tensor:
+        return self.contenders[torch.arange(self.n), idx]
+
+    def query(self) -> Query:
+        """The current question (``ask`` marks who must answer it)."""
+        if self.phase == "compare":
+            return Query("compare", [self._rows(self.winner), self.contenders[:, self.pos]],
+                         self._compare_mask())
+        if self.phase == "accept":
+            return Query("accept", [self.incumbent], self._accept_mask())
+        return Query("done", [self.incumbent], torch.zeros(self.n, dtype=torch.bool))
+
+    def _compare_mask(self) -> Tensor:
+        both = self.valid[torch.arange(self.n), self.winner] & self.valid[:, self.pos]
+        return both & ~self.done
+
+    def _accept_mask(self) -> Tensor:
+        return self.incumbent_valid & ~self.done
+
+    def answer(self, choice: Tensor) -> None:
+        """Relative feedback: choice (n,) 0 = keep the left (winner), 1 = the right one;
+        entries of people not asked are ignored."""
+        if self.phase != "compare":
+            raise ValueError(f"no comparison is pending (the machine is at {self.phase!r})")
+        ask = self._compare_mask()
+        choice = torch.as_tensor(choice, dtype=torch.long).reshape(-1)
+        if choice.shape[0] != self.n or bool(((choice != 0) & (choice != 1) & ask).any()):
+            raise ValueError(f"choice must hold {self.n} entries of 0 or 1")
+        self._resolve(ask & (choice == 1))
+        self.asked += ask.long()
+        self._advance()
+
+    def accept(self, yes: Tensor) -> None:
+        """Absolute feedback: yes (n,) bool; entries of people not asked are ignored."""
+        if self.phase != "accept":
+            raise ValueError(f"no acceptance question is pending (the machine is at {self.phase!r})")
+        ask = self._accept_mask()
+        yes = torch.as_tensor(yes, dtype=torch.bool).reshape(-1)
+        if yes.shape[0] != self.n:
+            raise ValueError(f"yes must hold {self.n} entries")
+        self.accepted |= ask & yes
+        self.done |= ask & yes
+        self._next_iteration()
+
+    @property
+    def result(self) -> tuple[Tensor, Tensor]:
+        """(r (n, d) the current plan's shift, its validity (n,))."""
+        return self.incumbent, self.incumbent_valid
+
+    # ---- transitions ----------------------------------------------------------------------
+    def _resolve(self, take_right: Tensor) -> None:
+        """Move the winner to the challenger where the person chose it, or automatically
+        where only the challenger is favourable."""
+        rows = torch.arange(self.n)
+        auto = ~self.valid[rows, self.winner] & self.valid[:, self.pos] & ~self.done
+        self.winner = torch.where(take_right | auto, torch.full_like(self.winner, self.pos),
+                                  self.winner)
+
+    def _advance(self) -> None:
+        """Next challenger; pairs nobody has to judge resolve themselves."""
+        self.pos += 1
+        while self.pos < self.contenders.shape[1] and not bool(self._compare_mask().any()):
+            self._resolve(torch.zeros(self.n, dtype=torch.bool))
+            self.pos += 1
+        if self.pos >= self.contenders.shape[1]:
+            self._end_tournament()
+
+    def _end_tournament(self) -> None:
+        z = self._rows(self.winner)
+        valid = self.valid[torch.arange(self.n), self.winner]
+        if self.config.calibrate == "winner":
+            z, valid = boundary_point_search(
+                self.context, self.x, z, self.allowed, bisections=self.config.bisections
+            )
+        keep = self.done.unsqueeze(1)
+        self.incumbent = torch.where(keep, self.incumbent, z)
+        self.incumbent_valid = torch.where(self.done, self.incumbent_valid, valid)
+        if self.t + 1 < self.config.iterations and bool(self._accept_mask().any()):
+            self.phase = "accept"
+        else:
+            self._next_iteration()
+
+    def _next_iteration(self) -> None:
+        self.t += 1
+        if self.t >= self.config.iterations or bool(self.done.all()):
+            self.phase = "done"
+            return
+        self.gamma = self.gamma * self.config.shrink
+        self._propose()
+
+    def _propose(self) -> None:
+        """Candidates of iteration t; the incumbent is contender 0."""
+        cfg = self.config
+        gen = torch.Generator().manual_seed(self.seed * 1_000_003 + self.t)
+        k = cfg.per_iteration
+        n, d = self.x.shape
+        cand = actionable_sampling(
+            self.context, self.x, self.incumbent, self.allowed, self.gamma, k, gen,
+            steps=cfg.steps, lr=cfg.lr, lam=cfg.lam,
+        ).reshape(n * k, d)
+        xs = self.x.repeat_interleave(k, dim=0)
+        allowed = self.allowed.repeat_interleave(k, dim=0)
+        if cfg.calibrate == "all":
+            cand, valid = boundary_point_search(
+                self.context, xs, cand, allowed, bisections=cfg.bisections
+            )
+        else:
+            valid = is_favourable(self.context, xs, cand, allowed)
+        self.contenders = torch.cat([self.incumbent[:, None], cand.reshape(n, k, d)], dim=1)
+        self.valid = torch.cat([self.incumbent_valid[:, None], valid.reshape(n, k)], dim=1)
+        self.winner = torch.zeros(n, dtype=torch.long)
+        self.phase = "compare"
+        self.pos = 0
+        self._advance()

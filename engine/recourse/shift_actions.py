@@ -1,0 +1,113 @@
+"""Actions as shifts in normalized units: the search space of the gradient methods and HARE.
+
+A *shift action* z (n, d) moves each individually actionable feature j by z_j * M_j (M_j its
+training range) relative to the value it would take after the interventions on its causal
+ancestors, and leaves every other feature to the world model:
+
+    v_j = x'_j(upstream) + z_j * M_j,   clamped into the training bounds,
+    x'  = CF(x, do(x_S = v_S)),          S = { j in A : |z_j| > tol }.
+
+``realize`` computes this in index order (a topological order: the world models compute
+features in index order), one world-model call per actionable feature, so that
+
+- z = 0 is exactly "no action", and z is smooth (a shift of a feature whose ancestors were
+  moved keeps the ancestors' effect on it), which gradient search and bisection need;
+- the result is an ordinary hard intervention (mask, values) like every other method's, so
+  ``RecourseContext.evaluate`` measures it the same way and the plan shows consequences.
+
+``shift_of`` is the inverse: the shift that reproduces a hard action (a base method's plan).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from engine.recourse.base import RecourseContext
+
+# Shifts smaller than this (in units of the feature's range) are "not acted on".
+SHIFT_TOL = 1e-6
+
+
+@dataclass
+class Realized:
+    """A batch of shift actions turned into hard interventions and their counterfactuals."""
+
+    action_mask: Tensor  # (n, d) bool
+    action_values: Tensor  # (n, d)
+    x_cf: Tensor  # (n, d)
+
+
+def allowed_mask(context: RecourseContext, hard_mask: Tensor) -> Tensor:
+    """(n, d) bool: features the person can change (individually and globally actionable)."""
+    return hard_mask.bool() & context.scenario.actionable_mask().to(hard_mask.device)
+
+
+def realize(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor) -> Realized:
+    """Hard interventions and counterfactuals of shifts ``z`` (module docstring).
+
+    ``x`` (n, d) float64, ``z`` (n, d) (may require grad: x_cf is differentiable in z),
+    ``allowed`` (n, d) bool; shifts outside ``allowed`` are ignored.
+    """
+    ranges = context.ranges.to(x.dtype)
+    lo, hi = context.scenario.bounds.to(x.dtype)
+    z = torch.where(allowed, z.to(x.dtype), torch.zeros_like(x))
+    # Intervening on an allowed feature with z_j = 0 sets it to the value it takes anyway, so
+    # the computation intervenes on every allowed feature (keeping d x'/d z_j non-zero at
+    # z = 0) and only the features actually shifted are reported as acted on.
+    world = context.world
+    acted = allowed & (z.detach().abs() > SHIFT_TOL)
+    one_pass = getattr(world, "shift_counterfactual", None)
+    if one_pass is not None:  # the exact SCM computes the same thing in one pass
+        x_cf = one_pass(x, allowed, z * ranges, lo, hi)
+        return Realized(acted, torch.where(acted, x_cf, x), x_cf)
+    mask = torch.zeros_like(allowed)
+    values = x.clone()
+    x_cf = x
+    for j in context.scenario.actionable:
+        on = allowed[:, j : j + 1] & _column(j, x)
+        if not bool(on.any()):
+            continue
+        if bool(mask.any()):
+            x_cf = world.counterfactual(x, mask, values)
+        v_j = torch.clamp(x_cf[:, j] + z[:, j] * ranges[j], lo[j], hi[j])
+        values = torch.where(on, v_j.unsqueeze(1), values)
+        mask = mask | on
+    x_cf = world.counterfactual(x, mask, values) if bool(mask.any()) else x.clone()
+    return Realized(acted, torch.where(acted, values, x), x_cf)
+
+
+def shift_of(
+    context: RecourseContext, x: Tensor, action_mask: Tensor, action_values: Tensor
+) -> Tensor:
+    """The shift z whose realization is the hard action (mask, values) (inverse of realize,
+    up to the clamp into the training bounds)."""
+    ranges = context.ranges.to(torch.float64)
+    x = x.to(torch.float64)
+    values = torch.where(action_mask.bool(), action_values.to(torch.float64), x)
+    z = torch.zeros_like(x)
+    mask = torch.zeros_like(action_mask, dtype=torch.bool)
+    with torch.no_grad():
+        for j in context.scenario.actionable:
+            on = action_mask[:, j].bool()
+            if not bool(on.any()):
+                continue
+            upstream = context.world.counterfactual(x, mask, values) if bool(mask.any()) else x
+            z[:, j] = torch.where(on, (values[:, j] - upstream[:, j]) / ranges[j], z[:, j])
+            mask = mask | (on.unsqueeze(1) & _column(j, x))
+    return z
+
+
+def favourable_logit(context: RecourseContext, x_cf: Tensor) -> Tensor:
+    """logit P(favourable | x'), differentiable where the classifier is."""
+    p = context.classifier.predict_proba(x_cf.float()).to(x_cf.dtype)
+    p = p.clamp(1e-7, 1 - 1e-7)
+    return torch.log(p) - torch.log1p(-p)
+
+
+def _column(j: int, x: Tensor) -> Tensor:
+    col = torch.zeros(1, x.shape[1], dtype=torch.bool, device=x.device)
+    col[0, j] = True
+    return col

@@ -1,0 +1,133 @@
+"""`recourse-study benchmark hare`: HARE and Multi-HARE with simulated people (paper 002)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from study_app.cli.apps import benchmark_app, split_list
+
+_console = Console(stderr=True)
+_out = Console()
+_out.width = max(_out.width, 170)  # the table has 15 columns: never squeeze it
+
+
+def _ints(value: str, option: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(v) for v in split_list(value, option))
+    except ValueError as e:
+        raise typer.BadParameter(f"{option} takes comma-separated integers, got {value!r}") from e
+
+
+def _table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(title="HARE benchmark (mean ± sd over seeds)", box=box.SIMPLE_HEAD)
+    for col in ("base", "variant", "scale", "B", "T", "calibrate"):
+        table.add_column(col, no_wrap=True)
+    for col in ("GTP", "GTD", "success", "violations", "proximity", "sparsity", "redundancy",
+                "queries", "seconds"):
+        table.add_column(col, justify="right", no_wrap=True)
+    for r in rows:
+        table.add_row(
+            r["base"], r["variant"], r["scale"], str(r["budget"] or "-"),
+            str(r["iterations"] or "-"), r["calibrate"],
+            f"{r['gtp_mean']:.3f}±{r['gtp_sd']:.3f}", f"{r['gtd_mean']:.3f}±{r['gtd_sd']:.3f}",
+            f"{r['success_rate']:.3f}", str(r["violations"]), f"{r['proximity']:.3f}",
+            f"{r['sparsity']:.2f}", f"{r['redundancy']:.2f}", f"{r['queries']:.1f}",
+            f"{r['seconds']:.2f}",
+        )
+    return table
+
+
+@benchmark_app.command("hare")
+def hare(
+    scenario: str = typer.Option("loan", help="Scenario name."),
+    bases: str = typer.Option("wachter,gs,oracle,icarma",
+                              help="Base methods: wachter, gs, oracle, icarma, carma."),
+    scales: str = typer.Option("near,intermediate,far", help="Ideal-plan scales."),
+    budget: int = typer.Option(30, min=1, help="Query budget B of the main rows."),
+    iterations: str = typer.Option("1,5", help="T values: 1 = HARE, more = Multi-HARE."),
+    budgets: str = typer.Option("10,30,70", help="Budget ablation (at --ablation-scale)."),
+    ablation_scale: str = typer.Option("far", help="Scale of the ablations."),
+    calibration_ablation: bool = typer.Option(
+        True, help="Add the 'calibrate only the winner' row (paper Table 5)."),
+    constraint: str = typer.Option(
+        "random", help="Actionable features per person: all | 1..4 | random."),
+    n: int = typer.Option(150, "--n", min=1, help="Rejected applicants per seed."),
+    seeds: int = typer.Option(5, min=1, help="Seeds (people, profiles, ideals, search)."),
+    steps: int = typer.Option(100, min=0, help="ActionableSampling gradient steps."),
+    decision_model: str = typer.Option("trained", help="trained | bayes."),
+    json_file: Path | None = typer.Option(None, "--json", help="Write the result here."),
+) -> None:
+    """Base generators vs HARE vs Multi-HARE with simulated people (hidden ideal plans).
+
+    --json writes {config, rows, checks, step_ms}: rows [{base, variant (base | hare |
+    multi-hare), scale, budget, iterations, calibrate (all | winner | none), n, seeds,
+    gtp_mean, gtp_sd, gtd_mean, gtd_sd, success_rate, violations, proximity, sparsity,
+    redundancy, queries, seconds}] (means over seeds, sd across seeds; definitions in
+    engine/hare_benchmark.py); checks [{check, passed, detail}] (the acceptance criteria);
+    step_ms {steps, p50, p95, max}: one interactive HareSession step (restore, answer, next
+    query, save).
+    """
+    from engine.hare_benchmark import HareBenchmarkConfig, run_hare_benchmark
+    from engine.recourse.base import RecourseContext
+    from engine.scenarios import UnknownScenarioError, get_scenario
+
+    try:
+        sc = get_scenario(scenario)
+    except UnknownScenarioError as e:
+        raise typer.BadParameter(str(e)) from e
+    if decision_model == "bayes":
+        from engine.recourse_benchmark import BayesDecision
+
+        classifier: Any = BayesDecision(sc)
+    elif decision_model == "trained":
+        from engine.artifacts import ArtifactMissingError, load_decision_model
+
+        try:
+            classifier = load_decision_model(sc.name)
+        except ArtifactMissingError as e:
+            _console.print(f"[red]error:[/red] {e}")
+            raise typer.Exit(2) from e
+    else:
+        raise typer.BadParameter(f"--decision-model must be trained or bayes, got {decision_model!r}")
+    config = HareBenchmarkConfig(
+        bases=split_list(bases, "--bases"), scales=split_list(scales, "--scales"),
+        budget=budget, iterations=_ints(iterations, "--iterations"),
+        ablation_budgets=_ints(budgets, "--budgets"), ablation_scale=ablation_scale,
+        calibration_ablation=calibration_ablation, constraint=constraint, n=n, seeds=seeds,
+        steps=steps,
+    )
+    context = RecourseContext(sc, classifier)
+    try:
+        config.validate(sc)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from e
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=_console) as progress:
+        task = progress.add_task("starting", total=None)
+        try:
+            result = run_hare_benchmark(
+                context, config, on_step=lambda m: progress.update(task, description=m))
+        except FileNotFoundError as e:  # an amortized base whose artifact is missing
+            _console.print(f"[red]error:[/red] {e}")
+            raise typer.Exit(2) from e
+    _out.print(_table(result["rows"]))
+    for c in result["checks"]:
+        mark = "[green]PASS[/green]" if c["passed"] else "[red]FAIL[/red]"
+        _console.print(f"{mark} {c['check']}: {c['detail']}")
+    s = result["step_ms"]
+    _console.print(f"interactive step: p50 {s['p50']:.0f} ms, p95 {s['p95']:.0f} ms, "
+                   f"max {s['max']:.0f} ms over {s['steps']} steps")
+    if json_file is not None:
+        json_file.parent.mkdir(parents=True, exist_ok=True)
+        doc = {"config": {k: list(v) if isinstance(v, tuple) else v
+                          for k, v in config.__dict__.items()}, **result}
+        json_file.write_text(json.dumps(doc, indent=2))
+        _console.print(f"result written to {json_file}")

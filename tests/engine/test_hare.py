@@ -1,0 +1,182 @@
+"""Shift actions, the gradient base generators, HARE / Multi-HARE with simulated people, and
+the resumable interactive session (quick trained decision model)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from engine import artifacts
+from engine.preferences import sample_profiles
+from engine.recourse import get_method
+from engine.recourse.base import RecourseContext
+from engine.recourse.hare import Hare
+from engine.recourse.hare_people import SimulatedPeople
+from engine.recourse.hare_session import HareSession
+from engine.recourse.hare_state import HareConfig
+from engine.recourse.shift_actions import allowed_mask, realize, shift_of
+from engine.recourse_benchmark import rejected_population
+from engine.scenarios import get_scenario
+
+N = 40
+
+
+@pytest.fixture(scope="module")
+def ctx(trained_home):
+    loan = get_scenario("loan")
+    return RecourseContext(loan, artifacts.load_decision_model("loan"))
+
+
+@pytest.fixture(scope="module")
+def people(ctx):
+    x = rejected_population(ctx.scenario, ctx.classifier, N).double()
+    profiles = sample_profiles(ctx.scenario.feature_names, ctx.scenario.actionable, len(x),
+                               distribution="uniform", n_actionable=None,
+                               elicitation="ranking", seed=3)
+    return x, profiles
+
+
+class _GenericWorld:
+    """The exact SCM without its one-pass shift method (the generic realize path)."""
+
+    def __init__(self, scm):
+        self.scm = scm
+
+    def counterfactual(self, x, mask, values):
+        return self.scm.counterfactual(x, mask, values)
+
+    def log_prob(self, x):
+        return self.scm.log_prob(x)
+
+
+def test_zero_shift_is_no_action_and_shift_of_inverts_realize(ctx, people):
+    x, profiles = people
+    allowed = allowed_mask(ctx, profiles.hard_mask)
+    r0 = realize(ctx, x, torch.zeros_like(x), allowed)
+    assert not r0.action_mask.any()
+    torch.testing.assert_close(r0.x_cf, x)
+    z = torch.randn(x.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    r = realize(ctx, x, 0.05 * z, allowed)
+    assert not (r.action_mask & ~allowed).any()
+    back = shift_of(ctx, x, r.action_mask, r.action_values)
+    torch.testing.assert_close(realize(ctx, x, back, allowed).x_cf, r.x_cf)
+
+
+def test_one_pass_and_generic_realize_agree(ctx, people):
+    x, profiles = people
+    allowed = allowed_mask(ctx, profiles.hard_mask)
+    z = 0.1 * torch.randn(x.shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    generic = RecourseContext(ctx.scenario, ctx.classifier, world=_GenericWorld(ctx.scenario.scm))
+    a, b = realize(ctx, x, z, allowed), realize(generic, x, z, allowed)
+    torch.testing.assert_close(a.x_cf, b.x_cf)
+    assert torch.equal(a.action_mask, b.action_mask)
+
+
+@pytest.mark.parametrize("name", ["wachter", "gs"])
+def test_gradient_bases_respect_constraints_and_find_recourse(ctx, people, name):
+    x, profiles = people
+    batch = get_method(name, ctx).recourse(x, profiles)
+    assert int(batch.violations.sum()) == 0
+    moved = (batch.x_cf != batch.x) & ~batch.action_mask
+    immutable = list(ctx.scenario.immutable)
+    assert not (batch.x_cf[:, immutable] != x[:, immutable]).any()
+    assert not moved[:, immutable].any()
+    assert float(batch.valid.double().mean()) >= 0.8
+    assert bool((batch.valid <= batch.found).all())  # valid plans are found plans
+
+
+def test_growing_spheres_is_deterministic_for_a_seed(ctx, people):
+    x, profiles = people
+    a = get_method("gs", ctx, seed=5).recourse(x[:10], profiles[torch.arange(10)])
+    b = get_method("gs", ctx, seed=5).recourse(x[:10], profiles[torch.arange(10)])
+    assert torch.equal(a.action_values, b.action_values)
+
+
+def test_hare_moves_toward_the_hidden_ideal_without_violations(ctx, people):
+    x, profiles = people
+    base = get_method("gs", ctx)
+    plans = base.recourse(x, profiles)
+    sim = SimulatedPeople.draw(ctx, x, allowed_mask(ctx, profiles.hard_mask), "far", seed=0)
+    ok = sim.found & plans.valid
+    base_gtd = float(sim.gtd(plans.x_cf)[ok].mean())
+    runs = {}
+    for t, cal in [(1, "all"), (3, "all"), (1, "winner")]:
+        hare = Hare(ctx, base, budget=15, iterations=t, calibrate=cal, steps=30)
+        run = hare.run(x, profiles, sim, base=plans)
+        assert int(run.final.violations.sum()) == 0
+        assert bool((run.final.valid | ~plans.valid).all())  # never loses a valid plan
+        runs[(t, cal)] = float(sim.gtd(run.final.x_cf)[ok].mean())
+        assert int(run.state.asked.max()) <= 15 + t  # comparisons + acceptance questions
+    assert runs[(1, "all")] <= 0.5 * base_gtd
+    assert runs[(1, "all")] < runs[(1, "winner")]
+
+
+def test_hare_needs_people_and_a_base(ctx, people):
+    x, profiles = people
+    with pytest.raises(ValueError, match="base"):
+        Hare(ctx, None)
+    with pytest.raises(ValueError, match="people="):
+        Hare(ctx, "gs").recourse(x, profiles)
+    with pytest.raises(ValueError, match="budget must be at least"):
+        HareConfig(budget=2, iterations=5)
+
+
+def _scripted_answers(session, sim, names):
+    q = session.next_query()
+    shown = [torch.tensor([[o["x_cf"][f] for f in names]]) for o in q.options]
+    if q.kind == "compare":
+        session.answer(int(sim.compare(shown[0], shown[1])[0]))
+    elif q.kind == "accept":
+        session.accept(bool(sim.accept(shown[0])[0]))
+    return q
+
+
+def test_session_resumes_exactly_after_every_answer(ctx, people):
+    x, profiles = people
+    names = ctx.scenario.feature_names
+    hare = Hare(ctx, "gs", budget=8, iterations=2, steps=20)
+    i = next(i for i in range(N) if int(profiles.hard_mask[i].sum()) >= 2)
+    sim = SimulatedPeople.draw(ctx, x[i : i + 1], allowed_mask(ctx, profiles.hard_mask[i : i + 1]),
+                               "far", seed=1, accept_tol=0.0)
+    straight = HareSession.start(hare, x[i : i + 1], profiles[i], seed=7)
+    while _scripted_answers(straight, sim, names).kind != "done":
+        pass
+    resumed = HareSession.start(hare, x[i : i + 1], profiles[i], seed=7)
+    text = resumed.to_json()
+    steps = 0
+    while True:
+        before = resumed.next_query()
+        again = HareSession.from_json(text, hare).next_query()
+        assert json.dumps(before.options) == json.dumps(again.options)  # same next pair
+        q = _scripted_answers(HareSession.from_json(text, hare), sim, names)
+        if q.kind == "done":
+            break
+        session = HareSession.from_json(text, hare)
+        _scripted_answers(session, sim, names)
+        text = session.to_json()
+        resumed = HareSession.from_json(text, hare)
+        steps += 1
+    assert steps >= 4
+    assert resumed.final() == straight.final()
+    assert resumed.final()["valid"] in (True, False)
+
+
+def test_session_rejects_wrong_answers_and_bad_state(ctx, people):
+    x, profiles = people
+    hare = Hare(ctx, "gs", budget=4, iterations=1, steps=5)
+    i = next(i for i in range(N) if int(profiles.hard_mask[i].sum()) >= 2)
+    s = HareSession.start(hare, x[i : i + 1], profiles[i], seed=0)
+    q = s.next_query()
+    if q.kind == "compare":
+        with pytest.raises(ValueError, match="0 or 1"):
+            s.answer(2)
+        with pytest.raises(ValueError, match="acceptance"):
+            s.accept(True)
+    with pytest.raises(ValueError, match="not valid JSON"):
+        HareSession.from_json("{nope", hare)
+    with pytest.raises(ValueError, match="not a HARE session"):
+        HareSession.from_json(json.dumps({"format": "other"}), hare)
+    with pytest.raises(ValueError, match="one person"):
+        HareSession.start(hare, x[:2], profiles[torch.arange(2)], seed=0)

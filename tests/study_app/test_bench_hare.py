@@ -1,0 +1,47 @@
+"""`recourse-study benchmark hare`: JSON shape, the ablation rows, clear failures (small run
+on the quick trained decision model)."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from study_app.cli import app
+
+ROW_KEYS = {
+    "base", "variant", "scale", "budget", "iterations", "calibrate", "n", "seeds", "gtp_mean",
+    "gtp_sd", "gtd_mean", "gtd_sd", "success_rate", "violations", "proximity", "sparsity",
+    "redundancy", "queries", "seconds",
+}
+
+
+def test_small_benchmark_writes_rows_checks_and_step_times(trained_home, tmp_path):
+    out = tmp_path / "hare.json"
+    result = CliRunner().invoke(app, [
+        "benchmark", "hare", "--bases", "gs", "--scales", "far", "--n", "12", "--seeds", "2",
+        "--budgets", "4,8", "--budget", "8", "--iterations", "1,2", "--steps", "10",
+        "--json", str(out),
+    ])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text())
+    rows = doc["rows"]
+    assert all(ROW_KEYS <= set(r) for r in rows)
+    variants = {(r["variant"], r["budget"], r["iterations"], r["calibrate"]) for r in rows}
+    assert {("base", 0, 0, "none"), ("hare", 8, 1, "all"), ("multi-hare", 8, 2, "all"),
+            ("hare", 4, 1, "all"), ("hare", 8, 1, "winner")} <= variants
+    assert all(r["seeds"] == 2 and r["n"] == 12 for r in rows)
+    assert all(r["violations"] == 0 for r in rows)
+    assert {c["check"] for c in doc["checks"]} >= {"zero actionability violations"}
+    assert doc["step_ms"]["steps"] > 0 and doc["step_ms"]["p95"] > 0
+
+
+def test_bad_options_are_reported(trained_home):
+    runner = CliRunner()
+    r = runner.invoke(app, ["benchmark", "hare", "--bases", "nope", "--n", "2", "--seeds", "1"])
+    assert r.exit_code == 2 and "unknown base 'nope'" in r.output
+    r = runner.invoke(app, ["benchmark", "hare", "--iterations", "1,x"])
+    assert r.exit_code == 2 and "comma-separated integers" in r.output
+    r = runner.invoke(app, ["benchmark", "hare", "--budget", "3", "--iterations", "5",
+                            "--budgets", "3"])
+    assert r.exit_code == 2 and "smaller than the largest iteration count" in r.output
