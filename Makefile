@@ -19,8 +19,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The default study at http://localhost:8501 (dashboard: /dashboard, password from
+# RECOURSE_STUDY_DASHBOARD_PASSWORD); the first start trains the artifacts, later ones reuse them.
 run: install
-	$(BIN)/recourse-study train --scenario loan
+	$(BIN)/recourse-study serve --protocol icarma-personalization \
+		--db $(RECOURSE_STUDY_HOME)/studies.duckdb --port 8501
 
 lint: install
 	$(BIN)/ruff check .

@@ -201,6 +201,10 @@ class Study:
         digest = hmac.new(self._salt.encode(), participant_id.encode(), "sha256").hexdigest()
         return digest[:10].upper()
 
+    def hash_external(self, value: str) -> str:
+        """The salted SHA-256 under which a raw external id is stored (never the raw id)."""
+        return hashlib.sha256(f"{self._salt}:{value}".encode()).hexdigest()
+
     # ---- starting and resuming ----------------------------------------------------------
     def start(self, external_id: str | None = None, *, source: str = "web") -> ParticipantSession:
         """A new participant (or the one with this external id, under a fresh token)."""
@@ -209,7 +213,7 @@ class Study:
         if external_id is not None:
             if not str(external_id).strip():
                 raise ValueError("external id must not be empty")
-            ext_hash = hashlib.sha256(f"{self._salt}:{external_id}".encode()).hexdigest()
+            ext_hash = self.hash_external(external_id)
         with self.store.lock:
             if ext_hash is not None:
                 known = records.participant_by_external(self.store, self.study_id, ext_hash)

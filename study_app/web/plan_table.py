@@ -1,28 +1,32 @@
-"""The "current profile -> suggested profile" table of a plan, as escaped HTML.
+"""Tables of profiles and plans, as escaped HTML.
 
-Every item is listed. Items the plan asks the person to change (actions) are highlighted and
-tagged "change"; items that move only as a consequence of those changes are tagged
-"follows"; unchanged items are plain. The colour is never the only cue: tags and the arrow
-column carry the same information for screen readers and colour-blind readers.
+A plan is shown as "current profile -> suggested profile" with every item listed. Items the
+plan asks the person to change (actions) are highlighted and tagged "change"; items that
+move only as a consequence of those changes are tagged "follows"; unchanged items are plain.
+The colour is never the only cue: tags and the arrow column carry the same information for
+screen readers and colour-blind readers. Rows are the session's ``protocols.pages.PlanRow``
+(display units, formatted values) - nothing here converts units.
 """
 
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
-from typing import Literal
-
-RowKind = Literal["action", "consequence", "same"]
+from collections.abc import Sequence
+from typing import Protocol
 
 
-@dataclass(frozen=True)
-class PlanRow:
-    """One item of a plan in display units."""
+class PlanRowLike(Protocol):
+    """What a plan table needs of a row (``protocols.pages.PlanRow`` has it)."""
 
     label: str
     current: str
     suggested: str
-    kind: RowKind
+    kind: str
+
+
+class ProfileRowLike(Protocol):
+    label: str
+    value: str
 
 
 _TAGS: dict[str, str] = {
@@ -32,7 +36,7 @@ _TAGS: dict[str, str] = {
 }
 
 
-def plan_table_html(rows: list[PlanRow], *, title: str = "") -> str:
+def plan_table_html(rows: Sequence[PlanRowLike], *, title: str = "", legend: bool = True) -> str:
     """HTML table of ``rows`` with a caption; every cell's text is escaped."""
     if not rows:
         raise ValueError("a plan table needs at least one row")
@@ -55,14 +59,32 @@ def plan_table_html(rows: list[PlanRow], *, title: str = "") -> str:
     caption = (
         f'<caption class="rs-plan-caption">{html.escape(title)}</caption>' if title else ""
     )
-    legend = (
+    key = (
         '<div class="rs-legend">'
         f"{_TAGS['action']} an item the plan asks you to change &nbsp; "
         f"{_TAGS['consequence']} an item that changes as a result</div>"
+        if legend else ""
     )
     return (
-        f'{legend}<table class="rs-plan" data-testid="rs-plan-table">{caption}'
+        f'{key}<table class="rs-plan" data-testid="rs-plan-table">{caption}'
         "<thead><tr><th scope='col'>Item</th><th scope='col'>Your profile now</th>"
         "<th aria-hidden='true'></th><th scope='col'>Suggested profile</th></tr></thead>"
         f"<tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def profile_table_html(rows: Sequence[ProfileRowLike], *, title: str = "") -> str:
+    """A two-column (item, value) table of a profile; every cell's text is escaped."""
+    if not rows:
+        raise ValueError("a profile table needs at least one row")
+    body = "".join(
+        f'<tr><th scope="row">{html.escape(r.label)}</th><td>{html.escape(r.value)}</td></tr>'
+        for r in rows
+    )
+    caption = (
+        f'<caption class="rs-plan-caption">{html.escape(title)}</caption>' if title else ""
+    )
+    return (
+        f'<table class="rs-plan rs-profile" data-testid="rs-profile-table">{caption}'
+        f"<tbody>{body}</tbody></table>"
     )

@@ -61,6 +61,10 @@ html, body, [data-testid="stAppViewContainer"] { font-size: 17px; }
   display: flex; justify-content: space-between; font-size: 0.8rem; color: #555;
   margin-top: -0.4rem; margin-bottom: 0.75rem;
 }
+/* A page's Continue button ignores clicks for its first half second, so the second click
+   of a double click never answers the next page unseen. */
+.stFormSubmitButton button, [class*="-submit"] button { animation: rs-arm 0.5s; }
+@keyframes rs-arm { from { pointer-events: none; } to { pointer-events: none; } }
 /* Radio options of a 7-point scale in one row that wraps on narrow screens. */
 div[role="radiogroup"] { flex-wrap: wrap; gap: 0.2rem 0.9rem; }
 @media (max-width: 480px) {
@@ -70,7 +74,7 @@ div[role="radiogroup"] { flex-wrap: wrap; gap: 0.2rem 0.9rem; }
   }
   .rs-plan { font-size: 0.85rem; }
   .rs-plan th, .rs-plan td { padding: 0.35rem 0.25rem; }
-  .rs-tag { display: block; margin: 0.15rem 0 0 0; width: max-content; }
+  .rs-plan .rs-tag { display: block; margin: 0.15rem 0 0 0; width: max-content; }
 }
 </style>
 """
@@ -81,10 +85,14 @@ def apply_participant_style() -> None:
     st.html(_PARTICIPANT_CSS)
 
 
-def progress_indicator(step: int, total: int, section: str = "") -> None:
+def progress_indicator(
+    step: int, total: int, section: str = "", *, page_id: str = "", kind: str = ""
+) -> None:
     """A labelled progress bar: ``step`` of ``total`` pages done, with the current section.
 
     Rendered as HTML (not st.progress) so it carries an accessible progressbar role and values.
+    ``page_id`` and ``kind`` are carried as data attributes (what browser tests and the
+    benchmark wait for).
     """
     if total <= 0:
         raise ValueError(f"progress needs a positive page total, got {total}")
@@ -92,7 +100,9 @@ def progress_indicator(step: int, total: int, section: str = "") -> None:
     pct = round(100 * step / total)
     label = html.escape(section)
     st.html(
-        f'<div class="rs-progress" role="progressbar" aria-valuemin="0" '
+        f'<div class="rs-progress" data-testid="rs-progress" '
+        f'data-page="{html.escape(page_id)}" data-kind="{html.escape(kind)}" '
+        f'role="progressbar" aria-valuemin="0" '
         f'aria-valuemax="{total}" aria-valuenow="{step}" aria-label="Study progress">'
         f'<div class="rs-progress-label"><span>{label}</span><span>{pct}% complete</span></div>'
         f'<div class="rs-progress-track"><div class="rs-progress-fill" '

@@ -143,3 +143,39 @@ def ranking(items: list[tuple[str, str]], key: str, *, cannot_label: str) -> dic
                 help=f"{labels[name]}: I can change this", width="stretch",
             )
     return {n: (active.index(n) + 1 if n in active else None) for n in names}
+
+
+def submit_button(page_id: str, label: str = "Continue") -> bool:
+    """The page form's submit button (keyed by the page, so a stale click never counts for
+    the next page)."""
+    return st.form_submit_button(label, type="primary", key=f"{page_id}:submit")
+
+
+def ask_for_missing(missing: list[str]) -> None:
+    """Tell the participant what is still unanswered (nothing is stored until it is)."""
+    st.error("Please answer every question before you continue. Missing: " + "; ".join(missing))
+
+
+def number_field(
+    label: str, key: str, *, unit: str, minimum: float | None, maximum: float | None,
+    decimals: int, help: str | None = None,
+) -> float | None:
+    """A number in display units, empty until typed, bounded to [minimum, maximum]."""
+    step = 10.0 ** -decimals
+    shown = f"{label} ({unit})" if unit else label
+    hint = "Type a number"
+    if minimum is not None and maximum is not None:
+        hint = f"{minimum:,.{decimals}f} to {maximum:,.{decimals}f}"
+    value = st.number_input(
+        shown, min_value=minimum, max_value=maximum, value=None, step=step,
+        format=f"%.{decimals}f", key=key, help=help, placeholder=hint,
+    )
+    return None if value is None else float(value)
+
+
+def category_field(
+    label: str, options: list[str], key: str, *, help: str | None = None
+) -> str | None:
+    """One option of a category, nothing pre-selected."""
+    return st.selectbox(label, options=options, index=None, key=key, help=help,
+                        placeholder="Choose ...")

@@ -93,14 +93,18 @@ def test_one_shared_connection_per_file_and_thread_cursors(tmp_path) -> None:
     def insert(k: int) -> None:
         with b.transaction() as tx:
             _study(tx, f"t{k}")
-        seen.append(id(b.cursor()))
+        seen.append(b.cursor())  # kept alive: a dead thread's cursor is closed and freed
 
     threads = [threading.Thread(target=insert, args=(k,)) for k in range(8)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert len(set(seen)) == 8 and b.counts()["studies"] == 9
+    assert len({id(c) for c in seen}) == 8 and b.counts()["studies"] == 9
+    later = threading.Thread(target=b.cursor)  # opening a cursor closes the dead threads'
+    later.start()
+    later.join()
+    assert len(b._shared.cursors) == 2  # the main thread's and the last one's
     b.close()
     reader.close()
     with pytest.raises(StoreError, match="closed"):

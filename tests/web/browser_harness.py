@@ -1,7 +1,7 @@
 """Real-browser test harness: `recourse-study serve` on a free port, Debian Chromium via Playwright.
 
 Never lets Playwright download a browser: it is pointed at /usr/bin/chromium
-(scripts/install_chromium.sh installs it).
+(scripts/install_chromium.sh, run by `make test` and .ci/run, installs it).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -26,7 +27,13 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 REPO = Path(__file__).resolve().parents[2]
-ARTIFACT_DIR = REPO / "test-artifacts"
+ARTIFACT_DIR = REPO / ".recourse-study" / "test-artifacts"
+
+
+def launch_chromium(playwright: Any) -> Any:
+    """Debian's Chromium (never a downloaded browser), headless."""
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
+                                      headless=True)
 
 
 def free_port() -> int:
@@ -40,12 +47,15 @@ class StudyServer:
     """One `recourse-study serve` process (started in its own process group)."""
 
     def __init__(
-        self, protocol: str, db: Path, log: Path, env: dict[str, str] | None = None
+        self, protocol: str, db: Path, log: Path, env: dict[str, str] | None = None,
+        *, quick: bool = True, extra_args: tuple[str, ...] = (),
     ) -> None:
         self.protocol = protocol
         self.db = db
         self.log_path = log
         self.env = {**os.environ, **(env or {})}
+        self.quick = quick
+        self.extra_args = extra_args
         self.port = 0
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -53,9 +63,11 @@ class StudyServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 180.0) -> None:
-        """Start the server on a fresh free port and wait until Streamlit reports healthy."""
-        self.port = free_port()
+    def start(self, timeout: float = 180.0, *, same_port: bool = False) -> None:
+        """Start the server (on a fresh free port unless ``same_port``) and wait until
+        Streamlit reports healthy."""
+        if not same_port or not self.port:
+            self.port = free_port()
         exe = Path(sys.executable).with_name("recourse-study")
         cmd = [
             str(exe),
@@ -68,6 +80,8 @@ class StudyServer:
             str(self.port),
             "--address",
             "127.0.0.1",
+            *(["--quick"] if self.quick else []),
+            *self.extra_args,
         ]
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(

@@ -1,0 +1,136 @@
+"""Read-only summaries of a study for the researcher dashboard (all SQL stays in ``data``).
+
+Every function takes a ``Store`` and a study id (``source``: only participants from
+'web', 'synthetic' or 'imported'; None = all) and returns a pandas DataFrame:
+
+- ``study_list``: study_id, protocol_id, title, created_at, participants, complete.
+- ``status_by_arm``: arm, status, participants.
+- ``funnel``: page_id, first_step (median step at which the page is answered, for
+  ordering), answered (participants who answered it), share (of all participants).
+- ``drop_off``: page_id (the page active participants are on), participants, idle_minutes
+  (median time since their last answer).
+- ``page_durations``: page_id, answers, median_seconds (time from the previous answer, or
+  from the start for the first page, to this answer).
+- ``completion_times``: participants (complete), median_minutes, p90_minutes (start to
+  last answer).
+- ``rating_distribution``: arm, outcome ('acceptance' | 'action'), rating (1..7),
+  ratings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from data.store import Store
+
+SOURCES = ("web", "synthetic", "imported")
+
+
+def _where(study_id: str, source: str | None, alias: str = "") -> tuple[str, list[Any]]:
+    """Filter on study and (optionally) the participant's source."""
+    if source is not None and source not in SOURCES:
+        raise ValueError(f"source must be one of {', '.join(SOURCES)} or None, got {source!r}")
+    a = f"{alias}." if alias else ""
+    sql = f"{a}study_id = ?"
+    params: list[Any] = [study_id]
+    if source is not None:
+        sql += (f" AND {a}participant_id IN (SELECT participant_id FROM participants "
+                "WHERE study_id = ? AND source = ?)")
+        params += [study_id, source]
+    return sql, params
+
+
+def study_list(store: Store) -> pd.DataFrame:
+    return store.frame(
+        """SELECT s.study_id, s.protocol_id, s.title, s.created_at,
+                  count(p.participant_id) AS participants,
+                  count(p.participant_id) FILTER (WHERE p.status = 'complete') AS complete
+           FROM studies s LEFT JOIN participants p ON p.study_id = s.study_id
+           GROUP BY ALL ORDER BY s.created_at, s.study_id"""
+    )
+
+
+def status_by_arm(store: Store, study_id: str, source: str | None = None) -> pd.DataFrame:
+    where, params = _where(study_id, source)
+    return store.frame(
+        f"""SELECT arm, status, count(*) AS participants FROM participants
+            WHERE {where} GROUP BY arm, status ORDER BY arm, status""",
+        params,
+    )
+
+
+def funnel(store: Store, study_id: str, source: str | None = None) -> pd.DataFrame:
+    where, params = _where(study_id, source)
+    total_where, total_params = _where(study_id, source)
+    return store.frame(
+        f"""WITH total AS (SELECT count(*) AS n FROM participants WHERE {total_where})
+            SELECT page_id, median(step) AS first_step,
+                   count(DISTINCT participant_id) AS answered,
+                   count(DISTINCT participant_id) / greatest(any_value(total.n), 1) AS share
+            FROM responses, total WHERE {where}
+            GROUP BY page_id ORDER BY first_step, page_id""",
+        total_params + params,
+    )
+
+
+def drop_off(store: Store, study_id: str, source: str | None = None) -> pd.DataFrame:
+    where, params = _where(study_id, source)
+    return store.frame(
+        f"""SELECT current_page AS page_id, count(*) AS participants,
+                   median(date_diff('second', updated_at, now()::TIMESTAMP)) / 60.0
+                     AS idle_minutes
+            FROM participants WHERE {where} AND status = 'active'
+            GROUP BY current_page ORDER BY participants DESC, page_id""",
+        params,
+    )
+
+
+def page_durations(store: Store, study_id: str, source: str | None = None) -> pd.DataFrame:
+    where, params = _where(study_id, source, "r")
+    return store.frame(
+        f"""WITH timed AS (
+              SELECT r.page_id, r.step,
+                     date_diff('millisecond',
+                       coalesce(lag(r.answered_at) OVER (PARTITION BY r.participant_id
+                                                         ORDER BY r.step), p.created_at),
+                       r.answered_at) / 1000.0 AS seconds
+              FROM responses r JOIN participants p
+                ON p.study_id = r.study_id AND p.participant_id = r.participant_id
+              WHERE {where})
+            SELECT page_id, count(*) AS answers, median(seconds) AS median_seconds
+            FROM timed GROUP BY page_id ORDER BY median(step), page_id""",
+        params,
+    )
+
+
+def completion_times(store: Store, study_id: str, source: str | None = None) -> pd.DataFrame:
+    where, params = _where(study_id, source, "p")
+    return store.frame(
+        f"""WITH done AS (
+              SELECT date_diff('millisecond', p.created_at, max(r.answered_at)) / 60000.0
+                       AS minutes
+              FROM participants p JOIN responses r
+                ON r.study_id = p.study_id AND r.participant_id = p.participant_id
+              WHERE {where} AND p.status = 'complete'
+              GROUP BY p.participant_id, p.created_at)
+            SELECT count(*) AS participants, median(minutes) AS median_minutes,
+                   quantile_cont(minutes, 0.9) AS p90_minutes
+            FROM done""",
+        params,
+    )
+
+
+def rating_distribution(store: Store, study_id: str, source: str | None = None) -> pd.DataFrame:
+    where, params = _where(study_id, source)
+    return store.frame(
+        f"""SELECT arm, outcome, rating, count(*) AS ratings FROM (
+              SELECT arm, 'acceptance' AS outcome, acceptance AS rating FROM ratings_long
+              WHERE {where}
+              UNION ALL
+              SELECT arm, 'action' AS outcome, action AS rating FROM ratings_long
+              WHERE {where})
+            GROUP BY arm, outcome, rating ORDER BY arm, outcome, rating""",
+        params + params,
+    )

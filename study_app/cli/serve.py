@@ -1,0 +1,152 @@
+"""`recourse-study serve`: the participant study and the researcher dashboard (Streamlit)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from study_app.cli.apps import app
+
+_console = Console(stderr=True)
+APP_PATH = Path(__file__).resolve().parents[1] / "web" / "app.py"
+# Methods whose plans come from trained artifacts (besides a trained decision model).
+_TRAINED_METHODS = {"icarma", "carma"}
+
+
+def _fail(message: str, code: int = 1) -> None:
+    _console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    raise typer.Exit(code)
+
+
+def _port_free(address: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((address, port))
+        except OSError:
+            return False
+    return True
+
+
+def _ensure_artifacts(scenario: str, quick: bool) -> None:
+    from engine.artifacts import ensure_artifacts
+
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                  TextColumn("{task.fields[note]}"), TimeElapsedColumn(),
+                  console=_console) as progress:
+        tasks: dict[str, int] = {}
+
+        def report(name: str, done: int, total: int, note: str) -> None:
+            if name not in tasks:
+                tasks[name] = progress.add_task(f"training {name}", total=total, note="")
+            progress.update(tasks[name], completed=done, total=total, note=note)
+
+        records = ensure_artifacts(scenario, quick=quick, progress=report)
+    built = [r.name for r in records if not r.cache_hit]
+    _console.print(f"artifacts of {scenario!r}: "
+                   + (f"built {', '.join(built)}" if built else "all cached"))
+
+
+@app.command()
+def serve(
+    protocol: str = typer.Option(..., help="A shipped protocol id or a protocol YAML file."),
+    db: Path = typer.Option(..., help="DuckDB file of the study (created if missing)."),
+    port: int = typer.Option(8501, min=1, max=65535, help="Port to listen on."),
+    address: str = typer.Option(
+        "localhost", help="Address to listen on (0.0.0.0 to accept other machines)."
+    ),
+    study: str | None = typer.Option(None, help="Study id in the database (default: protocol id)."),
+    decision_model: str | None = typer.Option(
+        None, help="Override the protocol's decision model: trained | bayes."
+    ),
+    completion_url: str | None = typer.Option(
+        None, help="Where the debrief sends participants; {code} becomes their completion "
+        "code (e.g. https://app.prolific.com/submissions/complete?cc={code})."
+    ),
+    id_param: str = typer.Option(
+        "PROLIFIC_PID", help="URL parameter holding the recruitment platform's participant id "
+        "(stored only as a salted hash)."
+    ),
+    hash_param: list[str] = typer.Option(
+        ["STUDY_ID", "SESSION_ID"], "--hash-param",
+        help="Further URL parameters recorded with a participant, hashed (repeatable).",
+    ),
+    reports: Path | None = typer.Option(
+        None, help="Folder the dashboard searches for the newest analysis report.html "
+        "(default: $RECOURSE_STUDY_HOME/reports)."
+    ),
+    quick: bool = typer.Option(
+        False, "--quick", help="Use reduced ('quick') artifacts, as `train --quick` builds them "
+        "(tests and smoke runs)."
+    ),
+) -> None:
+    """Serve a protocol to participants at http://ADDRESS:PORT/ and the researcher dashboard
+    at /dashboard.
+
+    Validates the protocol, builds missing trained artifacts with progress (the first start
+    trains; later starts find them cached), opens the database and loads every model BEFORE
+    the server starts: the app never trains or loads a model on a participant's click.
+
+    Participant links: ?PROLIFIC_PID=...&STUDY_ID=...&SESSION_ID=... (hashed, never stored
+    raw); the app adds ?p=<token>, which brings a participant back to their exact page after
+    a refresh or a server restart. The dashboard needs the password in
+    RECOURSE_STUDY_DASHBOARD_PASSWORD (or `dashboard_password` in Streamlit secrets) and is
+    locked without it.
+    """
+    from data.store import StoreError
+    from engine.artifacts import ArtifactMissingError
+    from protocols.resources import MethodUnavailableError
+    from protocols.schema import ProtocolError, load_protocol
+    from protocols.session import StudyMismatchError
+    from study_app.web import runtime
+    from study_app.web.auth import PASSWORD_ENV
+
+    try:
+        proto = load_protocol(protocol)
+    except ProtocolError as e:
+        _fail(str(e), 2)
+    try:
+        config = runtime.make_config(
+            protocol, db, study_id=study, decision_model=decision_model,
+            completion_url=completion_url, id_param=id_param, hash_params=tuple(hash_param),
+            reports=reports)
+    except runtime.ConfigError as e:
+        raise typer.BadParameter(str(e)) from None
+    if not _port_free(address, port):
+        _fail(f"port {port} on {address} is in use; choose another with --port")
+    methods = {a.method for a in proto.arms} | {a.base for a in proto.arms if a.base}
+    if (decision_model or proto.decision_model) == "trained" or methods & _TRAINED_METHODS:
+        _ensure_artifacts(proto.scenario, quick)
+    with _console.status(f"loading study {proto.id!r} into {config.db}"):
+        try:
+            served = runtime.preload(config)
+        except (StudyMismatchError, MethodUnavailableError, StoreError,
+                ArtifactMissingError) as e:
+            _fail(str(e))
+    os.environ.update(config.env())
+    host = "localhost" if address in ("0.0.0.0", "") else address
+    _console.print(f"study [bold]{served.study_id}[/] at http://{host}:{port}/ , dashboard at "
+                   f"http://{host}:{port}/dashboard", highlight=False)
+    if not os.environ.get(PASSWORD_ENV):
+        _console.print(f"dashboard: set {PASSWORD_ENV} (or Streamlit secrets) to unlock it",
+                       highlight=False)
+    from streamlit.web import cli as stcli
+
+    try:
+        stcli.main(
+            args=["run", str(APP_PATH), "--server.port", str(port), "--server.address", address,
+                  "--server.headless", "true", "--browser.gatherUsageStats", "false",
+                  "--server.fileWatcherType", "none", "--server.runOnSave", "false",
+                  "--client.toolbarMode", "minimal", "--theme.primaryColor", "#2b6cb0",
+                  # A full gc.collect() after every script run costs ~150 ms with torch's
+                  # heap loaded, per page; Python's own generational GC still runs.
+                  "--runner.postScriptGC", "false", "--runner.magicEnabled", "false"],
+            prog_name="streamlit",
+        )
+    finally:
+        runtime.release_all()  # close the database cleanly when the server stops

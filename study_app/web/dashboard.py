@@ -1,0 +1,217 @@
+"""The researcher dashboard (``/dashboard``): progress of the running study, export, pilots
+and the latest analysis report, behind the password gate of ``study_app.web.auth``.
+
+It reads the served database through the server's own connection (DuckDB allows one writer
+process per file, and that is the server), with the read-only summaries of
+``data.dashboard_queries``. A pilot runs N synthetic participants through the same session
+code (``study_app.simulate``) into the study ``<study id>-pilot`` of the same database, so
+pilot data never mixes with real participants.
+"""
+
+from __future__ import annotations
+
+import io
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+import streamlit.components.v1 as components
+from streamlit.delta_generator import DeltaGenerator
+
+from data import dashboard_queries as q
+from protocols.session import Study
+from study_app.web import runtime
+from study_app.web.auth import require_password, sign_out
+
+PILOT_SUFFIX = "-pilot"
+MAX_PILOT = 2000
+REPORT_NAME = "report.html"
+
+
+def latest_report(*roots: Path) -> Path | None:
+    """The newest ``report.html`` under any of ``roots`` (analysis writes DIR/report.html)."""
+    found = [p for root in roots if root.is_dir() for p in root.rglob(REPORT_NAME)]
+    return max(found, key=lambda p: p.stat().st_mtime) if found else None
+
+
+def report_roots(config: runtime.WebConfig) -> list[Path]:
+    """Where analysis reports are looked for (``RECOURSE_STUDY_REPORTS``, else the home's
+    ``reports/``; and ``reports/`` next to the database)."""
+    from engine.artifacts import home
+
+    first = Path(config.reports) if config.reports else home() / "reports"
+    return [first, Path(config.db).parent / "reports"]
+
+
+def export_zip(study: Study, fmt: str) -> bytes:
+    """Every table of the database plus the codebook (data.export), zipped in memory."""
+    from data.export import export
+
+    with tempfile.TemporaryDirectory(prefix="rs-export-") as tmp:
+        export(study.store, tmp, fmt)  # type: ignore[arg-type]
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+            for path in sorted(Path(tmp).iterdir()):
+                zf.write(path, arcname=path.name)
+    return buf.getvalue()
+
+
+def run_pilot(study: Study, more: int, progress: DeltaGenerator) -> dict:
+    """Add ``more`` synthetic participants to the pilot study of ``study``."""
+    from data import records
+    from study_app.simulate import simulate
+
+    pilot_id = f"{study.study_id}{PILOT_SUFFIX}"
+    have = len(records.participant_index(study.store, pilot_id))
+    total = have + more
+
+    def report(done: int, n: int) -> None:
+        progress.progress(min(done / max(n, 1), 1.0), text=f"{done} of {n} pilot participants")
+
+    return simulate(study.protocol, study.store, total, study_id=pilot_id,
+                    resources=study.resources, progress=report)
+
+
+def _overview(store, study_id: str, source: str | None) -> None:
+    status = q.status_by_arm(store, study_id, source)
+    total = int(status["participants"].sum()) if len(status) else 0
+    by_status = status.groupby("status")["participants"].sum() if len(status) else pd.Series()
+    times = q.completion_times(store, study_id, source).iloc[0]
+    cols = st.columns(4)
+    cols[0].metric("Participants", total)
+    cols[1].metric("Complete", int(by_status.get("complete", 0)))
+    cols[2].metric("In progress", int(by_status.get("active", 0)))
+    median = times["median_minutes"]
+    cols[3].metric("Median time to complete",
+                   "-" if pd.isna(median) else f"{float(median):.1f} min")
+    st.subheader("Participants per arm and status")
+    if total:
+        st.dataframe(status.pivot_table(index="arm", columns="status", values="participants",
+                                        fill_value=0, aggfunc="sum"))
+    else:
+        st.info("No participants yet.")
+
+
+def _funnel(store, study_id: str, source: str | None) -> None:
+    st.subheader("Completion funnel")
+    funnel = q.funnel(store, study_id, source)
+    if len(funnel):
+        order = list(funnel["page_id"])
+        chart = funnel.set_index("page_id")[["answered"]].reindex(order)
+        st.bar_chart(chart, horizontal=True, sort=False, height=28 * len(order) + 60)
+        st.dataframe(funnel, hide_index=True)
+    drop = q.drop_off(store, study_id, source)
+    st.markdown("**Where participants in progress are now** (drop-off page)")
+    if len(drop):
+        st.dataframe(drop, hide_index=True)
+    else:
+        st.caption("Nobody is in progress.")
+    st.subheader("Median time per page")
+    durations = q.page_durations(store, study_id, source)
+    if len(durations):
+        st.dataframe(durations, hide_index=True)
+
+
+def _ratings(store, study_id: str, source: str | None) -> None:
+    st.subheader("Ratings by arm")
+    dist = q.rating_distribution(store, study_id, source)
+    if not len(dist):
+        st.caption("No ratings yet.")
+        return
+    for outcome, label in (("acceptance", "Acceptance (reasonable explanation)"),
+                           ("action", "Action (would carry it out)")):
+        sub = dist[dist["outcome"] == outcome]
+        wide = sub.pivot_table(index="rating", columns="arm", values="ratings", fill_value=0,
+                               aggfunc="sum").reindex(range(1, 8), fill_value=0)
+        st.markdown(f"**{label}**: number of ratings per scale point")
+        st.bar_chart(wide, stack=False, height=260)
+
+
+def _export(study: Study) -> None:
+    st.subheader("Export")
+    st.caption("Every table of the database (all studies in it, pilots included) with a "
+               "codebook; secrets such as token hashes are left out.")
+    fmt = st.radio("Format", ["parquet", "csv"], horizontal=True, key="rs_export_format")
+    if st.button("Prepare export", key="rs_export"):
+        with st.spinner("Exporting ..."):
+            st.session_state["rs_export_zip"] = (fmt, export_zip(study, fmt))
+    ready = st.session_state.get("rs_export_zip")
+    if ready is not None:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        st.download_button(f"Download export ({ready[0]}, zip)", ready[1],
+                           file_name=f"{study.study_id}-{stamp}-{ready[0]}.zip",
+                           mime="application/zip", key="rs_export_download")
+
+
+def _pilot(study: Study) -> None:
+    st.subheader("Pilot with synthetic participants")
+    st.caption(f"Synthetic participants answer the same pages (study "
+               f"`{study.study_id}{PILOT_SUFFIX}` in this database).")
+    with st.form("rs_pilot"):
+        n = st.number_input("Synthetic participants to add", min_value=1, max_value=MAX_PILOT,
+                            value=20, step=1, key="rs_pilot_n")
+        go = st.form_submit_button("Run pilot")
+    if go:
+        bar = st.progress(0.0, text="starting ...")
+        try:
+            summary = run_pilot(study, int(n), bar)
+        except Exception as e:  # a pilot failing must not take the dashboard down
+            st.error(f"The pilot failed: {e}")
+            return
+        st.session_state["rs_pilot_summary"] = summary
+        st.rerun()  # so every table (and the study list) includes the pilot
+    summary = st.session_state.get("rs_pilot_summary")
+    if summary is not None:
+        st.success(f"Pilot study {summary['study_id']}: {summary['complete']} of "
+                   f"{summary['participants']} complete, {summary['ratings']} ratings in "
+                   f"{summary['seconds']:.1f} s.")
+
+
+def _report(config: runtime.WebConfig) -> None:
+    st.subheader("Latest analysis report")
+    roots = report_roots(config)
+    path = latest_report(*roots)
+    if path is None:
+        st.caption(f"No analysis report yet in {', '.join(f'`{r}`' for r in roots)}: export "
+                   f"the data, then `recourse-study analyze --db FILE --out {roots[0]}/NAME`.")
+        return
+    modified = time.strftime("%Y-%m-%d %H:%M", time.localtime(path.stat().st_mtime))
+    st.markdown(f"`{path}` (written {modified})")
+    text = path.read_text(encoding="utf-8", errors="replace")
+    st.download_button("Download the report", text, file_name="report.html", mime="text/html",
+                       key="rs_report_download")
+    components.html(text, height=800, scrolling=True)
+
+
+def render_dashboard() -> None:
+    """The dashboard page (``/dashboard``)."""
+    st.set_page_config(page_title="Researcher dashboard", layout="wide")
+    st.title("Researcher dashboard")
+    if not require_password():
+        return
+    try:
+        config, study = runtime.current_study()
+    except (runtime.ConfigError, RuntimeError, FileNotFoundError) as e:
+        st.error(f"The study is not available: {e}")
+        return
+    store = study.store
+    studies = q.study_list(store)
+    ids = list(studies["study_id"]) or [study.study_id]
+    default = ids.index(study.study_id) if study.study_id in ids else 0
+    left, right, out = st.columns([3, 2, 1], vertical_alignment="bottom")
+    chosen = left.selectbox("Study", ids, index=default, key="rs_dash_study")
+    src = right.radio("Participants", ["all", *q.SOURCES], horizontal=True, key="rs_dash_src")
+    if out.button("Sign out", key="rs_sign_out"):
+        sign_out()
+        st.rerun()
+    source = None if src == "all" else src
+    st.caption(f"Serving `{study.study_id}` ({study.protocol.title}) from `{config.db}`.")
+    _overview(store, chosen, source)
+    _funnel(store, chosen, source)
+    _ratings(store, chosen, source)
+    _export(study)
+    _pilot(study)
+    _report(config)

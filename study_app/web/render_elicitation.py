@@ -1,0 +1,78 @@
+"""Renderers of the pre-hoc elicitation: binary, ranking and likert (renderer contract in
+``study_app.web.render_intro``).
+
+Answers follow ``protocols.pages.ElicitationAnswer``: binary ``{feature: bool}``; ranking
+``{feature: rank 1..m or None}`` (1 = easiest among the m items the person can change,
+None = cannot change); likert ``{feature: difficulty 1..levels or None}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from protocols import pages as pg
+from study_app.web import widgets
+
+CANNOT = "I cannot change this"
+
+
+def render_elicitation_binary(page: pg.Page) -> dict[str, Any] | None:
+    payload: pg.ElicitationPayload = page.payload  # type: ignore[assignment]
+    answers: dict[str, bool | None] = {}
+    with st.form(f"{page.id}:form"):
+        st.markdown(payload.text)
+        for item in payload.items:
+            answers[item.feature] = widgets.yes_no(
+                f"Could you change: {item.label}?", f"{page.id}:{item.feature}",
+                help=item.help or None)
+        if not widgets.submit_button(page.id):
+            return None
+    missing = [i.label for i in payload.items if answers[i.feature] is None]
+    if missing:
+        widgets.ask_for_missing(missing)
+        return None
+    return {"answers": answers}
+
+
+def render_elicitation_ranking(page: pg.Page) -> dict[str, Any] | None:
+    """The ordering widget re-runs the page on every move, so it lives outside a form; the
+    Continue button submits the order shown."""
+    payload: pg.ElicitationPayload = page.payload  # type: ignore[assignment]
+    st.markdown(payload.text)
+    st.caption("1 = easiest. Use the buttons to reorder; mark items you could not change.")
+    ranks = widgets.ranking([(i.feature, i.label) for i in payload.items],
+                            f"{page.id}:ranking", cannot_label=CANNOT)
+    if not st.button("Continue", type="primary", key=f"{page.id}:submit"):
+        return None
+    return {"answers": ranks}
+
+
+def render_elicitation_likert(page: pg.Page) -> dict[str, Any] | None:
+    payload: pg.ElicitationPayload = page.payload  # type: ignore[assignment]
+    levels = int(payload.levels or 5)
+    options: list[int | str] = [*range(1, levels + 1), CANNOT]
+
+    def fmt(v: int | str) -> str:
+        if v == 1:
+            return "1 · very easy"
+        if v == levels:
+            return f"{levels} · very hard"
+        return str(v)
+
+    answers: dict[str, int | str | None] = {}
+    with st.form(f"{page.id}:form"):
+        st.markdown(payload.text)
+        for item in payload.items:
+            answers[item.feature] = st.radio(
+                f"How hard would it be for you to change: {item.label}?", options, index=None,
+                format_func=fmt, horizontal=True, key=f"{page.id}:{item.feature}",
+                help=item.help or None)
+        if not widgets.submit_button(page.id):
+            return None
+    missing = [i.label for i in payload.items if answers[i.feature] is None]
+    if missing:
+        widgets.ask_for_missing(missing)
+        return None
+    return {"answers": {k: None if v == CANNOT else v for k, v in answers.items()}}

@@ -1,0 +1,108 @@
+"""Renderers of the pages before the plans: consent, screening, scenario, profile entry,
+persona and the decision notice.
+
+Every renderer takes the session's ``Page`` and returns the answer dict of its kind (the
+contract of ``protocols.pages``) once the participant submitted a complete form, otherwise
+None. Nothing here validates beyond "is every question answered": the session validates
+every answer strictly and the controller shows its message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from protocols import pages as pg
+from study_app.web import widgets
+from study_app.web.plan_table import profile_table_html
+from study_app.web.style import notice
+
+AGREE, DISAGREE = "I agree to take part", "I do not agree"
+
+
+def render_consent(page: pg.Page) -> dict[str, Any] | None:
+    payload: pg.ConsentPayload = page.payload  # type: ignore[assignment]
+    with st.form(f"{page.id}:form"):
+        st.markdown(payload.text)
+        choice = widgets.choice("Do you agree to take part?", [AGREE, DISAGREE],
+                                f"{page.id}:agree")
+        if not widgets.submit_button(page.id):
+            return None
+    if choice is None:
+        widgets.ask_for_missing(["whether you agree to take part"])
+        return None
+    return {"agree": choice == AGREE}
+
+
+def render_screening(page: pg.Page) -> dict[str, Any] | None:
+    payload: pg.ScreeningPayload = page.payload  # type: ignore[assignment]
+    answers: dict[str, str | None] = {}
+    with st.form(f"{page.id}:form"):
+        for q in payload.questions:
+            answers[q.id] = widgets.choice(q.question, list(q.options), f"{page.id}:{q.id}")
+        if not widgets.submit_button(page.id):
+            return None
+    missing = [q.question for q in payload.questions if answers[q.id] is None]
+    if missing:
+        widgets.ask_for_missing(missing)
+        return None
+    return {"answers": answers}
+
+
+def _acknowledge(page: pg.Page, body: Any) -> dict[str, Any] | None:
+    with st.form(f"{page.id}:form", border=False):
+        body()
+        if not widgets.submit_button(page.id):
+            return None
+    return {}
+
+
+def render_scenario(page: pg.Page) -> dict[str, Any] | None:
+    payload: pg.TextPayload = page.payload  # type: ignore[assignment]
+    return _acknowledge(page, lambda: st.markdown(payload.text))
+
+
+def render_persona(page: pg.Page) -> dict[str, Any] | None:
+    payload: pg.PersonaPayload = page.payload  # type: ignore[assignment]
+
+    def body() -> None:
+        st.markdown(payload.text)
+        st.html(profile_table_html(payload.rows, title="The applicant"))
+
+    return _acknowledge(page, body)
+
+
+def render_decision(page: pg.Page) -> dict[str, Any] | None:
+    payload: pg.DecisionPayload = page.payload  # type: ignore[assignment]
+
+    def body() -> None:
+        if payload.note:
+            notice(payload.note)
+        notice(payload.text, bad=True)
+        st.html(profile_table_html(payload.rows, title="The application"))
+
+    return _acknowledge(page, body)
+
+
+def render_profile_entry(page: pg.Page) -> dict[str, Any] | None:
+    payload: pg.ProfileEntryPayload = page.payload  # type: ignore[assignment]
+    values: dict[str, Any] = {}
+    with st.form(f"{page.id}:form"):
+        st.markdown(payload.text)
+        for f in payload.fields:
+            key = f"{page.id}:{f.feature}"
+            if f.kind == "category":
+                values[f.feature] = widgets.category_field(f.label, list(f.options), key,
+                                                           help=f.help or None)
+            else:
+                values[f.feature] = widgets.number_field(
+                    f.label, key, unit=f.unit, minimum=f.min, maximum=f.max,
+                    decimals=f.decimals, help=f.help or None)
+        if not widgets.submit_button(page.id):
+            return None
+    missing = [f.label for f in payload.fields if values[f.feature] is None]
+    if missing:
+        widgets.ask_for_missing(missing)
+        return None
+    return {"values": values}

@@ -1,0 +1,104 @@
+"""Renderers of plans: the rated plan view and the HARE pairwise choice and accept/go-on
+pages (renderer contract in ``study_app.web.render_intro``).
+
+The plan page follows the reference study's order: the plan (current -> suggested, every
+item, actions highlighted apart from their consequences), acceptance on a 7-point scale,
+why, "is it impossible for you?" for each item the plan asks to change, action on a 7-point
+scale, why.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from protocols import pages as pg
+from study_app.web import widgets
+from study_app.web.plan_table import plan_table_html
+
+OPTION_LABELS = ("Plan A", "Plan B")
+
+
+def _why(page: pg.Page, why: pg.WhyQuestion | None, name: str) -> str | None:
+    if why is None:
+        return None
+    return widgets.free_text(why.text, f"{page.id}:{name}", max_chars=why.max_chars,
+                             min_chars=why.min_chars)
+
+
+def render_plan(page: pg.Page) -> dict[str, Any] | None:
+    p: pg.PlanPayload = page.payload  # type: ignore[assignment]
+    st.markdown(p.text)
+    st.html(plan_table_html(p.rows))
+    impossible: dict[str, bool | None] = {}
+    with st.form(f"{page.id}:form"):
+        acceptance = widgets.seven_point(p.acceptance.text, p.acceptance.labels,
+                                         f"{page.id}:acceptance")
+        acceptance_why = _why(page, p.why, "acceptance_why")
+        if p.impossible:
+            st.markdown(f"**{p.impossible_text}**")
+            for item in p.impossible:
+                impossible[item.feature] = widgets.yes_no(
+                    f"{item.label}: {item.current} → {item.suggested}",
+                    f"{page.id}:impossible:{item.feature}")
+        action = widgets.seven_point(p.action.text, p.action.labels, f"{page.id}:action")
+        action_why = _why(page, p.why, "action_why")
+        if not widgets.submit_button(page.id):
+            return None
+    missing = []
+    if acceptance is None:
+        missing.append("the first rating (reasonable explanation)")
+    missing += [f"impossible? ({i.label})" for i in p.impossible if impossible[i.feature] is None]
+    if action is None:
+        missing.append("the second rating (would you carry it out)")
+    if p.why is not None and p.why.min_chars:
+        for name, text in (("first", acceptance_why), ("second", action_why)):
+            if len(text or "") < p.why.min_chars:
+                missing.append(f"a reason for the {name} rating (at least {p.why.min_chars} "
+                               "characters)")
+    if missing:
+        widgets.ask_for_missing(missing)
+        return None
+    return {"acceptance": acceptance, "action": action,
+            "acceptance_why": acceptance_why or "", "action_why": action_why or "",
+            "impossible": impossible}
+
+
+def _query_caption(query: int, budget: int | None) -> None:
+    st.caption(f"Question {query}" + (f" of at most {budget}" if budget else ""))
+
+
+def render_hare_choice(page: pg.Page) -> dict[str, Any] | None:
+    p: pg.HareChoicePayload = page.payload  # type: ignore[assignment]
+    _query_caption(p.query, p.budget)
+    st.markdown(p.text)
+    for label, option in zip(OPTION_LABELS, p.options, strict=True):
+        st.html(plan_table_html(option.rows, title=label, legend=label == OPTION_LABELS[0]))
+    with st.form(f"{page.id}:form"):
+        choice = widgets.choice("Which plan would you rather carry out?", list(OPTION_LABELS),
+                                f"{page.id}:choice")
+        if not widgets.submit_button(page.id):
+            return None
+    if choice is None:
+        widgets.ask_for_missing(["which plan you prefer"])
+        return None
+    return {"choice": OPTION_LABELS.index(choice)}
+
+
+ACCEPT, GO_ON = "Accept this plan", "Keep looking for a better plan"
+
+
+def render_hare_accept(page: pg.Page) -> dict[str, Any] | None:
+    p: pg.HareAcceptPayload = page.payload  # type: ignore[assignment]
+    _query_caption(p.query, p.budget)
+    st.markdown(p.text)
+    st.html(plan_table_html(p.rows, title="The plan"))
+    with st.form(f"{page.id}:form"):
+        choice = widgets.choice("Your decision", [ACCEPT, GO_ON], f"{page.id}:accept")
+        if not widgets.submit_button(page.id):
+            return None
+    if choice is None:
+        widgets.ask_for_missing(["whether you accept the plan"])
+        return None
+    return {"accept": choice == ACCEPT}

@@ -1,0 +1,192 @@
+"""What the running web app serves: its configuration and the one ``Study`` per process.
+
+``recourse-study serve`` validates everything, builds the ``Study`` (models loaded, methods
+built) BEFORE the server accepts connections and registers it here (``preload``), then runs
+Streamlit in the same process; the app picks the ready study up, so no participant ever
+waits for a model to load and nothing is trained on a click. Started any other way
+(``streamlit run study_app/web/app.py`` with the environment below, or AppTest), the first
+session builds the study once (``st.cache_resource``).
+
+Environment (set by ``serve``):
+
+- ``RECOURSE_STUDY_PROTOCOL``: a shipped protocol id or a protocol file (required);
+- ``RECOURSE_STUDY_DB``: the DuckDB file (required);
+- ``RECOURSE_STUDY_STUDY_ID``: the study id in the database (default: the protocol id);
+- ``RECOURSE_STUDY_DECISION_MODEL``: override the protocol's decision model (trained|bayes);
+- ``RECOURSE_STUDY_COMPLETION_URL``: where the debrief sends participants; ``{code}`` is
+  replaced by their completion code (e.g. ``https://app.prolific.com/submissions/complete?cc={code}``);
+- ``RECOURSE_STUDY_ID_PARAM``: the URL parameter with the recruitment platform's participant
+  id (default ``PROLIFIC_PID``);
+- ``RECOURSE_STUDY_HASH_PARAMS``: comma-separated further URL parameters recorded (hashed)
+  with a new participant (default ``STUDY_ID,SESSION_ID``);
+- ``RECOURSE_STUDY_REPORTS``: where the dashboard looks for the newest analysis
+  ``report.html`` (default ``$RECOURSE_STUDY_HOME/reports``; ``reports/`` next to the
+  database is searched too).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from data.store import Store
+from protocols.effects import now
+from protocols.planning import PlanRequest, generate_plans
+from protocols.schema import load_protocol, resolve
+from protocols.session import Study
+from protocols.state import Participant
+
+PROTOCOL_ENV = "RECOURSE_STUDY_PROTOCOL"
+DB_ENV = "RECOURSE_STUDY_DB"
+STUDY_ID_ENV = "RECOURSE_STUDY_STUDY_ID"
+DECISION_ENV = "RECOURSE_STUDY_DECISION_MODEL"
+COMPLETION_URL_ENV = "RECOURSE_STUDY_COMPLETION_URL"
+ID_PARAM_ENV = "RECOURSE_STUDY_ID_PARAM"
+HASH_PARAMS_ENV = "RECOURSE_STUDY_HASH_PARAMS"
+REPORTS_ENV = "RECOURSE_STUDY_REPORTS"
+
+
+class ConfigError(ValueError):
+    """The app was started without (or with a broken) study configuration."""
+
+
+@dataclass(frozen=True)
+class WebConfig:
+    protocol: str  # resolved protocol file
+    db: str  # absolute database path
+    study_id: str | None = None
+    decision_model: str | None = None
+    completion_url: str | None = None
+    id_param: str = "PROLIFIC_PID"
+    hash_params: tuple[str, ...] = ("STUDY_ID", "SESSION_ID")
+    reports: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str | None, str | None]:
+        """What identifies the Study object serving this configuration."""
+        return (self.protocol, self.db, self.study_id, self.decision_model)
+
+    def env(self) -> dict[str, str]:
+        """The environment that reproduces this configuration (``from_env``)."""
+        out = {PROTOCOL_ENV: self.protocol, DB_ENV: self.db, ID_PARAM_ENV: self.id_param,
+               HASH_PARAMS_ENV: ",".join(self.hash_params)}
+        for name, value in ((STUDY_ID_ENV, self.study_id), (DECISION_ENV, self.decision_model),
+                            (COMPLETION_URL_ENV, self.completion_url),
+                            (REPORTS_ENV, self.reports)):
+            if value:
+                out[name] = value
+        return out
+
+
+def make_config(
+    protocol: str,
+    db: str | Path,
+    *,
+    study_id: str | None = None,
+    decision_model: str | None = None,
+    completion_url: str | None = None,
+    id_param: str = "PROLIFIC_PID",
+    hash_params: tuple[str, ...] = ("STUDY_ID", "SESSION_ID"),
+    reports: str | Path | None = None,
+) -> WebConfig:
+    """A checked configuration (ConfigError says what is wrong)."""
+    if decision_model not in (None, "trained", "bayes"):
+        raise ConfigError(f"decision model must be trained or bayes, got {decision_model!r}")
+    if completion_url and not completion_url.startswith(("https://", "http://")):
+        raise ConfigError(f"the completion URL must start with https:// or http://, got "
+                          f"{completion_url!r}")
+    names = (id_param, *hash_params)
+    bad = [n for n in names if not n or not n.replace("_", "").isalnum()]
+    if bad:
+        raise ConfigError(f"URL parameter names must be letters, digits and _; got {bad}")
+    return WebConfig(
+        protocol=str(resolve(protocol).resolve()), db=str(Path(db).expanduser().resolve()),
+        study_id=study_id or None, decision_model=decision_model,
+        completion_url=completion_url or None, id_param=id_param,
+        hash_params=tuple(hash_params),
+        reports=str(Path(reports).expanduser().resolve()) if reports else None,
+    )
+
+
+def from_env() -> WebConfig:
+    """The configuration from the environment (module docstring)."""
+    protocol, db = os.environ.get(PROTOCOL_ENV), os.environ.get(DB_ENV)
+    if not protocol or not db:
+        raise ConfigError(
+            f"no study configured: start the app with `recourse-study serve --protocol ID "
+            f"--db FILE` (or set {PROTOCOL_ENV} and {DB_ENV})"
+        )
+    hash_params = tuple(p.strip() for p in
+                        os.environ.get(HASH_PARAMS_ENV, "STUDY_ID,SESSION_ID").split(",")
+                        if p.strip())
+    return make_config(
+        protocol, db, study_id=os.environ.get(STUDY_ID_ENV),
+        decision_model=os.environ.get(DECISION_ENV),
+        completion_url=os.environ.get(COMPLETION_URL_ENV),
+        id_param=os.environ.get(ID_PARAM_ENV) or "PROLIFIC_PID", hash_params=hash_params,
+        reports=os.environ.get(REPORTS_ENV) or None,
+    )
+
+
+_STUDIES: dict[tuple[str, str, str | None, str | None], Study] = {}
+_LOCK = threading.Lock()
+
+
+def build_study(config: WebConfig) -> Study:
+    """The Study of ``config`` (built once per process; ``serve`` builds it before starting)."""
+    with _LOCK:
+        study = _STUDIES.get(config.key)
+        if study is None:
+            store = Store(config.db)
+            try:
+                study = Study(load_protocol(config.protocol), store, study_id=config.study_id,
+                              decision_model=config.decision_model)
+            except BaseException:
+                store.close()
+                raise
+            _STUDIES[config.key] = study
+        return study
+
+
+def preload(config: WebConfig) -> Study:
+    """Build the study and warm it up, so the first participant waits for nothing: the
+    persona pool exists, every arm has generated plans (or started a HARE interaction) once
+    for a persona. A dry run: the rows it would write are dropped."""
+    study = build_study(config)
+    persona = study.persona(0)
+    requests = []
+    for arm in study.protocol.arms:
+        if arm.method == "hare":
+            p = Participant(study.study_id, "warm-up", 0, "web", arm.id)
+            p.x = persona
+            study.hare.start(p, defaultdict(list), now())
+        else:
+            requests.append(PlanRequest("warm-up", 0, arm.id, persona, None))
+    if requests:
+        generate_plans(study.protocol, study.resources, requests)
+    return study
+
+
+@st.cache_resource(show_spinner="Loading the study ...")
+def _cached_study(key: tuple[str, str, str | None, str | None]) -> Study:
+    return build_study(from_env())
+
+
+def current_study() -> tuple[WebConfig, Study]:
+    """This server's configuration and study (ConfigError when none is configured)."""
+    config = from_env()
+    return config, _cached_study(config.key)
+
+
+def release_all() -> None:
+    """Close every study's store and forget them (tests; a server shutting down)."""
+    _cached_study.clear()
+    with _LOCK:
+        for study in _STUDIES.values():
+            study.store.close()
+        _STUDIES.clear()

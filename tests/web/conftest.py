@@ -1,0 +1,59 @@
+"""Fixtures of the web tests: a configured app (AppTest, in-process) and small protocols."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from study_app.web import runtime
+
+SMALL = """\
+id: small-web
+title: Small web study
+scenario: loan
+seed: 5
+decision_model: bayes
+screening:
+  - {id: adult, question: "Are you 18 or older?", options: ["Yes", "No"], eligible: ["Yes"]}
+profile: {source: persona}
+elicitation: {scheme: ranking}
+arms:
+  - {id: oracle, method: oracle, options: {bins: 6, plausibility: false}}
+plans: {per_participant: 2, design: stratified, distance: l1_profile}
+questions:
+  why: {min_chars: 3, max_chars: 200}
+attention_checks:
+  - {id: c1, after: plan-1, question: "Pick b", options: [a, b], correct: b}
+"""
+
+
+@pytest.fixture
+def small_protocol_file(tmp_path: Path) -> Callable[..., Path]:
+    """Write SMALL (with (old, new) replacements) to a protocol file."""
+
+    def make(*edits: tuple[str, str]) -> Path:
+        text = SMALL
+        for old, new in edits:
+            assert old in text, old
+            text = text.replace(old, new)
+        path = tmp_path / f"small-{len(list(tmp_path.glob('small-*.yaml')))}.yaml"
+        path.write_text(text)
+        return path
+
+    return make
+
+
+@pytest.fixture
+def serve_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Callable[..., Path]]:
+    """Configure the app for a protocol and a fresh database; the database path."""
+    from apptest_driver import configure
+
+    def make(protocol: str | Path, **env: str) -> Path:
+        db = tmp_path / "web.duckdb"
+        configure(monkeypatch, str(protocol), db, **env)
+        return db
+
+    yield make
+    runtime.release_all()

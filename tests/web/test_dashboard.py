@@ -1,0 +1,109 @@
+"""The researcher dashboard (AppTest): password gate, progress tables, pilot, export, report."""
+
+from __future__ import annotations
+
+import io
+import os
+import zipfile
+
+import pytest
+from apptest_driver import AppDriver, chosen_answer
+from streamlit.testing.v1 import AppTest
+
+from protocols.schema import load_protocol
+from study_app.web import runtime
+from study_app.web.auth import PASSWORD_ENV
+from study_app.web.dashboard import export_zip, latest_report
+
+
+def _dashboard_app() -> None:
+    from study_app.web.dashboard import render_dashboard
+
+    render_dashboard()
+
+
+def _texts(at: AppTest) -> str:
+    return " ".join([m.value for m in at.markdown] + [e.value for e in at.error]
+                    + [str(m.value) for m in at.metric])
+
+
+def _signed_in(monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    monkeypatch.setenv(PASSWORD_ENV, "s3cret pass")
+    at = AppTest.from_function(_dashboard_app, default_timeout=120).run()
+    at.text_input[0].input("s3cret pass")
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.fixture
+def small(serve_app, small_protocol_file):
+    path = small_protocol_file()
+    db = serve_app(path)
+    return load_protocol(path), db
+
+
+@pytest.mark.parametrize("password", [None, "", "wrong"])
+def test_dashboard_refuses_missing_or_wrong_password(small, monkeypatch, password) -> None:
+    if password is None:
+        monkeypatch.delenv(PASSWORD_ENV, raising=False)
+    else:
+        monkeypatch.setenv(PASSWORD_ENV, "s3cret pass")
+    at = AppTest.from_function(_dashboard_app, default_timeout=60).run()
+    if password is not None:
+        at.text_input[0].input(password)
+        at.button[0].click().run()
+    assert not at.exception
+    assert not at.metric and not at.dataframe
+    assert "locked" in _texts(at) or "Wrong password" in _texts(at)
+
+
+def test_dashboard_shows_progress_runs_a_pilot_and_exports(small, monkeypatch) -> None:
+    protocol, db = small
+    web = AppDriver()  # one real (web) participant, left at the decision page
+    for _ in range(4):
+        page = web.page()
+        web.answer(page, chosen_answer(page, protocol))
+    at = _signed_in(monkeypatch)
+    assert "Participants" in [m.label for m in at.metric]
+    participants = next(m for m in at.metric if m.label == "Participants")
+    assert str(participants.value) == "1"
+    drop = [df.value for df in at.dataframe if "page_id" in df.value.columns
+            and "idle_minutes" in df.value.columns]
+    assert drop and list(drop[0]["page_id"]) == ["decision"]
+    # a pilot of 3 synthetic participants goes to its own study
+    at.number_input(key="rs_pilot_n").set_value(3)
+    next(b for b in at.button if b.label == "Run pilot").click().run()
+    assert not at.exception, at.exception
+    assert any("Pilot study" in s.value for s in at.success), [e.value for e in at.error]
+    study = runtime.build_study(runtime.from_env())
+    pilot = f"{study.study_id}-pilot"
+    rows = study.store.query("SELECT source, status FROM participants WHERE study_id = ?",
+                             [pilot])
+    assert len(rows) == 3 and {r["source"] for r in rows} == {"synthetic"}
+    assert {r["status"] for r in rows} == {"complete"}
+    at.selectbox(key="rs_dash_study").set_value(pilot).run()
+    assert str(next(m for m in at.metric if m.label == "Complete").value) == "3"
+    assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")  # rating charts
+    # export: the button prepares a zip with every table and the codebook
+    next(b for b in at.button if b.label == "Prepare export").click().run()
+    assert not at.exception, at.exception
+    assert at.get("download_button")
+    names = set(zipfile.ZipFile(io.BytesIO(export_zip(study, "csv"))).namelist())
+    assert {"ratings_long.csv", "codebook.csv", "manifest.json", "participants.csv"} <= names
+
+
+def test_latest_report_is_found_and_embedded(small, monkeypatch, tmp_path) -> None:
+    _, db = small
+    assert latest_report(tmp_path / "reports") is None
+    old = tmp_path / "reports" / "run-1" / "report.html"
+    new = tmp_path / "reports" / "run-2" / "report.html"
+    for path, text in ((old, "OLD REPORT"), (new, "<h1>NEW REPORT</h1>")):
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+    os.utime(old, (1, 1))
+    assert latest_report(tmp_path / "reports") == new
+    at = _signed_in(monkeypatch)
+    assert str(new) in _texts(at)
+    frames = at.get("iframe")
+    assert frames and "NEW REPORT" in str(frames[0].proto)

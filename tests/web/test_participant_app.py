@@ -1,0 +1,206 @@
+"""The participant app (AppTest, in-process): a full flow per shipped protocol and every page
+kind, with what the database holds compared to what the participant entered."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from apptest_driver import REASON, AppDriver, chosen_answer, hare_available
+
+from protocols import pages as pg
+from protocols.schema import load_protocol, shipped_protocols
+
+
+def _check_stored(driver: AppDriver, done: list[tuple[pg.Page, dict]]) -> None:
+    """Every answer given is stored exactly once, as the session's validated answer."""
+    study = driver.study
+    pid = driver.session.participant_id
+    rows = study.store.query(
+        "SELECT page_id, answer_json FROM responses WHERE study_id = ? AND participant_id = ?",
+        [study.study_id, pid])
+    stored = {r["page_id"]: json.loads(r["answer_json"]) for r in rows}
+    assert len(rows) == len(stored) == len(done)
+    for page, answer in done:
+        expected = pg.validate_answer(page, answer).model_dump(mode="json")
+        assert stored[page.id] == expected, page.id
+    ratings = study.store.query(
+        "SELECT plan_id, acceptance, action, acceptance_why, action_why, impossible_json "
+        "FROM ratings WHERE study_id = ? AND participant_id = ?", [study.study_id, pid])
+    plan_answers = {p.payload.plan_id: a for p, a in done if p.kind == "plan"}
+    assert len(ratings) == len(plan_answers)
+    for r in ratings:
+        a = plan_answers[r["plan_id"]]
+        assert (r["acceptance"], r["action"]) == (a["acceptance"], a["action"])
+        assert (r["acceptance_why"], r["action_why"]) == (a["acceptance_why"], a["action_why"])
+        assert json.loads(r["impossible_json"]) == a["impossible"]
+
+
+SHIPPED = [pytest.param(p, marks=pytest.mark.skipif(
+    p == "hare-interactive" and not hare_available(),
+    reason="the HARE method (engine.recourse.hare / hare_session) is not installed yet"))
+    for p in shipped_protocols()]
+
+
+@pytest.mark.parametrize("protocol_id", SHIPPED)
+def test_full_flow_of_each_shipped_protocol(protocol_id, trained_home, serve_app) -> None:
+    db = serve_app(protocol_id)
+    protocol = load_protocol(protocol_id)
+    driver = AppDriver({"PROLIFIC_PID": "5f1e0c2a9b8d7e6f5a4b3c2d", "STUDY_ID": "st-1"})
+    done = driver.walk(protocol)
+    kinds = {p.kind for p, _ in done}
+    assert {"consent", "scenario", "decision", "plan"} <= kinds
+    if protocol.attention_checks:
+        assert "attention" in kinds
+    if protocol.elicitation.scheme != "none":
+        assert f"elicitation_{protocol.elicitation.scheme}" in kinds
+    if protocol.has_hare:
+        assert {"hare_choice", "hare_accept"} <= kinds
+        hare_pages = sum(p.kind.startswith("hare_") for p, _ in done)
+        assert driver.study.store.counts()["comparisons"] == hare_pages
+    final = driver.page()
+    assert final.kind == "debrief" and driver.session.status == "complete"
+    html = driver.texts()
+    assert final.payload.completion_code in html
+    assert 'aria-valuenow="' + str(final.progress.total) + '"' in html  # 100% at the end
+    _check_stored(driver, done)
+    counts = driver.study.store.counts()
+    assert counts["participants"] == 1
+    assert counts["ratings"] == sum(p.kind == "plan" for p, _ in done)
+    # the raw platform ids are nowhere in the database
+    raw = db.read_bytes()
+    assert b"5f1e0c2a9b8d7e6f5a4b3c2d" not in raw and b"st-1" not in raw
+
+
+def test_every_page_kind_has_a_renderer() -> None:
+    from typing import get_args
+
+    from study_app.web.renderers import RENDERERS
+
+    assert set(RENDERERS) | {"debrief", "end"} == set(get_args(pg.PageKind))
+
+
+def test_own_profile_entry_and_impossible_items(trained_home, serve_app) -> None:
+    """tominaga-replication: screening, the profile form in display units, plan pages with
+    per-item impossibility and reasons (markup, SQL and emoji kept as plain text)."""
+    serve_app("tominaga-replication")
+    protocol = load_protocol("tominaga-replication")
+    driver = AppDriver()
+    done = driver.walk(protocol)
+    entry = next(a for p, a in done if p.kind == "profile_entry")
+    stored = driver.study.store.query("SELECT display_json, source FROM profiles")[0]
+    assert stored["source"] in ("own", "persona_fallback")
+    if stored["source"] == "own":
+        shown = json.loads(stored["display_json"])
+        assert set(shown) == set(entry["values"])
+    reasons = driver.study.store.query("SELECT acceptance_why FROM ratings")
+    assert {r["acceptance_why"] for r in reasons} == {REASON}
+    assert any(p.kind == "plan" and p.payload.impossible for p, _ in done)
+
+
+@pytest.mark.parametrize("scheme", ["binary", "likert"])
+def test_binary_and_likert_elicitation(scheme, serve_app, small_protocol_file) -> None:
+    path = small_protocol_file(("scheme: ranking", f"scheme: {scheme}"))
+    serve_app(path)
+    driver = AppDriver()
+    done = driver.walk(load_protocol(path))
+    assert f"elicitation_{scheme}" in {p.kind for p, _ in done}
+    _check_stored(driver, done)
+    elic = driver.study.store.query("SELECT scheme, answer_json FROM elicitations")[0]
+    assert elic["scheme"] == scheme
+
+
+def test_declined_and_screened_out_end_pages(serve_app, small_protocol_file) -> None:
+    path = small_protocol_file()
+    serve_app(path)
+    protocol = load_protocol(path)
+    declined = AppDriver()
+    declined.walk(protocol, agree=False)
+    assert declined.page().kind == "end" and declined.session.status == "declined"
+    assert "did not agree" in declined.texts()
+    out = AppDriver()
+    out.walk(protocol, eligible=False)
+    assert out.page().kind == "end" and out.session.status == "screened_out"
+    assert "not eligible" in out.texts()
+    assert declined.session.participant_id != out.session.participant_id
+
+
+def test_missing_answers_and_too_short_reasons_store_nothing(serve_app,
+                                                              small_protocol_file) -> None:
+    path = small_protocol_file()
+    serve_app(path)
+    protocol = load_protocol(path)
+    driver = AppDriver()
+    page = driver.page()
+    driver.at.button(key="consent:submit").click().run()  # nothing chosen
+    assert "Missing" in " ".join(driver.errors()) and driver.page().id == "consent"
+    assert driver.stored("consent") is None
+    while page.kind != "plan":
+        driver.answer(page, chosen_answer(page, protocol))
+        page = driver.page()
+    answer = chosen_answer(page, protocol)
+    driver._fill(page, {**answer, "action_why": "ab"})  # min_chars is 3
+    driver.at.button(key=f"{page.id}:submit").click().run()
+    assert "at least 3 characters" in " ".join(driver.errors())
+    assert driver.page().id == page.id and driver.stored(page.id) is None
+
+
+def _tampered_submit_app(token: str, page_id: str, answer_json: str) -> None:
+    """Submit an answer the form could never produce (a tampered request) through the
+    participant controller."""
+    import json as js
+
+    from protocols.pages import Page
+    from study_app.web import participant, runtime
+
+    _, study = runtime.current_study()
+    session = study.resume(token)
+    page: Page = session.current_page()
+    assert page.id == page_id
+    participant._submit(session, page, js.loads(answer_json))
+
+
+def test_tampered_oversized_or_mistyped_answers_get_a_message(serve_app,
+                                                              small_protocol_file) -> None:
+    """The browser enforces max_chars and widget types; a tampered request still gets the
+    session's message, no crash, and nothing stored."""
+    from streamlit.testing.v1 import AppTest
+
+    path = small_protocol_file()
+    serve_app(path)
+    protocol = load_protocol(path)
+    driver = AppDriver()
+    page = driver.page()
+    while page.kind != "plan":
+        driver.answer(page, chosen_answer(page, protocol))
+        page = driver.page()
+    good = chosen_answer(page, protocol)
+    for bad, message in [
+        ({**good, "action_why": "x" * 5000}, "at most 200 characters"),
+        ({**good, "acceptance": "7"}, "acceptance"),
+        ({**good, "acceptance": 9}, "less than or equal to 7"),
+        ({**good, "impossible": {"gender": True}}, "impossibility item"),
+        ({**good, "extra": "<script>alert(1)</script>"}, "extra"),
+    ]:
+        at = AppTest.from_function(_tampered_submit_app, args=(
+            driver.token, page.id, json.dumps(bad)), default_timeout=30).run()
+        assert not at.exception
+        shown = " ".join(e.value for e in at.error)
+        assert "could not be saved" in shown and message in shown, shown
+    assert driver.stored(page.id) is None and driver.page().id == page.id
+    driver.answer(page, good)  # the real answer still goes through
+    assert driver.stored(page.id) is not None
+
+
+def test_debrief_links_back_to_the_platform_with_the_code(serve_app, small_protocol_file) -> None:
+    from study_app.web.runtime import COMPLETION_URL_ENV
+
+    path = small_protocol_file()
+    serve_app(path, **{COMPLETION_URL_ENV: "https://app.example.org/done?cc={code}&x=1"})
+    driver = AppDriver()
+    driver.walk(load_protocol(path))
+    debrief = driver.page()
+    assert debrief.kind == "debrief"
+    (link,) = driver.at.get("link_button")
+    assert link.proto.url == f"https://app.example.org/done?cc={debrief.payload.completion_code}&x=1"
+    assert "window.location.assign" in driver.texts()  # the automatic redirect
