@@ -18,6 +18,8 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "simulate",
     "export",
     "import_ratings",
+    "analyze",
+    "bench_analysis",
     "serve",
 )
 

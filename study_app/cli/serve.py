@@ -122,6 +122,12 @@ def serve(
     methods = {a.method for a in proto.arms} | {a.base for a in proto.arms if a.base}
     if (decision_model or proto.decision_model) == "trained" or methods & _TRAINED_METHODS:
         _ensure_artifacts(proto.scenario, quick)
+    import torch
+
+    # Every request computes on tiny tensors (one participant): intra-op threads only add
+    # contention between concurrent participants (HARE's next question: ~0.16 s on one
+    # thread, up to 1 s with the default pool on this 2-core machine).
+    torch.set_num_threads(1)
     with _console.status(f"loading study {proto.id!r} into {config.db}"):
         try:
             served = runtime.preload(config)

@@ -1,0 +1,71 @@
+"""`recourse-study benchmark analysis`: the ordinal model's fit time, chosen backend vs PyMC."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from study_app.cli.apps import benchmark_app
+
+_console = Console(stderr=True)
+
+
+@benchmark_app.command("analysis")
+def analysis(
+    participants: int = typer.Option(362, min=2, help="Simulated participants."),
+    plans: int = typer.Option(5, min=2, help="Plans (ratings) per participant."),
+    outcome: str = typer.Option("action", help="acceptance | action."),
+    backend: str = typer.Option("nutpie", help="The backend to time against PyMC's NUTS."),
+    draws: int = typer.Option(1000, min=50, help="Draws per chain (both backends)."),
+    tune: int | None = typer.Option(
+        None, min=50, help="Tuning steps per chain (default: the backend's own, nutpie 300, PyMC 1000)."),
+    chains: int = typer.Option(4, min=1, help="Chains (both backends)."),
+    seed: int = typer.Option(0, help="Data and sampling seed."),
+    baseline: bool = typer.Option(True, help="Also time PyMC's default NUTS (the baseline)."),
+    json_file: Path | None = typer.Option(None, "--json", help="Write the result here."),
+) -> None:
+    """Simulate a study of the reference size (engine.rating_model, reference behaviour),
+    then fit the full ordinal model (smooth of L1 over the profile, satisfaction, violation,
+    arms, participant intercepts and slopes) once with ``--backend`` and once with PyMC's
+    default NUTS, in the same run; compilation counts.
+
+    JSON: {participants, plans, outcome, draws, tune, chains, backend, seconds, max_rhat,
+    min_ess_bulk, min_ess_tail, divergences, baseline_backend ("pymc"), baseline_seconds,
+    baseline_max_rhat, baseline_min_ess_bulk, baseline_divergences, speedup}.
+    """
+    from analysis.fit import SamplingWarning, sample
+    from analysis.models import build_model, prepare
+    from analysis.simdata import simulate_ratings
+
+    if outcome not in ("acceptance", "action"):
+        raise typer.BadParameter(f"--outcome must be acceptance or action, got {outcome!r}")
+    if backend not in ("nutpie", "pymc"):
+        raise typer.BadParameter(f"--backend must be nutpie or pymc, got {backend!r}")
+    ratings = simulate_ratings(participants, plans, seed=seed)
+    data = prepare(ratings, outcome, "l1_profile")
+    doc: dict = {"participants": participants, "plans": plans, "outcome": outcome,
+                 "draws": draws, "tune": tune or "backend default", "chains": chains}
+    runs = [("", backend)] + ([("baseline_", "pymc")] if baseline else [])
+    for prefix, name in runs:
+        _console.print(f"fitting with {name} ...")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SamplingWarning)
+            fit = sample(build_model(data), backend=name, draws=draws, tune=tune,  # type: ignore[arg-type]
+                         chains=chains, seed=seed)
+        d = fit.diagnostics
+        doc.update({f"{prefix}backend": name, f"{prefix}seconds": round(fit.seconds, 2),
+                    f"{prefix}max_rhat": d.max_rhat, f"{prefix}min_ess_bulk": d.min_ess_bulk,
+                    f"{prefix}min_ess_tail": d.min_ess_tail, f"{prefix}divergences": d.divergences})
+        _console.print(f"  {name}: {fit.seconds:.1f} s, max R-hat {d.max_rhat:.3f}, "
+                       f"min bulk ESS {d.min_ess_bulk:.0f}, {d.divergences} divergences")
+    if baseline:
+        doc["speedup"] = round(doc["baseline_seconds"] / doc["seconds"], 2)
+        _console.print(f"speedup {doc['speedup']}x over PyMC's default NUTS")
+    print(json.dumps(doc))
+    if json_file is not None:
+        json_file.parent.mkdir(parents=True, exist_ok=True)
+        json_file.write_text(json.dumps(doc, indent=2))

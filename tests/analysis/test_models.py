@@ -1,0 +1,80 @@
+"""Spline basis, data preparation, recourse table, and a small parameter recovery (nutpie,
+short chains) of the ordinal model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.models import AnalysisDataError, build_model, prepare
+from analysis.recovery import RecoveryConfig, check_study
+from analysis.simdata import simulate_ratings
+from analysis.splines import SplineBasis
+from analysis.tables import recourse_table
+from engine.rating_model import RatingBehaviour
+
+
+def test_spline_basis_is_a_centred_partition_of_unity():
+    d = np.random.default_rng(0).uniform(0, 0.8, 300)
+    basis = SplineBasis.fit(d, k=8)
+    np.testing.assert_allclose(basis.raw(d).sum(axis=1), 1.0)
+    np.testing.assert_allclose(basis(d).mean(axis=0), 0.0, atol=1e-12)
+    assert basis(np.array([-1.0, 5.0])).shape == (2, 8)  # clipped, not an error
+    with pytest.raises(ValueError, match="k >= 4"):
+        SplineBasis.fit(d, k=3)
+    with pytest.raises(ValueError, match="finite"):
+        SplineBasis.fit(np.array([0.1, np.nan]))
+
+
+def test_prepare_checks_its_input_and_drops_missing_terms():
+    df = simulate_ratings(10, 3, seed=1)
+    with pytest.raises(AnalysisDataError, match="unknown distance"):
+        prepare(df, "action", "l2")
+    with pytest.raises(AnalysisDataError, match="unknown outcome"):
+        prepare(df, "trust", "l1_profile")
+    with pytest.raises(AnalysisDataError, match="too few ratings"):
+        prepare(df.head(5), "action", "l1_profile")
+    bad = df.copy()
+    bad.loc[0, "action"] = 9
+    with pytest.raises(AnalysisDataError, match="1..7"):
+        prepare(bad, "action", "l1_profile")
+    no_elicitation = df.assign(satisfaction=np.nan, violation=np.nan)
+    data = prepare(no_elicitation, "action", "l1_profile")
+    assert data.terms == {}
+    model = build_model(data)
+    assert "beta" not in model.named_vars and "gamma" in model.named_vars
+    assert set(prepare(df, "action", "l1_profile").terms) == {"satisfaction", "violation"}
+
+
+def test_recourse_table_by_arm():
+    plans = pd.DataFrame({
+        "arm": ["a", "a", "b"], "method": ["oracle", "oracle", "icarma"],
+        "valid": [True, False, True], "plausible": [True, True, False],
+        "cost": [0.2, 9.0, 0.4], "hap": [np.nan, 1.0, 0.0], "l0_actions": [1, 2, 2],
+        "l1_actions": [0.1, 0.2, 0.3], "l0_profile": [2, 3, 3], "l1_profile": [0.2, 0.3, 0.4],
+        "satisfaction": [1.0, 0.5, np.nan], "violation": [0.0, 1.0, np.nan]})
+    t = recourse_table(plans).set_index("arm")
+    assert t.loc["a", "validity"] == 0.5 and t.loc["a", "cost"] == pytest.approx(0.2)
+    assert t.loc["a", "hap"] == 1.0 and np.isnan(t.loc["b", "satisfaction"])
+    with pytest.raises(ValueError, match="lack the columns"):
+        recourse_table(plans.drop(columns=["cost"]))
+
+
+def test_small_recovery_of_effects_and_shapes():
+    """A small version of scripts/recovery_study.py: one study, short chains. Strong effects
+    so that 120 participants identify them."""
+    ref = RatingBehaviour.reference()
+    behaviour = RatingBehaviour(
+        acceptance=ref.acceptance,
+        action=type(ref.action)(**{**ref.action.__dict__, "violation": 2.0}),
+    )
+    rows = check_study(behaviour, RecoveryConfig(participants=150, plans=5, draws=400, tune=400,
+                                                 chains=2), seed=3)
+    by = {(r["outcome"], r["check"]): r for r in rows}
+    assert by[("acceptance", "flat")]["passed"]  # flat acceptance: band contains 0 everywhere
+    assert by[("action", "falls then flat")]["mean"] > 0.5
+    assert by[("action", "violation")]["hi"] < 0  # the violation penalty is found ...
+    covered = [r["passed"] for r in rows if r["check"] in ("satisfaction", "violation",
+                                                           "sigma_u", "sigma_b")]
+    assert np.mean(covered) >= 0.7  # ... and most 90% intervals cover their truth
