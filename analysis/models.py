@@ -5,7 +5,7 @@ satisfaction s_r in [0, 1] and violation v_r in {0, 1} of the participant's stat
 constraints, and arm a_r:
 
     eta_r = f(d_r) + beta_s s_r + beta_v v_r + gamma_{a_r} + u_p + b_p (d_r - mean d)
-    f(d)  = B_c(d) beta,  beta_1 = 0,  beta_k = beta_{k-1} + delta_k,  delta_k ~ N(0, sigma_f)
+    f(d)  = B_c(d) beta,  beta_1 = 0,  beta_k = beta_{k-1} + delta_k,  delta_k = sigma_f z_k
     u_p   = sigma_u z_p,  b_p = sigma_b w_p                               (non-centred)
 
 **Ordinal (cumulative logit)**: P(y_r <= k) = logistic(c_k - eta_r), c_1 < ... < c_6; the same
@@ -16,19 +16,25 @@ y_r ~ Normal(alpha + eta_r, sigma_y).
 Priors (weakly informative on the logit scale):
 c_1 ~ Normal(-2.5, 3), c_k = c_{k-1} + g_k with gaps g ~ HalfNormal(2) (ordered by
 construction); sigma_f ~ HalfNormal(1) (a first-order random-walk penalty: sigma_f
--> 0 is a flat smooth; B_c: analysis.splines); z, w ~ Normal(0, 1); beta_s, beta_v ~ Normal(0, 1.5);
+-> 0 is a flat smooth; B_c: analysis.splines); z_k, z_p, w_p ~ Normal(0, 1); beta_s, beta_v ~ Normal(0, 1.5);
 gamma (all arms but the first) ~ Normal(0, 1); sigma_u ~ HalfNormal(2); sigma_b ~
 HalfNormal(1). Gaussian: alpha ~ Normal(4, 2), sigma_y ~ HalfNormal(2).
 
 Missing satisfaction or violation (a study without elicitation) contributes 0, as in the
 simulation; a study where a term is missing everywhere (or constant) drops the term.
 
-Parameterization (measured, 362 x 5 ratings): the increments delta are centred (the ratings
-inform the smooth strongly; the non-centred version had bulk ESS ~290 for sigma_f) and the
-random slopes act on the centred distance (uncentred, u and b were correlated and sigma_b's
-ESS was ~220); both changes brought every bulk ESS above 600 with no divergences. So
-sigma_u is the participants' spread at the mean distance: with the simulation's
-parameters, sqrt(sd_u^2 + sd_b^2 mean(d)^2).
+Parameterization (measured on 362 x 5 ratings, nutpie, 4 x 1000 draws): everything is
+non-centred. A centred random walk (delta ~ N(0, sigma_f)) mixes well when the data pin a
+strongly curved smooth (simulated action: no divergences) but forms a funnel when the truth
+is flat (simulated acceptance: 62 divergences, bulk ESS 202; the tominaga study's L0
+acceptance: 214 divergences); non-centred increments sampled with target_accept 0.95
+(analysis.fit) gave no divergences and bulk ESS >= 470 on both. The random slopes act on the
+centred distance (uncentred, u and b were correlated and sigma_b's ESS was ~220), so
+sigma_u is the participants' spread at the mean distance: with the simulation's parameters,
+sqrt(sd_u^2 + sd_b^2 mean(d)^2).
+
+A distance with few distinct values (L0: 1..4 changed features) gets at most that many basis
+functions (``basis_size``): more would leave increments the data cannot inform.
 """
 
 from __future__ import annotations
@@ -77,6 +83,12 @@ class ModelData:
         return int(len(self.y))
 
 
+def basis_size(d: np.ndarray, k: int = 8) -> int:
+    """Basis functions for distances ``d``: ``k``, but no more than the number of distinct
+    values (and at least 4, the fewest a cubic B-spline basis has)."""
+    return int(min(k, max(4, np.unique(d).size)))
+
+
 def prepare(ratings: pd.DataFrame, outcome: str, distance: str, k: int = 8) -> ModelData:
     """Check and encode a ``ratings_long`` frame for one outcome and distance."""
     if outcome not in OUTCOMES:
@@ -111,7 +123,7 @@ def prepare(ratings: pd.DataFrame, outcome: str, distance: str, k: int = 8) -> M
             if np.ptp(filled) > 0:
                 terms[name] = filled
     return ModelData(outcome, distance, y, d, pcodes, list(participants), acodes, list(arms),
-                     terms, SplineBasis.fit(d, k))
+                     terms, SplineBasis.fit(d, basis_size(d, k)))
 
 
 def build_model(data: ModelData, likelihood: Likelihood = "ordinal") -> pm.Model:
@@ -125,7 +137,8 @@ def build_model(data: ModelData, likelihood: Likelihood = "ordinal") -> pm.Model
               "knot": list(range(1, k)), "term": list(data.terms)}
     with pm.Model(coords=coords) as model:
         sigma_f = pm.HalfNormal("sigma_f", 1.0)
-        delta_f = pm.Normal("delta_f", 0.0, sigma_f, dims="knot")
+        z_f = pm.Normal("z_f", 0.0, 1.0, dims="knot")
+        delta_f = pm.Deterministic("delta_f", sigma_f * z_f, dims="knot")
         beta_f = pt.concatenate([pt.zeros(1), pt.cumsum(delta_f)])
         eta = pt.dot(pt.as_tensor_variable(basis), beta_f)
         if data.terms:

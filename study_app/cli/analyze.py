@@ -91,10 +91,15 @@ def analyze(
     summary = result.summary()
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
     (out / "report.html").write_text(render(result), encoding="utf-8")
+    warned = False
     for m in summary["models"]:
         if m["warnings"]:
+            warned = True
             _console.print(f"[yellow]warning:[/yellow] {m['outcome']} ~ s({m['distance']}) "
                            f"{m['likelihood']}: {'; '.join(m['warnings'])}")
+    if warned:
+        _console.print(f"  treat those models' intervals with care; more draws usually fix low "
+                       f"ESS or R-hat (e.g. --draws {2 * draws} --tune 1000)")
     _console.print(f"report written to {out / 'report.html'}")
     if json_out:
         print(json.dumps(summary, default=float))

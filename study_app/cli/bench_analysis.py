@@ -24,6 +24,10 @@ def analysis(
     tune: int | None = typer.Option(
         None, min=50, help="Tuning steps per chain (default: the backend's own, nutpie 300, PyMC 1000)."),
     chains: int = typer.Option(4, min=1, help="Chains (both backends)."),
+    target_accept: float | None = typer.Option(
+        None, min=0.5, max=0.999,
+        help="NUTS step-size target for both backends (default: the chosen backend's, "
+             "analysis.fit.DEFAULT_TARGET_ACCEPT)."),
     seed: int = typer.Option(0, help="Data and sampling seed."),
     baseline: bool = typer.Option(True, help="Also time PyMC's default NUTS (the baseline)."),
     json_file: Path | None = typer.Option(None, "--json", help="Write the result here."),
@@ -31,13 +35,15 @@ def analysis(
     """Simulate a study of the reference size (engine.rating_model, reference behaviour),
     then fit the full ordinal model (smooth of L1 over the profile, satisfaction, violation,
     arms, participant intercepts and slopes) once with ``--backend`` and once with PyMC's
-    default NUTS, in the same run; compilation counts.
+    default NUTS, in the same run; compilation counts. Both use the same NUTS settings
+    (draws, chains, target_accept — the chosen backend's, 0.95 for nutpie, since PyMC's own
+    0.8 leaves divergences on this model); only tuning length is each backend's default.
 
-    JSON: {participants, plans, outcome, draws, tune, chains, backend, seconds, max_rhat,
+    JSON: {participants, plans, outcome, draws, tune, chains, target_accept, backend, seconds, max_rhat,
     min_ess_bulk, min_ess_tail, divergences, baseline_backend ("pymc"), baseline_seconds,
     baseline_max_rhat, baseline_min_ess_bulk, baseline_divergences, speedup}.
     """
-    from analysis.fit import SamplingWarning, sample
+    from analysis.fit import DEFAULT_TARGET_ACCEPT, SamplingWarning, sample
     from analysis.models import build_model, prepare
     from analysis.simdata import simulate_ratings
 
@@ -45,17 +51,20 @@ def analysis(
         raise typer.BadParameter(f"--outcome must be acceptance or action, got {outcome!r}")
     if backend not in ("nutpie", "pymc"):
         raise typer.BadParameter(f"--backend must be nutpie or pymc, got {backend!r}")
+    if target_accept is None:
+        target_accept = DEFAULT_TARGET_ACCEPT[backend]
     ratings = simulate_ratings(participants, plans, seed=seed)
     data = prepare(ratings, outcome, "l1_profile")
     doc: dict = {"participants": participants, "plans": plans, "outcome": outcome,
-                 "draws": draws, "tune": tune or "backend default", "chains": chains}
+                 "draws": draws, "tune": tune or "backend default", "chains": chains,
+                 "target_accept": target_accept or "backend default"}
     runs = [("", backend)] + ([("baseline_", "pymc")] if baseline else [])
     for prefix, name in runs:
         _console.print(f"fitting with {name} ...")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SamplingWarning)
             fit = sample(build_model(data), backend=name, draws=draws, tune=tune,  # type: ignore[arg-type]
-                         chains=chains, seed=seed)
+                         chains=chains, seed=seed, target_accept=target_accept)
         d = fit.diagnostics
         doc.update({f"{prefix}backend": name, f"{prefix}seconds": round(fit.seconds, 2),
                     f"{prefix}max_rhat": d.max_rhat, f"{prefix}min_ess_bulk": d.min_ess_bulk,

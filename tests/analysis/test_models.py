@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.models import AnalysisDataError, build_model, prepare
+from analysis.models import AnalysisDataError, basis_size, build_model, prepare
 from analysis.recovery import RecoveryConfig, check_study
 from analysis.simdata import simulate_ratings
 from analysis.splines import SplineBasis
@@ -45,6 +45,18 @@ def test_prepare_checks_its_input_and_drops_missing_terms():
     model = build_model(data)
     assert "beta" not in model.named_vars and "gamma" in model.named_vars
     assert set(prepare(df, "action", "l1_profile").terms) == {"satisfaction", "violation"}
+
+
+def test_a_discrete_distance_gets_no_more_basis_functions_than_values():
+    df = simulate_ratings(20, 5, seed=2)
+    df["l0_profile"] = np.random.default_rng(2).integers(1, 5, len(df)).astype(float)  # 1..4
+    assert basis_size(df["l0_profile"].to_numpy()) == 4
+    assert basis_size(np.array([1.0, 2.0] * 10)) == 4  # never below a cubic basis
+    assert basis_size(df["l1_profile"].to_numpy()) == 8
+    assert prepare(df, "action", "l0_profile").basis.k == 4
+    assert prepare(df, "action", "l1_profile").basis.k == 8
+    model = build_model(prepare(df, "action", "l0_profile"))
+    assert model.named_vars["z_f"].eval().shape == (3,)  # k - 1 non-centred increments
 
 
 def test_recourse_table_by_arm():
