@@ -113,14 +113,15 @@ def coefficients(model_data: ModelData, idata: az.InferenceData) -> list[dict[st
 def fit_one(
     ratings: pd.DataFrame, outcome: str, distance: str, likelihood: str, *,
     backend: str, draws: int, tune: int | None, chains: int, seed: int, ppc: bool,
-    log_likelihood: bool,
+    log_likelihood: bool, target_accept: float | None = None,
 ) -> ModelResult:
     data = prepare(ratings, outcome, distance)
     model = build_model(data, likelihood)  # type: ignore[arg-type]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fitting.SamplingWarning)  # reported in the summary
         result = fitting.sample(model, backend=backend, draws=draws, tune=tune,  # type: ignore[arg-type]
-                                chains=chains, seed=seed, log_likelihood=log_likelihood)
+                                chains=chains, seed=seed, log_likelihood=log_likelihood,
+                                target_accept=target_accept)
     post = result.idata.posterior.stack(sample=("chain", "draw"))
     grid = np.linspace(data.d.min(), data.d.max(), GRID)
     draws_f = smooth_draws(data, np.asarray(post["delta_f"].values).T, grid)
@@ -142,6 +143,7 @@ def run_analysis(
     tune: int | None = None,
     chains: int = 4,
     seed: int = 0,
+    target_accept: float | None = None,
     gaussian: bool = True,
     traces: Path | None = None,
     on_step: Callable[[str], None] | None = None,
@@ -150,17 +152,19 @@ def run_analysis(
     note = on_step or (lambda _m: None)
     l0, l1 = distance_family(distance)
     result = Analysis(study_id, ratings, plans)
+    sampler = {"backend": backend, "draws": draws, "tune": tune, "chains": chains, "seed": seed,
+               "target_accept": target_accept}
     for outcome in OUTCOMES:
         for dist in (l0, l1):
             note(f"{outcome} ~ s({dist}) ordinal")
             result.models.append(fit_one(
-                ratings, outcome, dist, "ordinal", backend=backend, draws=draws, tune=tune,
-                chains=chains, seed=seed, ppc=dist == distance, log_likelihood=True))
+                ratings, outcome, dist, "ordinal", ppc=dist == distance, log_likelihood=True,
+                **sampler))
         if gaussian:
             note(f"{outcome} ~ s({distance}) gaussian")
             result.models.append(fit_one(
-                ratings, outcome, distance, "gaussian", backend=backend, draws=draws,
-                tune=tune, chains=chains, seed=seed, ppc=False, log_likelihood=False))
+                ratings, outcome, distance, "gaussian", ppc=False, log_likelihood=False,
+                **sampler))
         ordinal = {m.distance: m.fit for m in result.models
                    if m.outcome == outcome and m.likelihood == "ordinal"}
         if len(ordinal) == 2:

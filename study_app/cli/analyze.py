@@ -27,6 +27,10 @@ def analyze(
         None, min=50, help="Tuning steps per chain (default: the backend's own, nutpie 300, PyMC 1000)."),
     chains: int = typer.Option(4, min=1, help="Chains."),
     seed: int = typer.Option(0, help="Sampling seed."),
+    target_accept: float | None = typer.Option(
+        None, min=0.5, max=0.999,
+        help="NUTS step-size target (default: the backend's, nutpie 0.95); raise it "
+             "(e.g. 0.99) if a model reports divergences."),
     gaussian: bool = typer.Option(True, help="Also fit the Gaussian variant."),
     json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout."),
 ) -> None:
@@ -81,7 +85,8 @@ def analyze(
         try:
             result = run_analysis(
                 ratings, plans, study_id=study, distance=distance, backend=backend,
-                draws=draws, tune=tune, chains=chains, seed=seed, gaussian=gaussian,
+                draws=draws, tune=tune, chains=chains, seed=seed, target_accept=target_accept,
+                gaussian=gaussian,
                 traces=out / "traces",
                 on_step=lambda m: progress.update(task, description=f"fitting {m}"))
         except AnalysisDataError as e:
@@ -99,7 +104,8 @@ def analyze(
                            f"{m['likelihood']}: {'; '.join(m['warnings'])}")
     if warned:
         _console.print(f"  treat those models' intervals with care; more draws usually fix low "
-                       f"ESS or R-hat (e.g. --draws {2 * draws} --tune 1000)")
+                       f"ESS or R-hat (e.g. --draws {2 * draws} --tune 1000), a higher "
+                       f"--target-accept (e.g. 0.99) divergences")
     _console.print(f"report written to {out / 'report.html'}")
     if json_out:
         print(json.dumps(summary, default=float))

@@ -26,7 +26,7 @@ def test_analyze_writes_report_summary_and_traces(study_db, tmp_path):
     out = tmp_path / "report"
     r = CliRunner().invoke(app, ["analyze", "--db", str(study_db), "--out", str(out),
                                  "--draws", "100", "--tune", "100", "--chains", "2",
-                                 "--no-gaussian"])
+                                 "--target-accept", "0.9", "--no-gaussian"])
     assert r.exit_code == 0, r.output
     summary = json.loads((out / "summary.json").read_text())
     models = summary["models"]
@@ -53,6 +53,9 @@ def test_analyze_reports_bad_input(study_db, tmp_path):
     r = runner.invoke(app, ["analyze", "--db", str(study_db), "--out", str(tmp_path),
                             "--study", "nope"])
     assert r.exit_code == 2 and "no study 'nope'" in r.output
+    r = runner.invoke(app, ["analyze", "--db", str(study_db), "--out", str(tmp_path),
+                            "--target-accept", "1.5"])
+    assert r.exit_code == 2 and "target-accept" in r.output
     junk = tmp_path / "junk.duckdb"
     junk.write_text("not a database")
     r = runner.invoke(app, ["analyze", "--db", str(junk), "--out", str(tmp_path)])
