@@ -25,10 +25,9 @@ import pymc as pm
 Backend = Literal["nutpie", "pymc"]
 BACKENDS: tuple[str, ...] = ("nutpie", "pymc")
 DEFAULT_TUNE = {"nutpie": 300, "pymc": 1000}
-# Step-size adaptation target of the chosen backend: 0.95 rather than NUTS' usual 0.8 removes
-# the divergences left near a flat smooth (analysis.models, "Parameterization"). The PyMC
-# baseline keeps PyMC's own default (0.8) unless asked.
-DEFAULT_TARGET_ACCEPT = {"nutpie": 0.95, "pymc": None}
+# NUTS step-size adaptation target for both backends: 0.95 rather than the usual 0.8 removes
+# the divergences left near a flat smooth (analysis.models, "Parameterization").
+DEFAULT_TARGET_ACCEPT = 0.95
 RHAT_MAX = 1.01
 ESS_MIN = 400
 
@@ -111,20 +110,19 @@ def sample(
     if tune is None:
         tune = DEFAULT_TUNE[backend]
     if target_accept is None:
-        target_accept = DEFAULT_TARGET_ACCEPT[backend]
-    extra: dict[str, Any] = {} if target_accept is None else {"target_accept": target_accept}
+        target_accept = DEFAULT_TARGET_ACCEPT
     start = time.perf_counter()
     if backend == "nutpie":
         import nutpie
 
         compiled = nutpie.compile_pymc_model(model)
         idata = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, cores=cores,
-                              seed=seed, progress_bar=False, **extra)
+                              seed=seed, progress_bar=False, target_accept=target_accept)
     else:
         with model:
             idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores,
                               random_seed=seed, progressbar=False, compute_convergence_checks=False,
-                              **extra)
+                              target_accept=target_accept)
     seconds = time.perf_counter() - start
     if log_likelihood:
         with model:

@@ -23,8 +23,8 @@ HalfNormal(1). Gaussian: alpha ~ Normal(4, 2), sigma_y ~ HalfNormal(2).
 Missing satisfaction or violation (a study without elicitation) contributes 0, as in the
 simulation; a study where a term is missing everywhere (or constant) drops the term.
 
-Parameterization (measured on 362 x 5 ratings, nutpie, 4 x 1000 draws): everything is
-non-centred. A centred random walk (delta ~ N(0, sigma_f)) mixes well when the data pin a
+Parameterization (measured on 362 x 5 ratings, nutpie, 4 x 1000 draws): every hierarchical
+term is non-centred. A centred random walk (delta ~ N(0, sigma_f)) mixes well when the data pin a
 strongly curved smooth (simulated action: no divergences) but forms a funnel when the truth
 is flat (simulated acceptance: 62 divergences, bulk ESS 202; the tominaga study's L0
 acceptance: 214 divergences); non-centred increments sampled with target_accept 0.95

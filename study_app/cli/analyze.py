@@ -29,7 +29,7 @@ def analyze(
     seed: int = typer.Option(0, help="Sampling seed."),
     target_accept: float | None = typer.Option(
         None, min=0.5, max=0.999,
-        help="NUTS step-size target (default: the backend's, nutpie 0.95); raise it "
+        help="NUTS step-size target (default 0.95, analysis.fit); raise it "
              "(e.g. 0.99) if a model reports divergences."),
     gaussian: bool = typer.Option(True, help="Also fit the Gaussian variant."),
     json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout."),
