@@ -25,7 +25,7 @@ from torch import Tensor
 
 from engine import metrics
 from engine.recourse.base import RecourseContext
-from engine.recourse.hare_search import is_favourable, random_directions
+from engine.recourse.hare_search import boundary_fraction, random_directions
 from engine.recourse.shift_actions import realize
 
 SCALES: dict[str, float] = {"near": 1.25, "intermediate": 2.0, "far": 4.0}
@@ -64,13 +64,7 @@ class SimulatedPeople:
         rows = u.reshape(n * directions, d) * radius
         xs = x.repeat_interleave(directions, dim=0)
         al = allowed.repeat_interleave(directions, dim=0)
-        reach = is_favourable(context, xs, rows, al)
-        lo = torch.zeros(len(rows), dtype=torch.float64)
-        hi = torch.ones(len(rows), dtype=torch.float64)
-        for _ in range(bisections):
-            mid = (lo + hi) / 2
-            ok = is_favourable(context, xs, mid[:, None] * rows, al)
-            hi, lo = torch.where(ok, mid, hi), torch.where(ok, lo, mid)
+        hi, reach = boundary_fraction(context, xs, rows, al, bisections=bisections)
         rho = torch.where(reach, hi * radius, torch.full_like(hi, float("inf"))).reshape(n, -1)
         nearest = rho.min(dim=1).values
         eligible = rho <= SCALES[scale] * nearest[:, None]

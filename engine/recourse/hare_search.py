@@ -90,11 +90,12 @@ def is_favourable(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tenso
         return context.classifier.decision(r.x_cf.float()).bool()
 
 
-def boundary_point_search(
+def boundary_fraction(
     context: RecourseContext, x: Tensor, cand: Tensor, allowed: Tensor, *, bisections: int = 20
 ) -> tuple[Tensor, Tensor]:
-    """Calibrated candidates and their validity: ((m, d), (m,) bool); rows are independent
-    (x, cand, allowed are (m, d))."""
+    """The bisection of BoundaryPointSearch (module docstring): ((m,) alpha_hi, (m,) bool
+    favourable at alpha = 1); rows are independent (x, cand, allowed are (m, d)). alpha_hi
+    is meaningful only where the candidate is favourable."""
     valid = is_favourable(context, x, cand, allowed)
     lo = torch.zeros(len(x), dtype=torch.float64)
     hi = torch.ones(len(x), dtype=torch.float64)
@@ -103,4 +104,13 @@ def boundary_point_search(
         ok = is_favourable(context, x, mid[:, None] * cand, allowed)
         hi = torch.where(ok, mid, hi)
         lo = torch.where(ok, lo, mid)
+    return hi, valid
+
+
+def boundary_point_search(
+    context: RecourseContext, x: Tensor, cand: Tensor, allowed: Tensor, *, bisections: int = 20
+) -> tuple[Tensor, Tensor]:
+    """Calibrated candidates and their validity: ((m, d), (m,) bool); rows are independent
+    (x, cand, allowed are (m, d))."""
+    hi, valid = boundary_fraction(context, x, cand, allowed, bisections=bisections)
     return torch.where(valid[:, None], hi[:, None] * cand, cand), valid
