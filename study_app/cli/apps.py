@@ -6,7 +6,14 @@ importing each other.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
+from rich.console import Console
+
+if TYPE_CHECKING:
+    from engine.recourse.base import Classifier
+    from engine.scenarios.base import Scenario
 
 app = typer.Typer(
     name="recourse-study",
@@ -29,3 +36,19 @@ def split_list(value: str, option: str) -> tuple[str, ...]:
     if not items:
         raise typer.BadParameter(f"{option} needs at least one comma-separated value")
     return items
+
+
+def benchmark_classifier(scenario: Scenario, kind: str) -> Classifier:
+    """A benchmark's ``--decision-model``: ``trained`` (the cached artifact) or ``bayes`` (the
+    exact Bayes rule). BadParameter for another kind; exit 2 with the artifact's message (how
+    to build it) when the trained model is missing."""
+    from engine.artifacts import ArtifactMissingError
+    from protocols.resources import load_classifier
+
+    if kind not in ("trained", "bayes"):
+        raise typer.BadParameter(f"--decision-model must be trained or bayes, got {kind!r}")
+    try:
+        return load_classifier(scenario, kind)
+    except ArtifactMissingError as e:
+        Console(stderr=True).print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from e

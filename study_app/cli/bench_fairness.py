@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from study_app.cli.apps import benchmark_app
+from study_app.cli.apps import benchmark_app, benchmark_classifier
 
 _console = Console(stderr=True)  # progress and notes
 _out = Console()  # the result table
@@ -21,7 +21,6 @@ _out.width = max(_out.width, 140)  # the gap table needs about 130 columns: neve
 def _build_method(scenario_name: str, method_name: str, decision_model: str) -> Any:
     """The decision model, the method on it, with the scenario's exact SCM for densities."""
     from engine.recourse import METHODS, RecourseContext, get_method
-    from engine.recourse_benchmark import BayesDecision
     from engine.scenarios import UnknownScenarioError, get_scenario
 
     try:
@@ -32,16 +31,7 @@ def _build_method(scenario_name: str, method_name: str, decision_model: str) -> 
         raise typer.BadParameter(
             f"unknown method {method_name!r}; expected one of {', '.join(sorted(METHODS))}"
         )
-    if decision_model == "bayes":
-        classifier: Any = BayesDecision(scenario)
-    elif decision_model == "trained":
-        from engine.artifacts import load_decision_model
-
-        classifier = load_decision_model(scenario.name)
-    else:
-        raise typer.BadParameter(
-            f"--decision-model must be trained or bayes, got {decision_model!r}"
-        )
+    classifier = benchmark_classifier(scenario, decision_model)
     try:
         return get_method(method_name, RecourseContext(scenario, classifier))
     except (ModuleNotFoundError, FileNotFoundError) as e:

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from study_app.cli.apps import benchmark_app, split_list
+from study_app.cli.apps import benchmark_app, benchmark_classifier, split_list
 
 _console = Console(stderr=True)
 _out = Console()
@@ -83,20 +83,7 @@ def hare(
         sc = get_scenario(scenario)
     except UnknownScenarioError as e:
         raise typer.BadParameter(str(e)) from e
-    if decision_model == "bayes":
-        from engine.recourse_benchmark import BayesDecision
-
-        classifier: Any = BayesDecision(sc)
-    elif decision_model == "trained":
-        from engine.artifacts import ArtifactMissingError, load_decision_model
-
-        try:
-            classifier = load_decision_model(sc.name)
-        except ArtifactMissingError as e:
-            _console.print(f"[red]error:[/red] {e}")
-            raise typer.Exit(2) from e
-    else:
-        raise typer.BadParameter(f"--decision-model must be trained or bayes, got {decision_model!r}")
+    classifier = benchmark_classifier(sc, decision_model)
     config = HareBenchmarkConfig(
         bases=split_list(bases, "--bases"), scales=split_list(scales, "--scales"),
         budget=budget, iterations=_ints(iterations, "--iterations"),

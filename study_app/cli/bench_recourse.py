@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from study_app.cli.apps import benchmark_app
+from study_app.cli.apps import benchmark_app, benchmark_classifier
 from study_app.cli.apps import split_list as _split
 
 _console = Console(stderr=True)  # progress and notes
@@ -119,7 +119,6 @@ def recourse(
     one recourse call for 5,000 people, evaluation included). Undefined values are null.
     """
     from engine.recourse_benchmark import (
-        BayesDecision,
         BenchmarkConfig,
         MethodUnavailableError,
         run_benchmark,
@@ -146,22 +145,7 @@ def recourse(
         config.validate(world)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from e
-    if decision_model == "bayes":
-        classifier: Any = BayesDecision(world)
-    elif decision_model == "trained":
-        try:
-            from engine.artifacts import load_decision_model
-        except ModuleNotFoundError as e:
-            _console.print(
-                f"[red]error:[/red] the trained decision model cannot be loaded ({e}); "
-                "use --decision-model bayes for the exact Bayes rule"
-            )
-            raise typer.Exit(2) from e
-        classifier = load_decision_model(world.name)
-    else:
-        raise typer.BadParameter(
-            f"--decision-model must be trained or bayes, got {decision_model!r}"
-        )
+    classifier = benchmark_classifier(world, decision_model)
     total = len(config.constraints) * len(config.cost_profiles) * len(config.methods)
     with Progress(
         TextColumn("[bold]{task.description}"),
