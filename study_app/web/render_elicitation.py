@@ -20,20 +20,12 @@ CANNOT = "I cannot change this"
 
 def render_elicitation_binary(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.ElicitationPayload = page.payload  # type: ignore[assignment]
-    answers: dict[str, bool | None] = {}
-    with st.form(f"{page.id}:form"):
-        st.markdown(payload.text)
-        for item in payload.items:
-            answers[item.feature] = widgets.yes_no(
-                f"Could you change: {item.label}?", f"{page.id}:{item.feature}",
-                help=item.help or None)
-        if not widgets.submit_button(page.id):
-            return None
-    missing = [i.label for i in payload.items if answers[i.feature] is None]
-    if missing:
-        widgets.ask_for_missing(missing)
-        return None
-    return {"answers": answers}
+    answers = widgets.item_form(
+        page.id, payload.items,
+        lambda item, key: widgets.yes_no(f"Could you change: {item.label}?", key,
+                                         help=item.help or None),
+        key=lambda item: item.feature, label=lambda item: item.label, intro=payload.text)
+    return None if answers is None else {"answers": answers}
 
 
 def render_elicitation_ranking(page: pg.Page) -> dict[str, Any] | None:
@@ -61,18 +53,12 @@ def render_elicitation_likert(page: pg.Page) -> dict[str, Any] | None:
             return f"{levels} · very hard"
         return str(v)
 
-    answers: dict[str, int | str | None] = {}
-    with st.form(f"{page.id}:form"):
-        st.markdown(payload.text)
-        for item in payload.items:
-            answers[item.feature] = st.radio(
-                f"How hard would it be for you to change: {item.label}?", options, index=None,
-                format_func=fmt, horizontal=True, key=f"{page.id}:{item.feature}",
-                help=item.help or None)
-        if not widgets.submit_button(page.id):
-            return None
-    missing = [i.label for i in payload.items if answers[i.feature] is None]
-    if missing:
-        widgets.ask_for_missing(missing)
+    answers = widgets.item_form(
+        page.id, payload.items,
+        lambda item, key: st.radio(
+            f"How hard would it be for you to change: {item.label}?", options, index=None,
+            format_func=fmt, horizontal=True, key=key, help=item.help or None),
+        key=lambda item: item.feature, label=lambda item: item.label, intro=payload.text)
+    if answers is None:
         return None
     return {"answers": {k: None if v == CANNOT else v for k, v in answers.items()}}

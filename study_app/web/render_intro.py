@@ -37,17 +37,10 @@ def render_consent(page: pg.Page) -> dict[str, Any] | None:
 
 def render_screening(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.ScreeningPayload = page.payload  # type: ignore[assignment]
-    answers: dict[str, str | None] = {}
-    with st.form(f"{page.id}:form"):
-        for q in payload.questions:
-            answers[q.id] = widgets.choice(q.question, list(q.options), f"{page.id}:{q.id}")
-        if not widgets.submit_button(page.id):
-            return None
-    missing = [q.question for q in payload.questions if answers[q.id] is None]
-    if missing:
-        widgets.ask_for_missing(missing)
-        return None
-    return {"answers": answers}
+    answers = widgets.item_form(
+        page.id, payload.questions, lambda q, k: widgets.choice(q.question, list(q.options), k),
+        key=lambda q: q.id, label=lambda q: q.question)
+    return None if answers is None else {"answers": answers}
 
 
 def _acknowledge(page: pg.Page, body: Any) -> dict[str, Any] | None:
@@ -87,22 +80,13 @@ def render_decision(page: pg.Page) -> dict[str, Any] | None:
 
 def render_profile_entry(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.ProfileEntryPayload = page.payload  # type: ignore[assignment]
-    values: dict[str, Any] = {}
-    with st.form(f"{page.id}:form"):
-        st.markdown(payload.text)
-        for f in payload.fields:
-            key = f"{page.id}:{f.feature}"
-            if f.kind == "category":
-                values[f.feature] = widgets.category_field(f.label, list(f.options), key,
-                                                           help=f.help or None)
-            else:
-                values[f.feature] = widgets.number_field(
-                    f.label, key, unit=f.unit, minimum=f.min, maximum=f.max,
-                    decimals=f.decimals, help=f.help or None)
-        if not widgets.submit_button(page.id):
-            return None
-    missing = [f.label for f in payload.fields if values[f.feature] is None]
-    if missing:
-        widgets.ask_for_missing(missing)
-        return None
-    return {"values": values}
+
+    def ask(f: pg.ProfileField, key: str) -> Any:
+        if f.kind == "category":
+            return widgets.category_field(f.label, list(f.options), key, help=f.help or None)
+        return widgets.number_field(f.label, key, unit=f.unit, minimum=f.min, maximum=f.max,
+                                    decimals=f.decimals, help=f.help or None)
+
+    values = widgets.item_form(page.id, payload.fields, ask, key=lambda f: f.feature,
+                               label=lambda f: f.label, intro=payload.text)
+    return None if values is None else {"values": values}

@@ -8,8 +8,12 @@ survey tool, and the page asks for what is missing.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import streamlit as st
+
+Item = TypeVar("Item")
 
 # Control characters other than tab and newline never belong in a free-text answer.
 _ALLOWED_CONTROLS = {"\t", "\n"}
@@ -154,6 +158,35 @@ def submit_button(page_id: str, label: str = "Continue") -> bool:
 def ask_for_missing(missing: list[str]) -> None:
     """Tell the participant what is still unanswered (nothing is stored until it is)."""
     st.error("Please answer every question before you continue. Missing: " + "; ".join(missing))
+
+
+def item_form(
+    page_id: str,
+    items: Sequence[Item],
+    ask: Callable[[Item, str], Any],
+    *,
+    key: Callable[[Item], str],
+    label: Callable[[Item], str],
+    intro: str | None = None,
+) -> dict[str, Any] | None:
+    """A page form with one question per item: ``intro`` (markdown), then
+    ``ask(item, widget_key)`` for each item, its widget keyed ``<page>:<key(item)>``.
+
+    None until submitted with every item answered (else the missing ones are named by their
+    ``label``); then {key(item): answer}."""
+    answers: dict[str, Any] = {}
+    with st.form(f"{page_id}:form"):
+        if intro is not None:
+            st.markdown(intro)
+        for item in items:
+            answers[key(item)] = ask(item, f"{page_id}:{key(item)}")
+        if not submit_button(page_id):
+            return None
+    missing = [label(item) for item in items if answers[key(item)] is None]
+    if missing:
+        ask_for_missing(missing)
+        return None
+    return answers
 
 
 def number_field(
