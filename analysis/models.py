@@ -9,7 +9,7 @@ constraints, and arm a_r:
     u_p   = sigma_u z_p,  b_p = sigma_b w_p                               (non-centred)
 
 **Ordinal (cumulative logit)**: P(y_r <= k) = logistic(c_k - eta_r), c_1 < ... < c_6; the same
-likelihood as the synthetic participants (engine.rating_model), so its parameters are directly
+likelihood as the synthetic participants (engine.synthetic.rating_model), so its parameters are directly
 comparable with theirs. **Gaussian** (for comparison with the reference study's GAMMs):
 y_r ~ Normal(alpha + eta_r, sigma_y).
 
@@ -48,8 +48,8 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from analysis.splines import SplineBasis
+from engine.metric_names import DISTANCES
 
-DISTANCES = ("l0_actions", "l1_actions", "l0_profile", "l1_profile")
 OUTCOMES = ("acceptance", "action")
 Likelihood = Literal["ordinal", "gaussian"]
 

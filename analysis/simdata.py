@@ -1,6 +1,6 @@
 """Ratings with known truth, in the shape of the store's ``ratings_long`` view.
 
-``simulate_ratings`` draws P participants x J plans from engine.rating_model (the synthetic
+``simulate_ratings`` draws P participants x J plans from engine.synthetic.rating_model (the synthetic
 participants' cumulative-logit model): distance d ~ Uniform(0, d_max) (the reference
 study's L1 spread), satisfaction s ~ Uniform(0, 1), violation v ~ Bernoulli(p_violation),
 arm uniform over ``arms`` (no arm effect), participant random intercepts and slopes from
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.rating_model import RatingBehaviour
+from engine.synthetic.rating_model import RatingBehaviour
 
 
 def simulate_ratings(

@@ -39,7 +39,7 @@ import torch
 from torch import nn
 
 from engine.artifact_builders import BUILDERS, Built, configs
-from engine.decision import DecisionConfig, DecisionModel
+from engine.decision import BayesDecision, Classifier, DecisionConfig, DecisionModel
 from engine.flows import CausalFlow, FlowConfig
 from engine.recourse.icarma_networks import AmortizedRecourse
 from engine.recourse.icarma_training import ICarmaConfig
@@ -281,6 +281,16 @@ def _load(scenario_name: str, name: str) -> nn.Module:
         p.requires_grad_(False)
     _CACHE[(str(artifact_dir(scenario_name)), name)] = (key, module)
     return module
+
+
+def load_classifier(scenario: Scenario, kind: str = "trained") -> Classifier:
+    """A scenario's decision model: ``trained`` (its artifact; ArtifactMissingError says how
+    to build it) or ``bayes`` (the exact Bayes rule under its SCM; no artifact)."""
+    if kind == "bayes":
+        return BayesDecision(scenario)
+    if kind != "trained":
+        raise ValueError(f"unknown decision model {kind!r}; expected trained or bayes")
+    return load_decision_model(scenario.name)
 
 
 def load_decision_model(scenario_name: str) -> DecisionModel:

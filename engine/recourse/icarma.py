@@ -35,7 +35,8 @@ import torch
 from torch import Tensor
 
 from engine.preferences import ActionabilityProfiles, CostProfile, all_actionable
-from engine.recourse.base import RecourseBatch, RecourseContext, RecourseMethod, Timer
+from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod, Timer
+from engine.recourse.batch import RecourseBatch
 from engine.recourse.icarma_networks import AmortizedRecourse, profile_code
 from engine.recourse.icarma_training import decision_logits
 from engine.scm import ArrayLike
@@ -47,6 +48,8 @@ class ICarma(RecourseMethod):
     """iCARMA (module docstring). ``model``/``flow`` override the scenario's artifacts."""
 
     name = "icarma"
+    capabilities = Capabilities(candidates=True, amortized=True,
+                                artifacts=("decision", "flow", "icarma", "icarma-likert"))
     individual = True
 
     def __init__(
@@ -228,4 +231,6 @@ class Carma(ICarma):
     """CARMA: population-level mask and constant profile (module docstring)."""
 
     name = "carma"
+    capabilities = Capabilities(candidates=True, amortized=True,
+                                artifacts=("decision", "flow", "carma"))
     individual = False

@@ -43,6 +43,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from engine.decision import rejected_rows
 from engine.preferences import (
     COST_PROFILE_EXPONENTS,
     CostProfile,
@@ -217,14 +218,6 @@ def recourse_loss(
     return total.mean(), parts
 
 
-def rejected(scenario: Scenario, classifier: Any, split: str) -> Tensor:
-    """Rows of a split the decision model rejects (float32)."""
-    x = scenario.dataset[split][0].float()
-    with torch.no_grad():
-        keep = ~classifier.decision(x).bool()
-    return x[keep]
-
-
 def train_amortized(
     scenario: Scenario,
     classifier: Any,
@@ -236,8 +229,10 @@ def train_amortized(
     start = time.perf_counter()
     torch.manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
-    x_train = rejected(scenario, classifier, "train")
-    x_val = rejected(scenario, classifier, "validation")
+    train_rows = torch.from_numpy(rejected_rows(scenario, classifier, "train"))
+    val_rows = torch.from_numpy(rejected_rows(scenario, classifier, "validation"))
+    x_train = scenario.dataset["train"][0].float()[train_rows]
+    x_val = scenario.dataset["validation"][0].float()[val_rows]
     if config.max_people is not None:
         x_train = x_train[torch.randperm(len(x_train))[: config.max_people]]
         x_val = x_val[: max(config.max_people // 2, 1)]

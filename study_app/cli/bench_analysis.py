@@ -32,7 +32,7 @@ def analysis(
     baseline: bool = typer.Option(True, help="Also time PyMC's default NUTS (the baseline)."),
     json_file: Path | None = typer.Option(None, "--json", help="Write the result here."),
 ) -> None:
-    """Simulate a study of the reference size (engine.rating_model, reference behaviour),
+    """Simulate a study of the reference size (engine.synthetic.rating_model, reference behaviour),
     then fit the full ordinal model (smooth of L1 over the profile, satisfaction, violation,
     arms, participant intercepts and slopes) once with ``--backend`` and once with PyMC's
     default NUTS, in the same run; compilation counts. Both use the same NUTS settings

@@ -20,7 +20,7 @@ _out.width = max(_out.width, 140)  # the gap table needs about 130 columns: neve
 
 def _build_method(scenario_name: str, method_name: str, decision_model: str) -> Any:
     """The decision model, the method on it, with the scenario's exact SCM for densities."""
-    from engine.recourse import METHODS, RecourseContext, get_method
+    from engine.recourse import METHODS, MethodUnavailableError, RecourseContext, build_method
     from engine.scenarios import UnknownScenarioError, get_scenario
 
     try:
@@ -33,9 +33,9 @@ def _build_method(scenario_name: str, method_name: str, decision_model: str) -> 
         )
     classifier = benchmark_classifier(scenario, decision_model)
     try:
-        return get_method(method_name, RecourseContext(scenario, classifier))
-    except (ModuleNotFoundError, FileNotFoundError) as e:
-        _console.print(f"[red]error:[/red] method {method_name!r} cannot be built: {e}")
+        return build_method(method_name, RecourseContext(scenario, classifier))
+    except MethodUnavailableError as e:
+        _console.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from e
 
 
@@ -110,8 +110,8 @@ def fairness(
     lo, hi}}]. Cost and log_prob_cf are over valid recourses; a missing value is null.
     """
     from analysis.fairness_plot import save_fairness_figure
-    from engine import disparities
-    from engine import fairness as study
+    from engine.benchmarks import disparities
+    from engine.benchmarks import fairness as study
 
     if not 0 < level < 1:
         raise typer.BadParameter(f"--level must be in (0, 1), got {level}")

@@ -71,11 +71,11 @@ def hare(
     multi-hare), scale, budget, iterations, calibrate (all | winner | none), n, seeds,
     gtp_mean, gtp_sd, gtd_mean, gtd_sd, success_rate, violations, proximity, sparsity,
     redundancy, queries, seconds}] (means over seeds, sd across seeds; definitions in
-    engine/hare_benchmark.py); checks [{check, passed, detail}] (the acceptance criteria);
+    engine/benchmarks/hare.py); checks [{check, passed, detail}] (the acceptance criteria);
     step_ms {steps, p50, p95, max}: one interactive HareSession step (restore, answer, next
     query, save).
     """
-    from engine.hare_benchmark import HareBenchmarkConfig, run_hare_benchmark
+    from engine.benchmarks.hare import HareBenchmarkConfig, run_hare_benchmark
     from engine.recourse.base import RecourseContext
     from engine.scenarios import UnknownScenarioError, get_scenario
 

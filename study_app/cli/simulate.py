@@ -49,7 +49,7 @@ def simulate(
     from protocols.resources import MethodUnavailableError
     from protocols.schema import ProtocolError, load_protocol
     from protocols.session import StudyMismatchError
-    from study_app.simulate import simulate as run
+    from study_app.simulator import simulate as run
 
     if decision_model not in (None, "trained", "bayes"):
         raise typer.BadParameter("expected trained or bayes", param_hint="--decision-model")

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from data.store import Store
 from protocols.schema import load_protocol
 from study_app.cli import app
-from study_app.simulate import simulate
+from study_app.simulator import simulate
 
 
 @pytest.fixture(scope="module")

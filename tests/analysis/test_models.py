@@ -12,7 +12,7 @@ from analysis.recovery import RecoveryConfig, check_study
 from analysis.simdata import simulate_ratings
 from analysis.splines import SplineBasis
 from analysis.tables import recourse_table
-from engine.rating_model import RatingBehaviour
+from engine.synthetic.rating_model import RatingBehaviour
 
 
 def test_spline_basis_is_a_centred_partition_of_unity():

@@ -7,11 +7,11 @@ import pytest
 import torch
 
 from engine import artifacts
+from engine.benchmarks.recourse import rejected_population
 from engine.preferences import ActionabilityProfiles, CostProfile, sample_profiles
 from engine.recourse import get_method
 from engine.recourse.base import RecourseContext
 from engine.recourse.icarma_training import ICarmaConfig
-from engine.recourse_benchmark import rejected_population
 from engine.scenarios import get_scenario
 
 L, D, INC, S = 3, 4, 5, 6

@@ -13,15 +13,21 @@ figures behave; see ``hap_profile``).
 
 Speed is measured in the same run, so that machine noise cancels:
 
-- ``oracle_speedup`` = (seconds per person of the straightforward per-person grid search,
-  ``reference_grid_search``, on the first ``speedup_sample`` people) / (the Oracle's seconds
-  per person on the whole population); ``oracle_agreement`` = share of that subsample where
-  both found the same optimum (same weighted cost, or both none);
-- ``icarma_speedup`` (iCARMA and CARMA rows) = the Oracle's seconds per person in the same
-  setting / the method's seconds per person (each amortized method is warmed up once, so
-  loading its artifacts is not counted);
-- ``seconds_5000`` (iCARMA and CARMA rows) = wall time of one recourse call for 5,000 people
-  (the population repeated to 5,000 rows), evaluation included.
+- ``oracle_speedup`` (rows of a method with a ``reference_search``: the Oracle) = (seconds per
+  person of the straightforward per-person search, ``reference_search``, on the first
+  ``speedup_sample`` people) / (the method's seconds per person on the whole population);
+  ``oracle_agreement`` = share of that subsample where both found the same optimum (same
+  weighted cost, or both none);
+- ``icarma_speedup`` (rows of ``amortized`` methods: iCARMA and CARMA) = the ``exact_world``
+  method's (the Oracle's) seconds per person in the same setting / the method's seconds per
+  person (each amortized method is warmed up once, so loading its artifacts is not counted);
+- ``seconds_5000`` (amortized rows) = wall time of one recourse call for 5,000 people (the
+  population repeated to 5,000 rows), evaluation included.
+
+Methods are asked for their capabilities (engine.recourse.base.Capabilities), never their
+names: exact methods run first (they are the speed reference), interactive methods (HARE)
+have their own benchmark (engine.benchmarks.hare). ``bins`` and ``plausibility`` go to the
+methods that take them (the Oracle), and their rows report them.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ import torch
 from torch import Tensor
 
 from engine import metrics
+from engine.decision import Classifier, rejected_rows
 from engine.preferences import (
     COST_PROFILE_EXPONENTS,
     ELICITATIONS,
@@ -45,20 +52,20 @@ from engine.preferences import (
     CostProfile,
     sample_profiles,
 )
-from engine.recourse import METHODS, get_method
-from engine.recourse.base import Classifier, RecourseBatch, RecourseContext, RecourseMethod
-from engine.recourse.oracle import CausalOracle
-from engine.recourse.oracle_grid import reference_grid_search
+from engine.recourse import (
+    METHODS,
+    MethodUnavailableError,
+    build_method,
+    capabilities,
+    option_names,
+)
+from engine.recourse.base import RecourseContext, RecourseMethod
+from engine.recourse.batch import RecourseBatch
 from engine.scenarios.base import Scenario
 
-AMORTIZED = ("icarma", "carma")
 SPEED_PEOPLE = 5_000
 # Relative tolerance when comparing the Oracle's and the reference's optimal weighted costs.
 AGREEMENT_RTOL = 1e-9
-
-
-class MethodUnavailableError(RuntimeError):
-    """A requested method cannot be built (not implemented yet, or its artifact is missing)."""
 
 
 @dataclass(frozen=True)
@@ -115,31 +122,12 @@ def n_actionable(constraint: str, n_global: int) -> int | None:
 
 def rejected_population(scenario: Scenario, classifier: Classifier, n: int | None) -> Tensor:
     """The deployment-test profiles the decision model rejects (the first n of them)."""
-    x_test = scenario.dataset["test"][0]
-    with torch.no_grad():
-        rejected = ~classifier.decision(x_test.float()).bool()
-    x = x_test[rejected]
+    x = scenario.dataset["test"][0][torch.from_numpy(rejected_rows(scenario, classifier))]
     if len(x) == 0:
         raise ValueError(f"the decision model rejects nobody in the {scenario.name!r} test split")
     if n is not None and n > len(x):
         raise ValueError(f"n = {n} exceeds the {len(x)} rejected applicants of the test split")
     return x if n is None else x[:n]
-
-
-class BayesDecision:
-    """The Bayes-optimal decision rule under the exact SCM: h(x) = 1[P(Y=1 | x) >= 1/2].
-
-    A reference decision model for checking how much of a result is due to the trained MLP.
-    """
-
-    def __init__(self, scenario: Scenario) -> None:
-        self.scm = scenario.scm
-
-    def predict_proba(self, x: Tensor) -> Tensor:
-        return self.scm.label_proba(x.double()).to(x.dtype)
-
-    def decision(self, x: Tensor) -> Tensor:
-        return self.scm.label_proba(x.double()) >= 0.5
 
 
 def constraint_profiles(
@@ -167,63 +155,49 @@ def build_methods(
     for cp in config.cost_profiles:
         context = RecourseContext(scenario, classifier, cost_profile=CostProfile(cp))
         for name in config.methods:
-            options: dict[str, Any] = (
-                {"bins": config.bins, "plausibility": config.plausibility}
-                if name == "oracle"
-                else {}
-            )
-            try:
-                out[(name, cp)] = get_method(name, context, **options)
-            except ModuleNotFoundError as e:
+            if capabilities(name).interactive:
                 raise MethodUnavailableError(
-                    f"method {name!r} is not available: its module {METHODS[name].split(':')[0]}"
-                    f" cannot be imported ({e})"
-                ) from e
-            except (FileNotFoundError, AttributeError) as e:
-                raise MethodUnavailableError(f"method {name!r} cannot be built: {e}") from e
+                    f"method {name!r} asks people: benchmark it with `benchmark hare`")
+            out[(name, cp)] = build_method(
+                name, context, **grid_options(option_names(name), config))
     return out
 
 
-def hap_profile(batch: RecourseBatch, profiles: ActionabilityProfiles, scenario: Scenario) -> float:
+def grid_options(accepted: tuple[str, ...], config: BenchmarkConfig) -> dict[str, Any]:
+    """The benchmark's grid options (bins, plausibility) a method taking the options
+    ``accepted`` gets (the Oracle)."""
+    given = {"bins": config.bins, "plausibility": config.plausibility}
+    return {k: v for k, v in given.items() if k in accepted}
+
+
+def hap_profile(batch: RecourseBatch, profiles: ActionabilityProfiles) -> float:
     """hap counted on the profile change: the least-preferred actionable feature changes in x'.
 
     ``hap`` counts actions only; here a consequence counts too (acting on loan amount moves
     loan duration, acting on income moves savings). Mean over people with |F_i| >= 2,
     people without recourse counting 0, as for ``hap``.
     """
-    categorical = torch.tensor([f.discrete for f in scenario.features])
-    delta = metrics.feature_deltas(batch.x, batch.x_cf, scenario.ranges, categorical)
-    changed = delta > metrics.CHANGE_TOLERANCE
-    per_person = metrics.hap(changed, profiles.least_preferred(), profiles.n_actionable)
+    per_person = metrics.hap(batch.changed, profiles.least_preferred(), profiles.n_actionable)
     return metrics.nanmean(per_person)
 
 
-def oracle_reference_timing(
-    oracle: CausalOracle, x: Tensor, profiles: ActionabilityProfiles, found: Tensor, cost: Tensor
+def reference_timing(
+    method: RecourseMethod, x: Tensor, profiles: ActionabilityProfiles, found: Tensor,
+    cost: Tensor,
 ) -> tuple[float, float]:
-    """(seconds per person, agreement) of the per-person reference search on x."""
-    ctx = oracle.context
-    weights = profiles.weights(ctx.cost_profile)
-    agree = 0
+    """(seconds per person, agreement) of the method's per-person ``reference_search`` on x."""
     start = time.perf_counter()
+    ref_found, ref_cost = method.reference_search(x, profiles)  # type: ignore[attr-defined]
+    seconds = time.perf_counter() - start
+    agree = 0
     for i in range(len(x)):
-        ref = reference_grid_search(
-            ctx.scenario,
-            ctx.classifier,
-            oracle.grid,
-            x[i],
-            profiles.hard_mask[i],
-            weights[i],
-            plausibility=oracle.plausibility,
-        )
-        same_none = not ref.found and not bool(found[i])
+        same_none = not bool(ref_found[i]) and not bool(found[i])
         same_cost = (
-            ref.found
+            bool(ref_found[i])
             and bool(found[i])
-            and math.isclose(ref.weighted_cost, float(cost[i]), rel_tol=AGREEMENT_RTOL)
+            and math.isclose(float(ref_cost[i]), float(cost[i]), rel_tol=AGREEMENT_RTOL)
         )
         agree += int(same_none or same_cost)
-    seconds = time.perf_counter() - start
     return seconds / len(x), agree / len(x)
 
 
@@ -237,63 +211,75 @@ def run_benchmark(
     config.validate(scenario)
     methods = build_methods(scenario, classifier, config)
     x = rejected_population(scenario, classifier, config.n)
-    n = len(x)
-    order = sorted(config.methods, key=lambda m: m != "oracle")  # the Oracle first
     rows: list[dict[str, Any]] = []
+    # Exact methods first: the amortized ones are timed against them.
+    first = config.cost_profiles[0]
+    order = sorted(config.methods, key=lambda m: not methods[(m, first)].capabilities.exact_world)
     for constraint in config.constraints:
-        profiles = constraint_profiles(scenario, constraint, config, n)
+        profiles = constraint_profiles(scenario, constraint, config, len(x))
         for cp in config.cost_profiles:
-            oracle_per_person: float | None = None
+            exact_per_person: float | None = None
             for name in order:
                 method = methods[(name, cp)]
-                if name in AMORTIZED:
-                    method.recourse(x[:1], profiles[:1])  # warm-up: load the artifacts
-                start = time.perf_counter()
-                batch = method.recourse(x, profiles)
-                seconds = time.perf_counter() - start
-                row: dict[str, Any] = {
-                    "scenario": scenario.name,
-                    "method": name,
-                    "constraint": constraint,
-                    "n_actionable": n_actionable(constraint, len(scenario.actionable)),
-                    "preferences": config.preferences,
-                    "elicitation": config.elicitation,
-                    "cost_profile": cp,
-                    **batch.summary(),
-                    "hap_profile": hap_profile(batch, profiles, scenario),
-                    "found": float(batch.found.double().mean()),
-                    "seconds": seconds,
-                    "density_source": batch.density_source,
-                    "seed": config.seed,
-                    "oracle_plausibility": config.plausibility if name == "oracle" else None,
-                    "bins": config.bins if name == "oracle" else None,
-                    "oracle_speedup": None,
-                    "oracle_agreement": None,
-                    "icarma_speedup": None,
-                    "seconds_5000": None,
-                }
-                if name == "oracle":
-                    oracle_per_person = seconds / n
-                    m = min(config.speedup_sample, n)
-                    if m:
-                        assert isinstance(method, CausalOracle)
-                        ref_pp, agreement = oracle_reference_timing(
-                            method, x[:m], profiles[:m], batch.found[:m], batch.weighted_cost[:m]
-                        )
-                        row["oracle_speedup"] = ref_pp / oracle_per_person
-                        row["oracle_agreement"] = agreement
-                elif name in AMORTIZED:
-                    if oracle_per_person is not None:
-                        row["icarma_speedup"] = oracle_per_person / (seconds / n)
-                    idx = torch.arange(SPEED_PEOPLE) % n
-                    start = time.perf_counter()
-                    method.recourse(x[idx], profiles[idx])
-                    row["seconds_5000"] = time.perf_counter() - start
-                row = {k: _plain(v) for k, v in row.items()}
+                row, per_person = _method_row(method, x, profiles, config, constraint, cp,
+                                              exact_per_person)
+                if method.capabilities.exact_world:
+                    exact_per_person = per_person
                 rows.append(row)
                 if on_row is not None:
                     on_row(row)
     return rows
+
+
+def _method_row(
+    method: RecourseMethod, x: Tensor, profiles: ActionabilityProfiles,
+    config: BenchmarkConfig, constraint: str, cp: str, exact_per_person: float | None,
+) -> tuple[dict[str, Any], float]:
+    """One row (module docstring) and the method's seconds per person."""
+    scenario, caps, n = method.context.scenario, method.capabilities, len(x)
+    if caps.amortized:
+        method.recourse(x[:1], profiles[:1])  # warm-up: load the artifacts
+    start = time.perf_counter()
+    batch = method.recourse(x, profiles)
+    seconds = time.perf_counter() - start
+    grid = grid_options(method.option_names(), config)
+    row: dict[str, Any] = {
+        "scenario": scenario.name,
+        "method": method.name,
+        "constraint": constraint,
+        "n_actionable": n_actionable(constraint, len(scenario.actionable)),
+        "preferences": config.preferences,
+        "elicitation": config.elicitation,
+        "cost_profile": cp,
+        **batch.summary(),
+        "hap_profile": hap_profile(batch, profiles),
+        "found": float(batch.found.double().mean()),
+        "seconds": seconds,
+        "density_source": batch.density_source,
+        "seed": config.seed,
+        "oracle_plausibility": grid.get("plausibility"),
+        "bins": grid.get("bins"),
+        "oracle_speedup": None,
+        "oracle_agreement": None,
+        "icarma_speedup": None,
+        "seconds_5000": None,
+    }
+    per_person = seconds / n
+    m = min(config.speedup_sample, n)
+    if caps.reference_search and m:
+        ref_pp, agreement = reference_timing(
+            method, x[:m], profiles[:m], batch.found[:m], batch.weighted_cost[:m]
+        )
+        row["oracle_speedup"] = ref_pp / per_person
+        row["oracle_agreement"] = agreement
+    if caps.amortized:
+        if exact_per_person is not None:
+            row["icarma_speedup"] = exact_per_person / per_person
+        idx = torch.arange(SPEED_PEOPLE) % n
+        start = time.perf_counter()
+        method.recourse(x[idx], profiles[idx])
+        row["seconds_5000"] = time.perf_counter() - start
+    return {k: _plain(v) for k, v in row.items()}, per_person
 
 
 def _plain(v: Any) -> Any:
