@@ -48,6 +48,7 @@ from engine.scenarios.base import Scenario
 
 HOME_ENV = "RECOURSE_STUDY_HOME"
 ARTIFACTS: tuple[str, ...] = ("decision", "flow", "icarma", "icarma-likert", "carma")
+AMORTIZED: tuple[str, ...] = ("icarma", "icarma-likert", "carma")  # AmortizedRecourse models
 DEPENDS: dict[str, tuple[str, ...]] = {
     "decision": (),
     "flow": (),
@@ -309,7 +310,7 @@ def load_flow(scenario_name: str) -> CausalFlow:
 
 def load_amortized(scenario_name: str, name: str) -> AmortizedRecourse:
     """A trained amortized recourse model: ``icarma``, ``icarma-likert`` or ``carma``."""
-    if name not in ("icarma", "icarma-likert", "carma"):
+    if name not in AMORTIZED:
         raise ValueError(f"unknown amortized artifact {name!r}")
     model = _load(scenario_name, name)
     assert isinstance(model, AmortizedRecourse)

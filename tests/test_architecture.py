@@ -5,7 +5,8 @@ function; those under ``if TYPE_CHECKING:`` are annotations only and do not coun
 cycle between modules, no upward import between layers, the rooms of the engine kept apart,
 Streamlit only in ``study_app.web``, DuckDB only in ``data``, torch nowhere in ``data``,
 ``protocols`` or ``analysis``. No module over 400 lines. Every package's ``__all__`` names
-resolve.
+resolve. Nobody outside the method catalogue (engine/recourse) compares a value with a
+method's name: callers ask capabilities.
 """
 
 from __future__ import annotations
@@ -181,3 +182,27 @@ def test_every_package_exports_its_public_names(package: str) -> None:
     assert names, f"{package} has no __all__"
     missing = [n for n in names if getattr(module, n, None) is None]
     assert missing == []
+
+
+def _name_comparisons(tree: ast.AST, names: set[str]) -> list[int]:
+    """Lines comparing something with one of ``names`` (==, !=, in, not in)."""
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        consts = [c for o in operands
+                  for c in (o.elts if isinstance(o, ast.Tuple | ast.List | ast.Set) else [o])]
+        if any(isinstance(c, ast.Constant) and c.value in names for c in consts):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_no_method_name_comparisons_outside_the_catalogue() -> None:
+    from engine.recourse import METHODS
+
+    found = {m: lines for m, path in MODULES.items() if not _within(m, "engine.recourse")
+             if (lines := _name_comparisons(ast.parse(path.read_text(encoding="utf-8")),
+                                            set(METHODS)))}
+    assert found == {}
+    assert _name_comparisons(ast.parse('x = a.method == "hare"'), {"hare"}) == [1]

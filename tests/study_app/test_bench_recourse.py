@@ -98,6 +98,13 @@ def test_no_plausibility_raises_validity(tmp_path):
     assert off["oracle_plausibility"] is False and off["oracle_speedup"] is None
 
 
+def test_an_interactive_method_is_sent_to_its_own_benchmark():
+    res = _run([*BASE, "--methods", "oracle,hare", "--constraints", "all"])
+    assert res.exit_code == 2
+    assert "asks people" in res.output and "benchmark hare" in res.output
+    assert "Recourse on" not in res.output
+
+
 def test_a_missing_method_fails_before_any_work(monkeypatch):
     monkeypatch.setitem(catalogue.METHODS, "icarma", "engine.recourse.not_written_yet:ICarma")
     res = _run([*BASE, "--methods", "oracle,icarma", "--constraints", "all"])
