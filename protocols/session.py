@@ -46,7 +46,6 @@ import json
 import secrets
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -60,6 +59,14 @@ from protocols import pages as pg
 from protocols.context import Answering, Rows, SessionContext, now
 from protocols.flow import Flow
 from protocols.interactive import InteractiveFlow
+from protocols.participation import (
+    PageMismatchError,
+    ParticipantSession,
+    SessionEndedError,
+    SubmitItem,
+    UnknownTokenError,
+    hash_token,
+)
 from protocols.planning import ShownPlan, generate_plans
 from protocols.registration import SALT_ENV, StudyMismatchError, register_study
 from protocols.resources import StudyResources, study_resources
@@ -73,48 +80,6 @@ __all__ = [
 # Insert order inside a transaction (no foreign keys, but a readable audit order).
 _TABLES = ("profiles", "elicitations", "plans", "responses", "ratings", "comparisons",
            "events", "sim_participants", "sim_ratings")
-
-
-class UnknownTokenError(LookupError):
-    """No participant has this token (mistyped, expired link, or another database)."""
-
-
-class PageMismatchError(pg.AnswerError):
-    """An answer for a page that is not the participant's current page."""
-
-
-class SessionEndedError(pg.AnswerError):
-    """An answer after the session ended (completed, declined, screened out)."""
-
-
-def hash_token(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-@dataclass(frozen=True)
-class SubmitItem:
-    participant_id: str
-    page_id: str
-    answer: Any
-
-
-class ParticipantSession:
-    """One participant's handle: ``current_page()`` and ``submit(page_id, answer)``."""
-
-    def __init__(self, study: Study, participant_id: str, token: str | None) -> None:
-        self.study = study
-        self.participant_id = participant_id
-        self.token = token
-
-    def current_page(self) -> pg.Page:
-        return self.study.current_page(self.participant_id)
-
-    def submit(self, page_id: str, answer: Any) -> pg.Page:
-        return self.study.submit(self.participant_id, page_id, answer)
-
-    @property
-    def status(self) -> str:
-        return self.study.participant(self.participant_id).status
 
 
 class Study:
