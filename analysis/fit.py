@@ -80,7 +80,9 @@ def diagnose(idata: az.InferenceData, names: list[str]) -> Diagnostics:
     ess_t = az.ess(post, method="tail")
 
     def extreme(ds: Any, fn: Any) -> float:
-        return float(fn([float(fn(ds[v].values)) for v in ds.data_vars]))
+        with warnings.catch_warnings():  # one chain: R-hat is NaN everywhere (reported null)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return float(fn([float(fn(ds[v].values)) for v in ds.data_vars]))
 
     div = idata.sample_stats.get("diverging")
     return Diagnostics(

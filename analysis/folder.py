@@ -33,6 +33,7 @@ is at least the one asked for.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -63,13 +64,12 @@ def fingerprint(spec: ModelSpec, data: ModelData, sampler: dict[str, Any]) -> st
         a = np.ascontiguousarray(a)
         h.update(f"{a.dtype}{a.shape}".encode())
         h.update(a.tobytes())
-    here = Path(__file__).parent
     meta = {
         "spec": [spec.outcome, spec.distance, spec.likelihood, spec.ppc, spec.log_likelihood],
         "participants": data.participants, "arms": data.arms, "terms": sorted(data.terms),
         "basis": None if data.basis is None else [data.basis.lo, data.basis.hi, data.basis.k],
         "sampler": sampler, "versions": {p: _version(p) for p in _VERSIONED},
-        "code": {f: hashlib.sha256((here / f).read_bytes()).hexdigest() for f in _CODE},
+        "code": _code_hashes(),
     }
     h.update(json.dumps(meta, sort_keys=True, default=str).encode())
     return h.hexdigest()
@@ -144,6 +144,15 @@ def compact(idata: az.InferenceData) -> az.InferenceData:
     return az.InferenceData(**groups)
 
 
+@functools.cache
+def _code_hashes() -> dict[str, str]:
+    """SHA-256 of each module in ``_CODE`` as this process loaded it (read once, so one run
+    never mixes two versions)."""
+    here = Path(__file__).parent
+    return {f: hashlib.sha256((here / f).read_bytes()).hexdigest() for f in _CODE}
+
+
+@functools.cache
 def _version(package: str) -> str | None:
     try:
         return importlib.metadata.version(package)

@@ -74,9 +74,10 @@ def smooth_figure(models: list[ModelResult]) -> str:
 
 def coefficient_figure(models: list[ModelResult], group: str) -> str:
     main = _main(models)
+    groups = ("effect", "arm") if group == "effects" else ("variance",)
     rows = [(f"{m.outcome}: {c['name']}", c) for m in models
             if m.likelihood == "ordinal" and m.distance == main for c in m.coefficients
-            if (c["group"] != "variance") == (group == "effects")]
+            if c["group"] in groups]
     if not rows:
         return ""
     fig, ax = plt.subplots(figsize=(7, 0.4 * len(rows) + 1))

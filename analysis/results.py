@@ -6,7 +6,8 @@ result reloaded from disk (``ModelResult.from_record``) serves them exactly as a
 - the smooth f(d) on a grid of ``GRID`` distances: posterior mean and central 95% band
   (the reference study's Figure 3), from draws of the random-walk increments;
 - ``coefficients``: mean and central 94% interval of every interpretable parameter
-  (effects of satisfaction / violation, arm contrasts, variance components);
+  (effects of satisfaction / violation, arm contrasts, variance components, the ordinal
+  cutpoints or the Gaussian intercept);
 - the sampling diagnostics and time;
 - ``loo``: the pointwise PSIS-LOO (ordinal models), elpd_i and Pareto k per rating, which
   is all ``az.compare`` needs, so the L0-vs-L1 comparison needs no trace;
@@ -115,7 +116,8 @@ class ModelResult:
 
 
 def coefficients(model_data: ModelData, idata: az.InferenceData) -> list[dict[str, Any]]:
-    """Mean and central 94% interval of every interpretable parameter."""
+    """Mean and central 94% interval of every interpretable parameter; ``group`` is effect,
+    arm, variance, cutpoint (ordinal: c_1 < ... < c_6) or intercept (Gaussian: alpha)."""
     post = idata.posterior
     out = []
 
@@ -133,6 +135,12 @@ def coefficients(model_data: ModelData, idata: az.InferenceData) -> list[dict[st
     for v in ("sigma_u", "sigma_b", "sigma_f", "sigma_y"):
         if v in post:
             add(v, post[v].values, "variance")
+    if "cutpoints" in post:
+        cut = np.asarray(post["cutpoints"].values)
+        for k in range(cut.shape[-1]):
+            add(f"cutpoint[{k + 1}]", cut[..., k], "cutpoint")
+    if "alpha" in post:
+        add("alpha", post["alpha"].values, "intercept")
     return out
 
 

@@ -54,7 +54,8 @@ def analyze(
     arm, satisfaction, violation: rows holding it, 0 = not recorded}, sampler {backend,
     draws, tune, chains, seed, target_accept}, trace, models [{name, outcome, distance,
     likelihood, n, participants, smooth [{d, mean, lo, hi}] (95% band), coefficients [{name,
-    group (effect | arm | variance), mean, lo, hi}] (central 94% interval), max_rhat,
+    group (effect | arm | variance | cutpoint | intercept), mean, lo, hi}] (central 94%
+    interval), max_rhat,
     min_ess, min_ess_tail, divergences, seconds, backend, warnings, reused, ppc [{rating,
     observed, mean, lo, hi}] or null, loo {elpd_loo, se, p_loo, max_pareto_k,
     n_pareto_k_above_0_7} or null}], reused [name], fitted [name], failed [{model, error}],

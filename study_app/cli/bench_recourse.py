@@ -57,6 +57,26 @@ def _table(rows: list[dict[str, Any]], title: str) -> Table:
     return table
 
 
+def _run_with_progress(world: Any, classifier: Any, config: Any) -> list[dict[str, Any]]:
+    """The benchmark's rows, with a progress bar on stderr (exit 2: a method is missing)."""
+    from engine.recourse_benchmark import MethodUnavailableError, run_benchmark
+
+    total = len(config.constraints) * len(config.cost_profiles) * len(config.methods)
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                  TextColumn("{task.completed}/{task.total} rows"), TimeElapsedColumn(),
+                  console=err) as progress:
+        task = progress.add_task("recourse benchmark", total=total)
+
+        def done(row: dict[str, Any]) -> None:
+            progress.update(task, advance=1, description=(
+                f"{row['method']} {row['constraint']} {row['cost_profile']}"))
+
+        try:
+            return run_benchmark(world, classifier, config, on_row=done)
+        except MethodUnavailableError as e:
+            fail(e, 2)
+
+
 @benchmark_app.command("recourse")
 def recourse(
     scenario: str = typer.Option("loan", help="Scenario name."),
@@ -104,9 +124,8 @@ def recourse(
     any work.
 
     JSON: {config {methods, constraints, elicitation, cost_profiles, preferences, n, seed,
-    plausibility, bins, speedup_sample, decision_model}, rows [...]}, one row per
-    (constraint, cost profile, method): scenario,
-    method, constraint ("all" | "k" | "random"), n_actionable (int, null for random),
+    plausibility, bins, speedup_sample, decision_model}, rows}; rows holds one row per
+    (constraint, cost profile, method): scenario, method, constraint ("all" | "k" | "random"), n_actionable (int, null for random),
     preferences, elicitation, cost_profile, n, validity, plausibility, cost_mean, cost_sd
     (unweighted cost over valid recourses), hap, violations (actions outside the person's
     actionable set, summed), hap_profile (hap counting the least-preferred feature's change in
@@ -118,11 +137,7 @@ def recourse(
     per person / the method's; artifact loading excluded), seconds_5000 (iCARMA/CARMA rows:
     one recourse call for 5,000 people, evaluation included). Undefined values are null.
     """
-    from engine.recourse_benchmark import (
-        BenchmarkConfig,
-        MethodUnavailableError,
-        run_benchmark,
-    )
+    from engine.recourse_benchmark import BenchmarkConfig
     from engine.scenarios import UnknownScenarioError, get_scenario
 
     try:
@@ -146,27 +161,7 @@ def recourse(
     except ValueError as e:
         raise typer.BadParameter(str(e)) from e
     classifier = benchmark_classifier(world, decision_model)
-    total = len(config.constraints) * len(config.cost_profiles) * len(config.methods)
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total} rows"),
-        TimeElapsedColumn(),
-        console=err,
-    ) as progress:
-        task = progress.add_task("recourse benchmark", total=total)
-
-        def done(row: dict[str, Any]) -> None:
-            progress.update(
-                task,
-                advance=1,
-                description=f"{row['method']} {row['constraint']} {row['cost_profile']}",
-            )
-
-        try:
-            rows = run_benchmark(world, classifier, config, on_row=done)
-        except MethodUnavailableError as e:
-            fail(e, 2)
+    rows = _run_with_progress(world, classifier, config)
     title = (
         f"Recourse on {world.name} ({rows[0]['n']} rejected applicants; preferences "
         f"{config.preferences}, {config.elicitation}; plausibility "

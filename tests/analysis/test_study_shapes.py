@@ -82,7 +82,8 @@ def test_one_arm_without_satisfaction(tmp_path):
 def test_no_arm_no_satisfaction_no_violation(tmp_path):
     summary, text = _run_shape(tmp_path, arms=(), satisfaction=False, violation=False)
     _assert_common(summary, text)
-    assert {g["group"] for m in summary["models"] for g in m["coefficients"]} == {"variance"}
+    assert {g["group"] for m in summary["models"] for g in m["coefficients"]} == {
+        "variance", "cutpoint"}  # no effect, no arm contrast
     assert summary["recourse_table"][0]["arm"] is None
     for note in ("satisfaction: not recorded", "violation: not recorded",
                  "arm contrasts: arm not recorded, nothing to compare",
