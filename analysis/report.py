@@ -157,7 +157,8 @@ def recorded_table(analysis: Analysis) -> str:
                            for k, n in rec.items()])
     kinds = pd.DataFrame([{"participant kind": k, "participants": n}
                           for k, n in participants_by_kind(analysis.ratings).items()])
-    return _table(fields) + (_table(kinds) if not kinds.empty else "")
+    return _table(fields) + ("<h3>Participants by kind</h3>" + _table(kinds)
+                             if not kinds.empty else "")
 
 
 def recourse_section(analysis: Analysis) -> str:

@@ -3,7 +3,8 @@
 #
 # pip's PyTensor finds no BLAS: NumPy's and SciPy's wheels bundle OpenBLAS only under
 # renamed symbols (scipy_dgemm_, ...), which PyTensor's C code cannot call, so it warns
-# "could not link to a BLAS installation" and falls back to slow code. Debian's OpenBLAS
+# "could not link to a BLAS installation" and runs its matrix products through NumPy
+# instead of its C BLAS ops (README: what that costs our models). Debian's OpenBLAS
 # (libopenblas-dev) plus the Fortran runtime's link library (libgfortran-<gcc>-dev) is what
 # PyTensor's own detection looks for (-lopenblas -lgfortran -lgomp); nothing of ours has to
 # be configured. Idempotent: does nothing when PyTensor already links a BLAS.
@@ -25,33 +26,22 @@ if [ -z "$("$PY" -c "import pytensor; print(pytensor.config.cxx)" 2>/dev/null)" 
     exit 0
 fi
 
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "install_blas: PyTensor finds no BLAS and apt-get is not available; install OpenBLAS" >&2
-    echo "  and the gfortran runtime's development files by hand (PyMC's sampler is slow without)." >&2
-    exit 0  # only speed depends on it: do not block the install
-fi
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then
-        SUDO="sudo"
-    else
-        echo "install_blas: need root (or sudo) to apt-get install libopenblas-dev" >&2
-        exit 0
-    fi
-fi
-
 GCC_MAJOR="$(gcc -dumpversion 2>/dev/null | cut -d. -f1 || true)"
-PACKAGES="libopenblas-dev"
+PACKAGES=(libopenblas-dev)
 if [ -n "$GCC_MAJOR" ]; then
-    PACKAGES="$PACKAGES libgfortran-${GCC_MAJOR}-dev"
+    PACKAGES+=("libgfortran-${GCC_MAJOR}-dev")
 fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-# shellcheck disable=SC2086
-$SUDO apt-get install -y -qq $PACKAGES >/dev/null
+status=0
+bash "$(dirname "$0")/apt_install.sh" "${PACKAGES[@]}" || status=$?
+if [ "$status" -eq 3 ]; then
+    echo "install_blas: PyTensor will warn that it links no BLAS; continuing" >&2
+    exit 0  # only speed depends on it: do not block the install
+elif [ "$status" -ne 0 ]; then
+    exit "$status"
+fi
 if check; then
     echo "blas: PyTensor links $(flags)"
 else
-    echo "install_blas: installed $PACKAGES but PyTensor still finds no BLAS" >&2
+    echo "install_blas: installed ${PACKAGES[*]} but PyTensor still finds no BLAS" >&2
     exit 1
 fi

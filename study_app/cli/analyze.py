@@ -55,11 +55,10 @@ def analyze(
     draws, tune, chains, seed, target_accept}, trace, models [{name, outcome, distance,
     likelihood, n, participants, smooth [{d, mean, lo, hi}] (95% band), coefficients [{name,
     group (effect | arm | variance | cutpoint | intercept), mean, lo, hi}] (central 94%
-    interval), max_rhat,
-    min_ess, min_ess_tail, divergences, seconds, backend, warnings, reused, ppc [{rating,
-    observed, mean, lo, hi}] or null, loo {elpd_loo, se, p_loo, max_pareto_k,
-    n_pareto_k_above_0_7} or null}], reused [name], fitted [name], failed [{model, error}],
-    pending [name], loo {outcome: [{model, rank, elpd_loo, se, elpd_diff, dse, weight}]},
+    interval), max_rhat, min_ess, min_ess_tail, divergences, seconds, backend, warnings,
+    reused, ppc [{rating, observed, mean, lo, hi}] or null, loo {elpd_loo, se, p_loo,
+    max_pareto_k, n_pareto_k_above_0_7} or null}], reused, fitted and pending (lists of
+    model names), failed [{model, error}], loo {outcome: [{model, rank, elpd_loo, se, elpd_diff, dse, weight}]},
     recourse_table [{arm, method, plans, validity, plausibility, cost, hap, l0_actions,
     l1_actions, l0_profile, l1_profile, satisfaction, violation}] (null: not recorded),
     report ("report.html" or null), report_error (null or the message)}.
