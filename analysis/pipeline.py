@@ -113,7 +113,12 @@ def run_analysis(
     *,
     study_id: str,
     distance: str = "l1_profile",
-    sampler: dict[str, Any] | None = None,
+    backend: str = "nutpie",
+    draws: int = 1000,
+    tune: int | None = None,
+    chains: int = 4,
+    seed: int = 0,
+    target_accept: float | None = None,
     gaussian: bool = True,
     out: Path | None = None,
     resume: bool = False,
@@ -121,11 +126,12 @@ def run_analysis(
     on_step: Callable[[str], None] | None = None,
     on_log: Callable[[str], None] | None = None,
 ) -> Analysis:
-    """Fit (or, with ``resume``, reuse) every model; results go to ``out`` as they finish."""
+    """Fit (or, with ``resume``, reuse) every model; results go to ``out`` as they finish.
+    Sampler defaults: ``sampler_settings``; ``trace``: analysis.folder's levels."""
     if trace not in TRACE_LEVELS:
         raise AnalysisDataError(f"trace must be one of {', '.join(TRACE_LEVELS)}, got {trace!r}")
     step, log = on_step or (lambda _m: None), on_log or (lambda _m: None)
-    sampler = sampler or sampler_settings()
+    sampler = sampler_settings(backend, draws, tune, chains, seed, target_accept)
     specs = plan_models(distance, gaussian)
     inputs = {s.name: prepare(ratings, s.outcome, s.distance) for s in specs}  # check all first
     folder = AnalysisFolder(out) if out is not None else None

@@ -136,7 +136,7 @@ def _fit_all(ratings: pd.DataFrame, plans: pd.DataFrame, study_id: str, distance
         task = progress.add_task("checking the data", total=None)
         try:
             return run_analysis(
-                ratings, plans, study_id=study_id, distance=distance, sampler=sampler,
+                ratings, plans, study_id=study_id, distance=distance, **sampler,
                 gaussian=gaussian, out=out, resume=resume, trace=trace,
                 on_step=lambda m: progress.update(task, description=m),
                 on_log=lambda m: progress.console.print(m, highlight=False, markup=False))
