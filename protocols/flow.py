@@ -22,9 +22,28 @@ from __future__ import annotations
 
 from protocols import pages as pg
 from protocols.context import SessionContext
+from protocols.schema import Protocol
 from protocols.state import Participant
 
 ENDED = ("declined", "screened_out", "approved")
+
+
+def page_sequence(protocol: Protocol, n_plans: int, interactive: bool = False,
+                  hare_pages: int | None = None) -> list[str]:
+    """The pages of a participant who is not ended early: the fixed slots, the interactive
+    pages (``hare-1..k``; ``hare-*`` when their number is not known yet), the plans, the
+    attention checks after the pages they name (after the last plan when that page does not
+    exist) and the debrief."""
+    ids = list(protocol.page_slots())
+    if interactive:
+        ids += ["hare-*"] if hare_pages is None else [f"hare-{k}" for k in
+                                                       range(1, hare_pages + 1)]
+    plan_ids = [f"plan-{k}" for k in range(1, n_plans + 1)]
+    ids += plan_ids
+    for check in protocol.attention_checks:
+        anchor = check.after if check.after in ids else (plan_ids[-1] if plan_ids else ids[-1])
+        ids.insert(ids.index(anchor) + 1, f"attention-{check.id}")
+    return ids + ["debrief"]
 
 
 class Flow:
@@ -43,15 +62,9 @@ class Flow:
             ids.append(slot)
             if any(p.status in kind.ends for kind in pg.SLOTS[slot]):
                 return ids + ["end"]
-        if self.ctx.interactive.applies(p):
-            ids += [f"hare-{k}" for k in range(1, p.queries_asked + 1)]
         n = len(p.plans) if p.plans_ready else proto.plans_per_participant(self._arm_key(p))
-        plan_ids = [f"plan-{k}" for k in range(1, n + 1)]
-        ids += plan_ids
-        for check in proto.attention_checks:
-            anchor = check.after if check.after in ids else (plan_ids[-1] if plan_ids else ids[-1])
-            ids.insert(ids.index(anchor) + 1, f"attention-{check.id}")
-        return ids + ["debrief"]
+        interactive = self.ctx.interactive.applies(p)
+        return page_sequence(proto, n, interactive, p.queries_asked if interactive else 0)
 
     def _arm_key(self, p: Participant) -> str:
         return self.protocol.arms[0].id if p.arm == "within" else p.arm

@@ -90,5 +90,5 @@ def base_problems(
 def distribution_problem(name: str) -> str | None:
     if name in PREFERENCE_DISTRIBUTIONS:
         return None
-    return ("unknown preference distribution; expected one of "
+    return (f"unknown preference distribution {name!r}; expected one of "
             f"{', '.join(PREFERENCE_DISTRIBUTIONS)}")

@@ -27,29 +27,29 @@ methods, preference distribution) is checked by protocols.registries. Minimal ex
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from protocols import registries
+from protocols import registries, validation
 from protocols.simulation import SimulationSpec
 from protocols.specs import (
-    PROBLEMS,
     ArmSpec,
     AttentionCheck,
     DebriefSpec,
     ElicitationSpec,
+    ExclusionSpec,
     Identifier,
     PlanSpec,
     ProfileSpec,
     QuestionsSpec,
     ScreeningQuestion,
     Strict,
-    dotted,
     report,
 )
 
@@ -72,6 +72,7 @@ class Protocol(Strict):
     plans: PlanSpec = PlanSpec()
     questions: QuestionsSpec = QuestionsSpec()
     attention_checks: list[AttentionCheck] = Field(default_factory=list)
+    exclusions: ExclusionSpec = ExclusionSpec()
     debrief: DebriefSpec = DebriefSpec()
     simulation: SimulationSpec = SimulationSpec()
 
@@ -83,9 +84,12 @@ class Protocol(Strict):
             raise ValueError(problem)
         return name
 
+    # the checks across blocks, each also run on its own by protocols.validation
+    CROSS_CHECKS: ClassVar[tuple[Any, ...]] = ()
+
     @model_validator(mode="after")
     def _across_specs(self) -> Protocol:
-        report(_arm_problems(self) + _id_problems(self) + _simulation_problems(self))
+        report([problem for check in self.CROSS_CHECKS for problem in check(self)])
         return self
 
     def arm(self, arm_id: str) -> ArmSpec:
@@ -173,12 +177,17 @@ def _simulation_problems(p: Protocol) -> registries.Problems:
              f"needs one probability per possible count 1..{m}, got {len(probs)}")]
 
 
+Protocol.CROSS_CHECKS = (_arm_problems, _id_problems, _simulation_problems)
+
+
 class ProtocolError(ValueError):
     """A protocol file is broken; ``problems`` lists (path, message) pairs."""
 
-    def __init__(self, source: str, problems: list[tuple[str, str]]) -> None:
+    def __init__(self, source: str, problems: list[tuple[str, str]],
+                 findings: list[validation.Finding] | None = None) -> None:
         self.source = source
         self.problems = problems
+        self.findings = findings or [validation.Finding((), msg) for _, msg in problems]
         lines = "\n".join(f"  - {path}: {msg}" for path, msg in problems)
         n = len(problems)
         super().__init__(f"{source}: {n} problem{'s' * (n != 1)} in the protocol:\n{lines}")
@@ -225,35 +234,21 @@ def parse_protocol(text: str, source: str = "<protocol>") -> Protocol:
         ) from None
     if not isinstance(data, dict):
         raise ProtocolError(source, [("(file)", "a protocol is a YAML mapping of fields")])
-    try:
-        return Protocol.model_validate(data)
-    except ValidationError as e:
-        raise ProtocolError(source, [(_where(root, loc), msg) for loc, msg in problems(e)]) from None
+    protocol, found = validation.collect(Protocol, data)
+    if protocol is None:
+        located = sorted((dataclasses.replace(f, line=line_of(root, f.loc)) for f in found),
+                         key=lambda f: f.line if f.line is not None else 0)
+        raise ProtocolError(source, [(f.where(), f.message) for f in located], located)
+    return protocol  # type: ignore[return-value]
 
 
 def problems(error: ValidationError) -> registries.Problems:
     """Every (location, message) of a protocol's ValidationError, one per problem."""
-    out: registries.Problems = []
-    for err in error.errors():
-        if err["type"] == PROBLEMS:
-            out += [(tuple(err["loc"]) + tuple(loc), msg) for loc, msg in err["ctx"]["problems"]]
-        else:
-            out.append((tuple(err["loc"]), _message(err)))
-    return out
+    return [(f.loc, f.message) for f in validation.findings(error, Protocol)]
 
 
-def _message(err: dict[str, Any]) -> str:
-    if err["type"] == "extra_forbidden":
-        return "unknown field"
-    if err["type"] == "missing":
-        return "required field is missing"
-    if err["type"] == "value_error":
-        return str(err["ctx"]["error"])
-    return err["msg"]
-
-
-def _where(root: yaml.Node | None, loc: tuple[Any, ...]) -> str:
-    """``arms[1].method (line 12)``: the path, with the line of the deepest node found."""
+def line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+    """The line of the deepest node of ``loc`` found in the YAML tree."""
     node, line = root, None
     for part in loc:
         if node is None:
@@ -270,4 +265,4 @@ def _where(root: yaml.Node | None, loc: tuple[Any, ...]) -> str:
         node = nxt
     if node is not None:
         line = node.start_mark.line + 1
-    return dotted(loc) + (f" (line {line})" if line is not None else "")
+    return line

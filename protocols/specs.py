@@ -29,6 +29,20 @@ SCALE_LABELS = ("Strongly no", "No", "Slightly no", "Neutral", "Slightly yes", "
 Identifier = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$")]
 
 
+# Participant-visible texts a protocol may leave out (``validate`` marks them as defaults).
+DEFAULT_TEXTS = {
+    "profile.own": "Please enter your profile.",
+    "profile.persona": "In this study, imagine you are this applicant.",
+    "elicitation.binary": "For each item, tell us whether you could change it.",
+    "elicitation.ranking": "Rank the items you could change from easiest (1) to hardest; "
+    "leave out the ones you cannot change.",
+    "elicitation.likert.easiest": "For each item you could change, say how hard it would be "
+    "(1 = very easy); mark the ones you cannot change.",
+    "elicitation.likert.hardest": "For each item you could change, say how hard it would be "
+    "(1 = very hard); mark the ones you cannot change.",
+}
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -68,16 +82,33 @@ class ProfileSpec(Strict):
     persona_split: Literal["train", "validation", "test"] = "test"
     text: str = ""
 
+    def shown_text(self) -> str:
+        """What the profile page says (``text``, or the default for the source)."""
+        return self.text or DEFAULT_TEXTS[f"profile.{self.source}"]
+
 
 class ElicitationSpec(Strict):
+    """``likert_levels`` (default: one level per actionable item) and ``likert_low``: what
+    the lowest level means to the participant (``easiest``: 1 = very easy; ``hardest``:
+    1 = very hard). The stored answer is what the participant chose; the constraints are
+    built with 1 = easiest either way."""
+
     scheme: Literal["none", "binary", "ranking", "likert"] = "none"
     likert_levels: int | None = Field(default=None, ge=2, le=10)
+    likert_low: Literal["easiest", "hardest"] = "easiest"
     text: str = ""
+
+    def shown_text(self) -> str:
+        """What the elicitation page says (``text``, or the scheme's default)."""
+        key = f"elicitation.{self.scheme}" + (f".{self.likert_low}" if self.scheme == "likert"
+                                              else "")
+        return self.text or DEFAULT_TEXTS.get(key, "")
 
     @model_validator(mode="after")
     def _levels_need_likert(self) -> ElicitationSpec:
-        if self.likert_levels is not None and self.scheme != "likert":
-            report([(("likert_levels",), "only a likert elicitation has levels")])
+        stray = [name for name in ("likert_levels", "likert_low")
+                 if name in self.model_fields_set and self.scheme != "likert"]
+        report([((name,), "only a likert elicitation has this setting") for name in stray])
         return self
 
 
@@ -113,6 +144,38 @@ class ArmSpec(Strict):
         return registries.is_interactive(self.method)
 
 
+class FallbackSpec(Strict):
+    """The method that fills a shortfall (``shortfall.then: fallback``)."""
+
+    method: str
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _registry(self) -> FallbackSpec:
+        report(registries.method_problems(self.method, self.options))
+        return self
+
+
+class ShortfallSpec(Strict):
+    """What happens when an arm's method finds fewer shown-worthy plans for a participant
+    than ``per_participant`` (no valid plan under their constraints, plans outside the
+    scenario's display bounds): ``fewer`` shows the plans there are; ``fallback`` fills the
+    gap with plans of ``fallback.method``; ``end`` ends the session with ``message``."""
+
+    then: Literal["fewer", "fallback", "end"] = "fewer"
+    fallback: FallbackSpec | None = None
+    message: str = ("Thank you. We could not find plans that fit your situation, so the "
+                    "study ends here.")
+
+    @model_validator(mode="after")
+    def _fallback_named(self) -> ShortfallSpec:
+        if self.then == "fallback" and self.fallback is None:
+            report([(("fallback",), "then: fallback needs fallback: {method: ..., options: ...}")])
+        if self.then != "fallback" and self.fallback is not None:
+            report([(("fallback",), "a fallback method is used only with then: fallback")])
+        return self
+
+
 class PlanSpec(Strict):
     """How many plans each participant rates and how they are chosen from a candidate set.
 
@@ -120,6 +183,10 @@ class PlanSpec(Strict):
     ``proximity``), the rest at random; ``stratified``: one plan from each of
     ``per_participant`` equal-count bins of ``distance``; ``best``: the method's recourse.
     ``per_participant`` counts plans per arm when assignment is ``within``.
+    ``prune_actions``: an action is dropped when the plan stays valid without it, and a
+    plan whose change to an item is below the item's display resolution does not show it
+    as an action (engine.recourse.realism; off reproduces a paper's plans as generated).
+    ``shortfall``: what happens when fewer plans than asked can be shown.
     """
 
     per_participant: int = Field(default=5, ge=1, le=20)
@@ -128,6 +195,8 @@ class PlanSpec(Strict):
     sparsity: Literal["l0_actions", "l0_profile"] = "l0_profile"
     proximity: Literal["l1_actions", "l1_profile"] = "l1_profile"
     order: Literal["counterbalanced", "random", "fixed"] = "counterbalanced"
+    prune_actions: bool = True
+    shortfall: ShortfallSpec = ShortfallSpec()
 
     @model_validator(mode="after")
     def _best_is_one(self) -> PlanSpec:
@@ -190,6 +259,16 @@ class AttentionCheck(Strict):
         if correct not in info.data.get("options", [correct]):
             raise ValueError(f"{correct!r} is not an option")
         return correct
+
+
+class ExclusionSpec(Strict):
+    """Which participants ``analyze`` leaves out of the models (they stay in the data and
+    the export, with the reason in ``ratings_long.excluded``): ``failed_attention`` any
+    attention check answered wrongly; ``fewer_plans`` rated fewer plans than the protocol
+    asks."""
+
+    failed_attention: bool = True
+    fewer_plans: bool = False
 
 
 class DebriefSpec(Strict):

@@ -19,13 +19,6 @@ from protocols.context import Answering, SessionContext, SyntheticContext
 from protocols.pages.base import Page, PageKind, PageModel, keys_problems, register
 from protocols.state import Participant
 
-_TEXT = {
-    "binary": "For each item, tell us whether you could change it.",
-    "ranking": "Rank the items you could change from easiest (1) to hardest; leave out the "
-    "ones you cannot change.",
-    "likert": "For each item you could change, say how hard it would be (1 = very easy); "
-    "mark the ones you cannot change.",
-}
 
 
 class Item(PageModel):
@@ -60,7 +53,7 @@ class _Elicitation(PageKind):
         levels = (spec.likert_levels or len(items)) if self.scheme == "likert" else None
         return "What could you change?", ElicitationPayload(
             scheme=self.scheme, items=items, levels=levels,  # type: ignore[arg-type]
-            text=spec.text or _TEXT[self.scheme])
+            text=spec.shown_text())
 
     def problems(self, payload: Any, answer: Any) -> list[str]:
         answers = answer.answers
@@ -81,6 +74,10 @@ class _Elicitation(PageKind):
     def apply(self, w: Answering, p: Participant, page: Page, answer: Any) -> None:
         values = {name: (1 if v else None) if isinstance(v, bool) else v
                   for name, v in answer.answers.items()}
+        spec = w.protocol.elicitation
+        if self.scheme == "likert" and spec.likert_low == "hardest":  # to 1 = easiest
+            levels = page.payload.levels
+            values = {k: None if v is None else levels + 1 - v for k, v in values.items()}
         sc = w.scenario
         p.stated = profiles_from_elicitation(
             sc.feature_names, sc.actionable, [values], self.scheme,  # type: ignore[arg-type]
@@ -91,7 +88,11 @@ class _Elicitation(PageKind):
 
     def synthetic_answer(self, sim: SyntheticContext, p: Participant, page: Page) -> Any:
         payload = page.payload
-        return {"answers": sim.population.elicitation(p.seq, payload.scheme, payload.levels)}
+        answers = sim.population.elicitation(p.seq, payload.scheme, payload.levels)
+        if payload.scheme == "likert" and sim.protocol.elicitation.likert_low == "hardest":
+            answers = {k: None if v is None else payload.levels + 1 - v  # as the page reads
+                       for k, v in answers.items()}
+        return {"answers": answers}
 
 
 @register

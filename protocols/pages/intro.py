@@ -121,7 +121,7 @@ class ProfileEntry(PageKind):
 
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
         return "Your profile", ProfileEntryPayload(
-            text=ctx.protocol.profile.text or "Please enter your profile.",
+            text=ctx.protocol.profile.shown_text(),
             fields=display.profile_fields(ctx.scenario))
 
     def problems(self, payload: Any, answer: Any) -> list[str]:
@@ -166,7 +166,7 @@ class Persona(PageKind):
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
         assert p.x is not None
         return "Your profile", PersonaPayload(
-            text=ctx.protocol.profile.text or "In this study, imagine you are this applicant.",
+            text=ctx.protocol.profile.shown_text(),
             rows=display.profile_rows(ctx.scenario, p.x))
 
     def apply(self, w: Answering, p: Participant, page: Page, answer: Any) -> None:

@@ -48,7 +48,7 @@ BROKEN = [
     (_edit("options: {bins: 5}", "options: {binz: 5}"), "arms[0].options.binz (line 6)",
      "unknown option for oracle"),
     (_edit("scheme: ranking", "scheme: stars"), "elicitation.scheme (line 4)",
-     "Input should be"),
+     "'stars' is not allowed (allowed: none, binary, ranking, likert)"),
     (_edit("per_participant: 3", "per_participant: 0"), "plans.per_participant (line 7)",
      "greater than or equal to 1"),
     (_edit("title: A test\n", ""), "title", "required field is missing"),
