@@ -40,8 +40,9 @@ MEANINGS: dict[str, dict[str, str]] = {
         "external_id_hash": "salted SHA-256 of the recruitment platform id, if given",
         "source": "web (a person), synthetic (simulated) or imported",
         "arm": "assigned arm id ('within': every arm)",
-        "status": "active, complete, declined, screened_out or approved (own profile "
-        "approved, session ended)",
+        "status": "active, complete, declined, screened_out, approved (own profile "
+        "approved, session ended) or no_plans (fewer plans than asked under "
+        "plans.shortfall.then: end)",
         "current_page": "id of the page the participant is on",
         "step": "number of answers recorded",
         "state_json": "session state (answered pages, HARE state) as JSON",
@@ -55,8 +56,9 @@ MEANINGS: dict[str, dict[str, str]] = {
         "participant_id": _PID,
         "page_id": "page the event belongs to (null for session-level events)",
         "event": "start, answer, plans, complete, declined, screened_out, approved, "
-        "token_renewed",
-        "detail_json": "event details as JSON (e.g. number of plans)",
+        "no_plans, token_renewed",
+        "detail_json": "event details as JSON (plans: n shown, asked, found, showable, "
+        "fallback and the reason of a shortfall)",
         "occurred_at": "when (UTC)",
     },
     "responses": {

@@ -23,7 +23,7 @@ from engine.scenarios.base import Scenario
 from engine.synthetic.participants import Population
 from protocols import display
 from protocols.interactive import InteractiveFlow
-from protocols.planning import PlanRequest, ShownPlan
+from protocols.planning import PlanOutcome, PlanRequest, ShownPlan
 from protocols.schema import Protocol
 from protocols.state import Participant, profiles_row
 
@@ -133,13 +133,22 @@ class Answering:
         else:
             self.plan_requests.append(PlanRequest(pid, p.seq, p.arm, p.x, p.stated))
 
-    def attach_plans(self, p: Participant, plans: list[ShownPlan]) -> None:
+    def attach_plans(self, p: Participant, plans: list[ShownPlan],
+                     detail: dict[str, Any] | None = None) -> None:
         p.plans = plans
         p.plans_ready = True
         names = self.scenario.feature_names
         self.rows["plans"] += [plan.stored(self.ctx.study_id, names, self.at) for plan in plans]
         self.rows["events"].append(self.ctx.event(p.participant_id, None, "plans",
-                                                  {"n": len(plans)}))
+                                                  detail or {"n": len(plans)}))
+
+    def attach_outcome(self, p: Participant, outcome: PlanOutcome) -> None:
+        """Generated plans with their shortfall accounting in the ``plans`` event; a
+        shortfall under ``plans.shortfall.then: end`` ends the session (status no_plans)."""
+        self.attach_plans(p, outcome.plans, outcome.detail())
+        if outcome.short and self.protocol.plans.shortfall.then == "end":
+            p.status = "no_plans"
+            self.rows["events"].append(self.ctx.event(p.participant_id, None, "no_plans"))
 
 
 @dataclass

@@ -26,6 +26,7 @@ from protocols.schema import Protocol
 
 # Stream ids keep the seeded draws of different purposes independent.
 STREAM_ASSIGN, STREAM_ORDER, STREAM_DESIGN, STREAM_PERSONA, STREAM_HARE = 11, 12, 13, 14, 15
+STREAM_FALLBACK = 16
 
 
 def rng_for(seed: int, stream: int, *keys: int) -> np.random.Generator:

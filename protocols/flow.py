@@ -25,7 +25,7 @@ from protocols.context import SessionContext
 from protocols.schema import Protocol
 from protocols.state import Participant
 
-ENDED = ("declined", "screened_out", "approved")
+ENDED = ("declined", "screened_out", "approved", "no_plans")
 
 
 def page_sequence(protocol: Protocol, n_plans: int, interactive: bool = False,
@@ -57,6 +57,8 @@ class Flow:
     def page_ids(self, p: Participant) -> list[str]:
         """Every page of the participant, answered or not (module docstring)."""
         proto = self.protocol
+        if p.status == "no_plans":  # the shortfall ended the session (plans.shortfall)
+            return [*p.answered, "end"]
         ids: list[str] = []
         for slot in proto.page_slots():
             ids.append(slot)

@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import torch
 
 from engine.metric_names import METRIC_NAMES, PREFERENCE_METRICS
 from engine.preferences import ActionabilityProfiles
-from engine.recourse import RecourseBatch
+from engine.recourse import RecourseBatch, RecourseContext, realism
 from engine.scenarios.base import Scenario
 from protocols import design
 from protocols.resources import StudyResources
@@ -119,52 +120,165 @@ def finalize(protocol: Protocol, seq: int, plans: list[ShownPlan]) -> list[Shown
     return out
 
 
+@dataclass
+class PlanOutcome:
+    """One participant's plans and, when they are fewer than asked, why: ``found`` plans the
+    method returned, ``showable`` of them fit to show (valid, within the display bounds, no
+    invisible action, distinct), ``fallback`` plans added by the shortfall's fallback."""
+
+    plans: list[ShownPlan]
+    asked: int
+    found: int = 0
+    showable: int = 0
+    fallback: int = 0
+
+    @property
+    def short(self) -> bool:
+        return len(self.plans) < self.asked
+
+    @property
+    def reason(self) -> str | None:
+        if not self.short:
+            return None
+        if self.found == 0:
+            return "the method found no valid plan under the participant's constraints"
+        if self.showable == 0:
+            return ("every plan found was outside the display bounds or needed a change "
+                    "too small to show")
+        return f"only {self.showable} distinct plan(s) fit to show"
+
+    def detail(self) -> dict[str, Any]:
+        """The ``plans`` event's detail (what the dashboard and simulate report)."""
+        return {"n": len(self.plans), "asked": self.asked, "found": self.found,
+                "showable": self.showable, "fallback": self.fallback, "reason": self.reason}
+
+
 def generate_plans(
     protocol: Protocol, resources: StudyResources, requests: list[PlanRequest]
 ) -> dict[str, list[ShownPlan]]:
     """Plans of every request (module docstring), batched per arm."""
-    per_person: dict[str, list[ShownPlan]] = {r.participant_id: [] for r in requests}
+    return {pid: o.plans for pid, o in generate(protocol, resources, requests).items()}
+
+
+def generate(
+    protocol: Protocol, resources: StudyResources, requests: list[PlanRequest]
+) -> dict[str, PlanOutcome]:
+    """Plans of every request with their shortfall accounting, batched per arm."""
+    out: dict[str, PlanOutcome] = {r.participant_id: PlanOutcome(
+        [], protocol.plans_per_participant(_arm_id(protocol, r))) for r in requests}
     for arm_index, arm in enumerate(protocol.arms):
         if arm.interactive:
             continue  # its plans come out of the interaction (protocols.interactive)
         reqs = [r for r in requests if r.arm in (arm.id, "within")]
         if reqs:
-            _arm_plans(protocol, resources, arm_index, reqs, per_person)
+            _arm_plans(protocol, resources, arm_index, reqs, out)
     by_id = {r.participant_id: r for r in requests}
-    return {pid: finalize(protocol, by_id[pid].seq, plans) for pid, plans in per_person.items()}
+    for pid, o in out.items():
+        o.plans = finalize(protocol, by_id[pid].seq, o.plans)
+    return out
+
+
+def _arm_id(protocol: Protocol, r: PlanRequest) -> str:
+    return protocol.arms[0].id if r.arm == "within" else r.arm
 
 
 def _arm_plans(
     protocol: Protocol, resources: StudyResources, arm_index: int, reqs: list[PlanRequest],
-    per_person: dict[str, list[ShownPlan]],
+    out: dict[str, PlanOutcome],
 ) -> None:
-    """One arm's plans for its requests, added to ``per_person``."""
+    """One arm's plans for its requests (and the shortfall's fallback), added to ``out``."""
     arm = protocol.arms[arm_index]
+    spec = protocol.plans
     context = resources.context(arm)
     x = np.stack([r.x for r in reqs])
     stated = (ActionabilityProfiles.concat([r.stated for r in reqs])  # type: ignore[misc]
               if reqs[0].stated is not None else None)
     seen = stated if arm.personalized and stated is not None else context.everybody(len(reqs))
-    table = resources.method(arm).plans(
-        x, seen, candidates=arm.source == "candidates" and protocol.plans.design != "best")
+    candidates = arm.source == "candidates" and spec.design != "best"
+    table, found = _showable(protocol, context, resources.method(arm).plans(
+        x, seen, candidates=candidates), seen)
+    n = spec.per_participant
+    picks = _choose(protocol, table, len(reqs), [r.seq for r in reqs], arm_index)
+    for i, r in enumerate(reqs):
+        o = out[r.participant_id]
+        o.found += int(found[i])
+        o.showable += int((table.array("person") == i).sum())
+    short = [i for i in range(len(reqs)) if len(picks[i]) < n]
+    fb = spec.shortfall.fallback if spec.shortfall.then == "fallback" else None
+    sources = [(table, picks, arm.id)]
+    if fb is not None and short:
+        method = resources.fallback_method(arm, fb.method, fb.options)
+        sub = torch.as_tensor(short)
+        extra, _ = _showable(protocol, context, method.plans(
+            x[short], seen[sub], candidates=method.capabilities.candidates), seen[sub])
+        got = _choose(protocol, extra, len(short), [reqs[i].seq for i in short], arm_index,
+                      need=[n - len(picks[i]) for i in short], tag="fallback")
+        fb_picks: list[list[tuple[int, str]]] = [[] for _ in reqs]
+        for k, i in enumerate(short):
+            fb_picks[i] = got[k]
+            out[reqs[i].participant_id].fallback += len(got[k])
+        extra.person = sub[extra.person]  # rows back to this arm's request index
+        sources.append((extra, fb_picks, arm.id))
+    for batch, chosen, arm_id in sources:
+        _attach(context, batch, chosen, reqs, stated, arm_id, out)
+
+
+def _showable(
+    protocol: Protocol, context: RecourseContext, table: RecourseBatch,
+    seen: ActionabilityProfiles,
+) -> tuple[RecourseBatch, np.ndarray]:
+    """The plans fit to show (engine.recourse.realism: needless actions pruned when the
+    protocol says so, within display bounds, no invisible action, distinct per person) and
+    how many each person's method found."""
+    person = table.person
+    found = np.bincount(table.array("person")[table.array("found")],
+                        minlength=len(seen)) if len(table) else np.zeros(len(seen), int)
+    if len(table) and protocol.plans.prune_actions:
+        table = realism.prune_actions(context, table, seen[person]).plans
+    if not len(table):
+        return table, found
+    keep = realism.showable(context.scenario, table).numpy()
+    shown_values = realism.displayed(context.scenario, table.x_cf).numpy()
+    key = np.column_stack([table.array("person"), shown_values])
+    first = np.zeros(len(table), dtype=bool)
+    first[np.unique(key, axis=0, return_index=True)[1]] = True
+    return table.select(np.flatnonzero(keep & first)), found
+
+
+def _choose(
+    protocol: Protocol, table: RecourseBatch, n_people: int, seqs: list[int], arm_index: int,
+    *, need: list[int] | None = None, tag: str | None = None,
+) -> list[list[tuple[int, str]]]:
+    """Per person, (row of ``table``, selection) of the plans the design picks (``need``
+    plans each, default the protocol's number)."""
     person = table.array("person")
     order = np.argsort(person, kind="stable")
-    bounds = np.searchsorted(person[order], np.arange(len(reqs) + 1))
-    chosen: list[int] = []
-    reasons: list[str] = []
-    owners: list[int] = []
-    for i, r in enumerate(reqs):
+    bounds = np.searchsorted(person[order], np.arange(n_people + 1))
+    out: list[list[tuple[int, str]]] = []
+    for i in range(n_people):
         rows = order[bounds[i]:bounds[i + 1]]
-        if len(rows) == 0:
+        n = protocol.plans.per_participant if need is None else need[i]
+        if len(rows) == 0 or n <= 0:
+            out.append([])
             continue
-        rng = design.rng_for(protocol.seed, design.STREAM_DESIGN, r.seq, arm_index)
-        picks = _pick(protocol, table, rows, rng)
-        chosen += [int(rows[k]) for k, _ in picks]
-        reasons += [why for _, why in picks]
-        owners += [i] * len(picks)
-    if not chosen:
+        stream = design.STREAM_DESIGN if tag is None else design.STREAM_FALLBACK
+        rng = design.rng_for(protocol.seed, stream, seqs[i], arm_index)
+        out.append([(int(rows[k]), tag or why) for k, why in _pick(protocol, table, rows, rng, n)])
+    return out
+
+
+def _attach(
+    context: RecourseContext, table: RecourseBatch, chosen: list[list[tuple[int, str]]],
+    reqs: list[PlanRequest], stated: ActionabilityProfiles | None, arm_id: str,
+    out: dict[str, PlanOutcome],
+) -> None:
+    """Evaluate the chosen plans against the stated profiles and give them to their people."""
+    rows = [row for picks in chosen for row, _ in picks]
+    if not rows:
         return
-    sub = table.select(chosen)
+    owners = [i for i, picks in enumerate(chosen) for _ in picks]
+    reasons = [why for picks in chosen for _, why in picks]
+    sub = table.select(rows)
     evaluated = context.evaluate(
         table.method, sub.x, sub.action_mask, sub.action_values,
         stated[owners] if stated is not None else None, x_cf=sub.x_cf, found=sub.found,
@@ -173,16 +287,16 @@ def _arm_plans(
     for i, r in enumerate(reqs):
         idx = np.flatnonzero(owners_np == i)
         if len(idx):
-            per_person[r.participant_id] += shown(
-                evaluated, idx.tolist(), r.participant_id, arm.id, [reasons[k] for k in idx])
+            out[r.participant_id].plans += shown(
+                evaluated, idx.tolist(), r.participant_id, arm_id, [reasons[k] for k in idx])
 
 
 def _pick(
-    protocol: Protocol, table: RecourseBatch, rows: np.ndarray, rng: np.random.Generator
+    protocol: Protocol, table: RecourseBatch, rows: np.ndarray, rng: np.random.Generator,
+    n: int,
 ) -> list[tuple[int, str]]:
     """Indices into ``rows`` chosen by the protocol's distance design."""
     spec = protocol.plans
-    n = spec.per_participant
     if spec.design == "best":
         return [(0, "best")]
     if spec.design == "tominaga":

@@ -62,6 +62,15 @@ class StudyResources:
                                                 what=f"arm {arm.id!r}", **options)
         return self.methods[arm.id]
 
+    def fallback_method(self, arm: ArmSpec, method: str, options: dict[str, Any]) -> RecourseMethod:
+        """The method that fills an arm's plan shortfall (``plans.shortfall.fallback``), in
+        the arm's context."""
+        key = f"{arm.id}/fallback"
+        if key not in self.methods:
+            self.methods[key] = build_method(method, self.context(arm),
+                                             what=f"the fallback of arm {arm.id!r}", **options)
+        return self.methods[key]
+
     def base_method(self, arm: ArmSpec) -> RecourseMethod:
         """The base generator of an arm whose method wraps one (the plan its final plan is
         compared with)."""

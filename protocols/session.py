@@ -67,7 +67,7 @@ from protocols.participation import (
     UnknownTokenError,
     hash_token,
 )
-from protocols.planning import ShownPlan, generate_plans
+from protocols.planning import ShownPlan, generate
 from protocols.registration import SALT_ENV, StudyMismatchError, register_study
 from protocols.resources import StudyResources, study_resources
 from protocols.schema import Protocol
@@ -340,10 +340,10 @@ class Study:
             correct = pg.PAGE_KINDS[page.kind].apply(w, p, page, answer)
             w.record(p, page, answer, correct)
         if w.plan_requests:
-            plans = generate_plans(self.protocol, self.resources, w.plan_requests)
+            outcomes = generate(self.protocol, self.resources, w.plan_requests)
             for _, _, p, _, _ in work:
-                if p.participant_id in plans:
-                    w.attach_plans(p, plans[p.participant_id])
+                if p.participant_id in outcomes:
+                    w.attach_outcome(p, outcomes[p.participant_id])
         for _, _, p, _, _ in work:
             if p.active and self.flow.current_id(p) == "debrief":
                 p.status = "complete"

@@ -21,7 +21,7 @@ import numpy as np
 from engine.preferences import ActionabilityProfiles
 from protocols.planning import ShownPlan
 
-STATUSES = ("active", "complete", "declined", "screened_out", "approved")
+STATUSES = ("active", "complete", "declined", "screened_out", "approved", "no_plans")
 
 
 @dataclass

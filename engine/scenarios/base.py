@@ -86,6 +86,9 @@ class FeatureSpec:
 
     ``direction`` is +1 (may only increase), -1 (only decrease) or 0 (either) and is used by
     methods that restrict changes the way the reference user study did.
+    ``display_min``/``display_max`` (display units) bound the values a plan may show a
+    person (a loan of at least $1,000); None: the training split's 0.1% / 99.9% quantile
+    (``Scenario.display_bounds``).
     """
 
     name: str
@@ -95,6 +98,14 @@ class FeatureSpec:
     help: str = ""
     direction: int = 0
     discrete: bool = False
+    display_min: float | None = None
+    display_max: float | None = None
+
+    @property
+    def resolution(self) -> float:
+        """The smallest change a person sees, in display units (one category, or one unit
+        of the last shown decimal)."""
+        return 1.0 if self.display.kind == "categorical" else 10.0 ** -self.display.decimals
 
 
 @dataclass
@@ -169,6 +180,23 @@ class Scenario:
         """(2, d) model-unit min and max of each feature over the training split."""
         x = self.dataset["train"][0]
         return torch.stack([x.min(dim=0).values, x.max(dim=0).values])
+
+    @cached_property
+    def display_bounds(self) -> Tensor:
+        """(2, d) model-unit bounds of the values shown in plans: each feature's
+        ``display_min``/``display_max``, else the training split's 0.1% / 99.9% quantiles
+        (the extreme min and max of a skewed feature are far from anything realistic: a
+        $172 car loan); categories: their whole range."""
+        x = self.dataset["train"][0]
+        q = torch.quantile(x, torch.tensor([0.001, 0.999], dtype=x.dtype), dim=0)
+        for j, f in enumerate(self.features):
+            if f.display.kind == "categorical":
+                q[:, j] = self.bounds[:, j]
+                continue
+            for row, v in ((0, f.display_min), (1, f.display_max)):
+                if v is not None:
+                    q[row, j] = float(f.display.from_display(v))
+        return q
 
     @property
     def ranges(self) -> Tensor:

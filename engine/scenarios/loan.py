@@ -19,7 +19,9 @@ Gender is discrete: its log-mass log 0.5 enters log_prob as a constant.
 Display maps (monotone, invertible; documented for participants' realistic units): age in
 years = A + 35; education in years of schooling = 16 + 8 E (12..20); loan amount in dollars =
 15,000 exp(0.15 L); loan duration in months = 24 exp(0.08 D); annual income in dollars =
-40,000 exp(0.12 I); savings in dollars = 10,000 exp(0.1 S).
+40,000 exp(0.12 I); savings in dollars = 10,000 exp(0.1 S). Plans show a loan of at least
+$1,000; other items stay within the training split's 0.1% / 99.9% quantiles
+(``Scenario.display_bounds``).
 """
 
 from __future__ import annotations
@@ -163,6 +165,7 @@ def make_loan() -> Scenario:
             Role.ACTIONABLE,
             DisplayMap("exp", "$", scale=15_000.0, rate=0.15),
             help="The amount you ask the bank to lend you.",
+            display_min=1_000.0,  # no car loan below $1,000 in a plan
         ),
         FeatureSpec(
             "loan_duration",

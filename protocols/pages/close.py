@@ -87,7 +87,7 @@ class Debrief(_Closing):
 
 
 class EndPayload(PageModel):
-    reason: Literal["declined", "screened_out", "approved"]
+    reason: Literal["declined", "screened_out", "approved", "no_plans"]
     text: str
 
 
@@ -98,5 +98,7 @@ class End(_Closing):
     kind = slot = "end"
 
     def payload(self, ctx: SessionContext, p: Participant) -> PageModel:
+        if p.status == "no_plans":
+            return EndPayload(reason="no_plans", text=ctx.protocol.plans.shortfall.message)
         reason = p.status if p.status in END_TEXTS else "declined"
         return EndPayload(reason=reason, text=END_TEXTS[reason])  # type: ignore[arg-type]
