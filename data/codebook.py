@@ -180,6 +180,8 @@ MEANINGS: dict[str, dict[str, str]] = {
         "action": "7-point action rating",
         "impossible": "at least one changed item marked impossible",
         "source": "web, synthetic or imported",
+        "attention_passed": "every attention check the participant answered was answered "
+        "correctly (null: none answered)",
     },
 }
 

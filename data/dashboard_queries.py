@@ -15,6 +15,9 @@ Every function takes a ``Store`` and a study id (``source``: only participants f
   last answer).
 - ``rating_distribution``: arm, outcome ('acceptance' | 'action'), rating (1..7),
   ratings.
+- ``plan_shortfalls``: arm, reason, participants (who got fewer plans than the protocol
+  asks), missing (plans short in all), fallback (plans another method filled in).
+- ``attention_failures``: arm, participants (who failed at least one attention check).
 """
 
 from __future__ import annotations
@@ -133,4 +136,37 @@ def rating_distribution(store: Store, study_id: str, source: str | None = None) 
               WHERE {where})
             GROUP BY arm, outcome, rating ORDER BY arm, outcome, rating""",
         params + params,
+    )
+
+
+def plan_shortfalls(store: Store, study_id: str, source: str | None = None) -> pd.DataFrame:
+    where, params = _where(study_id, source, "e")
+    return store.frame(
+        f"""WITH d AS (
+              SELECT pa.arm, json_extract_string(e.detail_json, '$.reason') AS reason,
+                     json_extract(e.detail_json, '$.asked')::INTEGER AS asked,
+                     json_extract(e.detail_json, '$.n')::INTEGER AS n,
+                     coalesce(json_extract(e.detail_json, '$.fallback')::INTEGER, 0) AS fallback
+              FROM events e JOIN participants pa
+                ON pa.study_id = e.study_id AND pa.participant_id = e.participant_id
+              WHERE {where} AND e.event = 'plans')
+            SELECT arm, coalesce(reason, 'filled by the fallback method') AS reason,
+                   count(*)::INTEGER AS participants,
+                   sum(greatest(asked - n, 0))::INTEGER AS missing,
+                   sum(fallback)::INTEGER AS fallback
+            FROM d WHERE reason IS NOT NULL OR fallback > 0
+            GROUP BY ALL ORDER BY arm, participants DESC""",
+        params,
+    )
+
+
+def attention_failures(store: Store, study_id: str, source: str | None = None) -> pd.DataFrame:
+    where, params = _where(study_id, source, "r")
+    return store.frame(
+        f"""SELECT pa.arm, count(DISTINCT r.participant_id)::INTEGER AS participants
+            FROM responses r JOIN participants pa
+              ON pa.study_id = r.study_id AND pa.participant_id = r.participant_id
+            WHERE {where} AND r.kind = 'attention' AND NOT r.correct
+            GROUP BY pa.arm ORDER BY pa.arm""",
+        params,
     )

@@ -178,8 +178,29 @@ _V1 = (
     JOIN participants pa ON pa.study_id = r.study_id AND pa.participant_id = r.participant_id""",
 )
 
+# ratings_long carries whether the participant passed every attention check they answered
+# (null: none answered, e.g. imported ratings), so exclusions are visible in every export
+_V2 = (
+    "DROP VIEW ratings_long",
+    """CREATE VIEW ratings_long AS
+    SELECT r.study_id, r.participant_id, r.plan_id, p.arm, p.method, p.position,
+           p.l0_actions, p.l1_actions, p.l0_profile, p.l1_profile,
+           p.satisfaction, p.violation, r.acceptance, r.action, r.impossible,
+           pa.source, att.attention_passed
+    FROM ratings r
+    JOIN plans p
+      ON p.study_id = r.study_id AND p.participant_id = r.participant_id
+     AND p.plan_id = r.plan_id
+    JOIN participants pa ON pa.study_id = r.study_id AND pa.participant_id = r.participant_id
+    LEFT JOIN (SELECT study_id, participant_id, bool_and(correct) AS attention_passed
+               FROM responses WHERE kind = 'attention'
+               GROUP BY study_id, participant_id) att
+      ON att.study_id = r.study_id AND att.participant_id = r.participant_id""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "studies, participants, events, answers, plans, ratings, simulation truth", _V1),
+    Migration(2, "ratings_long: attention_passed", _V2),
 )
 LATEST = MIGRATIONS[-1].version
 

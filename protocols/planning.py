@@ -138,7 +138,8 @@ class PlanOutcome:
 
     @property
     def reason(self) -> str | None:
-        if not self.short:
+        """Why the arm's method fell short (also when a fallback filled the gap)."""
+        if self.showable >= self.asked:
             return None
         if self.found == 0:
             return "the method found no valid plan under the participant's constraints"
@@ -150,6 +151,7 @@ class PlanOutcome:
     def detail(self) -> dict[str, Any]:
         """The ``plans`` event's detail (what the dashboard and simulate report)."""
         return {"n": len(self.plans), "asked": self.asked, "found": self.found,
+                "short": self.short,
                 "showable": self.showable, "fallback": self.fallback, "reason": self.reason}
 
 

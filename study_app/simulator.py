@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from data import records
+from data import dashboard_queries, records
 from data.store import Store
 from engine.synthetic.participants import Population
 from protocols import pages as pg
@@ -139,7 +139,7 @@ def simulate(
 
 
 def summary(store: Store, study_id: str, seconds: float, **extra: Any) -> dict[str, Any]:
-    """Counts and rating means of a study (the ``--json`` shape)."""
+    """Counts, rating means and data quality of a study (the ``--json`` shape)."""
     row = store.query(
         """SELECT
              (SELECT count(*) FROM participants WHERE study_id = $1) AS participants,
@@ -152,4 +152,13 @@ def summary(store: Store, study_id: str, seconds: float, **extra: Any) -> dict[s
              (SELECT avg(action) FROM ratings WHERE study_id = $1) AS mean_action""",
         [study_id],
     )[0]
-    return {"study_id": study_id, **extra, **row, "seconds": round(seconds, 3)}
+    shortfalls = dashboard_queries.plan_shortfalls(store, study_id)
+    failures = dashboard_queries.attention_failures(store, study_id)
+    quality = {
+        "plan_shortfalls": shortfalls.to_dict(orient="records"),
+        "participants_short": int(store.query(
+            "SELECT count(*) AS n FROM events WHERE study_id = $1 AND event = 'plans' "
+            "AND json_extract(detail_json, '$.short')::BOOLEAN", [study_id])[0]["n"]),
+        "attention_failed": int(failures["participants"].sum()) if len(failures) else 0,
+    }
+    return {"study_id": study_id, **extra, **row, **quality, "seconds": round(seconds, 3)}

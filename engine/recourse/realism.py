@@ -14,9 +14,10 @@ Three rules, each batched over a whole set of plans (no per-plan Python loop):
       A <- A \\ {j}   if   h( CF(x, do(x_{A \\ {j}} = a_{A \\ {j}})) ) = 1
 
   where CF recomputes every descendant through the world model and h is the decision model.
-  One pass per rank (at most d passes), each a single batched counterfactual and decision.
-  The result is minimal: no single action can be dropped (a dropped action never becomes
-  needed again, because validity was checked on the set that remains). A plan that asked
+  One pass per rank, each a single batched counterfactual and decision; passes repeat until
+  nothing is dropped (validity is not monotone in A: an action that hurts approval, such
+  as a larger loan, can make another action look needed), so the result is minimal: no
+  single remaining action can be dropped. A plan that asked
   for a larger loan beside a large savings increase loses the loan change when the savings
   alone suffice.
 - **No invisible action.** An action whose shown value rounds to the current one (change
@@ -88,19 +89,24 @@ def prune_actions(
     key = torch.where(invisible_actions(sc, x, plans.x_cf, mask), size - 1e6, size)
     key = torch.where(mask, key, torch.full_like(key, float("inf")))
     order = torch.argsort(key, dim=1)
-    for rank in range(sc.d):
-        j = order[:, rank]
-        rows = torch.arange(len(plans))
-        is_action = mask[rows, j] & keep_going & (mask.sum(dim=1) > 1)
-        if not is_action.any():
-            continue
-        idx = is_action.nonzero().flatten()
-        trial = mask[idx].clone()
-        trial[torch.arange(len(idx)), j[idx]] = False
-        with torch.no_grad():
-            x_cf = context.world.counterfactual(x[idx], trial, values[idx]).to(torch.float64)
-            ok = context.classifier.decision(x_cf.float()).bool()
-        mask[idx[ok]] = trial[ok]
+    rows = torch.arange(len(plans))
+    changed = True
+    while changed:  # until no single action can go (a drop can make a kept action needless)
+        changed = False
+        for rank in range(sc.d):
+            j = order[:, rank]
+            is_action = mask[rows, j] & keep_going & (mask.sum(dim=1) > 1)
+            if not is_action.any():
+                continue
+            idx = is_action.nonzero().flatten()
+            trial = mask[idx].clone()
+            trial[torch.arange(len(idx)), j[idx]] = False
+            with torch.no_grad():
+                x_cf = context.world.counterfactual(x[idx], trial, values[idx]).to(torch.float64)
+                ok = context.classifier.decision(x_cf.float()).bool()
+            if ok.any():
+                mask[idx[ok]] = trial[ok]
+                changed = True
     dropped = plans.action_mask.sum(dim=1) - mask.sum(dim=1)
     out = context.evaluate(plans.method, x, mask, values, profiles, runtime=plans.runtime,
                            person=plans.person, found=plans.found)

@@ -35,7 +35,10 @@ def simulate(
 
     --json prints: study_id, protocol, seed, started (new this run), resumed (continued this
     run), participants (in the study), complete, plans, ratings, comparisons,
-    mean_acceptance, mean_action (over all ratings, null when none), seconds (this run).
+    mean_acceptance, mean_action (over all ratings, null when none), plan_shortfalls (per
+    arm and reason: participants, missing plans, fallback plans), participants_short (got
+    fewer plans than the protocol asks), attention_failed (participants who failed an
+    attention check), seconds (this run).
     """
     from data.store import Store, StoreError
     from protocols.resources import MethodUnavailableError
@@ -73,7 +76,23 @@ def simulate(
         fail(e, 2)
     finally:
         store.close()
-    emit(summary, json_out=json_out, json_file=json_file, human=lambda: err.print(
-        f"{summary['complete']} of {summary['participants']} participants complete, "
-        f"{summary['plans']} plans, {summary['ratings']} ratings in {summary['seconds']:.1f} s "
-        f"-> {db}", highlight=False))
+    emit(summary, json_out=json_out, json_file=json_file, human=lambda: _report(summary, db))
+
+
+def _report(summary: dict, db: Path) -> None:
+    """The human-readable summary, data-quality problems spelled out."""
+    err.print(f"{summary['complete']} of {summary['participants']} participants complete, "
+              f"{summary['plans']} plans, {summary['ratings']} ratings in "
+              f"{summary['seconds']:.1f} s -> {db}", highlight=False)
+    if summary["participants_short"]:
+        err.print(f"warning: {summary['participants_short']} participant(s) got fewer plans "
+                  "than the protocol asks:", highlight=False, markup=False)
+    for row in summary["plan_shortfalls"]:
+        filled = f", {row['fallback']} filled by the fallback" if row["fallback"] else ""
+        err.print(f"  - arm {row['arm']}: {row['participants']} participant(s), "
+                  f"{row['missing']} plan(s) missing{filled}: {row['reason']}",
+                  highlight=False, markup=False)
+    if summary["attention_failed"]:
+        err.print(f"note: {summary['attention_failed']} participant(s) failed an attention "
+                  "check (ratings_long.attention_passed; analyze excludes them when the "
+                  "protocol's exclusions.failed_attention is on)", highlight=False)

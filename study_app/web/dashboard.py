@@ -130,6 +130,21 @@ def _ratings(store, study_id: str, source: str | None) -> None:
         st.bar_chart(wide, stack=False, height=260)
 
 
+def _quality(store, study_id: str, source: str | None) -> None:
+    st.subheader("Data quality")
+    short = q.plan_shortfalls(store, study_id, source)
+    if len(short):
+        st.warning("Some participants got fewer plans than the protocol asks "
+                   "(plans.shortfall says what happens then).")
+        st.dataframe(short, hide_index=True)
+    else:
+        st.caption("Every participant got the plans the protocol asks.")
+    failed = q.attention_failures(store, study_id, source)
+    if len(failed):
+        st.markdown("**Participants who failed an attention check**")
+        st.dataframe(failed, hide_index=True)
+
+
 def _export(study: Study) -> None:
     st.subheader("Export")
     st.caption("Every table of the database (all studies in it, pilots included) with a "
@@ -212,6 +227,7 @@ def render_dashboard() -> None:
     _overview(store, chosen, source)
     _funnel(store, chosen, source)
     _ratings(store, chosen, source)
+    _quality(store, chosen, source)
     _export(study)
     _pilot(study)
     _report(config)
