@@ -28,8 +28,10 @@ from analysis import fit as fitting
 from analysis.folder import DEFAULT_TRACE, TRACE_LEVELS, AnalysisFolder, fingerprint
 from analysis.models import DISTANCES, OUTCOMES, AnalysisDataError, ModelData, prepare
 from analysis.results import ModelResult, ModelSpec, fit_one
+from analysis import truth as truth_check
 from analysis.tables import participants_by_kind, recorded, recourse_table
 from data.jsonio import json_ready
+from engine.synthetic.rating_model import RatingBehaviour
 
 
 @dataclass
@@ -43,6 +45,15 @@ class Analysis:
     models: list[ModelResult] = field(default_factory=list)
     failed: list[dict[str, str]] = field(default_factory=list)
     loo: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    truth: RatingBehaviour | None = None  # a simulated study's behaviour
+    exclusions: dict[str, Any] | None = None  # analysis.exclusions' record
+
+    def truth_vs_recovered(self) -> dict[str, Any] | None:
+        """analysis.truth's comparison (None: not a simulated study, or nothing fitted)."""
+        if self.truth is None:
+            return None
+        found = truth_check.compare(self.models, self.truth)
+        return found if found["outcomes"] else None
 
     @property
     def pending(self) -> list[str]:
@@ -70,6 +81,8 @@ class Analysis:
             "pending": self.pending,
             "loo": self.loo,
             "recourse_table": recourse_table(self.plans).to_dict(orient="records"),
+            "exclusions": self.exclusions,
+            "truth_vs_recovered": self.truth_vs_recovered(),
         })
 
 
@@ -125,9 +138,13 @@ def run_analysis(
     trace: str = DEFAULT_TRACE,
     on_step: Callable[[str], None] | None = None,
     on_log: Callable[[str], None] | None = None,
+    truth: RatingBehaviour | None = None,
+    exclusions: dict[str, Any] | None = None,
 ) -> Analysis:
     """Fit (or, with ``resume``, reuse) every model; results go to ``out`` as they finish.
-    Sampler defaults: ``sampler_settings``; ``trace``: analysis.folder's levels."""
+    Sampler defaults: ``sampler_settings``; ``trace``: analysis.folder's levels; ``truth``:
+    a simulated study's rating behaviour (adds truth_vs_recovered); ``exclusions``: the
+    record of analysis.exclusions for the summary (``ratings`` are already the kept ones)."""
     if trace not in TRACE_LEVELS:
         raise AnalysisDataError(f"trace must be one of {', '.join(TRACE_LEVELS)}, got {trace!r}")
     step, log = on_step or (lambda _m: None), on_log or (lambda _m: None)
@@ -135,7 +152,8 @@ def run_analysis(
     specs = plan_models(distance, gaussian)
     inputs = {s.name: prepare(ratings, s.outcome, s.distance) for s in specs}  # check all first
     folder = AnalysisFolder(out) if out is not None else None
-    result = Analysis(study_id, ratings, plans, specs, sampler, trace)
+    result = Analysis(study_id, ratings, plans, specs, sampler, trace, truth=truth,
+                      exclusions=exclusions)
     for i, spec in enumerate(specs, 1):
         data, fp = inputs[spec.name], fingerprint(spec, inputs[spec.name], sampler)
         stored = folder.reusable(spec, data, fp, trace) if folder else None

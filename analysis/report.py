@@ -181,6 +181,47 @@ def loo_section(analysis: Analysis) -> str:
     return "".join(parts)
 
 
+def truth_section(analysis: Analysis) -> str:
+    """Truth vs recovered (analysis.truth): the curves and the verdicts."""
+    found = analysis.truth_vs_recovered()
+    if found is None:
+        return ""
+    rows = found["outcomes"]
+    fig, axes = plt.subplots(1, len(rows), figsize=(5 * len(rows), 3.4), squeeze=False)
+    for ax, r in zip(axes[0], rows, strict=True):
+        c = pd.DataFrame(r["curve"])
+        ax.fill_between(c["d"], c["lo"], c["hi"], alpha=0.3, label="recovered 95% band")
+        ax.plot(c["d"], c["mean"], lw=2, label="recovered")
+        ax.plot(c["d"], c["truth"], "k--", lw=2, label="truth")
+        ax.set_ylim(1, 7)
+        ax.set_xlabel(LABELS.get(found["distance"], found["distance"]))
+        ax.set_ylabel(f"mean {r['outcome']} rating (typical participant)")
+        ax.set_title(f"{r['outcome'].capitalize()}: truth {r['truth_shape']}, "
+                     f"{'recovered' if r['recovered'] else 'NOT recovered'}")
+    axes[0][0].legend(loc="best", fontsize=8)
+    fig.tight_layout()
+    table = pd.DataFrame([{
+        "outcome": r["outcome"], "truth": r["truth_shape"],
+        "true change (d_min - d_max)": r["true_change"],
+        "recovered change": r["recovered_change"],
+        "recovered": "yes" if r["recovered"] else "no",
+        **{f"{e['term']} (truth / recovered)":
+           f"{e['truth']:.2f} / {e['mean']:.2f} [{e['lo']:.2f}, {e['hi']:.2f}]"
+           for e in r["effects"]}} for r in rows])
+    return _png(fig) + _table(table, 2)
+
+
+def exclusions_section(analysis: Analysis) -> str:
+    ex = analysis.exclusions
+    if not ex:
+        return "<p>No exclusions were applied.</p>"
+    rules = ", ".join(k for k, on in ex["rules"].items() if on) or "none"
+    counts = ", ".join(f"{k}: {v}" for k, v in ex["counts"].items())
+    return (f"<p>Rules (the protocol's <code>exclusions</code>): {html.escape(rules)}. "
+            f"Participants excluded: {html.escape(counts)}. They stay in the database and "
+            "the export.</p>")
+
+
 def _main(models: list[ModelResult]) -> str:
     with_pp = [m for m in models if m.ppc]
     return with_pp[0].distance if with_pp else (models[0].distance if models else "")
@@ -215,13 +256,21 @@ def render(analysis: Analysis) -> str:
         c["name"]: f"{c['mean']:.2f} [{c['lo']:.2f}, {c['hi']:.2f}]" for c in m.coefficients}}
         for m in models if m.likelihood == "gaussian"])
     n_p = analysis.ratings["participant_id"].nunique()
+    truth = truth_section(analysis)
     sections = [
+        ("Exclusions", exclusions_section(analysis), ""),
         ("Data recorded", recorded_table(analysis),
          "Optional fields of the plans and ratings; a field not recorded is left out of the "
          "models and tables below."),
         ("Smooths of the ratings against distance", smooth_figure(models),
          "Centred smooth f(d) on the latent (logit) scale with 95% bands; 0 is the average "
          "plan. A band containing 0 everywhere means no evidence that distance matters."),
+        *([("Truth vs recovered (simulated study)", truth,
+             "Mean rating of the typical participant (random effects 0) for a plan meeting "
+             "no stated preference: the behaviour the synthetic participants were given "
+             "(dashed) against what the ordinal model recovered (smooth through the fitted "
+             "cutpoints, 95% band). Effects on the latent scale with 94% intervals.")]
+           if truth else []),
         ("Effects (94% intervals)",
          coefficient_figure(models, "effects") + effects_notes(analysis),
          "Preference satisfaction, violation of the stated constraints and arm contrasts."),

@@ -21,7 +21,7 @@ from engine.recourse import (
 )
 from engine.scenarios import get_scenario, scenario_names
 
-Problems = list[tuple[tuple[Any, ...], str]]
+from protocols.problems import Problems  # noqa: E402 - re-exported for the validators
 
 
 def scenario_problem(name: str) -> str | None:

@@ -11,11 +11,18 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from engine.metric_names import DISTANCES
 from engine.synthetic.participants import Behaviour
-from engine.synthetic.rating_model import RatingBehaviour
+from engine.synthetic.rating_model import (
+    DistanceCurve,
+    OutcomeModel,
+    RatingBehaviour,
+    curve_scale,
+    latent_for_mean,
+)
+from protocols.problems import report
 from protocols.registries import distribution_problem
 
 DistanceName = Literal[DISTANCES]  # type: ignore[valid-type]
@@ -35,8 +42,19 @@ class HareSpec(_Block):
 
 
 class OutcomeOverrides(_Block):
-    """Overrides of one rating model's parameters (None keeps the reference value)."""
+    """Overrides of one rating model's parameters (None keeps the reference value).
 
+    In the researcher's terms (engine.synthetic.rating_model.from_ratings): ``at_zero`` and
+    ``at_far`` are the typical participant's mean rating (1..7) of a plan at distance 0 and
+    far away, ``half_distance`` the distance where the mean rating is halfway between. On the
+    latent (logit) scale, the same curve is ``intercept`` (a), ``drop`` and ``scale``
+    (f(d) = -drop (1 - exp(-d / scale))); those names stay as aliases of the others, and
+    one curve setting may not be given twice (at_zero with intercept, at_far with drop,
+    half_distance with scale)."""
+
+    at_zero: float | None = Field(default=None, gt=1, lt=7)
+    at_far: float | None = Field(default=None, gt=1, lt=7)
+    half_distance: float | None = Field(default=None, gt=0)
     intercept: float | None = None
     drop: float | None = None
     scale: float | None = Field(default=None, gt=0)
@@ -52,6 +70,36 @@ class OutcomeOverrides(_Block):
         if cuts is not None and any(b <= a for a, b in zip(cuts, cuts[1:], strict=False)):
             raise ValueError("must be strictly increasing")
         return cuts
+
+    @model_validator(mode="after")
+    def _one_name_each(self) -> OutcomeOverrides:
+        twice = [((new,), f"{new} and {old} set the same thing ({new} in mean ratings, {old} "
+                  "on the latent scale); keep one")
+                 for new, old in (("at_zero", "intercept"), ("at_far", "drop"),
+                                  ("half_distance", "scale"))
+                 if getattr(self, new) is not None and getattr(self, old) is not None]
+        report(twice)
+        return self
+
+    def apply(self, base: OutcomeModel) -> OutcomeModel:
+        """``base`` with these overrides (the researcher's terms converted first)."""
+        cuts = tuple(self.cutpoints) if self.cutpoints is not None else base.cutpoints
+        intercept = (latent_for_mean(self.at_zero, cuts) if self.at_zero is not None
+                     else self.intercept if self.intercept is not None else base.intercept)
+        drop = (intercept - latent_for_mean(self.at_far, cuts) if self.at_far is not None
+                else self.drop if self.drop is not None else base.curve.drop)
+        if self.half_distance is not None:
+            at_zero = OutcomeModel(intercept=intercept, cutpoints=cuts).typical_curve(0.0)
+            at_far = OutcomeModel(intercept=intercept - drop, cutpoints=cuts).typical_curve(0.0)
+            scale = curve_scale(intercept, drop, self.half_distance,
+                                float(at_zero[0] + at_far[0]) / 2, cuts)
+        else:
+            scale = self.scale if self.scale is not None else base.curve.scale
+        changes: dict[str, Any] = {k: getattr(self, k) for k in
+                                   ("satisfaction", "violation", "sd_intercept", "sd_slope")
+                                   if getattr(self, k) is not None}
+        return dataclasses.replace(base, intercept=intercept, cutpoints=cuts,
+                                   curve=DistanceCurve(drop=drop, scale=scale), **changes)
 
 
 class RatingOverrides(_Block):
@@ -103,21 +151,9 @@ class SimulationSpec(_Block):
     def behaviour(self) -> Behaviour:
         """This block as engine behaviour (None keeps the reference value)."""
         ratings = RatingBehaviour.reference()
-        outcomes: dict[str, Any] = {}
-        for key in ("acceptance", "action"):
-            base = getattr(ratings, key)
-            over = getattr(self.ratings, key)
-            changes: dict[str, Any] = {}
-            curve_changes = {k: getattr(over, k) for k in ("drop", "scale")
-                             if getattr(over, k) is not None}
-            if curve_changes:
-                changes["curve"] = dataclasses.replace(base.curve, **curve_changes)
-            for k in ("intercept", "satisfaction", "violation", "sd_intercept", "sd_slope"):
-                if getattr(over, k) is not None:
-                    changes[k] = getattr(over, k)
-            if over.cutpoints is not None:
-                changes["cutpoints"] = tuple(over.cutpoints)
-            outcomes[key] = dataclasses.replace(base, **changes)
+        outcomes: dict[str, Any] = {
+            key: getattr(self.ratings, key).apply(getattr(ratings, key))
+            for key in ("acceptance", "action")}
         if self.ratings.distance is not None:
             outcomes["distance"] = self.ratings.distance
         c, r, h = self.constraints, self.reporting, self.hare

@@ -19,9 +19,9 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 
 from protocols import registries
+from protocols.problems import PROBLEMS, dotted, report
 from protocols.simulation import DistanceName
 
 SCALE_LABELS = ("Strongly no", "No", "Slightly no", "Neutral", "Slightly yes", "Yes", "Strongly yes")
@@ -45,18 +45,6 @@ DEFAULT_TEXTS = {
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-PROBLEMS = "protocol_problems"  # error type carrying several located problems
-
-
-def report(problems: registries.Problems) -> None:
-    """Raise every (location, message) problem of one spec at once (``parse_protocol``
-    reports each at its own path; ``str(ValidationError)`` lists them too)."""
-    if problems:
-        summary = "; ".join(f"{dotted(loc)}: {msg}" for loc, msg in problems)
-        raise PydanticCustomError(PROBLEMS, "{summary}",
-                                  {"summary": summary, "problems": problems})
 
 
 class ScreeningQuestion(Strict):
@@ -106,8 +94,8 @@ class ElicitationSpec(Strict):
 
     @model_validator(mode="after")
     def _levels_need_likert(self) -> ElicitationSpec:
-        stray = [name for name in ("likert_levels", "likert_low")
-                 if name in self.model_fields_set and self.scheme != "likert"]
+        stray = [name for name, default in (("likert_levels", None), ("likert_low", "easiest"))
+                 if getattr(self, name) != default and self.scheme != "likert"]
         report([((name,), "only a likert elicitation has this setting") for name in stray])
         return self
 
@@ -274,11 +262,3 @@ class ExclusionSpec(Strict):
 class DebriefSpec(Strict):
     text: str = "Thank you for taking part."
     completion_code: str | None = None  # None: a per-participant code
-
-
-
-def dotted(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"

@@ -130,19 +130,19 @@ def model_at(root: type[BaseModel], loc: Loc) -> type[BaseModel] | None:
     for part in loc:
         if isinstance(part, int):
             continue
-        model = _model_of(current)
+        model = model_of(current)
         if model is None or part not in model.model_fields:
             return None
         current = model.model_fields[part].annotation
-    return _model_of(current)
+    return model_of(current)
 
 
-def _model_of(annotation: Any) -> type[BaseModel] | None:
+def model_of(annotation: Any) -> type[BaseModel] | None:
     """The BaseModel inside ``annotation`` (itself, a list of it, or an optional one)."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in typing.get_args(annotation):
-        found = _model_of(arg)
+        found = model_of(arg)
         if found is not None:
             return found
     return None
@@ -195,7 +195,7 @@ _BROKEN = object()
 
 
 def _lenient_value(info: Any, value: Any, broken: dict[int, list[str]]) -> Any:
-    model = _model_of(info.annotation)
+    model = model_of(info.annotation)
     if model is not None and isinstance(value, list) and typing.get_origin(info.annotation) is list:
         items = []
         for item in value:

@@ -14,6 +14,15 @@ then flat), and the rating is
 i.e. P(rating <= k) = sigmoid(c_k - eta): the cumulative-logit likelihood the analysis fits.
 A missing satisfaction or violation (no elicitation) contributes 0.
 
+**In the researcher's terms** (``from_ratings``): the *typical* participant (u_p = b_p = 0)
+rating a plan that meets no stated preference and violates none (s = v = 0) has the mean
+rating E(d) = sum_k k P(rating = k | eta = a + f(d)). Three numbers fix the curve:
+``at_zero`` = E(0), ``at_far`` = E(infinity) and ``half_distance`` h, where the mean rating
+is halfway: E(h) = (at_zero + at_far) / 2. Then a = E^{-1}(at_zero), drop = a -
+E^{-1}(at_far) and, with m = E^{-1}((at_zero + at_far) / 2), f(h) = m - a gives
+scale = -h / ln(1 - (a - m) / drop). E is increasing in eta, so each inverse is one root
+search.
+
 ``RatingBehaviour.reference()`` mimics Tominaga et al. (paper 003): acceptance flat in
 distance with mean near 3.3, action falling steeply over the smallest distances then flat
 with mean near 2.6, large participant effects. Pure numpy: the analysis layer uses it to
@@ -22,9 +31,11 @@ simulate data with known truth.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.optimize import brentq
 from scipy.special import expit
 
 from engine.metric_names import DISTANCES
@@ -105,11 +116,49 @@ class OutcomeModel:
         """The mean rating for each latent score."""
         return self.probabilities(eta) @ np.arange(1, 8)
 
+    def typical_curve(self, d: np.ndarray) -> np.ndarray:
+        """E(d): the typical participant's mean rating of a plan at distance d with no
+        stated preference met or violated (module docstring)."""
+        return self.expected(self.intercept + self.curve(np.asarray(d, dtype=float)))
+
     def sample(self, eta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Ratings 1..7: 1 + number of cutpoints below eta + logistic noise."""
         eta = np.atleast_1d(np.asarray(eta, dtype=float))
         noisy = eta + rng.logistic(size=eta.shape)
         return 1 + (np.asarray(self.cutpoints)[None, :] < noisy[:, None]).sum(axis=1)
+
+
+def latent_for_mean(mean: float, cutpoints: tuple[float, ...] = DEFAULT_CUTPOINTS) -> float:
+    """The latent score eta whose expected rating is ``mean`` (1 < mean < 7)."""
+    if not 1.0 < mean < 7.0:
+        raise ValueError(f"a mean rating must lie strictly between 1 and 7, got {mean}")
+    probe = OutcomeModel(intercept=0.0, cutpoints=tuple(cutpoints))  # type: ignore[arg-type]
+    return float(brentq(lambda eta: float(probe.expected(np.array([eta]))[0]) - mean,
+                        -50.0, 50.0, xtol=1e-10))
+
+
+def from_ratings(
+    at_zero: float, at_far: float, half_distance: float,
+    cutpoints: tuple[float, ...] = DEFAULT_CUTPOINTS,
+) -> tuple[float, DistanceCurve]:
+    """(intercept a, curve f) giving the typical mean ratings ``at_zero`` at d = 0 and
+    ``at_far`` far away, half of the fall at ``half_distance`` (module docstring)."""
+    if half_distance <= 0:
+        raise ValueError(f"half_distance must be positive, got {half_distance}")
+    a = latent_for_mean(at_zero, cutpoints)
+    drop = a - latent_for_mean(at_far, cutpoints)
+    return a, DistanceCurve(drop=drop, scale=curve_scale(a, drop, half_distance,
+                                                         (at_zero + at_far) / 2, cutpoints))
+
+
+def curve_scale(a: float, drop: float, half_distance: float, mid: float,
+                cutpoints: tuple[float, ...] = DEFAULT_CUTPOINTS) -> float:
+    """The scale that puts the mean rating ``mid`` at ``half_distance`` (module docstring);
+    a flat curve (drop = 0) has no scale to fit (the ln 2 of a latent half)."""
+    if abs(drop) < 1e-12:
+        return half_distance / math.log(2.0)
+    share = (a - latent_for_mean(mid, cutpoints)) / drop
+    return -half_distance / math.log(1.0 - share)
 
 
 @dataclass(frozen=True)
@@ -151,6 +200,17 @@ class RatingBehaviour:
                 sd_slope=0.5,
             ),
         )
+
+    @classmethod
+    def from_dict(cls, data: dict) -> RatingBehaviour:
+        """The inverse of ``dataclasses.asdict`` (a stored simulated study's behaviour)."""
+        def outcome(o: dict) -> OutcomeModel:
+            return OutcomeModel(intercept=o["intercept"], curve=DistanceCurve(**o["curve"]),
+                                satisfaction=o["satisfaction"], violation=o["violation"],
+                                sd_intercept=o["sd_intercept"], sd_slope=o["sd_slope"],
+                                cutpoints=tuple(o["cutpoints"]))  # type: ignore[arg-type]
+        return cls(acceptance=outcome(data["acceptance"]), action=outcome(data["action"]),
+                   distance=data.get("distance", "l1_profile"))
 
     def draw_effects(self, n_participants: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """Participant random effects: u_acc, b_acc, u_act, b_act, each (n_participants,)."""

@@ -24,6 +24,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "bench_analysis",
     "serve",
     "validate",
+    "protocol_docs",
 )
 
 for _name in _COMMAND_MODULES:

@@ -61,6 +61,12 @@ def analyze(
     model names), failed [{model, error}], loo {outcome: [{model, rank, elpd_loo, se, elpd_diff, dse, weight}]},
     recourse_table [{arm, method, plans, validity, plausibility, cost, hap, l0_actions,
     l1_actions, l0_profile, l1_profile, satisfaction, violation}] (null: not recorded),
+    exclusions {rules {failed_attention, fewer_plans}, counts {reason: participants},
+    excluded [{participant_id, reason}]} (the stored protocol's exclusions; excluded
+    participants are left out of every model), truth_vs_recovered (simulated studies, else
+    null: {distance, outcomes [{outcome, model, truth_shape (falls | rises | flat),
+    recovered, true_change, recovered_change (mean rating at d_min minus at d_max),
+    curve [{d, truth, mean, lo, hi}], effects [{term, truth, mean, lo, hi, covered}]}]}),
     report ("report.html" or null), report_error (null or the message)}.
     """
     from analysis.folder import TRACE_LEVELS
@@ -68,8 +74,14 @@ def analyze(
     if trace not in TRACE_LEVELS:
         fail(f"--trace must be one of {', '.join(TRACE_LEVELS)}, got {trace!r}", 2)
     sampler = _sampler(distance, backend, draws, tune, chains, seed, target_accept)
-    study_id, ratings, plans = load_study(db, study)
-    result = _fit_all(ratings, plans, study_id, distance, sampler, gaussian, out, resume, trace)
+    study_id, ratings, plans, settings = load_study(db, study)
+    ratings, exclusions, truth = study_rules(ratings, settings)
+    if exclusions["excluded"]:
+        err.print(f"excluding {len(exclusions['excluded'])} participant(s) by the protocol's "
+                  f"exclusions ({', '.join(f'{k}: {v}' for k, v in exclusions['counts'].items())})",
+                  highlight=False)
+    result = _fit_all(ratings, plans, study_id, distance, sampler, gaussian, out, resume, trace,
+                      truth=truth, exclusions=exclusions)
     summary = _write_outputs(result, out)
     _advise(summary, out, draws)
     emit(summary, json_out=json_out, json_file=json_file)
@@ -89,10 +101,11 @@ def _sampler(distance: str, backend: str, draws: int, tune: int | None, chains: 
         fail(f"{'--distance' if 'distance' in str(e) else '--backend'}: {e}", 2)
 
 
-def load_study(db: Path, study: str | None) -> tuple[str, pd.DataFrame, pd.DataFrame]:
-    """(study id, ratings, plans) of ``study`` in ``db``; a one-line error and exit 2 when
-    the database is missing, unreadable or held by another process, or the study does not
-    exist or has no ratings."""
+def load_study(db: Path, study: str | None) -> tuple[str, pd.DataFrame, pd.DataFrame,
+                                                     dict[str, Any]]:
+    """(study id, ratings, plans, the study's row: protocol and simulation settings) of
+    ``study`` in ``db``; a one-line error and exit 2 when the database is missing,
+    unreadable or held by another process, or the study does not exist or has no ratings."""
     from data.store import Store, StoreError
 
     if not db.exists():
@@ -102,6 +115,7 @@ def load_study(db: Path, study: str | None) -> tuple[str, pd.DataFrame, pd.DataF
             studies = list(store.studies()["study_id"])
             study = _choose_study(db, studies, study)
             ratings, plans = store.ratings_long(study), store.plans(study)
+            row = store.studies().set_index("study_id").loc[study].to_dict()
     except typer.Exit:
         raise
     except StoreError as e:
@@ -110,7 +124,38 @@ def load_study(db: Path, study: str | None) -> tuple[str, pd.DataFrame, pd.DataF
         fail(f"cannot read {db} as a study database: {e}", 2)
     if ratings.empty:
         fail(f"study {study!r} in {db} has no ratings yet: nothing to analyse", 2)
-    return study, ratings, plans
+    return study, ratings, plans, row
+
+
+def study_rules(ratings: pd.DataFrame, settings: dict[str, Any]) -> tuple[
+        pd.DataFrame, dict[str, Any], Any]:
+    """(the ratings kept by the stored protocol's exclusions, the exclusion record, the
+    synthetic participants' rating behaviour or None). A stored protocol this version cannot
+    read applies no exclusion (said on stderr)."""
+    import json
+
+    from analysis.exclusions import apply_exclusions
+    from engine.synthetic.rating_model import RatingBehaviour
+    from protocols.schema import Protocol
+
+    failed_attention, expected = False, None
+    try:
+        protocol = Protocol.model_validate_json(settings.get("protocol_json") or "")
+        failed_attention = protocol.exclusions.failed_attention
+        if protocol.exclusions.fewer_plans:
+            first_arm = ratings.groupby(ratings["participant_id"].astype(str))["arm"].first()
+            expected = {pid: protocol.plans_per_participant(arm)
+                        for pid, arm in first_arm.items() if arm in {a.id for a in protocol.arms}}
+    except Exception as e:  # noqa: BLE001 - imported studies or older protocol versions
+        err.print(f"note: the stored protocol cannot be read here ({type(e).__name__}); no "
+                  "exclusions applied", highlight=False)
+    kept, record = apply_exclusions(ratings, failed_attention=failed_attention,
+                                    expected=expected)
+    truth = None
+    sim = json.loads(settings.get("simulation_json") or "null")
+    if isinstance(sim, dict) and isinstance(sim.get("behaviour"), dict):
+        truth = RatingBehaviour.from_dict(sim["behaviour"]["ratings"])
+    return kept, record, truth
 
 
 def _choose_study(db: Path, studies: list[str], study: str | None) -> str:
@@ -127,7 +172,8 @@ def _choose_study(db: Path, studies: list[str], study: str | None) -> str:
 
 
 def _fit_all(ratings: pd.DataFrame, plans: pd.DataFrame, study_id: str, distance: str,
-             sampler: dict[str, Any], gaussian: bool, out: Path, resume: bool, trace: str) -> Any:
+             sampler: dict[str, Any], gaussian: bool, out: Path, resume: bool, trace: str,
+             **extra: Any) -> Any:
     from analysis.models import AnalysisDataError
     from analysis.pipeline import run_analysis
 
@@ -137,7 +183,7 @@ def _fit_all(ratings: pd.DataFrame, plans: pd.DataFrame, study_id: str, distance
         try:
             return run_analysis(
                 ratings, plans, study_id=study_id, distance=distance, **sampler,
-                gaussian=gaussian, out=out, resume=resume, trace=trace,
+                gaussian=gaussian, out=out, resume=resume, trace=trace, **extra,
                 on_step=lambda m: progress.update(task, description=m),
                 on_log=lambda m: progress.console.print(m, highlight=False, markup=False))
         except AnalysisDataError as e:
