@@ -25,6 +25,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "serve",
     "validate",
     "protocol_docs",
+    "preview",
 )
 
 for _name in _COMMAND_MODULES:

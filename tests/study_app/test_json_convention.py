@@ -70,6 +70,10 @@ def _cheap(tmp: Path) -> dict[str, list[str]]:
                            "2", "--no-calibration-ablation"],
         "benchmark fairness": ["--n", "40", "--bootstrap", "10", "--method", "oracle",
                                "--decision-model", "bayes"],
+        "validate": ["tominaga-replication"],
+        "protocol docs": ["--out", str(tmp / "reference" / "protocol.md")],
+        "preview": ["tominaga-replication", "--out", str(tmp / "preview"),
+                    "--decision-model", "bayes"],
     }
 
 

@@ -1,0 +1,91 @@
+"""Truth vs recovered (analysis.truth) and exclusions (analysis.exclusions), on results whose
+answer we know."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.exclusions import apply_exclusions
+from analysis.fit import Diagnostics
+from analysis.results import ModelResult, ModelSpec
+from analysis.truth import compare
+from engine.synthetic.rating_model import (
+    DEFAULT_CUTPOINTS,
+    OutcomeModel,
+    RatingBehaviour,
+    from_ratings,
+)
+
+
+def _result(outcome: str, smooth: pd.DataFrame, cutpoints: np.ndarray,
+            effects: dict[str, tuple[float, float, float]]) -> ModelResult:
+    coefs = [{"name": f"cutpoint[{k + 1}]", "group": "cutpoint", "mean": float(c), "lo": c,
+              "hi": c} for k, c in enumerate(cutpoints)]
+    coefs += [{"name": t, "group": "effect", "mean": m, "lo": lo, "hi": hi}
+              for t, (m, lo, hi) in effects.items()]
+    return ModelResult(ModelSpec(outcome, "l1_profile", "ordinal"), None,  # type: ignore[arg-type]
+                       Diagnostics(1.0, 1000.0, 1000.0, 0), 1.0, "pymc", smooth, coefs)
+
+
+def _truth() -> RatingBehaviour:
+    a, curve = from_ratings(4.5, 2.0, 0.15)
+    ref = RatingBehaviour.reference()
+    action = OutcomeModel(intercept=a, curve=curve, satisfaction=0.8, violation=1.5)
+    return RatingBehaviour(acceptance=ref.acceptance, action=action)
+
+
+def test_a_fit_that_matches_the_truth_is_recovered_and_a_flat_one_is_not() -> None:
+    truth = _truth()
+    d = np.linspace(0.0, 0.9, 40)
+    latent = truth.action.intercept + truth.action.curve(d)
+    centre = latent.mean()  # the model's smooth is centred; its cutpoints take the level
+    band = 0.2
+    smooth = pd.DataFrame({"d": d, "mean": latent - centre, "lo": latent - centre - band,
+                           "hi": latent - centre + band})
+    cuts = np.asarray(DEFAULT_CUTPOINTS) - centre
+    good = _result("action", smooth, cuts, {"satisfaction": (0.7, 0.3, 1.1),
+                                            "violation": (-0.2, -0.6, 0.2)})
+    out = compare([good], truth)
+    row = out["outcomes"][0]
+    assert row["truth_shape"] == "falls" and row["recovered"]
+    curve = pd.DataFrame(row["curve"])
+    assert np.allclose(curve["mean"], curve["truth"], atol=1e-9)  # same quantity, same scale
+    assert row["true_change"] == pytest.approx(float(truth.action.typical_curve(d[:1])[0]
+                                                      - truth.action.typical_curve(d[-1:])[0]))
+    cover = {e["term"]: e["covered"] for e in row["effects"]}
+    assert cover == {"satisfaction": True, "violation": False}  # truth -1.5 not in [-0.6, 0.2]
+    flat = smooth.assign(mean=0.0, lo=-band, hi=band)
+    row = compare([_result("action", flat, cuts, {})], truth)["outcomes"][0]
+    assert not row["recovered"] and row["recovered_change"] == pytest.approx(0.0)
+
+
+def test_a_flat_truth_is_recovered_by_a_band_around_a_constant() -> None:
+    truth = RatingBehaviour.reference()  # acceptance is flat
+    d = np.linspace(0, 0.8, 30)
+    smooth = pd.DataFrame({"d": d, "mean": 0.0, "lo": -0.3, "hi": 0.3})
+    row = compare([_result("acceptance", smooth, np.asarray(DEFAULT_CUTPOINTS), {})],
+                  truth)["outcomes"][0]
+    assert row["truth_shape"] == "flat" and row["recovered"]
+    falling = smooth.assign(mean=-3 * d, lo=-3 * d - 0.1, hi=-3 * d + 0.1)
+    row = compare([_result("acceptance", falling, np.asarray(DEFAULT_CUTPOINTS), {})],
+                  truth)["outcomes"][0]
+    assert not row["recovered"]
+
+
+def test_exclusions_follow_the_rules() -> None:
+    ratings = pd.DataFrame({
+        "participant_id": ["a", "a", "b", "b", "c", "d", "d"],
+        "attention_passed": [True, True, False, False, None, None, None],
+        "acceptance": [4] * 7,
+    })
+    kept, rec = apply_exclusions(ratings, failed_attention=True)
+    assert sorted(kept["participant_id"].unique()) == ["a", "c", "d"]  # null is never excluded
+    assert rec["counts"] == {"failed_attention": 1, "fewer_plans": 0}
+    kept, rec = apply_exclusions(ratings, failed_attention=False,
+                                 expected={"a": 2, "b": 2, "c": 2, "d": 2})
+    assert sorted(kept["participant_id"].unique()) == ["a", "b", "d"]
+    assert rec["excluded"] == [{"participant_id": "c", "reason": "fewer_plans"}]
+    kept, rec = apply_exclusions(ratings)
+    assert len(kept) == len(ratings) and rec["excluded"] == []
