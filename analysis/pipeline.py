@@ -25,10 +25,10 @@ from typing import Any
 import pandas as pd
 
 from analysis import fit as fitting
+from analysis import truth as truth_check
 from analysis.folder import DEFAULT_TRACE, TRACE_LEVELS, AnalysisFolder, fingerprint
 from analysis.models import DISTANCES, OUTCOMES, AnalysisDataError, ModelData, prepare
 from analysis.results import ModelResult, ModelSpec, fit_one
-from analysis import truth as truth_check
 from analysis.tables import participants_by_kind, recorded, recourse_table
 from data.jsonio import json_ready
 from engine.synthetic.rating_model import RatingBehaviour

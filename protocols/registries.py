@@ -20,7 +20,6 @@ from engine.recourse import (
     option_names,
 )
 from engine.scenarios import get_scenario, scenario_names
-
 from protocols.problems import Problems  # noqa: E402 - re-exported for the validators
 
 

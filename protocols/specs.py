@@ -21,7 +21,7 @@ from pydantic import (
 )
 
 from protocols import registries
-from protocols.problems import PROBLEMS, dotted, report
+from protocols.problems import report
 from protocols.simulation import DistanceName
 
 SCALE_LABELS = ("Strongly no", "No", "Slightly no", "Neutral", "Slightly yes", "Yes", "Strongly yes")

@@ -20,7 +20,6 @@ from protocols.pages.base import Page, PageKind, PageModel, keys_problems, regis
 from protocols.state import Participant
 
 
-
 class Item(PageModel):
     feature: str
     label: str

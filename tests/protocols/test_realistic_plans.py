@@ -9,7 +9,6 @@ import pytest
 import torch
 
 from data.store import Store
-from engine.recourse import realism
 from engine.scenarios import get_scenario
 from protocols.planning import ShownPlan
 from study_app.simulator import simulate

@@ -197,3 +197,14 @@ def test_the_committed_reference_is_current() -> None:
 
     committed = Path(__file__).resolve().parents[2] / "docs" / "protocol-reference.md"
     assert committed.read_text(encoding="utf-8") == markdown("protocol-rating-curves.png")
+
+
+def test_the_worked_example_is_valid_without_warnings() -> None:
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / \
+        "pilot-falling-ratings.yaml"
+    r = review(example)
+    assert r.valid and r.warnings == []
+    action = r.protocol.simulation.behaviour().ratings.action
+    import numpy as np
+
+    assert action.typical_curve(np.array([0.0, 0.15])) == pytest.approx([4.5, 3.25], abs=1e-6)
