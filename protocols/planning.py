@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import torch
 
 from engine.metric_names import METRIC_NAMES, PREFERENCE_METRICS
 from engine.preferences import ActionabilityProfiles
@@ -210,16 +209,15 @@ def _arm_plans(
     sources = [(table, picks, arm.id)]
     if fb is not None and short:
         method = resources.fallback_method(arm, fb.method, fb.options)
-        sub = torch.as_tensor(short)
         extra, _ = _showable(protocol, context, method.plans(
-            x[short], seen[sub], candidates=method.capabilities.candidates), seen[sub])
+            x[short], seen[short], candidates=method.capabilities.candidates), seen[short])
         got = _choose(protocol, extra, len(short), [reqs[i].seq for i in short], arm_index,
                       need=[n - len(picks[i]) for i in short], tag="fallback")
         fb_picks: list[list[tuple[int, str]]] = [[] for _ in reqs]
         for k, i in enumerate(short):
             fb_picks[i] = got[k]
             out[reqs[i].participant_id].fallback += len(got[k])
-        extra.person = sub[extra.person]  # rows back to this arm's request index
+        extra.person = extra.person.new_tensor(short)[extra.person]  # back to request index
         sources.append((extra, fb_picks, arm.id))
     for batch, chosen, arm_id in sources:
         _attach(context, batch, chosen, reqs, stated, arm_id, out)

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import PydanticCustomError
 
-from protocols.specs import PROBLEMS, dotted
+from protocols.problems import PROBLEMS, dotted
 
 Loc = tuple[Any, ...]
 

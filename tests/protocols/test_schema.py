@@ -131,7 +131,7 @@ def test_a_protocol_built_in_python_is_checked_like_its_file(
 
 
 def _path(loc: tuple) -> str:
-    from protocols.specs import dotted
+    from protocols.problems import dotted
 
     return dotted(loc)
 
