@@ -211,6 +211,7 @@ def _arm_plans(
         method = resources.fallback_method(arm, fb.method, fb.options)
         extra, _ = _showable(protocol, context, method.plans(
             x[short], seen[short], candidates=method.capabilities.candidates), seen[short])
+        extra = _new_to(context.scenario, extra, table, picks, short)
         got = _choose(protocol, extra, len(short), [reqs[i].seq for i in short], arm_index,
                       need=[n - len(picks[i]) for i in short], tag="fallback")
         fb_picks: list[list[tuple[int, str]]] = [[] for _ in reqs]
@@ -243,6 +244,22 @@ def _showable(
     first = np.zeros(len(table), dtype=bool)
     first[np.unique(key, axis=0, return_index=True)[1]] = True
     return table.select(np.flatnonzero(keep & first)), found
+
+
+def _new_to(scenario: Scenario, extra: RecourseBatch, table: RecourseBatch,
+            picks: list[list[tuple[int, str]]], short: list[int]) -> RecourseBatch:
+    """The fallback's plans a person is not already shown (the same profile on screen);
+    ``extra`` rows are indexed by position in ``short``."""
+    if not len(extra):
+        return extra
+    rows = [row for i in short for row, _ in picks[i]]
+    owners = [k for k, i in enumerate(short) for _ in picks[i]]
+    screens = realism.displayed(scenario, table.x_cf[rows]).tolist() if rows else []
+    have = {(o, tuple(v)) for o, v in zip(owners, screens, strict=True)}
+    mine = realism.displayed(scenario, extra.x_cf).tolist()
+    keep = [r for r, (o, v) in enumerate(zip(extra.array("person").tolist(), mine,
+                                              strict=True)) if (o, tuple(v)) not in have]
+    return extra.select(np.asarray(keep, dtype=np.int64))
 
 
 def _choose(

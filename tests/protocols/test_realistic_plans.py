@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from data.store import Store
+from engine.recourse import realism
 from engine.scenarios import get_scenario
 from protocols.planning import ShownPlan
 from study_app.simulator import simulate
@@ -132,3 +133,24 @@ def test_shortfall_fallback_fills_and_end_ends_with_the_message(tmp_path) -> Non
         n_rated = store.query("SELECT count(*) AS n FROM ratings r JOIN participants p USING "
                               "(study_id, participant_id) WHERE p.status = 'no_plans'")[0]["n"]
         assert n_rated == 0
+
+
+def test_a_fallback_never_repeats_a_plan_the_person_already_sees(tmp_path) -> None:
+    """Falling back to the arm's own method (the Oracle filling the Oracle's gap) adds
+    nothing a person already has on screen."""
+    from protocols.schema import parse_protocol
+
+    text = PILOT.replace("  - {id: pool, method: pool, options: {donors: 10}}\n", "").replace(
+        "distance: l1_profile}",
+        "distance: l1_profile,\n        shortfall: {then: fallback, fallback: {method: oracle, "
+        "options: {bins: 6, plausibility: false}}}}")
+    with Store(tmp_path / "o.duckdb") as store:
+        simulate(parse_protocol(text), store, 120)
+        plans = _shown(store, "realism")
+    sc = get_scenario("loan")
+    seen = set()
+    for p in plans:
+        key = (p.participant_id, tuple(realism.displayed(
+            sc, torch.tensor(p.array("x_cf"))[None]).flatten().tolist()))
+        assert key not in seen, p.plan_id
+        seen.add(key)
