@@ -46,6 +46,8 @@ TABLES: tuple[str, ...] = (
     "comparisons",
     "sim_participants",
     "sim_ratings",
+    "tokens",
+    "dashboard_logins",
     "schema_version",
 )
 VIEWS: tuple[str, ...] = ("ratings_long",)

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from protocols.pages.base import Page
 
 Rows = dict[str, list[dict[str, Any]]]
+# Insert order inside a transaction (no foreign keys, but a readable audit order).
+ROW_TABLES = ("tokens", "profiles", "elicitations", "plans", "responses", "ratings",
+              "comparisons", "events", "sim_participants", "sim_ratings")
 
 
 def now() -> datetime:
@@ -68,6 +71,7 @@ class Answering:
     at: datetime = field(default_factory=now)
     rows: Rows = field(default_factory=lambda: defaultdict(list))
     plan_requests: list[PlanRequest] = field(default_factory=list)
+    enrolling: list[Participant] = field(default_factory=list)
     _needs_plans: set[str] = field(default_factory=set)
 
     @property
@@ -103,6 +107,11 @@ class Answering:
             **profiles_row(p.stated, self.scenario.feature_names),
         })
 
+    def enrol(self, p: Participant) -> None:
+        """``p`` consented: the study numbers them in the order of consent and assigns
+        them (arm, persona) in this answer's transaction (protocols.session)."""
+        self.enrolling.append(p)
+
     def plans_needed(self, p: Participant) -> None:
         """``p`` is ready for plans once this answer is recorded (``record``)."""
         self._needs_plans.add(p.participant_id)
@@ -131,7 +140,7 @@ class Answering:
             if final is not None:
                 self.attach_plans(p, final)
         else:
-            self.plan_requests.append(PlanRequest(pid, p.seq, p.arm, p.x, p.stated))
+            self.plan_requests.append(PlanRequest(pid, p.design_seq, p.arm, p.x, p.stated))
 
     def attach_plans(self, p: Participant, plans: list[ShownPlan]) -> None:
         p.plans = plans
