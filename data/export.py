@@ -27,6 +27,7 @@ stored data and Parquet files keep the text as typed.
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any, Literal
@@ -50,6 +51,7 @@ EXPORTED: tuple[str, ...] = tuple(t for t in TABLES if t not in PRIVATE_TABLES) 
 _FORMULA = "^''*[=+\\-@\\t\\r]"
 _PREFIXED = "^''+[=+\\-@\\t\\r]"
 CSV_FORMULAS = "text cells starting with = + - @ tab or CR carry a leading ' (data.export)"
+TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _column_sql(table: str, name: str, dtype: str, fmt: Format, free_text: bool,
@@ -113,6 +115,22 @@ def export(
     manifest["files"] = sorted([p.name for p in out.iterdir()] + ["manifest.json"])
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
+
+
+def formula_cells(out_dir: str | Path) -> list[tuple[str, str, str]]:
+    """(table, column, value) of every text cell of a CSV export that a spreadsheet would
+    run as a formula (it starts with = + - @ tab or CR). Empty for every export ``export``
+    writes; a check before sharing files that were edited elsewhere."""
+    out = Path(out_dir)
+    book = json.loads((out / "codebook.json").read_text())
+    text = {(r["table"], r["column"]) for r in book if r["type"] == "VARCHAR"}
+    found = []
+    for path in sorted(out.glob("*.csv")):
+        with path.open(newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                found += [(path.stem, col, value) for col, value in row.items()
+                          if (path.stem, col) in text and value and value[0] in TRIGGERS]
+    return found
 
 
 def load_export(out_dir: str | Path) -> dict[str, pd.DataFrame]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from data.codebook import check_event_kind
 from engine.decision import Classifier, decide
 from engine.scenarios.base import Scenario
 from engine.synthetic.participants import Population
@@ -53,9 +54,9 @@ class SessionContext:
 
     def event(self, pid: str, page_id: str | None, event: str,
               detail: dict[str, Any] | None = None) -> dict[str, Any]:
-        """An ``events`` row (the append-only audit)."""
+        """An ``events`` row (the append-only audit); every kind is in the codebook."""
         return {"study_id": self.study_id, "participant_id": pid, "page_id": page_id,
-                "event": event, "detail_json": json.dumps(detail) if detail else None,
+                "event": check_event_kind(event), "detail_json": json.dumps(detail) if detail else None,
                 "occurred_at": now()}
 
     def approves(self, x: np.ndarray) -> bool:

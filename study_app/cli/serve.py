@@ -119,7 +119,7 @@ def serve(
     a refresh or a server restart. A participant id that returns without its first visit's
     SESSION_ID is refused (ids identify, they do not authenticate). The dashboard needs the
     password in RECOURSE_STUDY_DASHBOARD_PASSWORD (or `dashboard_password` in Streamlit
-    secrets; at least 12 characters) and is locked without it. Files the server writes are
+    secrets; at least 12 characters) and is locked without it. Files the command writes are
     private to its user (umask 077). docs/security.md: what is protected and what the
     deployment must add (TLS, the reverse proxy).
     """
@@ -132,7 +132,6 @@ def serve(
     from study_app.web.auth import PASSWORD_ENV, password_problem
     from study_app.web.hardening import allowed_hosts
 
-    os.umask(0o077)  # the database, its WAL, exports and logs: readable by this user only
     try:
         proto = load_protocol(protocol)
     except ProtocolError as e:

@@ -113,3 +113,23 @@ def test_latest_report_is_offered_as_a_download_never_rendered(small, monkeypatc
     assert not at.get("iframe")  # the report's script never runs inside the dashboard
     assert "NEW REPORT" not in " ".join(str(e.proto) for e in at.get("html"))
     assert any(b.proto.label == "Download the report" for b in at.get("download_button"))
+
+
+def test_dashboard_flags_ids_used_from_another_link_and_counts_visits_apart(small,
+                                                                           monkeypatch) -> None:
+    from protocols.session import IdRefusedError
+
+    protocol, db = small
+    owner = AppDriver({"PROLIFIC_PID": "owner-id", "SESSION_ID": "session-1"})
+    owner.answer(owner.page(), chosen_answer(owner.page(), protocol))  # consents
+    study = owner.study
+    with pytest.raises(IdRefusedError):
+        study.start(external_id="owner-id", session="session-2")
+    AppDriver()  # a visit that never consents
+    at = _signed_in(monkeypatch)
+    assert "Participant ids used from another link" in [s.value for s in at.subheader]
+    flagged = next(df.value for df in at.dataframe if "refused_visits" in df.value.columns)
+    assert list(flagged["participant_id"]) == [owner.session.participant_id]
+    assert list(flagged["refused_visits"]) == [1] and list(flagged["sessions"]) == [2]
+    metrics = {m.label: str(m.value) for m in at.metric}
+    assert metrics["Participants"] == "1" and metrics["Visits without consent"] == "1"

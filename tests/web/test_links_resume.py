@@ -163,3 +163,39 @@ def test_double_submit_stores_the_first_answer_once(small) -> None:
     assert driver.session.status == "active" and driver.page().id == "screening"
     n = driver.study.store.query("SELECT count(*) AS n FROM responses")[0]["n"]
     assert n == 1
+
+
+def test_require_id_refuses_links_without_an_id_and_creates_nobody(serve_app,
+                                                                   small_protocol_file) -> None:
+    from study_app.web.runtime import REQUIRE_ID_ENV
+
+    serve_app(small_protocol_file(), **{REQUIRE_ID_ENV: "1"})
+    for query in ({}, {"SESSION_ID": "s"}, {"STUDY_ID": "x"}):
+        bare = AppDriver(query)
+        assert bare.errors() == [links.NEED_ID] and bare.shown_page() is None
+    assert bare.study.store.counts()["participants"] == 0
+    with_id = AppDriver({"PROLIFIC_PID": PID, "SESSION_ID": "s"})
+    assert with_id.shown_page() == "consent"
+    assert AppDriver({"p": with_id.token}).shown_page() == "consent"  # the resume link
+    assert with_id.study.store.counts()["participants"] == 1
+
+
+def test_id_pattern_refuses_made_up_ids(serve_app, small_protocol_file) -> None:
+    serve_app(small_protocol_file(("seed: 5", "seed: 5\nrecruitment: {id_pattern: '[0-9a-f]{24}'}")))
+    made_up = AppDriver({"PROLIFIC_PID": "not-a-prolific-id"})
+    assert made_up.errors() == [links.BAD_ID] and made_up.shown_page() is None
+    assert made_up.study.store.counts()["participants"] == 0
+    assert AppDriver({"PROLIFIC_PID": PID}).shown_page() == "consent"
+
+
+def test_a_failing_page_shows_an_error_id_not_the_exception(small, monkeypatch) -> None:
+    from study_app.web.registry import RENDERERS
+
+    def fail(page):
+        raise RuntimeError("SECRET internals at /srv/x.py")
+
+    monkeypatch.setitem(RENDERERS, "consent", fail)
+    driver = AppDriver()
+    assert not driver.at.exception
+    (message,) = driver.errors()
+    assert "error id" in message and "SECRET" not in message and "RuntimeError" not in message
