@@ -228,3 +228,17 @@ def test_new_database_files_are_private(tmp_path) -> None:
 def test_protocol_pattern_round_trips_through_yaml(protocol_text) -> None:
     proto = protocol_text(("seed: 5", "seed: 5\nrecruitment: {id_pattern: '[A-Z]{3}'}"))
     assert parse_protocol(proto.model_dump_json()).recruitment.id_pattern == "[A-Z]{3}"
+
+
+def test_simulated_participants_consent_in_order_so_their_numbers_are_unchanged(
+        tmp_path, small_protocol) -> None:
+    """Everyone consents in order of arrival in a simulation: the consent number equals the
+    sequence number, so assignment (and every number drawn from it) is what it was when
+    assignment used the sequence number."""
+    from study_app.simulator import simulate
+
+    with Store(tmp_path / "sim.duckdb") as store:
+        simulate(small_protocol, store, 7, chunk=3)
+        rows = store.query("SELECT seq, consent_seq, arm FROM participants ORDER BY seq")
+    assert [r["consent_seq"] for r in rows] == [r["seq"] for r in rows] == list(range(7))
+    assert [r["arm"] for r in rows] == [design.assign_arm(small_protocol, k) for k in range(7)]
