@@ -4,7 +4,7 @@
 protocol must be the same) and serves its participants:
 
     study = Study(load_protocol("tominaga-replication"), Store("study.duckdb"))
-    session = study.start(external_id=prolific_pid)      # -> ParticipantSession
+    session = study.start(external_id=pid, session=sid)  # -> ParticipantSession
     page = session.current_page()                        # protocols.pages.Page
     page = session.submit(page.id, {"agree": True})      # the next page
     session = study.resume(token)                        # after a refresh or restart
@@ -12,7 +12,8 @@ protocol must be the same) and serves its participants:
 The page/answer contract (one class per page kind: payload, validation, effect) is in
 ``protocols.pages``, acting through the narrow ``protocols.context``; the page order in
 ``protocols.flow``; plan generation in ``protocols.planning``; interactive methods' questions
-in ``protocols.interactive``.
+in ``protocols.interactive``; who may start or resume, and when a participant counts for
+assignment, in ``protocols.admission``.
 
 Guarantees.
 
@@ -42,6 +43,9 @@ Guarantees.
   their plans with one method call per arm (the simulator's fast path; the web path is a
   batch of one through the same code). Drivers may add rows of their own (simulation truth)
   to the same transaction with ``extra_rows``.
+- Memory is bounded: participants' state and built pages are cached for at most
+  ``CACHE_SIZE`` participants (least recently used out; reloaded from the store), answers
+  are serialized by striped locks (protocols.cache).
 """
 
 from __future__ import annotations
