@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
+
+from study_app.cli.output import fail
 
 if TYPE_CHECKING:
     from engine.decision import Classifier
@@ -49,5 +50,4 @@ def benchmark_classifier(scenario: Scenario, kind: str) -> Classifier:
     try:
         return load_classifier(scenario, kind)
     except ArtifactMissingError as e:
-        Console(stderr=True).print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from e
+        fail(e, 2)

@@ -11,13 +11,9 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from study_app.cli.apps import app
+from study_app.cli.output import fail as _fail
 
 _console = Console(stderr=True)
-
-
-def _fail(message: str, code: int = 1) -> None:
-    _console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
-    raise typer.Exit(code)
 
 
 def _log_to_stderr() -> None:
@@ -135,7 +131,7 @@ def serve(
     try:
         proto = load_protocol(protocol)
     except ProtocolError as e:
-        _fail(str(e), 2)
+        _fail(e, 2, keep_lines=True)
     try:
         config = runtime.make_config(
             protocol, db, study_id=study, decision_model=decision_model,

@@ -60,13 +60,15 @@ def test_oracle_rows_and_json(tmp_path):
             "constant,convex",
             "--speedup-sample",
             "2",
-            "--json",
+            "--json-file",
             str(out),
         ]
     )
     assert res.exit_code == 0, res.output
-    assert "validity" in res.output and "0.0" in res.output
-    rows = json.loads(out.read_text())
+    assert "validity" in res.stdout and "0.0" in res.stdout  # the table: stdout without --json
+    doc = json.loads(out.read_text())
+    assert doc["config"]["constraints"] == ["all", "2", "1", "random"]
+    rows = doc["rows"]
     assert len(rows) == 8
     for r in rows:
         assert set(r) == ROW_KEYS
@@ -88,12 +90,14 @@ def test_oracle_rows_and_json(tmp_path):
 
 
 def test_no_plausibility_raises_validity(tmp_path):
-    out_on, out_off = tmp_path / "on.json", tmp_path / "off.json"
+    out_on = tmp_path / "on.json"
     common = [*BASE, "--constraints", "1", "--speedup-sample", "0"]
-    assert _run([*common, "--json", str(out_on)]).exit_code == 0
-    res = _run([*common, "--no-plausibility", "--json", str(out_off)])
+    assert _run([*common, "--json-file", str(out_on)]).exit_code == 0
+    res = _run([*common, "--no-plausibility", "--json"])
     assert res.exit_code == 0, res.output
-    on, off = json.loads(out_on.read_text())[0], json.loads(out_off.read_text())[0]
+    on = json.loads(out_on.read_text())["rows"][0]
+    off = json.loads(res.stdout)["rows"][0]  # --json: the object alone on stdout
+    assert "Recourse on" in res.stderr  # the table moved to stderr
     assert off["validity"] > on["validity"] and off["violations"] == 0
     assert off["oracle_plausibility"] is False and off["oracle_speedup"] is None
 
@@ -135,11 +139,11 @@ def test_amortized_rows_on_the_trained_models(trained_home, tmp_path):
     res = _run(
         [
             "benchmark", "recourse", "--methods", "oracle,icarma,carma", "--constraints", "all,1",
-            "--n", "80", "--bins", "8", "--speedup-sample", "0", "--json", str(out),
+            "--n", "80", "--bins", "8", "--speedup-sample", "0", "--json-file", str(out),
         ]
     )
     assert res.exit_code == 0, res.output
-    rows = json.loads(out.read_text())
+    rows = json.loads(out.read_text())["rows"]
     assert [r["method"] for r in rows] == ["oracle", "icarma", "carma"] * 2
     for r in rows:
         assert r["violations"] == 0
