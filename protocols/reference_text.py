@@ -28,6 +28,9 @@ MEANING: dict[str, str] = {
     "Protocol.attention_checks": "Attention checks, each shown right after a page.",
     "Protocol.exclusions": "Which participants `analyze` leaves out of the models.",
     "Protocol.debrief": "The last page.",
+    "Protocol.recruitment": "What a recruitment link's participant id must look like.",
+    "RecruitmentSpec.id_pattern": "Regular expression the whole recruitment id must match "
+    "(e.g. `[0-9a-f]{24}` for Prolific); a link whose id does not match starts nobody.",
     "Protocol.simulation": "The hidden behaviour of synthetic participants (pilots, power); "
     "see 'The synthetic behaviour model' below.",
     "ScreeningQuestion.id": "Question id (answers are stored under it).",
