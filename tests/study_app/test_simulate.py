@@ -17,7 +17,8 @@ from study_app.simulator import simulate
 
 SUMMARY_KEYS = {"study_id", "protocol", "seed", "started", "resumed", "participants",
                 "complete", "plans", "ratings", "comparisons", "mean_acceptance",
-                "mean_action", "seconds"}
+                "mean_action", "plan_shortfalls", "participants_short", "attention_failed",
+                "seconds"}
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,10 @@ def test_simulate_writes_answers_and_truth_apart(tmp_path, tominaga) -> None:
         assert set(summary) == SUMMARY_KEYS
         assert summary["participants"] == summary["complete"] == summary["started"] == 30
         c = _counts(store, "tominaga-replication")
-        assert c["plans"] == c["ratings"] == c["sim_ratings"] == summary["ratings"] == 150
+        assert c["plans"] == c["ratings"] == c["sim_ratings"] == summary["ratings"]
+        # 5 plans each, but for the shortfalls the summary reports
+        missing = sum(r["missing"] for r in summary["plan_shortfalls"])
+        assert c["plans"] == 150 - missing and c["plans"] > 120
         assert c["sim_participants"] == c["profiles"] == 30
         long = store.ratings_long()
         assert set(long["source"]) == {"synthetic"} and long["acceptance"].between(1, 7).all()
@@ -108,7 +112,8 @@ def test_cli_json_and_bad_input(tmp_path) -> None:
                               "5", "--db", str(db), "--decision-model", "bayes", "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    assert set(out) == SUMMARY_KEYS and out["ratings"] == 25
+    assert set(out) == SUMMARY_KEYS
+    assert out["ratings"] == 25 - sum(r["missing"] for r in out["plan_shortfalls"])
     bad = tmp_path / "bad.yaml"
     bad.write_text("id: bad\ntitle: t\narms:\n  - {id: a, method: nope}\n")
     res = runner.invoke(app, ["simulate", "--protocol", str(bad), "--db", str(db)])
