@@ -42,8 +42,10 @@ def test_analyze_writes_report_summary_and_traces(study_db, tmp_path):
     assert set(summary["loo"]) == {"acceptance", "action"}
     assert summary["recourse_table"] and summary["recourse_table"][0]["validity"] == 1.0
     html = (out / "report.html").read_text()
-    # smooths, variance components, PPC, ratings by arm (no effects: one arm, no elicitation)
-    assert html.count("data:image/png;base64,") == 4 and "Sampling diagnostics" in html
+    # smooths, variance components, PPC, ratings by arm (no effects: one arm, no
+    # elicitation), and truth vs recovered (a simulated study)
+    assert html.count("data:image/png;base64,") == 5 and "Sampling diagnostics" in html
+    assert "Truth vs recovered" in html and summary["truth_vs_recovered"] is not None
     assert len(list((out / "traces").glob("*.nc"))) == 4
 
 
