@@ -110,13 +110,16 @@ def test_candidates_are_valid_distinct_and_within_the_set(loan, clf, people):
     assert not bool((cands.action_mask & ~profiles.hard_mask[cands.person]).any())
     counts = torch.bincount(cands.person, minlength=20)
     assert int(counts.max()) > 1  # a choice of plans, at several sparsity levels
+    levels = []
     for i in cands.person.unique().tolist():
         rows = cands.person == i
-        assert cands.l0_actions[rows].unique().numel() >= 1
+        assert bool((cands.l0_actions[rows] >= 1).all())  # every candidate acts
+        levels.append(cands.l0_actions[rows].unique().numel())
         w = cands.weighted_cost[rows]
         assert bool((w[1:] >= w[:-1]).all())
         key = cands.action_values[rows]
         assert torch.unique(key, dim=0).shape[0] == key.shape[0]
+    assert max(levels) >= 2  # someone is offered plans of different sparsity
 
 
 def test_reduced_config_is_small_and_validated():
