@@ -117,6 +117,7 @@ def test_recourse_table_and_recorded_fields_of_imported_plans():
     assert participants_by_kind(ratings) == {"imported": 2}
 
 
+@pytest.mark.slow  # PyMC sampling of two models: minutes (make test-slow)
 def test_small_recovery_of_effects_and_shapes():
     """A small version of scripts/recovery_study.py: one study, short chains. Strong effects
     so that 120 participants identify them."""

@@ -207,3 +207,43 @@ def test_all_actionable_and_indexing():
     assert bool((w[:, list(GLOB)] == 1).all())  # indifference: every actionable feature easiest
     assert len(p[1:3]) == 2 and len(p[[0, 4]]) == 2 and len(p[2]) == 1
     assert torch.equal(p[torch.tensor([True, False, True, False, False])].scores, p.scores[[0, 2]])
+
+
+def test_indexing_concat_and_plain_lists_round_trip():
+    p = sample_profiles(NAMES, GLOB, 6, distribution="uniform", n_actionable=None,
+                        elicitation="ranking", seed=2)
+    # an int is a batch of one: that person's rows, -1 the last person
+    for i in (0, 3, -1):
+        one = p[i]
+        assert len(one) == 1 and one.elicitation == "ranking"
+        assert torch.equal(one.hard_mask, p.hard_mask[[i]])
+        assert torch.equal(one.scores, p.scores[[i]]) and torch.equal(one.levels, p.levels[[i]])
+    assert torch.equal(p[[4, 1]].scores, p.scores[[4, 1]])
+    assert torch.equal(p[torch.tensor([5, 0])].levels, p.levels[[5, 0]])
+    assert torch.equal(p[2:5].hard_mask, p.hard_mask[2:5])
+    both = ActionabilityProfiles.concat([p[0:2], p[4:6]])
+    assert len(both) == 4 and both.elicitation == "ranking"
+    for field in ("hard_mask", "scores", "levels"):
+        assert torch.equal(getattr(both, field), getattr(p, field)[[0, 1, 4, 5]])
+    plain = p.to_lists()
+    assert set(plain) == {"hard_mask", "scores", "levels", "elicitation"}
+    assert plain["hard_mask"] == p.hard_mask.tolist() and plain["levels"] == p.levels.tolist()
+    back = ActionabilityProfiles.from_lists(**plain)
+    assert back.hard_mask.dtype == torch.bool and back.scores.dtype == torch.float64
+    assert back.levels.dtype == torch.float64 and back.elicitation == "ranking"
+    for field in ("hard_mask", "scores", "levels"):
+        assert torch.equal(getattr(back, field), getattr(p, field))
+
+
+def test_least_preferred_is_the_highest_score_with_ties():
+    hard = torch.tensor([[False, True, True, True], [False, True, True, False],
+                         [False, False, False, True]])
+    scores = torch.tensor([[5.0, 1.0, 3.0, 3.0], [9.0, 2.0, 1.0, 9.0], [1.0, 1.0, 1.0, 1.0]],
+                          dtype=torch.float64)
+    p = ActionabilityProfiles(hard, scores, torch.tensor([3.0, 2.0, 1.0], dtype=torch.float64),
+                              "ranking")
+    # a non-actionable feature's score never counts (feature 0: 5; feature 3 of person 2: 9)
+    assert p.least_preferred().tolist() == [[False, False, True, True],
+                                            [False, True, False, False],
+                                            [False, False, False, True]]
+    assert p.n_actionable.tolist() == [3, 2, 1]
