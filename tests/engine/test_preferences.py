@@ -124,6 +124,10 @@ def test_binary_answer_means_indifference():
     for name in COST_PROFILE_EXPONENTS:
         assert bool((p.weights(CostProfile(name))[0, [L, INC, S]] == 1).all())
     assert int(p.least_preferred()[0].sum()) == 3  # all tie
+    # binary: a scale of one level; scores 1 where changeable, 2 (levels + 1) elsewhere
+    assert p.levels.tolist() == [1.0] and p.elicitation == "binary"
+    assert p.scores.dtype == torch.float64
+    assert p.scores[0, [L, D, INC, S]].tolist() == [1.0, 2.0, 1.0, 1.0]
 
 
 @pytest.mark.parametrize(
@@ -134,6 +138,11 @@ def test_binary_answer_means_indifference():
         ({"loan_amount": 5}, "likert", "likert scores must be 1..4"),
         ({"age": 1}, "likert", "not globally actionable"),
         ({"education": 1}, "binary", "not globally actionable"),
+        ({"income": 1, "education": 1, "age": 1}, "binary",
+         r"^answer 0: not globally actionable feature\(s\): age, education$"),
+        ({"income": 1, "savings": 1}, "ranking",
+         r"^answer 0: ranks must be 1..2 each used once, got \[1, 1\]$"),
+        ({"income": 5, "savings": 0}, "likert", r"^answer 0: likert scores must be 1..4 \(income\)$"),
     ],
 )
 def test_bad_answers_raise(answer, elicitation, match):
@@ -202,6 +211,9 @@ def test_sampler_rejects_bad_arguments():
 
 def test_all_actionable_and_indexing():
     p = all_actionable(NAMES, GLOB, 5)
+    assert p.elicitation == "binary" and p.levels.dtype == p.scores.dtype == torch.float64
+    assert p.levels.tolist() == [1.0] * 5
+    assert p.scores[0].tolist() == [2.0, 2.0, 2.0, 1.0, 1.0, 1.0, 1.0]
     assert bool(p.hard_mask[:, list(GLOB)].all()) and not bool(p.hard_mask[:, :3].any())
     w = p.weights(CostProfile("convex"))
     assert bool((w[:, list(GLOB)] == 1).all())  # indifference: every actionable feature easiest
