@@ -126,6 +126,13 @@ def test_gtp_gtd():
     gt2 = _t([[3.0, 3.0], [2.0, 1.0]])
     assert metrics.gtd(x2, r2, gt2).tolist() == pytest.approx([0.0, 1.0])
     tiny = 1e-3  # short shifts: the direction counts, not the length
+    for tiny_ in (1e-3, 1e-9):
+        assert metrics.gtd(x, _t([[tiny_, 0.0]]), _t([[-tiny_, 0.0]])).tolist() == pytest.approx(
+            [2.0])
+    # float32 in: float64 out (every metric is computed in double precision)
+    x32 = x.float()
+    assert metrics.gtd(x32, r.float(), gt.float()).dtype == torch.float64
+    assert metrics.feature_deltas(x32, r.float(), RANGES[:2].float()).dtype == torch.float64
     assert metrics.gtd(x, _t([[tiny, 0.0]]), _t([[-tiny, 0.0]])).tolist() == pytest.approx([2.0])
 
 
