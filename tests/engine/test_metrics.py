@@ -63,6 +63,10 @@ def test_changed_items_and_the_change_tolerance():
     assert ch.dtype == torch.bool and ch.tolist() == [[False, False, False, True]]
     cat = metrics.changed_items(_t([[1.0, 0, 0, 0]]), _t([[2.0, 0, 0, 0]]), RANGES, CATEGORICAL)
     assert cat.tolist() == [[True, False, False, False]]
+    # a category changes or not, whatever the size of the code difference
+    tiny = metrics.changed_items(_t([[1.0, 0, 0, 0]]), _t([[1.0 + tol / 2, 0, 0, 0]]), RANGES,
+                                 CATEGORICAL)
+    assert tiny.tolist() == [[True, False, False, False]]
     mask = torch.tensor([[False, True, True, True]])
     dist = metrics.distances(x, x_cf, mask, ones)
     assert dist.changed.tolist() == ch.tolist()
