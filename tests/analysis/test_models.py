@@ -140,3 +140,33 @@ def test_small_recovery_of_effects_and_shapes():
         # ... and a non-zero effect is recovered with its sign
         if r["truth"] != 0:
             assert np.sign(r["mean"]) == np.sign(r["truth"]), (outcome, check, r)
+
+
+def test_prepare_limits_at_their_boundaries():
+    from engine.metric_names import DISTANCES
+
+    df = simulate_ratings(6, 5, seed=7)
+    two = df[df["participant_id"].isin(df["participant_id"].unique()[:2])]  # 2 x 5 = 10 rows
+    assert len(two) == 10 and prepare(two, "action", "l1_profile").n == 10
+    with pytest.raises(AnalysisDataError, match=r"^too few ratings to fit a model: 9 rows from "
+                       r"2 participants \(need at least 10 and 2\)$"):
+        prepare(two.iloc[:9], "action", "l1_profile")
+    one = df[df["participant_id"] == df["participant_id"].iloc[0]]
+    many = pd.concat([one] * 3)  # 15 rows, one participant
+    with pytest.raises(AnalysisDataError, match=r"15 rows from 1 participants"):
+        prepare(many, "action", "l1_profile")
+    with pytest.raises(AnalysisDataError, match=r"^unknown distance 'l2'; expected one of "
+                       + ", ".join(DISTANCES) + "$"):
+        prepare(df, "action", "l2")
+    sevens = df.assign(action=7.0)  # floats on the scale: integers 1..7
+    data = prepare(sevens, "action", "l1_profile")
+    assert data.y.dtype.kind == "i" and set(data.y) == {7}
+    with pytest.raises(AnalysisDataError, match=r"^action ratings must lie in 1\.\.7$"):
+        prepare(df.assign(action=8), "action", "l1_profile")
+    with pytest.raises(AnalysisDataError, match=r"1\.\.7"):
+        prepare(df.assign(action=0), "action", "l1_profile")
+    mixed = df.copy()
+    mixed.loc[mixed.index[:5], "arm"] = None  # a rating without an arm: its own level
+    data = prepare(mixed, "action", "l1_profile")
+    assert "(none)" in data.arms and data.arms == sorted(data.arms)
+    assert [data.arms[i] for i in data.arm[:5]] == ["(none)"] * 5
