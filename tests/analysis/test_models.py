@@ -170,3 +170,12 @@ def test_prepare_limits_at_their_boundaries():
     data = prepare(mixed, "action", "l1_profile")
     assert "(none)" in data.arms and data.arms == sorted(data.arms)
     assert [data.arms[i] for i in data.arm[:5]] == ["(none)"] * 5
+    assert prepare(df, "action", "l1_profile", k=5).basis.k == 5  # k reaches the basis
+    # columns of Python objects (None for missing, ints for a discrete distance) are numbers
+    obj = df.assign(satisfaction=[None if i % 4 == 0 else 0.5 + (i % 2) / 4
+                                  for i in range(len(df))])
+    obj["satisfaction"] = obj["satisfaction"].astype(object)
+    obj["l0_profile"] = [1 + i % 3 for i in range(len(obj))]
+    data = prepare(obj, "action", "l0_profile")
+    assert data.terms["satisfaction"].dtype == float and data.terms["satisfaction"][0] == 0.0
+    assert data.d.dtype == float and data.d_centre == pytest.approx(obj["l0_profile"].mean())
