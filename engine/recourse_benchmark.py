@@ -9,7 +9,10 @@ people with the same profiles. Each (c, cost profile, method) gives one row of t
 ``RecourseBatch.summary`` (validity, plausibility, unweighted cost mean/sd over valid
 recourses, hap, violations, seconds) plus the setting and ``hap_profile`` (hap counted on
 the whole profile change, consequences included, which is how the paper's Oracle hap
-figures behave; see ``hap_profile``).
+figures behave; see ``hap_profile``). Every row names the switches it ran with: the Oracle's
+``oracle_grid`` (factual = the paper's, shared = ours), iCARMA/CARMA's ``repair`` (off = the
+paper's) and ``icarma_training`` (paper | fast), the Likert ``score_sampling`` (iid = the
+paper's, sorted = ours); the defaults are the paper's.
 
 Speed is measured in the same run, so that machine noise cancels:
 
@@ -41,14 +44,16 @@ from engine.preferences import (
     COST_PROFILE_EXPONENTS,
     ELICITATIONS,
     PREFERENCE_DISTRIBUTIONS,
+    SCORE_SAMPLINGS,
     ActionabilityProfiles,
     CostProfile,
     sample_profiles,
 )
 from engine.recourse import METHODS, get_method
 from engine.recourse.base import Classifier, RecourseBatch, RecourseContext, RecourseMethod
+from engine.recourse.icarma_config import TRAININGS
 from engine.recourse.oracle import CausalOracle
-from engine.recourse.oracle_grid import reference_grid_search
+from engine.recourse.oracle_grid import GRIDS, reference_grid_search
 from engine.scenarios.base import Scenario
 
 AMORTIZED = ("icarma", "carma")
@@ -75,6 +80,10 @@ class BenchmarkConfig:
     plausibility: bool = True
     bins: int = 25
     speedup_sample: int = 8
+    oracle_grid: str = "factual"
+    repair: bool = False
+    icarma_training: str = "paper"
+    score_sampling: str = "iid"
 
     def validate(self, scenario: Scenario) -> None:
         """Raise ValueError naming the first bad setting."""
@@ -84,6 +93,9 @@ class BenchmarkConfig:
         _check_known(
             "preference distribution", (self.preferences,), tuple(PREFERENCE_DISTRIBUTIONS)
         )
+        _check_known("Oracle grid", (self.oracle_grid,), GRIDS)
+        _check_known("iCARMA training", (self.icarma_training,), TRAININGS)
+        _check_known("score sampling", (self.score_sampling,), SCORE_SAMPLINGS)
         for c in self.constraints:
             n_actionable(c, len(scenario.actionable))
         if not self.methods or not self.constraints or not self.cost_profiles:
@@ -127,7 +139,8 @@ def rejected_population(scenario: Scenario, classifier: Classifier, n: int | Non
 
 
 class BayesDecision:
-    """The Bayes-optimal decision rule under the exact SCM: h(x) = 1[P(Y=1 | x) >= 1/2].
+    """The Bayes-optimal decision rule under the exact SCM: h(x) = 1[l(x) >= 0], i.e.
+    P(Y=1 | x) >= 1/2 (with the deterministic label rule it makes no error at all).
 
     A reference decision model for checking how much of a result is due to the trained MLP.
     """
@@ -139,7 +152,7 @@ class BayesDecision:
         return self.scm.label_proba(x.double()).to(x.dtype)
 
     def decision(self, x: Tensor) -> Tensor:
-        return self.scm.label_proba(x.double()) >= 0.5
+        return self.scm.label_logit(x.double()) >= 0
 
 
 def constraint_profiles(
@@ -155,6 +168,7 @@ def constraint_profiles(
         distribution=config.preferences,
         n_actionable=k,
         elicitation=config.elicitation,  # type: ignore[arg-type]
+        score_sampling=config.score_sampling,
         seed=rng,
     )
 
@@ -167,11 +181,7 @@ def build_methods(
     for cp in config.cost_profiles:
         context = RecourseContext(scenario, classifier, cost_profile=CostProfile(cp))
         for name in config.methods:
-            options: dict[str, Any] = (
-                {"bins": config.bins, "plausibility": config.plausibility}
-                if name == "oracle"
-                else {}
-            )
+            options = method_options(name, config)
             try:
                 out[(name, cp)] = get_method(name, context, **options)
             except ModuleNotFoundError as e:
@@ -182,6 +192,17 @@ def build_methods(
             except (FileNotFoundError, AttributeError) as e:
                 raise MethodUnavailableError(f"method {name!r} cannot be built: {e}") from e
     return out
+
+
+def method_options(name: str, config: BenchmarkConfig) -> dict[str, Any]:
+    """The benchmark's switches as options of method ``name``."""
+    if name == "oracle":
+        return {"bins": config.bins, "plausibility": config.plausibility, "grid": config.oracle_grid}
+    if name == "icarma":
+        return {"repair": config.repair, "training": config.icarma_training}
+    if name == "carma":
+        return {"repair": config.repair}
+    return {}
 
 
 def hap_profile(batch: RecourseBatch, profiles: ActionabilityProfiles, scenario: Scenario) -> float:
@@ -247,7 +268,10 @@ def run_benchmark(
             for name in order:
                 method = methods[(name, cp)]
                 if name in AMORTIZED:
-                    method.recourse(x[:1], profiles[:1])  # warm-up: load the artifacts
+                    try:  # warm-up: load the artifacts
+                        method.recourse(x[:1], profiles[:1])
+                    except FileNotFoundError as e:
+                        raise MethodUnavailableError(f"method {name!r}: {e}") from e
                 start = time.perf_counter()
                 batch = method.recourse(x, profiles)
                 seconds = time.perf_counter() - start
@@ -267,6 +291,14 @@ def run_benchmark(
                     "seed": config.seed,
                     "oracle_plausibility": config.plausibility if name == "oracle" else None,
                     "bins": config.bins if name == "oracle" else None,
+                    "oracle_grid": config.oracle_grid if name == "oracle" else None,
+                    "repair": config.repair if name in AMORTIZED else None,
+                    "icarma_training": (
+                        getattr(method, "training", None) if name in AMORTIZED else None
+                    ),
+                    "score_sampling": (
+                        config.score_sampling if config.elicitation == "likert" else None
+                    ),
                     "oracle_speedup": None,
                     "oracle_agreement": None,
                     "icarma_speedup": None,

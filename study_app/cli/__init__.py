@@ -21,6 +21,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "analyze",
     "bench_analysis",
     "serve",
+    "reproduce",
 )
 
 for _name in _COMMAND_MODULES:

@@ -22,13 +22,23 @@ def _fmt(v: float | None, digits: int = 3) -> str:
     return "-" if v is None else f"{v:.{digits}f}"
 
 
+def variant_label(row: dict[str, Any]) -> str:
+    """Which switches a row ran with, e.g. "grid factual" or "paper, repair off"."""
+    if row.get("oracle_grid"):
+        return f"grid {row['oracle_grid']}"
+    if row.get("repair") is not None:
+        training = f"{row['icarma_training']}, " if row.get("icarma_training") else ""
+        return f"{training}repair {'on' if row['repair'] else 'off'}"
+    return "-"
+
+
 def _table(rows: list[dict[str, Any]], title: str) -> Table:
     """The paper's layout: one line per (constraint, cost profile, method).
 
     ``hap x'`` is ``hap_profile``: the least-preferred feature changes in the counterfactual.
     """
     table = Table(title=title, box=box.SIMPLE_HEAD)
-    for col in ("constraint", "cost profile", "method"):
+    for col in ("constraint", "cost profile", "method", "variant"):
         table.add_column(col, no_wrap=True)
     for col in (
         "validity",
@@ -48,6 +58,7 @@ def _table(rows: list[dict[str, Any]], title: str) -> Table:
             r["constraint"],
             r["cost_profile"],
             r["method"],
+            variant_label(r),
             _fmt(r["validity"]),
             _fmt(r["plausibility"]),
             cost,
@@ -86,6 +97,26 @@ def recourse(
         False, "--no-plausibility", help="Drop the Oracle's plausibility constraint."
     ),
     bins: int = typer.Option(25, min=1, help="Oracle grid values per actionable feature."),
+    oracle_grid: str = typer.Option(
+        "factual",
+        help="Oracle grid: factual (the paper's: bins around each person's value, clipped to "
+        "the training range) | shared (ours: one grid over the range for everybody).",
+    ),
+    repair: bool = typer.Option(
+        False,
+        "--repair/--no-repair",
+        help="iCARMA/CARMA: our final validity check (off in the paper; every row says).",
+    ),
+    icarma_training: str = typer.Option(
+        "paper",
+        help="iCARMA's trained models: paper (one per cost profile, best of the seeds on "
+        "validation; `train --icarma-training paper`) | fast (ours; `train`).",
+    ),
+    score_sampling: str = typer.Option(
+        "iid",
+        help="Likert scores: iid (the paper's: uniform, with a 'cannot change' level when "
+        "the actionable set is random) | sorted (ours).",
+    ),
     speedup_sample: int = typer.Option(
         8,
         min=0,
@@ -107,7 +138,9 @@ def recourse(
 
     --json writes a list of rows, one per (constraint, cost profile, method): scenario,
     method, constraint ("all" | "k" | "random"), n_actionable (int, null for random),
-    preferences, elicitation, cost_profile, n, validity, plausibility, cost_mean, cost_sd
+    preferences, elicitation, cost_profile, oracle_grid (Oracle rows), repair and
+    icarma_training (iCARMA/CARMA rows), score_sampling (Likert), n, validity, plausibility,
+    cost_mean, cost_sd
     (unweighted cost over valid recourses), hap, violations (actions outside the person's
     actionable set, summed), hap_profile (hap counting the least-preferred feature's change in
     the counterfactual profile, consequences included), found (share with an action), seconds (wall time of the
@@ -140,6 +173,10 @@ def recourse(
         plausibility=not no_plausibility,
         bins=bins,
         speedup_sample=speedup_sample,
+        oracle_grid=oracle_grid,
+        repair=repair,
+        icarma_training=icarma_training,
+        score_sampling=score_sampling,
     )
     try:
         config.validate(world)
@@ -174,9 +211,9 @@ def recourse(
         f"{'on' if config.plausibility else 'off'} for the Oracle; decision model "
         f"{decision_model})"
     )
-    # The table needs about 125 columns; never squeeze it below that.
+    # The table needs about 145 columns; never squeeze it below that.
     out = Console()
-    out.width = max(out.width, 130)
+    out.width = max(out.width, 160)
     out.print(_table(rows, title))
     if json_file is not None:
         json_file.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,1 @@
+"""Benchmarks and paper reproduction targets (``reproduce``)."""

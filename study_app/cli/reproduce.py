@@ -1,0 +1,145 @@
+"""`recourse-study reproduce TARGET`: a paper's table, ours beside theirs."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from study_app.cli.apps import app
+
+_err = Console(stderr=True, log_path=False)  # progress and notes
+
+
+def _num(v: float | None, digits: int = 3) -> str:
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
+
+
+def result_table(doc: dict[str, Any]) -> Table:
+    """One line per cell: table and row, method, metric, paper, ours, seeds, diff, within."""
+    table = Table(
+        title=f"{doc['target']}: {doc['title']} — {doc['table']} "
+        f"({doc['config'].get('seeds')} seed(s), {doc['seconds']:.0f} s)",
+        box=box.SIMPLE_HEAD,
+    )
+    for col in ("row", "method", "metric"):
+        table.add_column(col)
+    for col in ("paper", "ours", "mean ± sd (seeds)", "diff", "tolerance", "within"):
+        table.add_column(col, justify="right", no_wrap=True)
+    for c in doc["cells"]:
+        paper = _num(c["paper"])
+        if c.get("paper_range"):
+            paper += f" [{c['paper_range'][0]:.2f}, {c['paper_range'][1]:.2f}]"
+        spread = "-" if c["ours_mean"] is None else (
+            f"{c['ours_mean']:.3f} ± {_num(c['ours_sd'])} ({c['seeds']})"
+        )
+        within = {True: "[green]yes[/green]", False: "[red]no[/red]", None: "-"}[c["within"]]
+        diff = "-" if c["diff"] is None else f"{c['diff']:+.3f}"
+        table.add_row(c["row"], c["method"], c["metric"], paper, _num(c["ours"]), spread, diff,
+                      _num(c["tolerance"], 2), within)
+    return table
+
+
+def print_result(out: Console, doc: dict[str, Any]) -> None:
+    out.print(result_table(doc))
+    for c in doc["checks"]:
+        mark = "[green]PASS[/green]" if c["passed"] else "[red]FAIL[/red]"
+        out.print(f"{mark} {c['claim']}: {c['detail']}")
+    for n in doc["notes"]:
+        out.print(f"[dim]note: {n}[/dim]")
+    s = doc["summary"]
+    out.print(f"{s['within']}/{s['judged']} cells within tolerance, "
+              f"{s['checks_passed']}/{s['checks']} checks passed, {doc['seconds']:.1f} s\n")
+
+
+@app.command()
+def reproduce(
+    target: str = typer.Argument(
+        ..., help="icarma-table1 | icarma-table2 | icarma-table3 | icarma-fairness | "
+        "hare-budget | hare-iterations | hare-calibration | hare-scale | all."
+    ),
+    seeds: int | None = typer.Option(
+        None, min=1,
+        help="iCARMA: models per setup (seeds 1000, 2000, ...; the paper: 10); HARE: seeds "
+        "(the paper: 5). Default: the paper's (1 / 2 with --fast).",
+    ),
+    fast: bool = typer.Option(
+        False, "--fast",
+        help="Minutes instead of hours: one seed and 40 training epochs for iCARMA, 40 people "
+        "x 2 seeds and 30 sampling steps for HARE. Not the paper's configuration.",
+    ),
+    n: int | None = typer.Option(
+        None, "--n", min=1, help="Only the first N rejected applicants (HARE: people per seed)."
+    ),
+    scenario: str = typer.Option(
+        "loan-carma", help="Scenario (default: CARMA's published Loan samples, the paper's)."
+    ),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print one JSON object on stdout (progress stays on stderr)."
+    ),
+    json_file: Path | None = typer.Option(None, "--json-file", help="Also write it here."),
+) -> None:
+    """Reproduce a published table: per cell the paper's value (table and row), ours, the
+    mean ± sd over seeds, the difference and whether it is within the stated tolerance;
+    then the paper's claims about the table, checked on our figures.
+
+    Methods run as published (the Oracle's grid around each factual, iCARMA without repair,
+    one paper-configured model per cost profile, best seed on validation, HARE within its
+    budget). Paper values and tolerances: engine/benchmarks/paper_values.yaml. Trained
+    models are cached (a second run reuses them); the paper's iCARMA models take about 4
+    (ranking) / 8 (Likert) minutes per cost profile and seed.
+
+    --json shape: {target, title, table, paper {title, file, setting}, config, seconds,
+    cells [{table, row, method, metric, paper, paper_range, ours, ours_mean, ours_sd, seeds,
+    diff, tolerance, within, note, setting}], checks [{claim, passed, detail}], summary
+    {cells, within, judged, checks_passed, checks}, notes, extras}; with TARGET all:
+    {targets: [...]}.
+    """
+    from engine.benchmarks.reproduce import TARGET_NAMES, ReproduceConfig, run_target
+    from engine.scenarios import UnknownScenarioError, get_scenario
+
+    names = TARGET_NAMES if target == "all" else (target,)
+    if target != "all" and target not in TARGET_NAMES:
+        raise typer.BadParameter(
+            f"unknown target {target!r}; expected one of {', '.join(TARGET_NAMES)} or all",
+            param_hint="TARGET",
+        )
+    try:
+        get_scenario(scenario)
+    except UnknownScenarioError as e:
+        raise typer.BadParameter(str(e), param_hint="--scenario") from e
+    docs = []
+    out = Console()
+    out.width = max(out.width, 150)
+    for name in names:
+        config = ReproduceConfig(name, scenario=scenario, seeds=seeds, fast=fast, n=n)
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                      console=_err, transient=True) as progress:
+            task = progress.add_task(f"{name}: starting", total=None)
+
+            def note(msg: str, _task: Any = task, _name: str = name) -> None:
+                progress.update(_task, description=f"{_name}: {msg}")
+                _err.log(f"{_name}: {msg}")
+
+            try:
+                doc = run_target(config, note).to_dict()
+            except (FileNotFoundError, ValueError) as e:
+                _err.print(f"[red]error:[/red] {e}")
+                raise typer.Exit(2) from e
+        docs.append(doc)
+        if not json_out:
+            print_result(out, doc)
+    payload = docs[0] if target != "all" else {"targets": docs}
+    if json_file is not None:
+        json_file.parent.mkdir(parents=True, exist_ok=True)
+        json_file.write_text(json.dumps(payload, indent=2))
+        _err.print(f"written to {json_file}")
+    if json_out:
+        typer.echo(json.dumps(payload))
