@@ -52,7 +52,8 @@ REPAIR_SCALES: tuple[float, ...] = (1.5, 2.0, 3.0)
 
 class ICarma(RecourseMethod):
     """iCARMA (module docstring). ``model``/``flow`` override the scenario's artifacts;
-    ``training`` picks the trained model (paper | fast), ``repair`` the final check."""
+    ``training`` picks the trained model (``trainings``; default the first: paper),
+    ``repair`` the final check."""
 
     name = "icarma"
     individual = True
@@ -65,9 +66,10 @@ class ICarma(RecourseMethod):
         model: AmortizedRecourse | None = None,
         flow: Any = None,
         repair: bool = False,
-        training: str = "paper",
+        training: str | None = None,
     ) -> None:
         super().__init__(context)
+        training = training or self.trainings[0]
         if training not in self.trainings:
             raise ValueError(
                 f"{self.name}: training must be one of {', '.join(self.trainings)}, got "
@@ -251,14 +253,3 @@ class Carma(ICarma):
     name = "carma"
     individual = False
     trainings = ("fast",)
-
-    def __init__(
-        self,
-        context: RecourseContext,
-        *,
-        model: AmortizedRecourse | None = None,
-        flow: Any = None,
-        repair: bool = False,
-        training: str = "fast",
-    ) -> None:
-        super().__init__(context, model=model, flow=flow, repair=repair, training=training)

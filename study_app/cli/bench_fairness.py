@@ -18,7 +18,9 @@ _out = Console()  # the result table
 _out.width = max(_out.width, 140)  # the gap table needs about 130 columns: never squeeze it
 
 
-def _build_method(scenario_name: str, method_name: str, decision_model: str) -> Any:
+def _build_method(
+    scenario_name: str, method_name: str, decision_model: str, options: dict[str, Any]
+) -> Any:
     """The decision model, the method on it, with the scenario's exact SCM for densities."""
     from engine.recourse import METHODS, RecourseContext, get_method
     from engine.scenarios import UnknownScenarioError, get_scenario
@@ -33,8 +35,8 @@ def _build_method(scenario_name: str, method_name: str, decision_model: str) -> 
         )
     classifier = benchmark_classifier(scenario, decision_model)
     try:
-        return get_method(method_name, RecourseContext(scenario, classifier))
-    except (ModuleNotFoundError, FileNotFoundError) as e:
+        return get_method(method_name, RecourseContext(scenario, classifier), **options)
+    except (ModuleNotFoundError, FileNotFoundError, ValueError) as e:
         _console.print(f"[red]error:[/red] method {method_name!r} cannot be built: {e}")
         raise typer.Exit(2) from e
 
@@ -85,6 +87,13 @@ def fairness(
         "trained",
         help="trained (the scenario's artifact) | bayes (the exact Bayes rule, a reference).",
     ),
+    icarma_training: str = typer.Option(
+        "paper", help="iCARMA: paper (the paper's models) | fast (ours)."
+    ),
+    repair: bool = typer.Option(
+        False, "--repair/--no-repair", help="iCARMA/CARMA: our final validity check (off: the "
+        "paper)."
+    ),
     n_boot: int = typer.Option(1000, "--bootstrap", min=1, help="Bootstrap resamples."),
     level: float = typer.Option(0.95, help="Interval level, in (0, 1)."),
     json_file: Path | None = typer.Option(None, "--json", help="Write the result here."),
@@ -100,7 +109,8 @@ def fairness(
     exactly two features (privileged: biased toward income and savings; non-privileged:
     toward loan amount and duration). Densities are exact (the scenario's SCM).
 
-    --json writes one object: scenario, method, method_label, decision_model, seed, n_boot, level, density_source;
+    --json writes one object: scenario, method, method_label, decision_model, repair and
+    icarma_training (null for other methods), seed, n_boot, level, density_source;
     population {n, n_test, n_rejected, cells {cell: count}}; assignments [{name, label,
     privileged_share, n_actionable, validity, seconds}]; groups [{assignment, metric (cost |
     log_prob_cf | validity), axis (gender | race | intersection), group, estimate, lo, hi, n,
@@ -117,7 +127,12 @@ def fairness(
         raise typer.BadParameter(f"--level must be in (0, 1), got {level}")
     if plot is not None and plot.suffix.lower() != ".png":
         raise typer.BadParameter(f"--plot must name a .png file, got {plot.name!r}")
-    recourse = _build_method(scenario, method, decision_model)
+    options: dict[str, Any] = {}
+    if method in ("icarma", "carma"):
+        options["repair"] = repair
+    if method == "icarma":
+        options["training"] = icarma_training
+    recourse = _build_method(scenario, method, decision_model, options)
     try:
         population = study.fairness_population(
             recourse.context.scenario, recourse.context.classifier, n, seed
@@ -132,9 +147,13 @@ def fairness(
         console=_console,
     ) as progress:
         task = progress.add_task(f"{method} recourse for {len(population)} applicants", total=4)
-        outcomes = study.run_fairness(
-            recourse, population, seed=seed, on_done=lambda a: progress.advance(task)
-        )
+        try:
+            outcomes = study.run_fairness(
+                recourse, population, seed=seed, on_done=lambda a: progress.advance(task)
+            )
+        except FileNotFoundError as e:  # an amortized method whose model is not trained
+            _console.print(f"[red]error:[/red] {e}")
+            raise typer.Exit(2) from e
         progress.update(task, description="bootstrap intervals")
         summary = disparities.fairness_summary(
             population, outcomes, n_boot=n_boot, level=level, seed=seed
@@ -144,6 +163,8 @@ def fairness(
         "method": method,
         "method_label": recourse.name,
         "decision_model": decision_model,
+        "repair": options.get("repair"),
+        "icarma_training": getattr(recourse, "training", None),
         "seed": seed,
         **summary,
     }
