@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from engine.artifacts import torch_threads
 from engine.benchmarks import reproduce_hare, reproduce_icarma
 from engine.benchmarks.reproduce_core import (
     TARGET_NAMES,
@@ -31,10 +32,14 @@ assert tuple(TARGETS) == TARGET_NAMES, "every target name needs its runner"
 
 
 def run_target(config: ReproduceConfig, progress: Progress | None = None) -> TargetResult:
-    """Run one target; ``progress`` receives short status lines."""
+    """Run one target; ``progress`` receives short status lines.
+
+    Single-threaded torch: on the shared 2-core machine a second thread made the Oracle 7x
+    slower under load (the whole Loan population: 8.5 s on one thread, 60 s on two)."""
     note = progress or (lambda _m: None)
     start = time.perf_counter()
-    result = TARGETS[config.target](config, note)
+    with torch_threads(1):
+        result = TARGETS[config.target](config, note)
     result.seconds = time.perf_counter() - start
     return result
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.artifacts import build_artifacts, load_decision_model, torch_threads
+from engine.artifacts import build_artifacts, load_decision_model
 from engine.benchmarks.paper_values import paper_source, target_values, tolerance
 from engine.benchmarks.reproduce_core import (
     Cell,
@@ -110,8 +110,7 @@ def _run(config: ReproduceConfig, target: str, note: Progress) -> dict[str, Any]
         n=config.n or run["n"], seeds=seeds, steps=run["steps"], settings=settings,
         step_timing=False,
     )
-    with torch_threads(1):  # people-sized batches: a second thread only adds overhead
-        result = run_hare_benchmark(context, hb, on_step=note)
+    result = run_hare_benchmark(context, hb, on_step=note)
     return {"rows": result["rows"], "seeds": seeds, "run": {**run, "seeds": seeds,
                                                             "n": hb.n}}
 
