@@ -11,9 +11,12 @@ Methods: the causal Oracle with the paper's grid (25 bins around each factual, c
 training range) and the plausibility constraint; iCARMA without repair, one model per
 elicitation and cost profile, trained with the paper's configuration for seeds 1000, 2000, ...
 (engine.paper_models). "Ours" for an iCARMA cell is the best seed on validation (what the
-paper reports); the mean and sd over the seeds sit beside it. hap counts actions on the
-least-preferred actionable feature (the paper's definition); ``hap x'`` (the feature changes
-in x', consequences included) is recorded in each cell's setting.
+paper reports); the mean and sd over the seeds sit beside it. hap: the share of people whose
+least-preferred actionable feature changes in the recommended profile x' (by an action or
+as a consequence of one; engine.recourse_benchmark.hap_profile). The paper's Oracle figures
+follow this reading (Table 2, soft rows: 0.588 / 0.490 / 0.461 / 0.430 against the paper's
+0.614 / 0.492 / 0.443 / 0.387, while counting actions only gives 0.416 / 0.266 / 0.230 /
+0.186); the action-only hap is in each cell's note and setting.
 
 ``fast``: one seed and a shortened training (``FAST_EPOCHS``), the Oracle as always.
 """
@@ -146,14 +149,15 @@ def table_cells(world: World, target: str) -> tuple[list[Cell], dict[str, Any]]:
         for metric in METRICS:
             if metric not in row:
                 continue
-            mean, sd = seed_stats([s[metric] for s in per_seed])
+            key = "hap_profile" if metric == "hap" else metric
+            mean, sd = seed_stats([s[key] for s in per_seed])
             cells.append(Cell(
                 table=spec["table"], row=row["row"], method=method, metric=metric,
-                paper=float(row[metric]), ours=per_seed[best][metric], ours_mean=mean,
+                paper=float(row[metric]), ours=per_seed[best][key], ours_mean=mean,
                 ours_sd=sd, seeds=len(per_seed), tolerance=tolerance(method, metric),
-                note=(f"counting consequences in x' too: {per_seed[best]['hap_profile']:.3f}"
-                      if metric == "hap" else ""),
-                setting={**setting, "hap_profile": per_seed[best]["hap_profile"],
+                note=(f"the least-preferred feature changes in x'; counting actions only: "
+                      f"{per_seed[best]['hap']:.3f}" if metric == "hap" else ""),
+                setting={**setting, "hap_actions": per_seed[best]["hap"],
                          "cost_mean": per_seed[best]["cost_mean"],
                          "n": per_seed[best]["n"]},
             ).judge())
