@@ -227,34 +227,41 @@ def build_tables(
     """Per-block option tables for people x (p, d), through the scenario's exact SCM.
 
     Options acting on a feature outside ``hard_mask`` (or on a grid value the person's grid
-    lacks) get weighted cost +inf.
+    lacks) get weighted cost +inf. The noise u = f^-1(x) is abducted once per person; an
+    option's counterfactual recomputes only its block's affected features from x^0, and its
+    log-density change needs only the acted features' implied noise: every other feature
+    keeps its noise, so
+
+        log p(x') - log p(x^0) = sum_{j acted} [log p_j(u'_j) - log p_j(u_j)]
+                                 + log|det| (x') - log|det| (x^0),   u'_j = f_j^-1(a_j; x'_pa(j)).
     """
     scm, ranges = scenario.scm, scenario.ranges
     p, d = x.shape
-    none = torch.zeros(p, d, dtype=torch.bool)
-    x0 = scm.counterfactual(x, none, x)
+    u = scm.abduct(x)
+    x0 = scm.counterfactual(x, torch.zeros(p, d, dtype=torch.bool), x)
     lp0 = scm.log_prob(x0)
     tables: list[BlockTable] = []
     for block, affected in action_blocks(scm, grid.features):
         acted, values, available = _block_options(grid, block, d, x)
         m = acted.shape[0]
-        xr = x[:, None].expand(p, m, d).reshape(p * m, d)
-        ar = acted[None].expand(p, m, d).reshape(p * m, d)
-        vr = values.reshape(p * m, d)
-        x_cf = scm.counterfactual(xr, ar, torch.where(ar, vr, xr))
-        cost = metrics.action_cost(xr, x_cf, ar, ranges).reshape(p, m)
-        wr = weights[:, None].expand(p, m, d).reshape(p * m, d)
-        wcost = metrics.action_cost(xr, x_cf, ar, ranges, wr).reshape(p, m)
+        xc, dlogp = _block_counterfactuals(scm, x0, u, block, affected, acted, values)
+        cols = list(block)
+        xb = x[:, None, cols].expand(p, m, len(cols)).reshape(p * m, -1)
+        vb = values[:, :, cols].reshape(p * m, -1)
+        ab = acted[None, :, cols].expand(p, m, -1).reshape(p * m, -1)
+        wb = weights[:, None, cols].expand(p, m, -1).reshape(p * m, -1)
+        cost = metrics.action_cost(xb, vb, ab, ranges[cols]).reshape(p, m)
+        wcost = metrics.action_cost(xb, vb, ab, ranges[cols], wb).reshape(p, m)
         outside = (acted[None] & ~hard_mask[:, None]).any(dim=2) | ~available
         tables.append(
             BlockTable(
                 affected=affected,
                 acted=acted,
                 values=values,
-                x_aff=x_cf[:, list(affected)].reshape(p, m, len(affected)),
+                x_aff=xc[:, list(affected)].reshape(p, m, len(affected)),
                 cost=cost,
                 wcost=wcost.masked_fill(outside, float("inf")),
-                dlogp=(scm.log_prob(x_cf).reshape(p, m) - lp0[:, None]),
+                dlogp=dlogp.reshape(p, m),
             )
         )
     while len(tables) > 2:
@@ -263,6 +270,33 @@ def build_tables(
     if len(tables) == 1:
         tables.append(BlockTable.no_action(p, d))
     return PersonTables(x0, lp0 - scm.log_prob(x), tables[0], tables[1])
+
+
+def _block_counterfactuals(
+    scm: StructuralCausalModel,
+    x0: Tensor,
+    u: Tensor,
+    block: tuple[int, ...],
+    affected: tuple[int, ...],
+    acted: Tensor,
+    values: Tensor,
+) -> tuple[Tensor, Tensor]:
+    """(x' (p m, d), log p(x') - log p(x^0) (p m,)) of every option of one block: x^0 with
+    the affected columns recomputed in causal order (acted ones set), bitwise what the SCM's
+    own ``counterfactual`` gives (the same equations on the same inputs)."""
+    p, m, d = values.shape
+    xc = x0[:, None].expand(p, m, d).reshape(p * m, d).clone()
+    ur = u[:, None].expand(p, m, d).reshape(p * m, d)
+    ar = acted[None].expand(p, m, d).reshape(p * m, d)
+    vr = values.reshape(p * m, d)
+    for j in sorted(affected):  # features are indexed in causal order
+        xc[:, j] = torch.where(ar[:, j], vr[:, j], scm.equation(j, xc, ur[:, j]))
+    u_cf = ur.clone()
+    for j in block:
+        u_cf[:, j] = torch.where(ar[:, j], scm.inverse_equation(j, xc), ur[:, j])
+    ladj0 = scm.log_abs_det_jacobian(x0)[:, None].expand(p, m).reshape(-1)
+    dlogp = (scm.noise_log_prob(u_cf) - scm.noise_log_prob(ur)).sum(dim=1)
+    return xc, dlogp + scm.log_abs_det_jacobian(xc) - ladj0
 
 
 def assemble(

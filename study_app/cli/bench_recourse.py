@@ -126,6 +126,10 @@ def recourse(
         "trained",
         help="trained (the scenario's artifact) | bayes (the exact Bayes rule, a reference).",
     ),
+    threads: int = typer.Option(
+        1, min=1, help="Torch threads (one is fastest on a shared 2-core machine: the Oracle "
+        "took 8.5 s for everyone on one thread, 60 s on two, under load)."
+    ),
     json_file: Path | None = typer.Option(None, "--json", help="Write the rows here."),
 ) -> None:
     """Validity, plausibility, cost and hap of recourse methods under individual constraints.
@@ -151,6 +155,7 @@ def recourse(
     per person / the method's; artifact loading excluded), seconds_5000 (iCARMA/CARMA rows:
     one recourse call for 5,000 people, evaluation included). Undefined values are null.
     """
+    from engine.artifacts import torch_threads
     from engine.recourse_benchmark import (
         BenchmarkConfig,
         MethodUnavailableError,
@@ -201,7 +206,8 @@ def recourse(
             )
 
         try:
-            rows = run_benchmark(world, classifier, config, on_row=done)
+            with torch_threads(threads):
+                rows = run_benchmark(world, classifier, config, on_row=done)
         except MethodUnavailableError as e:
             _console.print(f"[red]error:[/red] {e}")
             raise typer.Exit(2) from e
