@@ -69,19 +69,20 @@ def paper_model_name(
 
 def paper_config(
     elicitation: str, cost_profile: str, seed: int, quick: bool = False,
-    epochs: int | None = None,
+    changes: dict[str, Any] | None = None,
 ) -> ICarmaConfig:
-    """The paper's configuration (``quick``: reduced for tests; ``epochs``: shortened)."""
-    config = ICarmaConfig.paper(elicitation, cost_profile, seed)
-    if epochs is not None:
-        config = replace(config, epochs=epochs)
+    """The paper's configuration (``quick``: reduced for tests; ``changes``: fields that
+    differ from the paper's, e.g. a shortened ``epochs`` or ``validity_multiplier``)."""
+    config = replace(ICarmaConfig.paper(elicitation, cost_profile, seed), **(changes or {}))
     return config.reduced() if quick else config
 
 
-def training_tag(epochs: int | None) -> str:
-    """The name tag of a shortened training (quick artifacts live in a test home and share
-    the paper's names, like every other quick artifact)."""
-    return "" if epochs is None else f"e{epochs}"
+def training_tag(changes: dict[str, Any] | None) -> str:
+    """The name tag of a configuration that differs from the paper's (``e20-fixed``: 20
+    epochs, the fixed validity weight); quick artifacts live in a test home and share the
+    paper's names, like every other quick artifact."""
+    parts = [f"e{v}" if k == "epochs" else str(v) for k, v in sorted((changes or {}).items())]
+    return "-".join(parts)
 
 
 @dataclass(frozen=True)
@@ -125,13 +126,13 @@ def ensure_paper_models(
     seeds: int,
     *,
     quick: bool = False,
-    epochs: int | None = None,
+    changes: dict[str, Any] | None = None,
     force: bool = False,
     progress: Progress | None = None,
 ) -> PaperModels:
     """Train (or find cached) the paper's models of one setup and select the best seed
-    (``epochs``: a shortened training, cached under its own names)."""
-    tag = training_tag(epochs)
+    (``changes``: a variant of the paper's configuration, cached under its own names)."""
+    tag = training_tag(changes)
     scenario = get_scenario(scenario_name)
     deps_records = build_artifacts(
         scenario_name, quick=quick, only=("decision", "flow"), progress=progress
@@ -141,7 +142,7 @@ def ensure_paper_models(
         ensure_artifact(
             scenario,
             paper_model_name(elicitation, cost_profile, seed, tag),
-            paper_config(elicitation, cost_profile, seed, quick, epochs),
+            paper_config(elicitation, cost_profile, seed, quick, changes),
             deps,
             quick=quick,
             force=force,

@@ -44,6 +44,7 @@ class ReproduceConfig:
     fast: bool = False
     n: int | None = None
     quick: bool = False  # reduced artifacts (tests only)
+    validity_multiplier: str = "lagrangian"  # iCARMA: CARMA's multiplier, or "fixed"
 
     def __post_init__(self) -> None:
         if self.target not in TARGET_NAMES:

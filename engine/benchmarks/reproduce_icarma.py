@@ -70,6 +70,15 @@ class World:
         self._oracle: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.models: dict[tuple[str, str], Any] = {}
 
+    def changes(self, elicitation: str) -> dict[str, Any]:
+        """How the iCARMA models differ from the paper's configuration (none by default)."""
+        out: dict[str, Any] = {}
+        if self.config.fast:
+            out["epochs"] = FAST_EPOCHS[elicitation]
+        if self.config.validity_multiplier != "lagrangian":
+            out["validity_multiplier"] = self.config.validity_multiplier
+        return out
+
     @property
     def seeds(self) -> int:
         if self.config.seeds is not None:
@@ -108,7 +117,7 @@ class World:
                       f"{' (fast)' if fast else ''}")
             self.models[key] = ensure_paper_models(
                 self.config.scenario, elicitation, cost_profile, self.seeds,
-                quick=self.config.quick, epochs=FAST_EPOCHS[elicitation] if fast else None,
+                quick=self.config.quick, changes=self.changes(elicitation),
             )
         pm = self.models[key]
         profiles = self.profiles(constraint, elicitation)
@@ -216,6 +225,7 @@ def _result(world: World, target: str, cells: list[Cell], checks: list[Check],
         config={"scenario": cfg.scenario, "seeds": world.seeds, "fast": cfg.fast,
                 "n": len(world.x), "repair": False, "oracle_grid": "factual",
                 "icarma_training": "paper" + (" (shortened)" if cfg.fast else ""),
+                "validity_multiplier": cfg.validity_multiplier,
                 "score_sampling": "iid", "decision_model": "trained"},
         cells=cells, checks=checks, notes=notes, extras={"icarma_models": training},
     )

@@ -81,6 +81,11 @@ def reproduce(
     scenario: str = typer.Option(
         "loan-carma", help="Scenario (default: CARMA's published Loan samples, the paper's)."
     ),
+    validity_multiplier: str = typer.Option(
+        "lagrangian",
+        help="iCARMA's validity weight: lagrangian (CARMA's multiplier, the paper's pipeline) "
+        "| fixed (weight 1 beside the paper's other weights). Models are cached per choice.",
+    ),
     quick: bool = typer.Option(
         False, "--quick", help="Reduced ('quick') artifacts, as `train --quick` builds them "
         "(smoke runs and tests; far from the paper)."
@@ -119,12 +124,16 @@ def reproduce(
         get_scenario(scenario)
     except UnknownScenarioError as e:
         raise typer.BadParameter(str(e), param_hint="--scenario") from e
+    if validity_multiplier not in ("lagrangian", "fixed"):
+        raise typer.BadParameter(f"must be lagrangian or fixed, got {validity_multiplier!r}",
+                                 param_hint="--validity-multiplier")
     docs = []
     out = Console()
     out.width = max(out.width, 150)
     for name in names:
         config = ReproduceConfig(
-            name, scenario=scenario, seeds=seeds, fast=fast, n=n, quick=quick
+            name, scenario=scenario, seeds=seeds, fast=fast, n=n, quick=quick,
+            validity_multiplier=validity_multiplier,
         )
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                       console=_err, transient=True) as progress:

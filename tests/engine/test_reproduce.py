@@ -78,7 +78,7 @@ def test_table1_smoke_on_quick_artifacts(trained_home):
 def test_the_cli_prints_one_json_object_and_logs_on_stderr(trained_home, tmp_path):
     out = tmp_path / "calibration.json"
     res = CliRunner().invoke(app, [
-        "reproduce", "hare-calibration", "--scenario", "loan", "--quick", "--fast", "--n", "8",
+        "reproduce", "hare-calibration", "--scenario", "loan", "--quick", "--fast", "--n", "4",
         "--seeds", "1", "--json", "--json-file", str(out)])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)  # exactly one object: no table, no progress
