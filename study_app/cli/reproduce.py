@@ -103,7 +103,7 @@ def reproduce(
     one paper-configured model per cost profile, best seed on validation, HARE within its
     budget). Paper values and tolerances: engine/benchmarks/paper_values.yaml. Trained
     models are cached (a second run reuses them); the paper's iCARMA models take about 4
-    (ranking) / 8 (Likert) minutes per cost profile and seed.
+    (ranking) / 8 (Likert) minutes per cost profile and seed on an idle core.
 
     --json shape: {target, title, table, paper {title, file, setting}, config, seconds,
     cells [{table, row, method, metric, paper, paper_range, ours, ours_mean, ours_sd, seeds,
