@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export RECOURSE_STUDY_HOME ?= $(CURDIR)/.recourse-study
 
-.PHONY: install run test lint browser clean
+.PHONY: install blas run test lint browser clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH (or make PYTHON=...)"; exit 1; }
@@ -17,7 +17,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e ".[test,fast]"
 	touch $(STAMP)
 
-install: $(STAMP)
+install: $(STAMP) blas
+
+# PyTensor (PyMC's sampler) links Debian's OpenBLAS; without it it warns and runs slowly.
+blas: $(STAMP)
+	@bash scripts/install_blas.sh $(BIN)/python
 
 # The default study at http://localhost:8501 (dashboard: /dashboard, password from
 # RECOURSE_STUDY_DASHBOARD_PASSWORD); the first start trains the artifacts, later ones reuse them.

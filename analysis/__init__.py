@@ -1,0 +1,20 @@
+"""Analysis of stored studies: recourse-metric tables, hierarchical ordinal models (PyMC),
+diagnostics (ArviZ) and the HTML report. Imports data, and engine for metric definitions.
+
+Names are imported on first use (engine.exports): ``import analysis`` does not import PyMC.
+"""
+
+from __future__ import annotations
+
+from engine.exports import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
+    "analysis.pipeline": ("Analysis", "ModelResult", "run_analysis"),
+    "analysis.report": ("render",),
+    "analysis.tables": ("recourse_table",),
+    "analysis.models": ("AnalysisDataError", "build_model", "prepare"),
+    "analysis.fit": ("sample", "SamplingWarning"),
+    "analysis.simdata": ("simulate_ratings",),
+    "analysis.recovery": ("RecoveryConfig", "recovery_study"),
+    "analysis.fairness_plot": ("fairness_figure", "save_fairness_figure"),
+})

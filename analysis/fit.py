@@ -13,8 +13,10 @@ lists each missed threshold (R-hat <= 1.01, ESS >= 400, no divergences) and ``fi
 
 from __future__ import annotations
 
+import logging
 import time
 import warnings
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -78,7 +80,9 @@ def diagnose(idata: az.InferenceData, names: list[str]) -> Diagnostics:
     ess_t = az.ess(post, method="tail")
 
     def extreme(ds: Any, fn: Any) -> float:
-        return float(fn([float(fn(ds[v].values)) for v in ds.data_vars]))
+        with warnings.catch_warnings():  # one chain: R-hat is NaN everywhere (reported null)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return float(fn([float(fn(ds[v].values)) for v in ds.data_vars]))
 
     div = idata.sample_stats.get("diverging")
     return Diagnostics(
@@ -117,7 +121,8 @@ def sample(
 
         compiled = nutpie.compile_pymc_model(model)
         idata = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, cores=cores,
-                              seed=seed, progress_bar=False, target_accept=target_accept)
+                              seed=seed, progress_bar=False, target_accept=target_accept,
+                              save_warmup=False)  # as PyMC: tuning draws are not kept
     else:
         with model:
             idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores,
@@ -135,18 +140,33 @@ def sample(
     return Fit(idata, backend, seconds, diag)
 
 
-def posterior_predictive(model: pm.Model, fit: Fit, seed: int = 0) -> np.ndarray:
-    """(draws, n) replicated ratings 1..7 (ordinal) or values (gaussian) for the PPC."""
-    with model:
-        pp = pm.sample_posterior_predictive(fit.idata, random_seed=seed, progressbar=False,
-                                            extend_inferencedata=False)
-    y = pp.posterior_predictive["y"].stack(sample=("chain", "draw")).transpose("sample", ...)
-    return np.asarray(y.values)
+def posterior_predictive(model: pm.Model, fit: Fit, seed: int = 0) -> az.InferenceData:
+    """Replicated observations ``y`` for every posterior draw (group ``posterior_predictive``;
+    ordinal ratings on the model's 0..6 scale, Gaussian values as they are)."""
+    quiet = logging.getLogger("pymc")
+    level = quiet.level
+    quiet.setLevel(logging.WARNING)  # not "Sampling: [y]" on every call
+    try:
+        with model:
+            return pm.sample_posterior_predictive(fit.idata, random_seed=seed,
+                                                  progressbar=False, extend_inferencedata=False)
+    finally:
+        quiet.setLevel(level)
 
 
-def compare(fits: dict[str, Fit]) -> list[dict[str, Any]]:
-    """PSIS-LOO comparison (fits must hold the pointwise log-likelihood)."""
-    table = az.compare({k: f.idata for k, f in fits.items()}, ic="loo")
+def loo(idata: az.InferenceData) -> az.ELPDData:
+    """Pointwise PSIS-LOO of a fit holding the log-likelihood (ArviZ's Pareto-k notes are
+    not printed: ``pareto_k`` carries them)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return az.loo(idata, pointwise=True)
+
+
+def compare(elpds: Mapping[str, az.ELPDData]) -> list[dict[str, Any]]:
+    """PSIS-LOO comparison of pointwise LOO results (``loo``) of models of the same ratings."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = az.compare(dict(elpds), ic="loo")
     return [{"model": str(name), "rank": int(r["rank"]), "elpd_loo": float(r["elpd_loo"]),
              "se": float(r["se"]), "elpd_diff": float(r["elpd_diff"]), "dse": float(r["dse"]),
              "weight": float(r["weight"])} for name, r in table.iterrows()]

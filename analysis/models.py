@@ -9,7 +9,7 @@ constraints, and arm a_r:
     u_p   = sigma_u z_p,  b_p = sigma_b w_p                               (non-centred)
 
 **Ordinal (cumulative logit)**: P(y_r <= k) = logistic(c_k - eta_r), c_1 < ... < c_6; the same
-likelihood as the synthetic participants (engine.rating_model), so its parameters are directly
+likelihood as the synthetic participants (engine.synthetic.rating_model), so its parameters are directly
 comparable with theirs. **Gaussian** (for comparison with the reference study's GAMMs):
 y_r ~ Normal(alpha + eta_r, sigma_y).
 
@@ -48,8 +48,8 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from analysis.splines import SplineBasis
+from engine.metric_names import DISTANCES
 
-DISTANCES = ("l0_actions", "l1_actions", "l0_profile", "l1_profile")
 OUTCOMES = ("acceptance", "action")
 Likelihood = Literal["ordinal", "gaussian"]
 
@@ -126,8 +126,15 @@ def prepare(ratings: pd.DataFrame, outcome: str, distance: str, k: int = 8) -> M
                      terms, SplineBasis.fit(d, basis_size(d, k)))
 
 
-def build_model(data: ModelData, likelihood: Likelihood = "ordinal") -> pm.Model:
-    """The model of the module docstring for ``data``."""
+def build_model(
+    data: ModelData, likelihood: Likelihood = "ordinal", *, keep_probabilities: bool = False
+) -> pm.Model:
+    """The model of the module docstring for ``data``.
+
+    ``keep_probabilities`` adds the ordinal model's per-rating category probabilities
+    P(y_r = k) as the deterministic ``y_probs`` (n x 7 values per draw: 405 MB for 1,810
+    ratings x 4,000 draws in float64), which only a ``full`` trace keeps; the posterior,
+    the log-likelihood and posterior predictive draws do not need it."""
     if likelihood not in ("ordinal", "gaussian"):
         raise ValueError(f"likelihood must be ordinal or gaussian, got {likelihood!r}")
     assert data.basis is not None
@@ -160,7 +167,8 @@ def build_model(data: ModelData, likelihood: Likelihood = "ordinal") -> pm.Model
             gaps = pm.HalfNormal("cut_gaps", 2.0, shape=5)
             cut = pm.Deterministic("cutpoints", pt.concatenate(
                 [pt.stack([first]), first + pt.cumsum(gaps)]))
-            pm.OrderedLogistic("y", eta=eta, cutpoints=cut, observed=data.y - 1)
+            pm.OrderedLogistic("y", eta=eta, cutpoints=cut, observed=data.y - 1,
+                              compute_p=keep_probabilities)
         else:
             alpha = pm.Normal("alpha", 4.0, 2.0)
             sigma_y = pm.HalfNormal("sigma_y", 2.0)

@@ -1,63 +1,35 @@
-"""`recourse-study analyze`: fit every model of a study and summarize it.
+"""`recourse-study analyze`: fit every model of a study and summarize it, losing no work.
 
-For each outcome (acceptance, action) and each distance of the chosen family (L0 and L1 over
-the profile, or over actions) the ordinal model of analysis.models is fitted; the Gaussian
-variant is fitted for the main distance (``distance``). PSIS-LOO compares, per outcome, the
-ordinal models with L0 and with L1 (same ratings, same likelihood: which distance explains
-the ratings better). Every trace is saved as NetCDF; ``summary`` is what summary.json holds.
+Models (``plan_models``): for each outcome (acceptance, action), the ordinal model with the
+L0 and with the L1 distance of the chosen family (L0/L1 over the profile or over actions),
+each with its pointwise log-likelihood, the one with the main ``distance`` also with the
+posterior predictive check; and the Gaussian variant for the main distance. PSIS-LOO
+compares, per outcome, the ordinal models with L0 and with L1 (same ratings, same
+likelihood: which distance explains the ratings better).
+
+No finished work is lost: every model's data are checked (``prepare``) before any model is
+fitted; each model is written to the output folder (analysis.folder) as soon as it
+finishes, and summary.json is rewritten then (``complete`` false until the end). With
+``resume``, a stored result whose fingerprint matches (same data, model and sampler) is
+reused instead of refitted. A model whose fit fails is listed in ``failed`` and the others
+still run.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import arviz as az
-import numpy as np
 import pandas as pd
 
 from analysis import fit as fitting
-from analysis.models import (
-    DISTANCES,
-    OUTCOMES,
-    AnalysisDataError,
-    ModelData,
-    build_model,
-    prepare,
-    smooth_draws,
-)
-from analysis.tables import recourse_table
-
-HDI = 0.94  # central coefficient intervals (ArviZ's default level)
-BAND = 0.95  # smooth bands (the reference study's Figure 3)
-GRID = 60
-
-
-@dataclass
-class ModelResult:
-    outcome: str
-    distance: str
-    likelihood: str
-    data: ModelData
-    fit: fitting.Fit
-    smooth: pd.DataFrame  # d, mean, lo, hi
-    coefficients: list[dict[str, Any]]
-    ppc: np.ndarray | None = None
-
-    def summary(self) -> dict[str, Any]:
-        d = self.fit.diagnostics
-        return {
-            "outcome": self.outcome, "distance": self.distance, "likelihood": self.likelihood,
-            "n": self.data.n, "participants": len(self.data.participants),
-            "smooth": self.smooth.to_dict(orient="records"),
-            "coefficients": self.coefficients,
-            "max_rhat": d.max_rhat, "min_ess": d.min_ess_bulk, "min_ess_tail": d.min_ess_tail,
-            "divergences": d.divergences, "seconds": self.fit.seconds,
-            "backend": self.fit.backend, "warnings": d.problems(),
-        }
+from analysis.folder import DEFAULT_TRACE, TRACE_LEVELS, AnalysisFolder, fingerprint
+from analysis.models import DISTANCES, OUTCOMES, AnalysisDataError, ModelData, prepare
+from analysis.results import ModelResult, ModelSpec, fit_one
+from analysis.tables import participants_by_kind, recorded, recourse_table
+from data.jsonio import json_ready
 
 
 @dataclass
@@ -65,18 +37,40 @@ class Analysis:
     study_id: str
     ratings: pd.DataFrame
     plans: pd.DataFrame
+    specs: list[ModelSpec] = field(default_factory=list)
+    sampler: dict[str, Any] = field(default_factory=dict)
+    trace: str = DEFAULT_TRACE
     models: list[ModelResult] = field(default_factory=list)
+    failed: list[dict[str, str]] = field(default_factory=list)
     loo: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
+    @property
+    def pending(self) -> list[str]:
+        done = {m.spec.name for m in self.models} | {f["model"] for f in self.failed}
+        return [s.name for s in self.specs if s.name not in done]
+
+    @property
+    def complete(self) -> bool:
+        return not self.failed and not self.pending
+
     def summary(self) -> dict[str, Any]:
-        return {
+        return json_ready({
             "study_id": self.study_id,
+            "complete": self.complete,
             "n_ratings": int(len(self.ratings)),
             "n_participants": int(self.ratings["participant_id"].nunique()),
+            "participants_by_kind": participants_by_kind(self.ratings),
+            "recorded": recorded(self.ratings, self.plans),
+            "sampler": self.sampler,
+            "trace": self.trace,
             "models": [m.summary() for m in self.models],
+            "reused": [m.spec.name for m in self.models if m.reused],
+            "fitted": [m.spec.name for m in self.models if not m.reused],
+            "failed": self.failed,
+            "pending": self.pending,
             "loo": self.loo,
-            "recourse_table": _records(recourse_table(self.plans)),
-        }
+            "recourse_table": recourse_table(self.plans).to_dict(orient="records"),
+        })
 
 
 def distance_family(distance: str) -> tuple[str, str]:
@@ -88,48 +82,29 @@ def distance_family(distance: str) -> tuple[str, str]:
     return f"l0_{scope}", f"l1_{scope}"
 
 
-def coefficients(model_data: ModelData, idata: az.InferenceData) -> list[dict[str, Any]]:
-    """Mean and central 94% interval of every interpretable parameter."""
-    post = idata.posterior
-    out = []
-
-    def add(name: str, values: np.ndarray, group: str) -> None:
-        lo, hi = np.quantile(np.asarray(values), [(1 - HDI) / 2, 1 - (1 - HDI) / 2])
-        out.append({"name": name, "group": group, "mean": float(np.mean(values)),
-                    "lo": float(lo), "hi": float(hi)})
-
-    if "beta" in post:
-        for t in model_data.terms:
-            add(t, post["beta"].sel(term=t).values, "effect")
-    if "gamma" in post:
-        for a in model_data.arms[1:]:
-            add(f"arm[{a}] - arm[{model_data.arms[0]}]", post["gamma"].sel(arm=a).values, "arm")
-    for v in ("sigma_u", "sigma_b", "sigma_f", "sigma_y"):
-        if v in post:
-            add(v, post[v].values, "variance")
-    return out
+def plan_models(distance: str, gaussian: bool = True) -> list[ModelSpec]:
+    """The models of the module docstring, in fitting order."""
+    l0, l1 = distance_family(distance)
+    specs = []
+    for outcome in OUTCOMES:
+        specs += [ModelSpec(outcome, d, "ordinal", ppc=d == distance, log_likelihood=True)
+                  for d in (l0, l1)]
+        if gaussian:
+            specs.append(ModelSpec(outcome, distance, "gaussian"))
+    return specs
 
 
-def fit_one(
-    ratings: pd.DataFrame, outcome: str, distance: str, likelihood: str, *,
-    backend: str, draws: int, tune: int | None, chains: int, seed: int, ppc: bool,
-    log_likelihood: bool, target_accept: float | None = None,
-) -> ModelResult:
-    data = prepare(ratings, outcome, distance)
-    model = build_model(data, likelihood)  # type: ignore[arg-type]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", fitting.SamplingWarning)  # reported in the summary
-        result = fitting.sample(model, backend=backend, draws=draws, tune=tune,  # type: ignore[arg-type]
-                                chains=chains, seed=seed, log_likelihood=log_likelihood,
-                                target_accept=target_accept)
-    post = result.idata.posterior.stack(sample=("chain", "draw"))
-    grid = np.linspace(data.d.min(), data.d.max(), GRID)
-    draws_f = smooth_draws(data, np.asarray(post["delta_f"].values).T, grid)
-    lo, hi = np.quantile(draws_f, [(1 - BAND) / 2, 1 - (1 - BAND) / 2], axis=0)
-    smooth = pd.DataFrame({"d": grid, "mean": draws_f.mean(axis=0), "lo": lo, "hi": hi})
-    pp = fitting.posterior_predictive(model, result, seed) if ppc else None
-    return ModelResult(outcome, distance, likelihood, data, result, smooth,
-                       coefficients(data, result.idata), pp)
+def sampler_settings(backend: str = "nutpie", draws: int = 1000, tune: int | None = None,
+                     chains: int = 4, seed: int = 0,
+                     target_accept: float | None = None) -> dict[str, Any]:
+    """The sampler's settings with each default resolved (they enter the fingerprint)."""
+    if backend not in fitting.BACKENDS:
+        raise AnalysisDataError(
+            f"unknown backend {backend!r}; expected one of {', '.join(fitting.BACKENDS)}")
+    return {"backend": backend, "draws": draws,
+            "tune": fitting.DEFAULT_TUNE[backend] if tune is None else tune,
+            "chains": chains, "seed": seed,
+            "target_accept": target_accept or fitting.DEFAULT_TARGET_ACCEPT}
 
 
 def run_analysis(
@@ -145,39 +120,59 @@ def run_analysis(
     seed: int = 0,
     target_accept: float | None = None,
     gaussian: bool = True,
-    traces: Path | None = None,
+    out: Path | None = None,
+    resume: bool = False,
+    trace: str = DEFAULT_TRACE,
     on_step: Callable[[str], None] | None = None,
+    on_log: Callable[[str], None] | None = None,
 ) -> Analysis:
-    """Fit every model (module docstring); write traces under ``traces`` when given."""
-    note = on_step or (lambda _m: None)
-    l0, l1 = distance_family(distance)
-    result = Analysis(study_id, ratings, plans)
-    sampler = {"backend": backend, "draws": draws, "tune": tune, "chains": chains, "seed": seed,
-               "target_accept": target_accept}
-    for outcome in OUTCOMES:
-        for dist in (l0, l1):
-            note(f"{outcome} ~ s({dist}) ordinal")
-            result.models.append(fit_one(
-                ratings, outcome, dist, "ordinal", ppc=dist == distance, log_likelihood=True,
-                **sampler))
-        if gaussian:
-            note(f"{outcome} ~ s({distance}) gaussian")
-            result.models.append(fit_one(
-                ratings, outcome, distance, "gaussian", ppc=False, log_likelihood=False,
-                **sampler))
-        ordinal = {m.distance: m.fit for m in result.models
-                   if m.outcome == outcome and m.likelihood == "ordinal"}
-        if len(ordinal) == 2:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # ArviZ's Pareto-k notes are in the table
-                result.loo[outcome] = fitting.compare(ordinal)
-    if traces is not None:
-        traces.mkdir(parents=True, exist_ok=True)
-        for m in result.models:
-            m.fit.idata.to_netcdf(str(traces / f"{m.outcome}_{m.distance}_{m.likelihood}.nc"))
+    """Fit (or, with ``resume``, reuse) every model; results go to ``out`` as they finish.
+    Sampler defaults: ``sampler_settings``; ``trace``: analysis.folder's levels."""
+    if trace not in TRACE_LEVELS:
+        raise AnalysisDataError(f"trace must be one of {', '.join(TRACE_LEVELS)}, got {trace!r}")
+    step, log = on_step or (lambda _m: None), on_log or (lambda _m: None)
+    sampler = sampler_settings(backend, draws, tune, chains, seed, target_accept)
+    specs = plan_models(distance, gaussian)
+    inputs = {s.name: prepare(ratings, s.outcome, s.distance) for s in specs}  # check all first
+    folder = AnalysisFolder(out) if out is not None else None
+    result = Analysis(study_id, ratings, plans, specs, sampler, trace)
+    for i, spec in enumerate(specs, 1):
+        data, fp = inputs[spec.name], fingerprint(spec, inputs[spec.name], sampler)
+        stored = folder.reusable(spec, data, fp, trace) if folder else None
+        if stored is not None and resume:
+            result.models.append(stored)
+            log(f"reused {spec.label} (fingerprint {fp[:12]} unchanged)")
+        else:
+            if stored is not None:
+                log(f"refitting {spec.label}: a matching fit is stored; --resume reuses it")
+            step(f"fitting {spec.label} ({i}/{len(specs)})")
+            _fit(result, spec, data, fp, folder, log)
+        _compare(result, spec.outcome)
+        if folder is not None:
+            folder.write_summary(result.summary())
     return result
 
 
-def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{k: (None if isinstance(v, float) and not np.isfinite(v) else v)
-             for k, v in r.items()} for r in df.to_dict(orient="records")]
+def _fit(result: Analysis, spec: ModelSpec, data: ModelData, fp: str,
+         folder: AnalysisFolder | None, log: Callable[[str], None]) -> None:
+    """Fit one model into ``result``; a failure is recorded, not raised (the others go on)."""
+    try:
+        model, idata = fit_one(spec, data, result.sampler,
+                               keep_probabilities=result.trace == "full")
+        if folder is not None:
+            folder.save(model, idata, fp, result.trace)
+    except Exception as e:  # noqa: BLE001 - one model's failure must not lose the others
+        message = " ".join(f"{type(e).__name__}: {e}".split())
+        result.failed.append({"model": spec.name, "error": message})
+        log(f"FAILED {spec.label}: {message}")
+        return
+    result.models.append(model)
+    log(f"fitted {spec.label} in {model.seconds:.1f} s")
+
+
+def _compare(result: Analysis, outcome: str) -> None:
+    """PSIS-LOO of the outcome's two ordinal models once both are there."""
+    elpds = {m.distance: m.loo for m in result.models
+             if m.outcome == outcome and m.likelihood == "ordinal" and m.loo is not None}
+    if len(elpds) == 2 and outcome not in result.loo:
+        result.loo[outcome] = fitting.compare(elpds)

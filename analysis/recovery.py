@@ -1,7 +1,7 @@
 """Parameter recovery: simulate studies with known effects, fit, check the intervals.
 
 For each of ``studies`` simulated studies (analysis.simdata, reference behaviour of
-engine.rating_model unless given) both ordinal models (smooth of L1 over the profile) are
+engine.synthetic.rating_model unless given) both ordinal models (smooth of L1 over the profile) are
 fitted and we record, per parameter, whether the central 90% interval covers the truth:
 
 - beta[satisfaction] = k and beta[violation] = -nu of each outcome;
@@ -24,7 +24,7 @@ import numpy as np
 from analysis.fit import SamplingWarning, sample
 from analysis.models import build_model, prepare, smooth_draws
 from analysis.simdata import simulate_ratings
-from engine.rating_model import OutcomeModel, RatingBehaviour
+from engine.synthetic.rating_model import OutcomeModel, RatingBehaviour
 
 LEVEL = 0.90
 

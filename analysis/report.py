@@ -1,10 +1,14 @@
 """The self-contained HTML report of ``recourse-study analyze`` (figures embedded as PNG).
 
-Sections: the smooth of each rating against L0 and against L1 with 95% bands (the reference
-study's Figure 3, on the latent logit scale, centred: 0 is the average plan), coefficients
-with 94% intervals, variance components, posterior predictive check (observed rating shares
-against the replicated ones), rating distributions by arm, recourse metrics by arm, LOO
-comparison and sampling diagnostics.
+Sections: what the study recorded (and what it did not), the smooth of each rating against
+L0 and against L1 with 95% bands (the reference study's Figure 3, on the latent logit
+scale, centred: 0 is the average plan), coefficients with 94% intervals, variance
+components, posterior predictive check (observed rating shares against the replicated
+ones), rating distributions by arm, recourse metrics by arm, LOO comparison and sampling
+diagnostics. It renders every study the store can hold: a section whose data a study did
+not record (imported plans: no validity, plausibility, cost or method; one arm; no
+satisfaction or violation) says "not recorded" for it, and a model that failed leaves a
+"not fitted" note where its figure would be.
 """
 
 from __future__ import annotations
@@ -21,11 +25,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from analysis.pipeline import Analysis, ModelResult  # noqa: E402
-from analysis.tables import recourse_table  # noqa: E402
+from analysis.pipeline import Analysis  # noqa: E402
+from analysis.results import ModelResult  # noqa: E402
+from analysis.tables import participants_by_kind, recorded, recourse_table  # noqa: E402
 
 LABELS = {"l0_actions": "L0 (actions)", "l1_actions": "L1 (actions)",
           "l0_profile": "L0 (profile)", "l1_profile": "L1 (profile)"}
+NOT_RECORDED = "not recorded"
 
 
 def _png(fig: Any) -> str:
@@ -37,6 +43,8 @@ def _png(fig: Any) -> str:
 
 def smooth_figure(models: list[ModelResult]) -> str:
     ordinal = [m for m in models if m.likelihood == "ordinal"]
+    if not ordinal:
+        return "<p>No ordinal model was fitted.</p>"
     outcomes = sorted({m.outcome for m in ordinal})
     dists = sorted({m.distance for m in ordinal})
     fig, axes = plt.subplots(len(outcomes), len(dists), figsize=(5 * len(dists), 3.4 * len(outcomes)),
@@ -44,7 +52,11 @@ def smooth_figure(models: list[ModelResult]) -> str:
     for i, o in enumerate(outcomes):
         for j, d in enumerate(dists):
             ax = axes[i][j]
-            m = next(m for m in ordinal if m.outcome == o and m.distance == d)
+            m = next((m for m in ordinal if m.outcome == o and m.distance == d), None)
+            if m is None:
+                ax.text(0.5, 0.5, f"{o} ~ s({d}): not fitted", ha="center", va="center")
+                ax.set_axis_off()
+                continue
             s = m.smooth
             ax.fill_between(s["d"], s["lo"], s["hi"], alpha=0.3, label="95% band")
             ax.plot(s["d"], s["mean"], lw=2, label="posterior mean")
@@ -53,17 +65,21 @@ def smooth_figure(models: list[ModelResult]) -> str:
             ax.set_xlabel(LABELS.get(d, d))
             ax.set_ylabel(f"s({d}) on {o} (logit)")
             ax.set_title(f"{o.capitalize()} vs {LABELS.get(d, d)}")
-    axes[0][0].legend(loc="best", fontsize=8)
+    drawn = [ax for row in axes for ax in row if ax.lines]
+    if drawn:
+        drawn[0].legend(loc="best", fontsize=8)
     fig.tight_layout()
     return _png(fig)
 
 
 def coefficient_figure(models: list[ModelResult], group: str) -> str:
+    main = _main(models)
+    groups = ("effect", "arm") if group == "effects" else ("variance",)
     rows = [(f"{m.outcome}: {c['name']}", c) for m in models
-            if m.likelihood == "ordinal" and m.distance == _main(models) for c in m.coefficients
-            if (c["group"] != "variance") == (group == "effects")]
+            if m.likelihood == "ordinal" and m.distance == main for c in m.coefficients
+            if c["group"] in groups]
     if not rows:
-        return "<p>No such parameters in these models.</p>"
+        return ""
     fig, ax = plt.subplots(figsize=(7, 0.4 * len(rows) + 1))
     y = np.arange(len(rows))
     ax.errorbar([c["mean"] for _, c in rows], y,
@@ -78,20 +94,34 @@ def coefficient_figure(models: list[ModelResult], group: str) -> str:
     return _png(fig)
 
 
+def effects_notes(analysis: Analysis) -> str:
+    """Which effects could not be estimated, and why (not recorded, constant, one arm)."""
+    rec = recorded(analysis.ratings, analysis.plans)
+    terms = {t for m in analysis.models for t in m.data.terms}
+    notes = []
+    for term in ("satisfaction", "violation"):
+        if not rec[term]:
+            notes.append(f"{term}: {NOT_RECORDED}")
+        elif term not in terms:
+            notes.append(f"{term}: recorded but constant, so no effect can be estimated")
+    arms = {a for m in analysis.models for a in m.data.arms}
+    if len(arms) <= 1:
+        notes.append("arm contrasts: " + (f"one arm ({next(iter(arms))})" if rec["arm"]
+                                           else f"arm {NOT_RECORDED}") + ", nothing to compare")
+    return "".join(f"<p>{html.escape(n)}</p>" for n in notes)
+
+
 def ppc_figure(models: list[ModelResult]) -> str:
-    with_pp = [m for m in models if m.ppc is not None]
+    with_pp = [m for m in models if m.ppc]
     if not with_pp:
-        return "<p>No posterior predictive draws.</p>"
+        return "<p>Not computed (the main-distance ordinal models were not fitted).</p>"
     fig, axes = plt.subplots(1, len(with_pp), figsize=(5 * len(with_pp), 3.2), squeeze=False)
-    k = np.arange(1, 8)
     for ax, m in zip(axes[0], with_pp, strict=True):
-        obs = np.array([(m.data.y == v).mean() for v in k])
-        rep = np.stack([(m.ppc + 1 == v).mean(axis=1) for v in k], axis=1)
-        lo, hi = np.quantile(rep, [0.025, 0.975], axis=0)
-        ax.bar(k, obs, color="#9ecae1", label="observed")
-        ax.errorbar(k, rep.mean(axis=0), yerr=[rep.mean(axis=0) - lo, hi - rep.mean(axis=0)],
+        t = pd.DataFrame(m.ppc)
+        ax.bar(t["rating"], t["observed"], color="#9ecae1", label="observed")
+        ax.errorbar(t["rating"], t["mean"], yerr=[t["mean"] - t["lo"], t["hi"] - t["mean"]],
                     fmt="o", color="k", capsize=3, label="replicated (95%)")
-        ax.set_xticks(k)
+        ax.set_xticks(t["rating"])
         ax.set_xlabel(f"{m.outcome} rating")
         ax.set_ylabel("share")
         ax.set_title(f"{m.outcome} ~ s({m.distance})")
@@ -101,13 +131,15 @@ def ppc_figure(models: list[ModelResult]) -> str:
 
 
 def arm_figure(ratings: pd.DataFrame) -> str:
-    arms = sorted(ratings["arm"].fillna("(none)").astype(str).unique())
+    arm = ratings["arm"] if "arm" in ratings else pd.Series(None, index=ratings.index)
+    arm = arm.fillna(f"(arm {NOT_RECORDED})").astype(str)
+    arms = sorted(arm.unique())
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
     k = np.arange(1, 8)
     width = 0.8 / max(len(arms), 1)
     for ax, outcome in zip(axes, ("acceptance", "action"), strict=True):
         for i, a in enumerate(arms):
-            v = ratings.loc[ratings["arm"].fillna("(none)").astype(str) == a, outcome]
+            v = ratings.loc[arm == a, outcome]
             share = [(v == x).mean() for x in k]
             ax.bar(k + (i - (len(arms) - 1) / 2) * width, share, width, label=f"{a} (n={len(v)})")
         ax.set_xticks(k)
@@ -118,14 +150,55 @@ def arm_figure(ratings: pd.DataFrame) -> str:
     return _png(fig)
 
 
+def recorded_table(analysis: Analysis) -> str:
+    """What the study holds: each optional field recorded or not, participants by kind."""
+    rec = recorded(analysis.ratings, analysis.plans)
+    fields = pd.DataFrame([{"field": k, "status": f"recorded ({n} rows)" if n else NOT_RECORDED}
+                           for k, n in rec.items()])
+    kinds = pd.DataFrame([{"participant kind": k, "participants": n}
+                          for k, n in participants_by_kind(analysis.ratings).items()])
+    return _table(fields) + ("<h3>Participants by kind</h3>" + _table(kinds)
+                             if not kinds.empty else "")
+
+
+def recourse_section(analysis: Analysis) -> str:
+    table = recourse_table(analysis.plans)
+    if table.empty:
+        return f"<p>Plans {NOT_RECORDED}.</p>"
+    missing = [c for c in table.columns[3:] if table[c].isna().all()]
+    note = (f"<p>{NOT_RECORDED.capitalize()} in this study: {html.escape(', '.join(missing))}"
+            ".</p>") if missing else ""
+    return _table(table) + note
+
+
+def loo_section(analysis: Analysis) -> str:
+    parts = []
+    for outcome in sorted({s.outcome for s in analysis.specs}):
+        rows = analysis.loo.get(outcome)
+        parts.append(f"<h3>{html.escape(outcome)}</h3>" + (
+            _table(pd.DataFrame(rows)) if rows else
+            "<p>Not computed: it needs both ordinal models of this outcome.</p>"))
+    return "".join(parts)
+
+
 def _main(models: list[ModelResult]) -> str:
-    with_pp = [m for m in models if m.ppc is not None]
-    return with_pp[0].distance if with_pp else models[0].distance
+    with_pp = [m for m in models if m.ppc]
+    return with_pp[0].distance if with_pp else (models[0].distance if models else "")
 
 
 def _table(df: pd.DataFrame, digits: int = 3) -> str:
-    return df.to_html(index=False, float_format=lambda v: f"{v:.{digits}f}", na_rep="-",
-                      border=0, classes="t", escape=True)
+    return df.to_html(index=False, float_format=lambda v: f"{v:.{digits}f}",
+                      na_rep=NOT_RECORDED, border=0, classes="t", escape=True)
+
+
+def _status(analysis: Analysis) -> str:
+    if analysis.complete:
+        return ""
+    items = [f"{f['model']}: {f['error']}" for f in analysis.failed]
+    items += [f"{name}: not fitted yet" for name in analysis.pending]
+    return ("<div class='warn'><p><b>Incomplete analysis.</b> These models have no result; "
+            "rerun <code>recourse-study analyze ... --resume</code> to fit only them:</p><ul>"
+            + "".join(f"<li>{html.escape(i)}</li>" for i in items) + "</ul></div>")
 
 
 def render(analysis: Analysis) -> str:
@@ -133,37 +206,39 @@ def render(analysis: Analysis) -> str:
     models = analysis.models
     diag = pd.DataFrame([{
         "outcome": m.outcome, "distance": m.distance, "likelihood": m.likelihood,
-        "max R-hat": m.fit.diagnostics.max_rhat, "min bulk ESS": m.fit.diagnostics.min_ess_bulk,
-        "min tail ESS": m.fit.diagnostics.min_ess_tail,
-        "divergences": m.fit.diagnostics.divergences, "seconds": m.fit.seconds,
-        "warnings": "; ".join(m.fit.diagnostics.problems()) or "none",
+        "max R-hat": m.diagnostics.max_rhat, "min bulk ESS": m.diagnostics.min_ess_bulk,
+        "min tail ESS": m.diagnostics.min_ess_tail, "divergences": m.diagnostics.divergences,
+        "seconds": m.seconds, "reused": "yes" if m.reused else "no",
+        "warnings": "; ".join(m.diagnostics.problems()) or "none",
     } for m in models])
     gauss = pd.DataFrame([{"outcome": m.outcome, "distance": m.distance, **{
         c["name"]: f"{c['mean']:.2f} [{c['lo']:.2f}, {c['hi']:.2f}]" for c in m.coefficients}}
         for m in models if m.likelihood == "gaussian"])
-    loo = "".join(f"<h3>{html.escape(o)}</h3>" + _table(pd.DataFrame(rows))
-                  for o, rows in analysis.loo.items())
     n_p = analysis.ratings["participant_id"].nunique()
     sections = [
+        ("Data recorded", recorded_table(analysis),
+         "Optional fields of the plans and ratings; a field not recorded is left out of the "
+         "models and tables below."),
         ("Smooths of the ratings against distance", smooth_figure(models),
          "Centred smooth f(d) on the latent (logit) scale with 95% bands; 0 is the average "
          "plan. A band containing 0 everywhere means no evidence that distance matters."),
-        ("Effects (94% intervals)", coefficient_figure(models, "effects"),
+        ("Effects (94% intervals)",
+         coefficient_figure(models, "effects") + effects_notes(analysis),
          "Preference satisfaction, violation of the stated constraints and arm contrasts."),
-        ("Variance components", coefficient_figure(models, "variance"),
+        ("Variance components", coefficient_figure(models, "variance") or "<p>Not fitted.</p>",
          "sigma_u: participant intercepts; sigma_b: participant slopes on distance; sigma_f: "
          "smoothness of the distance curve."),
         ("Posterior predictive check", ppc_figure(models),
          "Observed shares of each rating against replicated data from the fitted model."),
         ("Ratings by arm", arm_figure(analysis.ratings), ""),
-        ("Recourse metrics by arm", _table(recourse_table(analysis.plans)),
+        ("Recourse metrics by arm", recourse_section(analysis),
          "From the stored plans (engine.metrics definitions)."),
-        ("Model comparison (PSIS-LOO, ordinal models)", loo or "<p>Not computed.</p>",
+        ("Model comparison (PSIS-LOO, ordinal models)", loo_section(analysis),
          "Per outcome: the model with L0 against the one with L1 (higher elpd is better)."),
         ("Gaussian variant (comparison with the reference study's GAMMs)",
          _table(gauss) if not gauss.empty else "<p>Not fitted.</p>", ""),
-        ("Sampling diagnostics", _table(diag), "Thresholds: R-hat <= 1.01, ESS >= 400, "
-         "no divergent transitions."),
+        ("Sampling diagnostics", _table(diag) if not diag.empty else "<p>No model fitted.</p>",
+         "Thresholds: R-hat <= 1.01, ESS >= 400, no divergent transitions."),
     ]
     body = "".join(
         f"<section><h2>{html.escape(t)}</h2>{content}"
@@ -175,6 +250,7 @@ def render(analysis: Analysis) -> str:
 <style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
 color:#222}} img{{max-width:100%}} table.t{{border-collapse:collapse;font-size:.9em}}
 table.t td,table.t th{{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:right}}
-.note{{color:#555;font-size:.9em}} section{{margin-bottom:2.5em}}</style></head><body>
+.note{{color:#555;font-size:.9em}} section{{margin-bottom:2.5em}}
+.warn{{background:#fff4e5;border-left:4px solid #e69500;padding:.5em 1em}}</style></head><body>
 <h1>{title}</h1><p>{len(analysis.ratings)} ratings from {n_p} participants.</p>
-{body}</body></html>"""
+{_status(analysis)}{body}</body></html>"""

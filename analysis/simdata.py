@@ -1,6 +1,6 @@
 """Ratings with known truth, in the shape of the store's ``ratings_long`` view.
 
-``simulate_ratings`` draws P participants x J plans from engine.rating_model (the synthetic
+``simulate_ratings`` draws P participants x J plans from engine.synthetic.rating_model (the synthetic
 participants' cumulative-logit model): distance d ~ Uniform(0, d_max) (the reference
 study's L1 spread), satisfaction s ~ Uniform(0, 1), violation v ~ Bernoulli(p_violation),
 arm uniform over ``arms`` (no arm effect), participant random intercepts and slopes from
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.rating_model import RatingBehaviour
+from engine.synthetic.rating_model import RatingBehaviour
 
 
 def simulate_ratings(
@@ -48,4 +48,42 @@ def simulate_ratings(
                              ("action", behaviour.action, "act")):
         eta = model.latent(d, s, v, effects[f"u_{key}"][pid], effects[f"b_{key}"][pid])
         out[name] = model.sample(eta, rng)
+    return out
+
+
+def simulate_import(
+    participants: int,
+    plans: int,
+    *,
+    seed: int = 0,
+    arms: tuple[str, ...] = ("a", "b"),
+    satisfaction: bool = True,
+    violation: bool = True,
+    behaviour: RatingBehaviour | None = None,
+) -> pd.DataFrame:
+    """Ratings with known truth in the shape ``recourse-study import-ratings`` reads
+    (data.imports): participant_id, plan_id, l0, l1, acceptance, action and, as asked,
+    satisfaction, violation and arm (``arms=()``: no arm column, one arm).
+
+    The ratings are ``simulate_ratings``' (driven by l1 = the behaviour's distance); l0, the
+    number of changed items, coarsens l1 (1 + floor(l1 / 0.2), capped at 4) and moves one
+    step up or down for 30% of the plans, so L0 and L1 are related but L1 is the truth. A
+    column left out was still part of the truth (an omitted variable, as in real data)."""
+    behaviour = behaviour or RatingBehaviour.reference()
+    r = simulate_ratings(participants, plans, behaviour=behaviour, seed=seed,
+                         arms=arms or ("-",))
+    rng = np.random.default_rng([seed, 1])
+    d = r[behaviour.distance].to_numpy()
+    shift = rng.integers(-1, 2, d.size) * (rng.uniform(size=d.size) < 0.3)
+    out = pd.DataFrame({
+        "participant_id": r["participant_id"], "plan_id": r["plan_id"],
+        "l0": np.clip(1 + np.floor(d / 0.2) + shift, 1, 4).astype(int), "l1": d.round(6),
+        "acceptance": r["acceptance"], "action": r["action"],
+    })
+    if satisfaction:
+        out["satisfaction"] = r["satisfaction"].round(6)
+    if violation:
+        out["violation"] = r["violation"].astype(int)
+    if arms:
+        out["arm"] = r["arm"]
     return out

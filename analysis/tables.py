@@ -1,9 +1,15 @@
-"""Recourse metrics by arm from the stored plans (the store's ``plans`` view).
+"""Recourse metrics by arm, and what a study recorded at all.
 
-Per arm (and method): number of plans, validity and plausibility (shares), mean unweighted
-cost over valid plans, hap (mean where defined), mean L0 and L1 over actions and over the
-profile, mean preference satisfaction and violation rate (where elicited). Definitions are
-engine.metrics' (stored with every plan), so the table reads the same as the benchmarks.
+``recourse_table``: per arm (and method), the number of plans, validity and plausibility
+(shares of the plans where they were recorded), mean unweighted cost over plans not known
+to be invalid, hap (mean where defined), mean L0 and L1 over actions and over the profile,
+mean preference satisfaction and violation rate. Definitions are engine.metrics' (stored
+with every plan), so the table reads the same as the benchmarks. A metric a study did not
+record (imported plans carry no validity, plausibility, cost or hap) is NaN (null in JSON,
+"not recorded" in the report).
+
+``recorded``: for each optional field, the number of rows that hold it (0: not recorded);
+``participants_by_kind``: participants with ratings by source (human, synthetic, imported).
 """
 
 from __future__ import annotations
@@ -13,30 +19,72 @@ import pandas as pd
 
 COLUMNS = ("valid", "plausible", "cost", "hap", "l0_actions", "l1_actions", "l0_profile",
            "l1_profile", "satisfaction", "violation")
+TABLE_COLUMNS = ("arm", "method", "plans", "validity", "plausibility", "cost", "hap",
+                 *COLUMNS[4:])
+# field -> (frame, column) it is read from; "method" also needs a value other than "imported"
+FIELDS: dict[str, tuple[str, str]] = {
+    "validity": ("plans", "valid"), "plausibility": ("plans", "plausible"),
+    "cost": ("plans", "cost"), "hap": ("plans", "hap"), "method": ("plans", "method"),
+    "arm": ("ratings", "arm"), "satisfaction": ("ratings", "satisfaction"),
+    "violation": ("ratings", "violation"),
+}
+IMPORTED_METHOD = "imported"
 
 
 def recourse_table(plans: pd.DataFrame) -> pd.DataFrame:
     """One row per (arm, method) with the metrics of the module docstring."""
     if plans.empty:
-        return pd.DataFrame(columns=["arm", "method", "plans", "validity", "plausibility",
-                                     "cost", "hap", *COLUMNS[4:]])
-    missing = {"arm", "method", *COLUMNS} - set(plans.columns)
-    if missing:
-        raise ValueError(f"plans lack the columns {sorted(missing)}")
+        return pd.DataFrame(columns=list(TABLE_COLUMNS))
+    plans = plans.copy()
+    for c in ("arm", "method", *COLUMNS):
+        if c not in plans:
+            plans[c] = np.nan
     rows = []
     for (arm, method), g in plans.groupby(["arm", "method"], sort=True, dropna=False):
-        valid = g["valid"].astype(bool)
-        row = {"arm": arm, "method": method, "plans": int(len(g)),
-               "validity": float(valid.mean()),
-               "plausibility": float(g["plausible"].astype(float).mean()),
-               "cost": _mean(g.loc[valid, "cost"]), "hap": _mean(g["hap"])}
+        valid = _numbers(g["valid"])
+        row = {"arm": _label(arm), "method": _label(method), "plans": int(len(g)),
+               "validity": _mean(valid), "plausibility": _mean(_numbers(g["plausible"])),
+               "cost": _mean(_numbers(g["cost"])[valid != 0]), "hap": _mean(_numbers(g["hap"]))}
         for c in COLUMNS[4:]:
-            row[c] = _mean(g[c])
+            row[c] = _mean(_numbers(g[c]))
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
 
 
-def _mean(s: pd.Series) -> float:
-    v = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
+def recorded(ratings: pd.DataFrame, plans: pd.DataFrame) -> dict[str, int]:
+    """Rows holding each optional field (module docstring); 0 means not recorded."""
+    frames = {"ratings": ratings, "plans": plans}
+    out = {}
+    for name, (frame, column) in FIELDS.items():
+        df = frames[frame]
+        if column not in df:
+            out[name] = 0
+            continue
+        values = df[column]
+        held = values.notna()
+        if name == "method":
+            held &= values.astype(str) != IMPORTED_METHOD
+        out[name] = int(held.sum())
+    return out
+
+
+def participants_by_kind(ratings: pd.DataFrame) -> dict[str, int]:
+    """Participants with at least one rating, by source."""
+    if "source" not in ratings or ratings.empty:
+        return {}
+    counts = ratings.groupby(ratings["source"].fillna("unknown"))["participant_id"].nunique()
+    return {str(k): int(v) for k, v in counts.items()}
+
+
+def _label(v: object) -> object:
+    return None if v is None or (isinstance(v, float) and np.isnan(v)) else v
+
+
+def _numbers(s: pd.Series) -> np.ndarray:
+    return pd.to_numeric(s.astype(object).where(s.notna(), np.nan),
+                         errors="coerce").to_numpy(dtype=float)
+
+
+def _mean(v: np.ndarray) -> float:
     v = v[np.isfinite(v)]
     return float(v.mean()) if v.size else float("nan")

@@ -1,0 +1,19 @@
+"""Persistence: the DuckDB store every driver writes through, and export / import.
+
+Imports nothing of ours outside ``data``; the only package that imports a database driver.
+
+    from data import Store
+    with Store("pilot.duckdb") as store:
+        ratings = store.table("ratings")      # a pandas DataFrame
+"""
+
+from __future__ import annotations
+
+from data.export import export, load_export
+from data.imports import ImportRowsError, import_ratings
+from data.store import TABLES, VIEWS, Store, StoreError, WriteConflictError
+
+__all__ = [
+    "TABLES", "VIEWS", "ImportRowsError", "Store", "StoreError", "WriteConflictError",
+    "export", "import_ratings", "load_export",
+]

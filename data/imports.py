@@ -22,7 +22,9 @@ External plans do not separate actions from consequences, so ``l0``/``l1`` fill 
 appear in ``ratings_long`` with source ``imported``.
 
 All or nothing: every bad row is reported with its line number (the header is line 1) and
-nothing is imported unless the whole file is good.
+nothing is imported unless the whole file is good. A column outside the table above is a
+problem too (never silently dropped); ``ignore_unknown=True`` imports the file without such
+columns and names them in ``ImportResult.ignored_columns``.
 """
 
 from __future__ import annotations
@@ -43,10 +45,13 @@ OPTIONAL = ("satisfaction", "violation", "arm", "impossible")
 
 
 class ImportRowsError(ValueError):
-    """The CSV has bad rows; ``problems`` lists (line, message); nothing was imported."""
+    """The CSV has bad rows; ``problems`` lists (line, message); nothing was imported.
+    ``unknown_columns``: header names outside the documented columns (if that was a problem)."""
 
-    def __init__(self, source: str, problems: list[tuple[int, str]]) -> None:
+    def __init__(self, source: str, problems: list[tuple[int, str]],
+                 unknown_columns: list[str] | None = None) -> None:
         self.problems = problems
+        self.unknown_columns = unknown_columns or []
         shown = problems[:50]
         more = f"\n  ... and {len(problems) - 50} more" if len(problems) > 50 else ""
         lines = "\n".join(f"  line {n}: {msg}" for n, msg in shown)
@@ -61,6 +66,7 @@ class ImportResult:
     participants: int
     new_participants: int
     ratings: int
+    ignored_columns: list[str]
 
 
 def _number(text: str, name: str, lo: float | None = None, hi: float | None = None) -> float:
@@ -88,8 +94,16 @@ def _flag(text: str, name: str) -> float:
     return float(text)
 
 
-def parse_rows(text: str, source: str) -> list[tuple[int, dict[str, Any]]]:
-    """(line, parsed row) of every row; ImportRowsError with every problem."""
+def unknown_columns(text: str) -> list[str]:
+    """Header names of the CSV ``text`` outside the documented columns."""
+    header = next(csv.reader(io.StringIO(text)), [])
+    return [c for c in header if c not in REQUIRED + OPTIONAL]
+
+
+def parse_rows(text: str, source: str,
+               ignore_unknown: bool = False) -> list[tuple[int, dict[str, Any]]]:
+    """(line, parsed row) of every row; ImportRowsError with every problem. Unknown
+    columns are a problem unless ``ignore_unknown`` (then their cells are not read)."""
     reader = csv.DictReader(io.StringIO(text))
     header = reader.fieldnames or []
     problems: list[tuple[int, str]] = []
@@ -97,11 +111,12 @@ def parse_rows(text: str, source: str) -> list[tuple[int, dict[str, Any]]]:
     unknown = [c for c in header if c not in REQUIRED + OPTIONAL]
     if missing:
         problems.append((1, f"missing column(s): {', '.join(missing)}"))
-    if unknown:
-        problems.append((1, f"unknown column(s): {', '.join(unknown)}; expected "
+    if unknown and not ignore_unknown:
+        names = ", ".join(c if c.strip() else repr(c) for c in unknown)  # '' : a trailing comma
+        problems.append((1, f"unknown column(s): {names}; expected "
                             f"{', '.join(REQUIRED + OPTIONAL)}"))
     if problems:
-        raise ImportRowsError(source, problems)
+        raise ImportRowsError(source, problems, unknown if not ignore_unknown else None)
     rows: list[tuple[int, dict[str, Any]]] = []
     seen: dict[tuple[str, str], int] = {}
     line = 1
@@ -149,7 +164,8 @@ def parse_rows(text: str, source: str) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
-def import_ratings(store: Store, csv_path: str | Path, study_id: str) -> ImportResult:
+def import_ratings(store: Store, csv_path: str | Path, study_id: str, *,
+                   ignore_unknown: bool = False) -> ImportResult:
     """Validate the whole file, then write it in one transaction (module docstring)."""
     path = Path(csv_path)
     if not study_id.strip():
@@ -158,7 +174,8 @@ def import_ratings(store: Store, csv_path: str | Path, study_id: str) -> ImportR
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
         raise ImportRowsError(str(path), [(0, f"cannot read the file: {e}")]) from None
-    rows = parse_rows(text, str(path))
+    rows = parse_rows(text, str(path), ignore_unknown)
+    ignored = unknown_columns(text) if ignore_unknown else []
     at = datetime.now(UTC).replace(tzinfo=None)
     with store.lock, store.transaction() as tx:
         study = tx.query("SELECT source FROM studies WHERE study_id = ?", [study_id])
@@ -209,7 +226,7 @@ def import_ratings(store: Store, csv_path: str | Path, study_id: str) -> ImportR
         tx.insert("ratings", ratings)
         tx.insert("events", [{"study_id": study_id, "participant_id": p["participant_id"],
                               "event": "imported", "occurred_at": at} for p in participants])
-    return ImportResult(study_id, len(existing), len(participants), len(ratings))
+    return ImportResult(study_id, len(existing), len(participants), len(ratings), ignored)
 
 
 def _positions(tx: Any, study_id: str) -> dict[str, int]:

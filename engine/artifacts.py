@@ -44,7 +44,7 @@ import torch
 from torch import nn
 
 from engine.artifact_builders import Built, builder_for, configs
-from engine.decision import DecisionConfig, DecisionModel
+from engine.decision import BayesDecision, Classifier, DecisionConfig, DecisionModel
 from engine.flows import CausalFlow, FlowConfig
 from engine.recourse.icarma_networks import AmortizedRecourse
 from engine.recourse.icarma_training import ICarmaConfig
@@ -58,6 +58,7 @@ HOME_ENV = "RECOURSE_STUDY_HOME"
 # the 2-core development machine under load); training processes can run side by side.
 TRAINING_THREADS = 1
 ARTIFACTS: tuple[str, ...] = ("decision", "flow", "icarma", "icarma-likert", "carma")
+AMORTIZED: tuple[str, ...] = ("icarma", "icarma-likert", "carma")  # AmortizedRecourse models
 DEPENDS: dict[str, tuple[str, ...]] = {
     "decision": (),
     "flow": (),
@@ -351,6 +352,16 @@ def _load(scenario_name: str, name: str) -> nn.Module:
     return module
 
 
+def load_classifier(scenario: Scenario, kind: str = "trained") -> Classifier:
+    """A scenario's decision model: ``trained`` (its artifact; ArtifactMissingError says how
+    to build it) or ``bayes`` (the exact Bayes rule under its SCM; no artifact)."""
+    if kind == "bayes":
+        return BayesDecision(scenario)
+    if kind != "trained":
+        raise ValueError(f"unknown decision model {kind!r}; expected trained or bayes")
+    return load_decision_model(scenario.name)
+
+
 def load_decision_model(scenario_name: str) -> DecisionModel:
     """The scenario's trained decision model (ArtifactMissingError when not built)."""
     model = _load(scenario_name, "decision")
@@ -368,7 +379,7 @@ def load_flow(scenario_name: str) -> CausalFlow:
 def load_amortized(scenario_name: str, name: str) -> AmortizedRecourse:
     """A trained amortized recourse model: ``icarma``, ``icarma-likert``, ``carma`` (the fast
     configuration) or a paper model ``icarma-paper-...`` (engine.paper_models)."""
-    if not name.startswith(("icarma", "carma")):
+    if name not in AMORTIZED and not name.startswith("icarma-paper-"):
         raise ValueError(f"unknown amortized artifact {name!r}")
     model = _load(scenario_name, name)
     assert isinstance(model, AmortizedRecourse)

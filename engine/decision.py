@@ -1,4 +1,14 @@
-"""The decision model (the automated decision system, ADS): an MLP classifier h(x).
+"""Decision models (the automated decision system, ADS) and who they reject.
+
+``Classifier`` is the contract every decision model meets (``predict_proba``, ``decision``);
+``rejected_rows`` is the one selection of the people a model rejects (benchmarks, training,
+studies and the fairness case study all draw from it); ``decide`` is the numpy view a study
+uses. Two models:
+
+``BayesDecision``: the Bayes-optimal rule under the exact SCM, h(x) = 1[P(Y=1 | x) >= 1/2],
+a reference for how much of a result is due to the trained model.
+
+``DecisionModel``: the trained MLP classifier h(x),
 
     z = (x - mu) / sigma                      (standardization over the training split)
     logit(x) = f_theta(z)                     (ReLU MLP, CARMA's two hidden layers of 32)
@@ -21,14 +31,62 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from engine.networks import mlp
+from engine.scenarios.base import Scenario
 from engine.scm import ArrayLike, WorldModelInputError, as_batch
+
+
+class Classifier(Protocol):
+    """A decision model as recourse methods and studies see it."""
+
+    def predict_proba(self, x: Tensor) -> Tensor: ...
+
+    def decision(self, x: Tensor) -> Tensor: ...
+
+
+class BayesDecision:
+    """The Bayes-optimal decision rule under the exact SCM: h(x) = 1[l(x) >= 0], i.e.
+    P(Y=1 | x) >= 1/2 (with the deterministic label rule it makes no error at all)."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scm = scenario.scm
+
+    def predict_proba(self, x: Tensor) -> Tensor:
+        return self.scm.label_proba(x.double()).to(x.dtype)
+
+    def decision(self, x: Tensor) -> Tensor:
+        return self.scm.label_logit(x.double()) >= 0
+
+
+def decide(classifier: Classifier, x: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """(P(favourable), favourable) of profiles x (n, d) or (d,), as numpy arrays."""
+    t = torch.as_tensor(np.atleast_2d(np.asarray(x, dtype=np.float32)))
+    with torch.no_grad():
+        proba = classifier.predict_proba(t).double().numpy()
+        ok = classifier.decision(t).bool().numpy()
+    return proba, ok
+
+
+def rejected_rows(
+    scenario: Scenario, classifier: Classifier, split: str = "test", *,
+    within_bounds: bool = False,
+) -> np.ndarray:
+    """Row indices (in order) of the split's profiles the model rejects; ``within_bounds``
+    keeps only those inside the training range (a study's profile form accepts them)."""
+    x = scenario.dataset[split][0]
+    with torch.no_grad():
+        keep = ~classifier.decision(x.float()).bool()
+    if within_bounds:
+        lo, hi = scenario.bounds
+        keep &= ((x >= lo) & (x <= hi)).all(dim=1)
+    return torch.nonzero(keep).flatten().numpy()
 
 
 @dataclass(frozen=True)

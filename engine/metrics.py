@@ -25,10 +25,18 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from engine.metric_names import DISTANCES, METRIC_NAMES, PREFERENCE_METRICS
 from engine.preferences import ActionabilityProfiles
 
 # Changes smaller than this (relative to a feature's range) count as no change in L0.
 CHANGE_TOLERANCE = 1e-6
+
+__all__ = [
+    "CHANGE_TOLERANCE", "DISTANCES", "METRIC_NAMES", "PREFERENCE_METRICS", "Distances",
+    "action_cost", "changed_items", "distances", "feature_deltas", "gtd", "gtp", "hap",
+    "nanmean", "nanstd", "plausible", "preference_satisfaction", "preference_violation",
+    "violations",
+]
 
 
 def _f64(t: Tensor) -> Tensor:
@@ -49,6 +57,14 @@ def feature_deltas(
     return delta
 
 
+def changed_items(
+    x: Tensor, x_cf: Tensor, ranges: Tensor, categorical: Tensor | None = None
+) -> Tensor:
+    """(n, d) bool: delta_j > CHANGE_TOLERANCE, the items a plan changes (actions and their
+    consequences)."""
+    return feature_deltas(x, x_cf, ranges, categorical) > CHANGE_TOLERANCE
+
+
 def action_cost(
     x: Tensor, x_cf: Tensor, action_mask: Tensor, ranges: Tensor, weights: Tensor | None = None
 ) -> Tensor:
@@ -62,12 +78,14 @@ def action_cost(
 
 @dataclass(frozen=True)
 class Distances:
-    """L0 / L1 over the actions and over the whole profile change, each (n,)."""
+    """L0 / L1 over the actions and over the whole profile change, each (n,), and
+    ``changed`` (n, d): the items that change (delta_j > CHANGE_TOLERANCE)."""
 
     l0_actions: Tensor
     l1_actions: Tensor
     l0_profile: Tensor
     l1_profile: Tensor
+    changed: Tensor
 
 
 def distances(
@@ -79,13 +97,14 @@ def distances(
 ) -> Distances:
     """Sparsity (L0) and proximity (L1) over actions and over the profile (module docstring)."""
     delta = feature_deltas(x, x_cf, ranges, categorical)
-    changed = delta > CHANGE_TOLERANCE
+    changed = delta > CHANGE_TOLERANCE  # changed_items, sharing the deltas
     acted = action_mask.bool() & changed
     return Distances(
         l0_actions=acted.sum(dim=1).to(torch.float64),
         l1_actions=(delta * acted).sum(dim=1),
         l0_profile=changed.sum(dim=1).to(torch.float64),
         l1_profile=(delta * changed).sum(dim=1),
+        changed=changed,
     )
 
 

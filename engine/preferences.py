@@ -42,8 +42,9 @@ the fairness case study is about.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -119,6 +120,30 @@ class ActionabilityProfiles:
         return ActionabilityProfiles(
             self.hard_mask[idx_t], self.scores[idx_t], self.levels[idx_t], self.elicitation
         )
+
+    @classmethod
+    def concat(cls, items: Sequence[ActionabilityProfiles]) -> ActionabilityProfiles:
+        """One batch of several batches (same elicitation scheme)."""
+        return cls(
+            torch.cat([p.hard_mask for p in items]), torch.cat([p.scores for p in items]),
+            torch.cat([p.levels for p in items]), items[0].elicitation,
+        )
+
+    @classmethod
+    def from_lists(
+        cls, hard_mask: list[list[bool]], scores: list[list[float]], levels: list[float],
+        elicitation: str,
+    ) -> ActionabilityProfiles:
+        """Profiles from plain lists (``to_lists``'s shape: as stored and sent as JSON)."""
+        return cls(
+            torch.tensor(hard_mask, dtype=torch.bool), torch.tensor(scores, dtype=torch.float64),
+            torch.tensor(levels, dtype=torch.float64), elicitation,  # type: ignore[arg-type]
+        )
+
+    def to_lists(self) -> dict[str, Any]:
+        """Plain lists: {hard_mask, scores, levels, elicitation} (``from_lists(**...)``)."""
+        return {"hard_mask": self.hard_mask.tolist(), "scores": self.scores.tolist(),
+                "levels": self.levels.tolist(), "elicitation": self.elicitation}
 
     @property
     def n_actionable(self) -> Tensor:
@@ -225,7 +250,8 @@ def profiles_from_elicitation(
 def all_actionable(
     feature_names: tuple[str, ...], actionable: tuple[int, ...], n: int
 ) -> ActionabilityProfiles:
-    """Every globally actionable feature individually actionable, all equally easy (CARMA)."""
+    """Every globally actionable feature individually actionable, all equally easy (CARMA; a
+    study's participants when there was no elicitation)."""
     glob = _global_indices(feature_names, actionable)
     d = len(feature_names)
     hard = torch.zeros(n, d, dtype=torch.bool)

@@ -2,14 +2,53 @@
 
 Everything a page shows goes through the scenario's display maps (engine.scenarios.base):
 model units never reach a renderer.
+
+Plan rows list every item of the profile: ``action`` items are the ones the plan asks the
+person to change; ``consequence`` items change as a result (the world model's causal
+effects); ``same`` items do not change.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any, Literal
 
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.recourse import RecourseBatch
 from engine.scenarios.base import Scenario
-from protocols.pages import PlanRow, ProfileAnswer, ProfileField, ProfileRow
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ProfileField(_Row):
+    feature: str
+    label: str
+    help: str
+    kind: Literal["number", "category"]
+    unit: str
+    min: float | None = None
+    max: float | None = None
+    decimals: int = 0
+    options: list[str] = Field(default_factory=list)
+
+
+class ProfileRow(_Row):
+    feature: str
+    label: str
+    value: str
+
+
+class PlanRow(_Row):
+    feature: str
+    label: str
+    current: str
+    suggested: str
+    current_value: float
+    suggested_value: float
+    kind: Literal["action", "consequence", "same"]
 
 
 def profile_fields(scenario: Scenario) -> list[ProfileField]:
@@ -37,12 +76,10 @@ def profile_rows(scenario: Scenario, x: np.ndarray) -> list[ProfileRow]:
             for j, f in enumerate(scenario.features)]
 
 
-def plan_rows(
-    scenario: Scenario, x: np.ndarray, x_cf: np.ndarray, action_mask: np.ndarray,
-    changed: np.ndarray,
-) -> list[PlanRow]:
-    """Every item, current -> suggested, tagged action / consequence / same (``changed``
-    from ``engine.study_plans.changed_items``)."""
+def plan_rows(scenario: Scenario, plans: RecourseBatch, i: int = 0) -> list[PlanRow]:
+    """Every item of plan i, current -> suggested, tagged action / consequence / same."""
+    x, x_cf = plans.array("x")[i], plans.array("x_cf")[i]
+    action_mask, changed = plans.array("action_mask")[i], plans.array("changed")[i]
     rows = []
     for j, f in enumerate(scenario.features):
         kind = "action" if action_mask[j] else "consequence" if changed[j] else "same"
@@ -55,12 +92,40 @@ def plan_rows(
     return rows
 
 
-def profile_from_answer(scenario: Scenario, answer: ProfileAnswer) -> np.ndarray:
-    """Model-unit profile of a validated profile answer."""
-    values: dict[str, float] = {}
+def profile_from_answer(scenario: Scenario, values: dict[str, float | int | str]) -> np.ndarray:
+    """Model-unit profile of a validated profile answer's values (display units; a category
+    as its label or code)."""
+    out: dict[str, float] = {}
     for f in scenario.features:
-        v = answer.values[f.name]
+        v = values[f.name]
         if f.display.kind == "categorical" and isinstance(v, str):
             v = f.display.categories.index(v)
-        values[f.name] = float(v)
-    return scenario.from_display(values)
+        out[f.name] = float(v)
+    return scenario.from_display(out)
+
+
+def display_values(scenario: Scenario, x: np.ndarray) -> dict[str, float | str]:
+    """A model-unit profile as a profile answer's values (a category as its label)."""
+    values: dict[str, float | str] = {}
+    for j, f in enumerate(scenario.features):
+        if f.display.kind == "categorical":
+            values[f.name] = f.display.categories[int(round(x[j]))]
+        else:
+            values[f.name] = float(f.display.to_display(x[j]))
+    return values
+
+
+def field_problems(f: ProfileField, v: Any) -> list[str]:
+    """What is wrong with an entered value v of the profile field f."""
+    if f.kind == "category":
+        if isinstance(v, str):
+            return [] if v in f.options else [f"{f.feature}: {v!r} is not one of "
+                                              f"{', '.join(f.options)}"]
+        if isinstance(v, int) and 0 <= v < len(f.options):
+            return []
+        return [f"{f.feature}: expected one of {', '.join(f.options)}"]
+    if isinstance(v, str) or not np.isfinite(v):
+        return [f"{f.feature}: expected a number in {f.unit or 'display units'}"]
+    if (f.min is not None and v < f.min) or (f.max is not None and v > f.max):
+        return [f"{f.feature}: {v} is outside {f.min}..{f.max} {f.unit}".rstrip()]
+    return []

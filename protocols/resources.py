@@ -5,12 +5,12 @@ The one place that decides which classifier and which method objects a study use
 tests can inject fakes (``StudyResources(classifier=..., methods=...)``).
 
 - ``decision_model: trained`` loads the scenario's artifact
-  (``engine.artifacts.load_decision_model``; ArtifactMissingError says how to build it);
+  (``engine.artifacts.load_classifier``; ArtifactMissingError says how to build it);
   ``bayes`` uses the exact Bayes rule under the scenario's SCM (no artifact; a reference).
 - Each arm gets its own ``RecourseContext`` (its cost profile), world model = the scenario's
   exact SCM, so every plan's consequences, densities and distances are exact.
-- A ``hare`` arm wraps its base method: ``get_method("hare", context, base=<base method>,
-  **options)``.
+- An arm whose method wraps a base method (capability ``wraps_base``: HARE) gets its base
+  built from the arm's ``base``/``base_options`` and passed as ``base=``.
 """
 
 from __future__ import annotations
@@ -18,56 +18,32 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.artifacts import load_classifier
+from engine.decision import Classifier
 from engine.preferences import CostProfile
-from engine.recourse import get_method
-from engine.recourse.base import Classifier, RecourseContext, RecourseMethod
+from engine.recourse import (
+    MethodUnavailableError,
+    RecourseContext,
+    RecourseMethod,
+    build_method,
+    capabilities,
+)
 from engine.scenarios import get_scenario
 from engine.scenarios.base import Scenario
-from protocols.schema import ArmSpec, Protocol
+from protocols.schema import Protocol
+from protocols.specs import ArmSpec
 
-
-class MethodUnavailableError(RuntimeError):
-    """A protocol's method cannot be built here (not implemented yet or not trained)."""
-
-
-def load_classifier(scenario: Scenario, kind: str) -> Classifier:
-    """The decision model of a study (module docstring)."""
-    if kind == "bayes":
-        from engine.recourse_benchmark import BayesDecision
-
-        return BayesDecision(scenario)
-    from engine.artifacts import load_decision_model
-
-    return load_decision_model(scenario.name)
-
-
-def build_method(
-    arm: ArmSpec, context: RecourseContext, base: RecourseMethod | None = None
-) -> RecourseMethod:
-    """The method object of an arm (a hare arm wraps ``base``)."""
-    try:
-        if arm.method == "hare":
-            return get_method("hare", context, base=base, **arm.options)
-        return get_method(arm.method, context, **arm.options)
-    except (ImportError, AttributeError) as e:
-        raise MethodUnavailableError(
-            f"arm {arm.id!r}: method {arm.method!r} is not available in this installation "
-            f"({e})"
-        ) from e
-    except TypeError as e:
-        raise MethodUnavailableError(f"arm {arm.id!r}: bad options for {arm.method!r}: {e}") from e
+__all__ = ["MethodUnavailableError", "StudyResources", "load_classifier", "study_resources"]
 
 
 @dataclass
 class StudyResources:
-    """The scenario, classifier, per-arm contexts and methods of a study (and the HARE
-    session class, replaceable in tests)."""
+    """The scenario, classifier, per-arm contexts and methods of a study."""
 
     scenario: Scenario
     classifier: Classifier
     contexts: dict[str, RecourseContext] = field(default_factory=dict)
     methods: dict[str, RecourseMethod] = field(default_factory=dict)
-    hare_session: Any = None  # the HareSession class (None: engine.recourse.hare_session)
 
     def context(self, arm: ArmSpec) -> RecourseContext:
         if arm.id not in self.contexts:
@@ -77,20 +53,24 @@ class StudyResources:
         return self.contexts[arm.id]
 
     def method(self, arm: ArmSpec) -> RecourseMethod:
+        """The arm's method object (MethodUnavailableError when it cannot be built here)."""
         if arm.id not in self.methods:
-            base = self.base_method(arm) if arm.method == "hare" else None
-            self.methods[arm.id] = build_method(arm, self.context(arm), base)
+            options: dict[str, Any] = dict(arm.options)
+            if capabilities(arm.method).wraps_base:
+                options["base"] = self.base_method(arm)
+            self.methods[arm.id] = build_method(arm.method, self.context(arm),
+                                                what=f"arm {arm.id!r}", **options)
         return self.methods[arm.id]
 
     def base_method(self, arm: ArmSpec) -> RecourseMethod:
-        """The base generator of a hare arm (the plan HARE's final plan is compared with)."""
+        """The base generator of an arm whose method wraps one (the plan its final plan is
+        compared with)."""
         key = f"{arm.id}/base"
         if key not in self.methods:
             if arm.base is None:
                 raise ValueError(f"arm {arm.id!r} has no base method")
-            base_arm = ArmSpec(id=arm.id, method=arm.base, options=arm.base_options,
-                               cost_profile=arm.cost_profile)
-            self.methods[key] = build_method(base_arm, self.context(arm))
+            self.methods[key] = build_method(arm.base, self.context(arm),
+                                             what=f"arm {arm.id!r}", **arm.base_options)
         return self.methods[key]
 
 

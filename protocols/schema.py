@@ -8,10 +8,13 @@ seed, and the ``simulation`` block of the synthetic participants' behaviour.
 
 ``load_protocol(id_or_path)`` accepts a shipped protocol's id (``protocols/<id>.yaml``) or a
 path. Every problem of a broken file is reported at once, each with its path in the file
-(``arms[1].method``) and its line: structural problems first (wrong type, unknown key,
-missing field); when the structure is sound, the cross-field checks (unknown scenario or
-method, unknown method option, inconsistent design, references to missing arms or pages).
-Minimal example::
+(``arms[1].method``) and its line. Every check is a pydantic validator of these models, so a
+``Protocol(...)`` built in Python is checked exactly like a file (``ValidationError`` listing
+the same problems): field types and ranges, then each spec's own checks (an attention
+check's answer is an option, cut points increase, ...) and, once every field is sound, the
+checks across specs (design vs arms, attention checks vs the page sequence). What a
+protocol names in the engine's registries (scenario, methods and their options, base
+methods, preference distribution) is checked by protocols.registries. Minimal example::
 
     id: my-study
     title: My study
@@ -27,176 +30,33 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from protocols import registries
+from protocols.simulation import SimulationSpec
+from protocols.specs import (
+    PROBLEMS,
+    ArmSpec,
+    AttentionCheck,
+    DebriefSpec,
+    ElicitationSpec,
+    Identifier,
+    PlanSpec,
+    ProfileSpec,
+    QuestionsSpec,
+    ScreeningQuestion,
+    Strict,
+    dotted,
+    report,
+)
 
 PROTOCOL_DIR = Path(__file__).resolve().parent
-DISTANCES = ("l0_actions", "l1_actions", "l0_profile", "l1_profile")
-SCALE_LABELS = ("Strongly no", "No", "Slightly no", "Neutral", "Slightly yes", "Yes", "Strongly yes")
-
-Identifier = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$")]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ScreeningQuestion(_Strict):
-    id: Identifier
-    question: str = Field(min_length=1)
-    options: list[str] = Field(min_length=2)
-    eligible: list[str] = Field(min_length=1)
-
-
-class ProfileSpec(_Strict):
-    """``own``: the participant enters their profile; ``persona``: one is assigned."""
-
-    source: Literal["own", "persona"] = "persona"
-    on_approved: Literal["persona", "end"] = "persona"
-    persona_split: Literal["train", "validation", "test"] = "test"
-    text: str = ""
-
-
-class ElicitationSpec(_Strict):
-    scheme: Literal["none", "binary", "ranking", "likert"] = "none"
-    likert_levels: int | None = Field(default=None, ge=2, le=10)
-    text: str = ""
-
-
-class ArmSpec(_Strict):
-    """A method and its options. ``personalized: false`` hides the stated constraints from
-    the method (it sees everybody able to act on every globally actionable feature);
-    satisfaction and violation are still measured against the stated constraints.
-    ``cost_profile`` maps stated difficulty to action-cost weights (engine.preferences);
-    ``source``: plans come from the method's candidate set or its single recourse;
-    ``base``/``base_options``: the base generator of a ``hare`` arm; ``weight``: share of
-    participants in between-participant assignment.
-    """
-
-    id: Identifier
-    method: str
-    options: dict[str, Any] = Field(default_factory=dict)
-    personalized: bool = True
-    cost_profile: Literal["constant", "concave", "linear", "convex"] = "linear"
-    source: Literal["candidates", "recourse"] = "candidates"
-    base: str | None = None
-    base_options: dict[str, Any] = Field(default_factory=dict)
-    weight: int = Field(default=1, ge=1, le=100)
-
-
-class PlanSpec(_Strict):
-    """How many plans each participant rates and how they are chosen from a candidate set.
-
-    ``tominaga``: one of the sparsest (least ``sparsity``), one of the most proximate (least
-    ``proximity``), the rest at random; ``stratified``: one plan from each of
-    ``per_participant`` equal-count bins of ``distance``; ``best``: the method's recourse.
-    ``per_participant`` counts plans per arm when assignment is ``within``.
-    """
-
-    per_participant: int = Field(default=5, ge=1, le=20)
-    design: Literal["tominaga", "stratified", "best"] = "tominaga"
-    distance: Literal["l0_actions", "l1_actions", "l0_profile", "l1_profile"] = "l1_profile"
-    sparsity: Literal["l0_actions", "l0_profile"] = "l0_profile"
-    proximity: Literal["l1_actions", "l1_profile"] = "l1_profile"
-    order: Literal["counterbalanced", "random", "fixed"] = "counterbalanced"
-
-
-class RatingQuestion(_Strict):
-    text: str = Field(min_length=1)
-    labels: list[str] = Field(default_factory=lambda: list(SCALE_LABELS))
-
-
-class WhySpec(_Strict):
-    enabled: bool = True
-    text: str = "For the above question, why did you make the evaluation you did?"
-    min_chars: int = Field(default=0, ge=0)
-    max_chars: int = Field(default=1000, ge=1, le=10_000)
-
-
-class QuestionsSpec(_Strict):
-    acceptance: RatingQuestion = RatingQuestion(
-        text="Is the AI system's plan a reasonable explanation for the rejection of your "
-        "application?"
-    )
-    action: RatingQuestion = RatingQuestion(
-        text="Would you carry out the plan presented by the AI system to obtain approval?"
-    )
-    why: WhySpec = WhySpec()
-    impossible: bool = True
-    impossible_text: str = "Is it impossible for you to implement this change?"
-
-
-class AttentionCheck(_Strict):
-    """Shown right after the page ``after`` (a page id such as ``plan-2`` or ``decision``)."""
-
-    id: Identifier
-    after: str
-    question: str = Field(min_length=1)
-    options: list[str] = Field(min_length=2)
-    correct: str
-
-
-class DebriefSpec(_Strict):
-    text: str = "Thank you for taking part."
-    completion_code: str | None = None  # None: a per-participant code
-
-
-class HareSpec(_Strict):
-    """Synthetic HARE answers: Luce choice with ``temperature`` on the true personal cost;
-    accept when the cost is under the person's threshold (lognormal around ``threshold``)."""
-
-    temperature: float = Field(default=0.05, gt=0)
-    threshold: float = Field(default=0.15, gt=0)
-    threshold_sd: float = Field(default=0.5, ge=0)
-
-
-class OutcomeOverrides(_Strict):
-    """Overrides of one rating model's parameters (None keeps the reference value)."""
-
-    intercept: float | None = None
-    drop: float | None = None
-    scale: float | None = Field(default=None, gt=0)
-    satisfaction: float | None = None
-    violation: float | None = None
-    sd_intercept: float | None = Field(default=None, ge=0)
-    sd_slope: float | None = Field(default=None, ge=0)
-    cutpoints: list[float] | None = Field(default=None, min_length=6, max_length=6)
-
-
-class RatingOverrides(_Strict):
-    distance: Literal["l0_actions", "l1_actions", "l0_profile", "l1_profile"] | None = None
-    acceptance: OutcomeOverrides = OutcomeOverrides()
-    action: OutcomeOverrides = OutcomeOverrides()
-
-
-class ConstraintsSpec(_Strict):
-    """True hard/soft constraints: Plackett-Luce preference order (engine.preferences) and
-    the number of actionable features drawn from ``n_actionable_probs`` (uniform if None)."""
-
-    distribution: str = "uniform"
-    n_actionable_probs: list[float] | None = None
-    cost_slope: float = Field(default=3.0, ge=0)
-
-
-class ReportingSpec(_Strict):
-    """Elicitation noise: adjacent rank swaps and wrong can/cannot marks, per feature."""
-
-    swap_rate: float = Field(default=0.1, ge=0, le=1)
-    mark_error_rate: float = Field(default=0.05, ge=0, le=1)
-
-
-class SimulationSpec(_Strict):
-    seed: int = 0
-    ratings: RatingOverrides = RatingOverrides()
-    constraints: ConstraintsSpec = ConstraintsSpec()
-    reporting: ReportingSpec = ReportingSpec()
-    hare: HareSpec = HareSpec()
-    attention_pass_rate: float = Field(default=0.97, ge=0, le=1)
-
-
-class Protocol(_Strict):
+class Protocol(Strict):
     id: Identifier
     title: str = Field(min_length=1)
     scenario: str = "loan"
@@ -215,6 +75,19 @@ class Protocol(_Strict):
     debrief: DebriefSpec = DebriefSpec()
     simulation: SimulationSpec = SimulationSpec()
 
+    @field_validator("scenario")
+    @classmethod
+    def _known_scenario(cls, name: str) -> str:
+        problem = registries.scenario_problem(name)
+        if problem:
+            raise ValueError(problem)
+        return name
+
+    @model_validator(mode="after")
+    def _across_specs(self) -> Protocol:
+        report(_arm_problems(self) + _id_problems(self) + _simulation_problems(self))
+        return self
+
     def arm(self, arm_id: str) -> ArmSpec:
         for a in self.arms:
             if a.id == arm_id:
@@ -222,8 +95,28 @@ class Protocol(_Strict):
         raise KeyError(f"protocol {self.id!r} has no arm {arm_id!r}")
 
     @property
-    def has_hare(self) -> bool:
-        return any(a.method == "hare" for a in self.arms)
+    def interactive(self) -> bool:
+        """Some arm's method asks the participant (HARE)."""
+        return any(a.interactive for a in self.arms)
+
+    def page_slots(self) -> list[str]:
+        """The fixed part of every participant's page sequence (protocols.flow adds the
+        interactive pages, plans, attention checks, debrief and the early end)."""
+        ids = ["consent"] + (["screening"] if self.screening else [])
+        ids += ["scenario", "profile", "decision"]
+        return ids + (["elicitation"] if self.elicitation.scheme != "none" else [])
+
+    def plans_per_participant(self, arm_id: str) -> int:
+        """Plans a participant of ``arm_id`` rates (interactive: its final plan and its
+        base's)."""
+        if self.assignment == "within":
+            return self.plans.per_participant * len(self.arms)
+        return 2 if self.arm(arm_id).interactive else self.plans.per_participant
+
+    def anchor_page_ids(self) -> list[str]:
+        """Page ids an attention check may follow (those every participant passes through)."""
+        n = min(self.plans_per_participant(arm.id) for arm in self.arms)
+        return self.page_slots() + [f"plan-{k}" for k in range(1, n + 1)]
 
     def canonical_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), sort_keys=True)
@@ -231,6 +124,53 @@ class Protocol(_Strict):
     def fingerprint(self) -> str:
         """SHA-256 of the canonical protocol (what a stored study was run with)."""
         return hashlib.sha256(self.canonical_json().encode()).hexdigest()
+
+
+def _arm_problems(p: Protocol) -> registries.Problems:
+    out: registries.Problems = []
+    seen: set[str] = set()
+    for i, arm in enumerate(p.arms):
+        if arm.id in seen:
+            out.append((("arms", i, "id"), f"duplicate arm id {arm.id!r}"))
+        seen.add(arm.id)
+        if arm.source == "recourse" and p.plans.design != "best" and not arm.interactive:
+            out.append((("arms", i, "source"), "a design that picks several plans needs "
+                        "source: candidates (or plans.design: best)"))
+    if p.interactive:
+        if len(p.arms) > 1 and p.assignment == "within":
+            out.append((("assignment",), "an interactive arm (hare) cannot be combined "
+                        "within-participant"))
+        if p.elicitation.scheme == "none":
+            out.append((("elicitation", "scheme"), "an interactive arm (hare) needs an "
+                        "elicitation (its candidates respect the stated actionable features)"))
+    return out
+
+
+def _id_problems(p: Protocol) -> registries.Problems:
+    out: registries.Problems = []
+    ids = [q.id for q in p.screening]
+    for i, q in enumerate(p.screening):
+        if ids.count(q.id) > 1 and ids.index(q.id) != i:
+            out.append((("screening", i, "id"), f"duplicate question id {q.id!r}"))
+    anchors = p.anchor_page_ids()
+    check_ids: set[str] = set()
+    for i, c in enumerate(p.attention_checks):
+        if c.after not in anchors:
+            out.append((("attention_checks", i, "after"), f"no page {c.after!r}; expected one "
+                        f"of {', '.join(anchors)}"))
+        if c.id in check_ids:
+            out.append((("attention_checks", i, "id"), f"duplicate attention check {c.id!r}"))
+        check_ids.add(c.id)
+    return out
+
+
+def _simulation_problems(p: Protocol) -> registries.Problems:
+    probs = p.simulation.constraints.n_actionable_probs
+    m = registries.actionable_count(p.scenario)
+    if probs is None or m is None or len(probs) == m:
+        return []
+    return [(("simulation", "constraints", "n_actionable_probs"),
+             f"needs one probability per possible count 1..{m}, got {len(probs)}")]
 
 
 class ProtocolError(ValueError):
@@ -286,16 +226,20 @@ def parse_protocol(text: str, source: str = "<protocol>") -> Protocol:
     if not isinstance(data, dict):
         raise ProtocolError(source, [("(file)", "a protocol is a YAML mapping of fields")])
     try:
-        protocol = Protocol.model_validate(data)
+        return Protocol.model_validate(data)
     except ValidationError as e:
-        problems = [(_where(root, err["loc"]), _message(err)) for err in e.errors()]
-        raise ProtocolError(source, problems) from None
-    from protocols.checks import semantic_problems
+        raise ProtocolError(source, [(_where(root, loc), msg) for loc, msg in problems(e)]) from None
 
-    problems = [(_where(root, loc), msg) for loc, msg in semantic_problems(protocol)]
-    if problems:
-        raise ProtocolError(source, problems)
-    return protocol
+
+def problems(error: ValidationError) -> registries.Problems:
+    """Every (location, message) of a protocol's ValidationError, one per problem."""
+    out: registries.Problems = []
+    for err in error.errors():
+        if err["type"] == PROBLEMS:
+            out += [(tuple(err["loc"]) + tuple(loc), msg) for loc, msg in err["ctx"]["problems"]]
+        else:
+            out.append((tuple(err["loc"]), _message(err)))
+    return out
 
 
 def _message(err: dict[str, Any]) -> str:
@@ -303,14 +247,9 @@ def _message(err: dict[str, Any]) -> str:
         return "unknown field"
     if err["type"] == "missing":
         return "required field is missing"
+    if err["type"] == "value_error":
+        return str(err["ctx"]["error"])
     return err["msg"]
-
-
-def _dotted(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
 
 
 def _where(root: yaml.Node | None, loc: tuple[Any, ...]) -> str:
@@ -331,4 +270,4 @@ def _where(root: yaml.Node | None, loc: tuple[Any, ...]) -> str:
         node = nxt
     if node is not None:
         line = node.start_mark.line + 1
-    return _dotted(loc) + (f" (line {line})" if line is not None else "")
+    return dotted(loc) + (f" (line {line})" if line is not None else "")

@@ -9,8 +9,10 @@ protocol must be the same) and serves its participants:
     page = session.submit(page.id, {"agree": True})      # the next page
     session = study.resume(token)                        # after a refresh or restart
 
-The page/answer contract (kinds, payloads, answer models) is in ``protocols.pages``; the page
-order in ``protocols.flow``; plan generation in ``protocols.planning``.
+The page/answer contract (one class per page kind: payload, validation, effect) is in
+``protocols.pages``, acting through the narrow ``protocols.context``; the page order in
+``protocols.flow``; plan generation in ``protocols.planning``; interactive methods' questions
+in ``protocols.interactive``.
 
 Guarantees.
 
@@ -41,12 +43,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import secrets
 import threading
-from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -54,68 +53,33 @@ import numpy as np
 
 from data import records
 from data.store import Store, WriteConflictError
-from engine.study_plans import rejected_profiles
+from engine.decision import rejected_rows
 from protocols import design
 from protocols import pages as pg
-from protocols.effects import Effects, now
+from protocols.context import Answering, Rows, SessionContext, now
 from protocols.flow import Flow
-from protocols.hare_flow import HareFlow
-from protocols.planning import PlanRecord, PlanRequest, generate_plans
+from protocols.interactive import InteractiveFlow
+from protocols.participation import (
+    PageMismatchError,
+    ParticipantSession,
+    SessionEndedError,
+    SubmitItem,
+    UnknownTokenError,
+    hash_token,
+)
+from protocols.planning import ShownPlan, generate_plans
+from protocols.registration import SALT_ENV, StudyMismatchError, register_study
 from protocols.resources import StudyResources, study_resources
 from protocols.schema import Protocol
 from protocols.state import Participant, profiles_from_row
 
-SALT_ENV = "RECOURSE_STUDY_SALT"
-Rows = dict[str, list[dict[str, Any]]]
+__all__ = [
+    "SALT_ENV", "PageMismatchError", "ParticipantSession", "SessionEndedError", "Study",
+    "StudyMismatchError", "SubmitItem", "UnknownTokenError", "hash_token",
+]
 # Insert order inside a transaction (no foreign keys, but a readable audit order).
 _TABLES = ("profiles", "elicitations", "plans", "responses", "ratings", "comparisons",
            "events", "sim_participants", "sim_ratings")
-
-
-class UnknownTokenError(LookupError):
-    """No participant has this token (mistyped, expired link, or another database)."""
-
-
-class PageMismatchError(pg.AnswerError):
-    """An answer for a page that is not the participant's current page."""
-
-
-class SessionEndedError(pg.AnswerError):
-    """An answer after the session ended (completed, declined, screened out)."""
-
-
-class StudyMismatchError(ValueError):
-    """The store holds a study of this id run with a different protocol."""
-
-
-def hash_token(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-@dataclass(frozen=True)
-class SubmitItem:
-    participant_id: str
-    page_id: str
-    answer: Any
-
-
-class ParticipantSession:
-    """One participant's handle: ``current_page()`` and ``submit(page_id, answer)``."""
-
-    def __init__(self, study: Study, participant_id: str, token: str | None) -> None:
-        self.study = study
-        self.participant_id = participant_id
-        self.token = token
-
-    def current_page(self) -> pg.Page:
-        return self.study.current_page(self.participant_id)
-
-    def submit(self, page_id: str, answer: Any) -> pg.Page:
-        return self.study.submit(self.participant_id, page_id, answer)
-
-    @property
-    def status(self) -> str:
-        return self.study.participant(self.participant_id).status
 
 
 class Study:
@@ -136,56 +100,26 @@ class Study:
         self.study_id = study_id or protocol.id
         self.resources = resources or study_resources(protocol, decision_model=decision_model)
         self.scenario = self.resources.scenario
-        self.flow = Flow(protocol, self.scenario)
         for arm in protocol.arms:  # a method that cannot be built fails before any write
             self.resources.method(arm)
-        self.hare = HareFlow(protocol, self.resources)
-        self.effects = Effects(self)
-        self._salt = self._register(simulation)
+        self.interactive = InteractiveFlow(protocol, self.resources)
+        self.context = SessionContext(self.study_id, protocol, self.scenario,
+                                      self.resources.classifier, self.persona, self.interactive)
+        self.flow = Flow(self.context)
+        self._salt = register_study(store, self.study_id, protocol, simulation)
         self._cache: dict[str, Participant] = {}
         self._pages: dict[str, tuple[Participant, pg.Page]] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
-
-    # ---- registration -------------------------------------------------------------------
-    def _register(self, simulation: dict[str, Any] | None) -> str:
-        fp = self.protocol.fingerprint()
-        with self.store.lock:
-            row = records.study_row(self.store, self.study_id)
-            if row is None:
-                salt = secrets.token_hex(16)
-                with self.store.transaction() as tx:
-                    tx.insert("studies", [{
-                        "study_id": self.study_id, "protocol_id": self.protocol.id,
-                        "title": self.protocol.title, "scenario": self.protocol.scenario,
-                        "source": "protocol", "protocol_json": self.protocol.canonical_json(),
-                        "protocol_hash": fp, "seed": self.protocol.seed, "salt": salt,
-                        "simulation_json": json.dumps(simulation) if simulation else None,
-                        "created_at": now(),
-                    }])
-                return os.environ.get(SALT_ENV) or salt
-        if row["protocol_hash"] != fp:
-            raise StudyMismatchError(
-                f"study {self.study_id!r} in {self.store.path} was run with a different "
-                f"protocol (hash {str(row['protocol_hash'])[:12]}, this one {fp[:12]}); use "
-                "another study id or database"
-            )
-        if simulation is not None and row["simulation_json"] is not None:
-            stored = json.loads(row["simulation_json"])
-            if stored != json.loads(json.dumps(simulation)):
-                raise StudyMismatchError(
-                    f"study {self.study_id!r} was simulated with other settings "
-                    f"({stored}); use another study id or database to change them"
-                )
-        return os.environ.get(SALT_ENV) or row["salt"]
 
     # ---- population ---------------------------------------------------------------------
     @cached_property
     def rejected_population(self) -> np.ndarray:
         """Profiles of the persona split that the decision model rejects and that lie in the
         training range (so the profile form accepts them): personas and synthetic people."""
-        pool = rejected_profiles(self.scenario, self.resources.classifier,
-                                 self.protocol.profile.persona_split)
+        split = self.protocol.profile.persona_split
+        rows = rejected_rows(self.scenario, self.resources.classifier, split, within_bounds=True)
+        pool = self.scenario.dataset[split][0][rows].numpy().copy()
         if len(pool) == 0:
             raise ValueError("the decision model rejects nobody: no persona to assign")
         return pool
@@ -200,6 +134,11 @@ class Study:
             return self.protocol.debrief.completion_code
         digest = hmac.new(self._salt.encode(), participant_id.encode(), "sha256").hexdigest()
         return digest[:10].upper()
+
+    def event(self, pid: str, page_id: str | None, event: str,
+              detail: dict[str, Any] | None = None) -> dict[str, Any]:
+        """An ``events`` row of this study (the append-only audit)."""
+        return self.context.event(pid, page_id, event, detail)
 
     def hash_external(self, value: str) -> str:
         """The salted SHA-256 under which a raw external id is stored (never the raw id)."""
@@ -223,7 +162,7 @@ class Study:
                         tx.update("participants", ["study_id", "participant_id"], [{
                             "study_id": self.study_id, "participant_id": pid,
                             "token_hash": hash_token(token), "updated_at": now()}])
-                        tx.insert("events", [self.effects.event(pid, None, "token_renewed")])
+                        tx.insert("events", [self.event(pid, None, "token_renewed")])
                     return ParticipantSession(self, pid, token)
             with self.store.transaction() as tx:
                 seq = records.next_seq(tx, self.study_id)
@@ -254,16 +193,16 @@ class Study:
         ext_hashes: list[str | None] | None,
         extra_rows: Callable[[list[Participant]], Rows] | None,
     ) -> list[Participant]:
-        at = now()
+        w = Answering(self.context)
         ps: list[Participant] = []
-        rows: Rows = defaultdict(list)
+        rows = w.rows
         part_rows = []
         for i, seq in enumerate(seqs):
             pid = f"{self.study_id[:16]}-{seq:05d}-{secrets.token_hex(4)}"
             p = Participant(self.study_id, pid, seq, source, design.assign_arm(self.protocol, seq))
             p.completion_code = self.completion_code(pid)
             if self.protocol.profile.source == "persona":
-                self.effects.set_profile(p, self.persona(seq), "persona", rows)
+                w.set_profile(p, self.persona(seq), "persona")
             part_rows.append({
                 "study_id": self.study_id, "participant_id": pid, "seq": seq,
                 "token_hash": hash_token(tokens[i]) if tokens else None,
@@ -271,9 +210,9 @@ class Study:
                 "source": source, "arm": p.arm, "status": p.status,
                 "current_page": self.flow.current_id(p), "step": 0,
                 "state_json": p.state_json(), "completion_code": p.completion_code,
-                "created_at": at, "updated_at": at,
+                "created_at": w.at, "updated_at": w.at,
             })
-            rows["events"].append(self.effects.event(pid, None, "start", {"seq": seq, "arm": p.arm}))
+            rows["events"].append(self.event(pid, None, "start", {"seq": seq, "arm": p.arm}))
             ps.append(p)
         tx.insert("participants", part_rows)
         if extra_rows is not None:
@@ -324,7 +263,7 @@ class Study:
                 p.x = np.array([x[n] for n in names], dtype=float)
             if b["elicitation"] is not None:
                 p.stated = profiles_from_row(b["elicitation"], names)
-            p.plans = PlanRecord.from_rows(b["plans"], self.scenario)
+            p.plans = ShownPlan.from_stored(b["plans"], self.scenario)
             self._cache[pid] = p
 
     def current_page(self, participant_id: str) -> pg.Page:
@@ -396,20 +335,20 @@ class Study:
             work.append((i, old, old.copy(), page, pg.validate_answer(page, it.answer)))
         if not work:
             return results  # type: ignore[return-value]
-        at = now()
-        rows: Rows = defaultdict(list)
-        plan_requests: list[PlanRequest] = []
+        w = Answering(self.context)
         for _, _, p, page, answer in work:
-            self.effects.apply(p, page, answer, rows, plan_requests, at)
-        if plan_requests:
-            plans = generate_plans(self.protocol, self.resources, plan_requests)
+            correct = pg.PAGE_KINDS[page.kind].apply(w, p, page, answer)
+            w.record(p, page, answer, correct)
+        if w.plan_requests:
+            plans = generate_plans(self.protocol, self.resources, w.plan_requests)
             for _, _, p, _, _ in work:
                 if p.participant_id in plans:
-                    self.effects.attach_plans(p, plans[p.participant_id], rows, at)
+                    w.attach_plans(p, plans[p.participant_id])
         for _, _, p, _, _ in work:
             if p.active and self.flow.current_id(p) == "debrief":
                 p.status = "complete"
-                rows["events"].append(self.effects.event(p.participant_id, None, "complete"))
+                w.rows["events"].append(self.event(p.participant_id, None, "complete"))
+        at, rows = w.at, w.rows
         with self.store.transaction() as tx:
             for table in _TABLES:
                 tx.insert(table, rows.get(table, []) + (extra or {}).get(table, []))

@@ -1,8 +1,9 @@
 """A participant's session state: what is in memory, what is stored, and how it round-trips.
 
 The state that decides the next page is small and lives in ``participants.state_json``
-(answered page ids, where the profile came from, the HARE session and its pending query,
-whether plans exist). The bulky parts live in their own tables and are reloaded on resume:
+(answered page ids, where the profile came from, the interactive method's session and its
+pending query - stored under the keys ``hare*``, HARE being the interactive method the
+format was written for - whether plans exist). The bulky parts live in their own tables and are reloaded on resume:
 the profile (``profiles``), the stated constraints (``elicitations``) and the plans
 (``plans``). ``step`` counts recorded answers and guards every update (optimistic
 concurrency: an update only applies to the step it was computed from).
@@ -18,8 +19,7 @@ from typing import Any
 import numpy as np
 
 from engine.preferences import ActionabilityProfiles
-from engine.study_plans import profiles_from_lists
-from protocols.planning import PlanRecord
+from protocols.planning import ShownPlan
 
 STATUSES = ("active", "complete", "declined", "screened_out", "approved")
 
@@ -39,11 +39,11 @@ class Participant:
     x: np.ndarray | None = None
     stated: ActionabilityProfiles | None = None
     plans_ready: bool = False
-    plans: list[PlanRecord] = field(default_factory=list)
-    hare_json: str | None = None
-    hare_query: dict[str, Any] | None = None
-    hare_done: bool = False
-    hare_asked: int = 0
+    plans: list[ShownPlan] = field(default_factory=list)
+    interaction: str | None = None  # the interactive method's session (its JSON)
+    query: dict[str, Any] | None = None  # its pending question: {kind, options}
+    interaction_done: bool = False
+    queries_asked: int = 0
     completion_code: str = ""
 
     @property
@@ -55,7 +55,7 @@ class Participant:
         out = copy.copy(self)
         out.answered = list(self.answered)
         out.plans = list(self.plans)
-        out.hare_query = copy.deepcopy(self.hare_query)
+        out.query = copy.deepcopy(self.query)
         return out
 
     def state_json(self) -> str:
@@ -64,10 +64,10 @@ class Participant:
             "profile_source": self.profile_source,
             "note": self.note,
             "plans_ready": self.plans_ready,
-            "hare": self.hare_json,
-            "hare_query": self.hare_query,
-            "hare_done": self.hare_done,
-            "hare_asked": self.hare_asked,
+            "hare": self.interaction,
+            "hare_query": self.query,
+            "hare_done": self.interaction_done,
+            "hare_asked": self.queries_asked,
         })
 
     def load_state(self, text: str) -> None:
@@ -76,10 +76,10 @@ class Participant:
         self.profile_source = s.get("profile_source")
         self.note = s.get("note", "")
         self.plans_ready = bool(s.get("plans_ready", False))
-        self.hare_json = s.get("hare")
-        self.hare_query = s.get("hare_query")
-        self.hare_done = bool(s.get("hare_done", False))
-        self.hare_asked = int(s.get("hare_asked", 0))
+        self.interaction = s.get("hare")
+        self.query = s.get("hare_query")
+        self.interaction_done = bool(s.get("hare_done", False))
+        self.queries_asked = int(s.get("hare_asked", 0))
 
 
 def profiles_row(p: ActionabilityProfiles, feature_names: tuple[str, ...]) -> dict[str, Any]:
@@ -96,7 +96,7 @@ def profiles_row(p: ActionabilityProfiles, feature_names: tuple[str, ...]) -> di
 def profiles_from_row(row: dict[str, Any], feature_names: tuple[str, ...]) -> ActionabilityProfiles:
     hard = json.loads(row["hard_mask_json"])
     scores = json.loads(row["scores_json"])
-    return profiles_from_lists(
+    return ActionabilityProfiles.from_lists(
         [[bool(hard[n]) for n in feature_names]], [[float(scores[n]) for n in feature_names]],
         [float(row["levels"])], row["scheme"],
     )

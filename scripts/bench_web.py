@@ -53,7 +53,7 @@ def run(protocol_id: str, participants: int, quick: bool) -> dict[str, Any]:
     from protocols.schema import load_protocol
 
     protocol = load_protocol(protocol_id)
-    # the page whose answer makes the session generate the plans (protocols.effects)
+    # the page whose answer makes the session generate the plans (protocols.pages: plans_needed)
     generating = ({f"elicitation_{protocol.elicitation.scheme}"}
                   if protocol.elicitation.scheme != "none" else {"profile_entry", "persona"})
     transitions: list[float] = []

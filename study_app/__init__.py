@@ -1,0 +1,16 @@
+"""The drivers: the Streamlit app (``study_app.web``), synthetic participants
+(``simulator``) and the ``recourse-study`` command (``study_app.cli``).
+
+    import study_app
+    summary = study_app.simulate("icarma-personalization", "pilot.duckdb", 20)
+
+Names are imported on first use (engine.exports).
+"""
+
+from __future__ import annotations
+
+from engine.exports import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
+    "study_app.simulator": ("simulate", "SyntheticDriver"),
+})

@@ -1,10 +1,10 @@
 """The iCARMA paper's fairness case study (section 5.5, Figure 4), as published.
 
-The study of engine.fairness on the deployment population: iCARMA (the paper's ranking model
+The study of engine.benchmarks.fairness on the deployment population: iCARMA (the paper's ranking model
 with the constant cost profile, the best seed on validation, no repair) for everyone under
 four preference assignments (none, random, income-dependent, race-correlated), gaps of mean
 unweighted cost and mean log p(x') of valid recourses between genders, races and gender x
-race cells, with 95% paired bootstrap intervals (engine.disparities).
+race cells, with 95% paired bootstrap intervals (engine.benchmarks.disparities).
 
 Figure 4 is a plot whose values the text does not give; the target checks the five findings
 the text states (paper_values.yaml) and reports the measured gaps as cells with no paper
@@ -16,10 +16,10 @@ from __future__ import annotations
 from typing import Any
 
 from engine.artifacts import load_amortized
+from engine.benchmarks.disparities import fairness_summary
+from engine.benchmarks.fairness import fairness_population, run_fairness
 from engine.benchmarks.paper_values import paper_source, target_values
 from engine.benchmarks.reproduce_core import Cell, Check, TargetResult
-from engine.disparities import fairness_summary
-from engine.fairness import fairness_population, run_fairness
 from engine.recourse.icarma import ICarma
 
 SEED = 0

@@ -8,7 +8,7 @@ its range their min and max; ours is the ratio on Loan for the paper's generator
 (Wachter and Growing Spheres), per seed and then averaged (mean +- sd over seeds). A cell is
 "within" when our ratio lies in the paper's range widened by ``tolerances.hare.ratio``.
 
-Runs use engine.hare_benchmark as published: HARE with the paper's hyper-parameters (n = 100
+Runs use engine.benchmarks.hare as published: HARE with the paper's hyper-parameters (n = 100
 ActionableSampling steps, lr 0.1, gamma 1, lambda 10, BoundaryPointSearch on every
 candidate unless the row says otherwise), candidates only in each tournament (no
 incumbent), comparisons + accept questions within the budget, simulated people with hidden
@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from engine.artifacts import build_artifacts, load_decision_model
+from engine.benchmarks.hare import HareBenchmarkConfig, run_hare_benchmark
 from engine.benchmarks.paper_values import paper_source, target_values, tolerance
 from engine.benchmarks.reproduce_core import (
     Cell,
@@ -32,7 +33,6 @@ from engine.benchmarks.reproduce_core import (
     TargetResult,
     seed_stats,
 )
-from engine.hare_benchmark import HareBenchmarkConfig, run_hare_benchmark
 from engine.recourse.base import RecourseContext
 from engine.scenarios import get_scenario
 
@@ -41,16 +41,16 @@ PAPER_RUN = {"n": 150, "seeds": 5, "steps": 100}
 FAST_RUN = {"n": 40, "seeds": 2, "steps": 30}
 B, FAR = 30, "far"
 Key = tuple[str, str, int, int, str]  # (variant, scale, budget, iterations, calibrate)
+VARIANT_ITERATIONS = {"hare": 1, "multi-hare": 5}  # the paper's T of each variant
 
 
 def _key(level: str) -> Key:
-    """A level of a paper table as a row key of engine.hare_benchmark."""
+    """A level of a paper table as a row key of engine.benchmarks.hare."""
     scale, _, rest = level.rpartition("/") if "/" in level else (FAR, "", level)
     if rest == "base":
         return ("base", scale, 0, 0, "none")
-    if rest in ("hare", "multi-hare"):
-        t = 1 if rest == "hare" else 5
-        return (rest, scale, B, t, "all")
+    if rest in VARIANT_ITERATIONS:
+        return (rest, scale, B, VARIANT_ITERATIONS[rest], "all")
     if rest in ("winner", "all"):
         return ("multi-hare", FAR, B, 5, rest)
     return ("hare", FAR, int(rest), 1, "all")

@@ -3,7 +3,7 @@
 Setup (as the paper; specs/loan-scm.md): scenario ``loan-carma`` (CARMA's published samples:
 the decision model trained on the classifier split, the flow on the causal-estimator split,
 iCARMA on the recourse split's training rejections), deployment population = the recourse
-test split's rejections. Profiles per hard-constraint setting as in engine.recourse_benchmark
+test split's rejections. Profiles per hard-constraint setting as in engine.benchmarks.recourse
 (seed 0: every method and cost profile sees the same people with the same profiles); Likert
 scores i.i.d. (the paper's sampling).
 
@@ -13,7 +13,7 @@ elicitation and cost profile, trained with the paper's configuration for seeds 1
 (engine.paper_models). "Ours" for an iCARMA cell is the best seed on validation (what the
 paper reports); the mean and sd over the seeds sit beside it. hap: the share of people whose
 least-preferred actionable feature changes in the recommended profile x' (by an action or
-as a consequence of one; engine.recourse_benchmark.hap_profile). The paper's Oracle figures
+as a consequence of one; engine.benchmarks.recourse.hap_profile). The paper's Oracle figures
 follow this reading (Table 2, soft rows: 0.588 / 0.490 / 0.461 / 0.430 against the paper's
 0.614 / 0.492 / 0.443 / 0.387, while counting actions only gives 0.416 / 0.266 / 0.230 /
 0.186); the action-only hap is in each cell's note and setting.
@@ -28,6 +28,12 @@ from typing import Any
 
 from engine.artifacts import build_artifacts, load_amortized, load_decision_model, load_flow
 from engine.benchmarks.paper_values import paper_source, target_values, tolerance
+from engine.benchmarks.recourse import (
+    BenchmarkConfig,
+    constraint_profiles,
+    hap_profile,
+    rejected_population,
+)
 from engine.benchmarks.reproduce_core import (
     Cell,
     Check,
@@ -41,18 +47,17 @@ from engine.preferences import ActionabilityProfiles, CostProfile
 from engine.recourse.base import RecourseContext
 from engine.recourse.icarma import ICarma
 from engine.recourse.oracle import CausalOracle
-from engine.recourse_benchmark import (
-    BenchmarkConfig,
-    constraint_profiles,
-    hap_profile,
-    rejected_population,
-)
 from engine.scenarios import get_scenario
 from engine.scenarios.base import Scenario
 
 PAPER_SEEDS = 10
 FAST_EPOCHS = {"ranking": 20, "likert": 20}
 METRICS = ("validity", "plausibility", "hap")
+# The methods of the paper's tables, with the switches they run with (as published).
+PAPER_METHODS: dict[str, dict[str, Any]] = {
+    "oracle": {"repair": None, "oracle_grid": "factual"},
+    "icarma": {"repair": False, "oracle_grid": None},
+}
 
 
 class World:
@@ -95,7 +100,23 @@ class World:
         )
 
     def summary(self, batch: Any, profiles: ActionabilityProfiles) -> dict[str, Any]:
-        return {**batch.summary(), "hap_profile": hap_profile(batch, profiles, self.scenario)}
+        return {**batch.summary(), "hap_profile": hap_profile(batch, profiles)}
+
+    def runs(
+        self, method: str, constraint: str, cost_profile: str, elicitation: str
+    ) -> tuple[list[dict[str, Any]], int, dict[str, Any] | None]:
+        """A paper row's method run as published: per seed the summary, the index of the
+        reported seed, training facts (None for a method without training)."""
+        runners = {"oracle": self.oracle_runs, "icarma": self.icarma}
+        if method not in runners:
+            raise ValueError(f"no paper runner for method {method!r}")
+        return runners[method](constraint, cost_profile, elicitation)
+
+    def oracle_runs(
+        self, constraint: str, cost_profile: str, elicitation: str
+    ) -> tuple[list[dict[str, Any]], int, None]:
+        """The Oracle is deterministic: one run, no training."""
+        return [self.oracle(constraint, cost_profile, elicitation)], 0, None
 
     def oracle(self, constraint: str, cost_profile: str, elicitation: str) -> dict[str, Any]:
         key = (constraint, cost_profile, elicitation)
@@ -147,13 +168,10 @@ def table_cells(world: World, target: str) -> tuple[list[Cell], dict[str, Any]]:
     training: dict[str, Any] = {}
     for row in spec["rows"]:
         method, constraint, cp = row["method"], str(row["constraint"]), row["cost_profile"]
+        per_seed, best, facts = world.runs(method, constraint, cp, elicitation)
         setting = {"constraint": constraint, "cost_profile": cp, "elicitation": elicitation,
-                   "repair": False if method == "icarma" else None,
-                   "oracle_grid": "factual" if method == "oracle" else None}
-        if method == "oracle":
-            per_seed, best = [world.oracle(constraint, cp, elicitation)], 0
-        else:
-            per_seed, best, facts = world.icarma(constraint, cp, elicitation)
+                   **PAPER_METHODS[method]}
+        if facts is not None:
             training[f"{elicitation}/{cp}"] = facts
         for metric in METRICS:
             if metric not in row:
@@ -231,9 +249,9 @@ def _result(world: World, target: str, cells: list[Cell], checks: list[Check],
     )
 
 
-def _oracle_plausibility_one(cells: list[Cell]) -> Check:
-    got = [c.ours for c in cells if c.method == "oracle" and c.metric == "plausibility"]
-    return Check("Oracle plausibility 1.0 on every row", all(v == 1.0 for v in got),
+def _is_one(cells: list[Cell], method: str, metric: str) -> Check:
+    got = [c.ours for c in cells if c.method == method and c.metric == metric]
+    return Check(f"{method} {metric} 1.0 on every row", all(v == 1.0 for v in got),
                  ", ".join(f"{v:.3f}" for v in got if v is not None))
 
 
@@ -241,7 +259,7 @@ def _oracle_plausibility_one(cells: list[Cell]) -> Check:
 CHECKS: dict[str, Callable[[list[Cell]], list[Check]]] = {
     "icarma-table1": lambda cells: [
         _within_all(cells, "oracle", "validity"),
-        _oracle_plausibility_one(cells),
+        _is_one(cells, "oracle", "plausibility"),
         _within_all(cells, "icarma", "validity"),
         _falls(cells, "icarma", "plausibility"),
         _falls(cells, "oracle", "validity"),

@@ -1,7 +1,9 @@
-"""Recourse methods, one module each, all behind ``RecourseMethod`` (engine.recourse.base).
+"""The recourse-method catalogue: one module per method, all behind ``RecourseMethod``.
 
-``get_method(name, context, **options)`` builds a method by its catalogue name; modules are
-imported lazily so that asking for the Oracle never imports the neural methods.
+``get_method(name, context, **options)`` builds a method by its catalogue name (modules are
+imported lazily, so asking for the Oracle never imports the neural methods);
+``capabilities(name)`` says what a method is without building it, ``option_names(name)``
+which options it takes. Callers outside this package ask capabilities, never names.
 """
 
 from __future__ import annotations
@@ -9,7 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from engine.recourse.base import RecourseBatch, RecourseContext, RecourseMethod
+from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod
+from engine.recourse.batch import RecourseBatch
 
 # catalogue name -> "module:Class"; each class is constructed as Class(context, **options).
 METHODS: dict[str, str] = {
@@ -28,14 +31,35 @@ class UnknownMethodError(KeyError):
         return str(self.args[0])
 
 
+class MethodUnavailableError(RuntimeError):
+    """A known method cannot be built here: its module does not import, a trained artifact
+    it needs is missing, or the options do not fit it."""
+
+
 def method_class(name: str) -> type[RecourseMethod]:
-    """The class registered under ``name``."""
+    """The class registered under ``name`` (UnknownMethodError for an unknown name,
+    MethodUnavailableError when its module cannot be imported here)."""
     if name not in METHODS:
         raise UnknownMethodError(
             f"unknown recourse method {name!r}; available: {', '.join(sorted(METHODS))}"
         )
     module_name, cls_name = METHODS[name].split(":")
-    return getattr(importlib.import_module(module_name), cls_name)
+    try:
+        return getattr(importlib.import_module(module_name), cls_name)
+    except (ImportError, AttributeError) as e:
+        raise MethodUnavailableError(
+            f"method {name!r} is not available in this installation ({e})"
+        ) from e
+
+
+def capabilities(name: str) -> Capabilities:
+    """What the method ``name`` is (``Capabilities``), without building it."""
+    return method_class(name).capabilities
+
+
+def option_names(name: str) -> tuple[str, ...]:
+    """The options the method ``name`` takes."""
+    return method_class(name).option_names()
 
 
 def get_method(name: str, context: RecourseContext, **options: Any) -> RecourseMethod:
@@ -43,12 +67,33 @@ def get_method(name: str, context: RecourseContext, **options: Any) -> RecourseM
     return method_class(name)(context, **options)
 
 
+def build_method(
+    name: str, context: RecourseContext, *, what: str = "", **options: Any
+) -> RecourseMethod:
+    """``get_method``, with every reason it cannot be built here as MethodUnavailableError
+    (``what`` names the caller's use, e.g. ``arm 'a'``, at the start of the message)."""
+    prefix = f"{what}: " if what else ""
+    try:
+        return get_method(name, context, **options)
+    except MethodUnavailableError as e:
+        raise MethodUnavailableError(f"{prefix}{e}") from e
+    except FileNotFoundError as e:  # a trained artifact is missing (the message says how)
+        raise MethodUnavailableError(f"{prefix}method {name!r} cannot be built: {e}") from e
+    except TypeError as e:
+        raise MethodUnavailableError(f"{prefix}bad options for {name!r}: {e}") from e
+
+
 __all__ = [
     "METHODS",
+    "Capabilities",
+    "MethodUnavailableError",
     "RecourseBatch",
     "RecourseContext",
     "RecourseMethod",
     "UnknownMethodError",
+    "build_method",
+    "capabilities",
     "get_method",
     "method_class",
+    "option_names",
 ]

@@ -1,35 +1,36 @@
-"""The interface every recourse method implements and the record every method returns.
+"""The interface every recourse method implements, what it declares about itself, and the
+context that measures every method the same way.
 
 A method maps a batch of factual profiles x (n, d) and their actionability profiles to
 actions (mask m, values a). ``RecourseContext.evaluate`` turns actions into the full record:
 the counterfactual x' = CF(x, do(x_m = a_m)) through the context's world model (the exact SCM
 where the scenario has one), the decision h(x'), costs, densities, plausibility, hap,
-violations and L0/L1 distances (engine.metrics). Every method calls it, so every method is
-measured the same way.
+violations, L0/L1 distances and the preference terms (engine.metrics), as one
+``RecourseBatch``. Every method calls it, so every method is measured the same way.
+
+A method declares ``Capabilities`` (what it is: amortized, interactive, needs the exact
+world, produces candidates, wraps a base method, loads trained artifacts). Studies,
+planners and benchmarks ask the capabilities, never the method's name.
 """
 
 from __future__ import annotations
 
+import inspect
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field, fields
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import ClassVar, Protocol
 
+import numpy as np
 import torch
 from torch import Tensor
 
 from engine import metrics
-from engine.preferences import ActionabilityProfiles, CostProfile
+from engine.decision import Classifier
+from engine.preferences import ActionabilityProfiles, CostProfile, all_actionable
+from engine.recourse.batch import RecourseBatch
 from engine.scenarios.base import Scenario
 from engine.scm import ArrayLike, as_batch
-
-
-class Classifier(Protocol):
-    """The decision model as recourse methods see it."""
-
-    def predict_proba(self, x: Tensor) -> Tensor: ...
-
-    def decision(self, x: Tensor) -> Tensor: ...
 
 
 class WorldModel(Protocol):
@@ -42,101 +43,32 @@ class WorldModel(Protocol):
     def log_prob(self, x: ArrayLike) -> Tensor: ...
 
 
-@dataclass
-class RecourseBatch:
-    """Recourses for a batch (one row per recourse; ``person`` indexes the input batch).
+@dataclass(frozen=True)
+class Capabilities:
+    """What a recourse method is; callers ask these instead of comparing method names.
 
-    Tensors are (n,) or (n, d), float64 unless noted. ``found`` is False where the method had
-    no action to offer (then the action is empty and x' = x).
+    - ``candidates``: ``candidates()`` returns every valid plan it considered (the set a
+      distance design selects from);
+    - ``amortized``: trained networks, one forward pass per batch (benchmarks warm it up
+      once, then time it on the population and on 5,000 people);
+    - ``exact_world``: needs the scenario's exact SCM as world model and finds the exact
+      optimum (the speed reference of the amortized methods);
+    - ``reference_search``: ``reference_search()`` runs the straightforward per-person
+      search the method batches (timed against it, and checked for the same optimum);
+    - ``interactive``: asks the person; one person is driven by ``start_session`` /
+      ``resume_session``, a batch by ``answered_by(people).recourse(...)``;
+    - ``wraps_base``: built over a base method (``base=``); its plans are compared with the
+      base's;
+    - ``artifacts``: the trained artifacts it loads (built before a study starts).
     """
 
-    method: str
-    person: Tensor  # long
-    x: Tensor
-    action_mask: Tensor  # bool
-    action_values: Tensor
-    x_cf: Tensor
-    found: Tensor  # bool
-    valid: Tensor  # bool
-    cost: Tensor
-    weighted_cost: Tensor
-    log_prob_factual: Tensor
-    log_prob_cf: Tensor
-    plausible: Tensor  # bool
-    hap: Tensor  # NaN where undefined
-    violations: Tensor  # long
-    l0_actions: Tensor
-    l1_actions: Tensor
-    l0_profile: Tensor
-    l1_profile: Tensor
-    runtime: float
-    density_source: str
-    extras: dict[str, Tensor] = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return int(self.person.shape[0])
-
-    def select(self, idx: Tensor | list[int]) -> RecourseBatch:
-        """The rows ``idx`` (a long index or bool mask) as a new batch."""
-        idx_t = torch.as_tensor(idx)
-        kwargs: dict[str, Any] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if isinstance(v, Tensor):
-                kwargs[f.name] = v[idx_t]
-            elif f.name == "extras":
-                kwargs[f.name] = {k: t[idx_t] for k, t in v.items()}
-            else:
-                kwargs[f.name] = v
-        return RecourseBatch(**kwargs)
-
-    def record(self, i: int, feature_names: tuple[str, ...]) -> dict[str, Any]:
-        """Row i as plain Python values (for storage and JSON)."""
-        rec: dict[str, Any] = {
-            "method": self.method,
-            "person": int(self.person[i]),
-            "x": dict(zip(feature_names, self.x[i].tolist(), strict=True)),
-            "actions": {
-                name: float(self.action_values[i, j])
-                for j, name in enumerate(feature_names)
-                if bool(self.action_mask[i, j])
-            },
-            "x_cf": dict(zip(feature_names, self.x_cf[i].tolist(), strict=True)),
-            "runtime": self.runtime / max(len(self), 1),
-            "density_source": self.density_source,
-        }
-        for name in (
-            "found",
-            "valid",
-            "cost",
-            "weighted_cost",
-            "log_prob_factual",
-            "log_prob_cf",
-            "plausible",
-            "hap",
-            "violations",
-            "l0_actions",
-            "l1_actions",
-            "l0_profile",
-            "l1_profile",
-        ):
-            v = getattr(self, name)[i].item()
-            rec[name] = v if not isinstance(v, float) or v == v else None
-        return rec
-
-    def summary(self) -> dict[str, float]:
-        """Population metrics: validity, plausibility, cost mean/sd over valid, hap, violations."""
-        valid = self.valid
-        return {
-            "n": len(self),
-            "validity": float(valid.double().mean()) if len(self) else float("nan"),
-            "plausibility": float(self.plausible.double().mean()) if len(self) else float("nan"),
-            "cost_mean": metrics.nanmean(self.cost[valid]),
-            "cost_sd": metrics.nanstd(self.cost[valid]),
-            "hap": metrics.nanmean(self.hap),
-            "violations": int(self.violations.sum()),
-            "seconds": self.runtime,
-        }
+    candidates: bool = False
+    amortized: bool = False
+    exact_world: bool = False
+    reference_search: bool = False
+    interactive: bool = False
+    wraps_base: bool = False
+    artifacts: tuple[str, ...] = ()
 
 
 @dataclass
@@ -163,7 +95,11 @@ class RecourseContext:
 
     @property
     def categorical(self) -> Tensor:
-        return torch.tensor([f.discrete for f in self.scenario.features])
+        return self.scenario.categorical
+
+    def everybody(self, n: int) -> ActionabilityProfiles:
+        """n people able to act on every globally actionable feature (no stated constraints)."""
+        return all_actionable(self.scenario.feature_names, self.scenario.actionable, n)
 
     def check_inputs(self, factuals: ArrayLike, profiles: ActionabilityProfiles) -> Tensor:
         """Validate a batch of factuals against the scenario and its profiles."""
@@ -180,47 +116,43 @@ class RecourseContext:
     def evaluate(
         self,
         method: str,
-        x: Tensor,
-        action_mask: Tensor,
-        action_values: Tensor,
-        profiles: ActionabilityProfiles,
+        x: ArrayLike,
+        action_mask: ArrayLike,
+        action_values: ArrayLike,
+        profiles: ActionabilityProfiles | None,
         *,
-        runtime: float,
-        person: Tensor | None = None,
-        found: Tensor | None = None,
-        x_cf: Tensor | None = None,
+        runtime: float = 0.0,
+        person: ArrayLike | None = None,
+        found: ArrayLike | None = None,
+        x_cf: ArrayLike | None = None,
         log_prob_factual: Tensor | None = None,
     ) -> RecourseBatch:
         """Build the full record for actions (see the module docstring).
 
-        ``profiles`` and ``x`` are per row (already expanded to candidates if needed).
-        ``x_cf``/``log_prob_factual`` may be passed when the caller already computed them
-        with this context's world model.
+        ``profiles`` and ``x`` are per row (already expanded to candidates if needed);
+        ``profiles`` None means no stated constraints: costs, hap and violations are measured
+        for everybody able to act on every globally actionable feature, and satisfaction and
+        violation are NaN. ``x_cf``/``log_prob_factual`` may be passed when the caller
+        already computed them with this context's world model. Arrays may be numpy.
         """
+        x = _rows(x, torch.float64)
         n = x.shape[0]
-        x = x.to(torch.float64)
-        mask = action_mask.bool()
-        values = torch.where(mask, action_values.to(torch.float64), x)
-        with torch.no_grad():
-            if x_cf is None:
-                x_cf = self.world.counterfactual(x, mask, values).to(torch.float64)
-            lp_x = (
-                self.world.log_prob(x).to(torch.float64)
-                if log_prob_factual is None
-                else log_prob_factual.to(torch.float64)
-            )
-            lp_cf = self.world.log_prob(x_cf).to(torch.float64)
-            valid = self.classifier.decision(x_cf.float()).bool()
+        mask = _rows(action_mask, torch.bool)
+        values = torch.where(mask, _rows(action_values, torch.float64), x)
+        stated = profiles
+        profiles = stated if stated is not None else self.everybody(n)
+        x_cf, lp_x, lp_cf, valid = self._consequences(x, mask, values, x_cf, log_prob_factual)
         weights = profiles.weights(self.cost_profile)
         dist = metrics.distances(x, x_cf, mask, self.ranges, self.categorical)
         return RecourseBatch(
             method=method,
-            person=torch.arange(n) if person is None else person.long(),
+            person=torch.arange(n) if person is None else torch.as_tensor(person).long(),
             x=x,
             action_mask=mask,
             action_values=values,
             x_cf=x_cf,
-            found=torch.ones(n, dtype=torch.bool) if found is None else found.bool(),
+            found=(torch.ones(n, dtype=torch.bool) if found is None
+                   else torch.as_tensor(found).bool()),
             valid=valid,
             cost=metrics.action_cost(x, x_cf, mask, self.ranges),
             weighted_cost=metrics.action_cost(x, x_cf, mask, self.ranges, weights),
@@ -233,30 +165,77 @@ class RecourseContext:
             l1_actions=dist.l1_actions,
             l0_profile=dist.l0_profile,
             l1_profile=dist.l1_profile,
+            satisfaction=metrics.preference_satisfaction(mask, stated),
+            violation=metrics.preference_violation(
+                mask, None if stated is None else stated.hard_mask),
+            changed=dist.changed,
             runtime=runtime,
             density_source=self.density_source,
         )
+
+    def _consequences(
+        self, x: Tensor, mask: Tensor, values: Tensor, x_cf: ArrayLike | None,
+        log_prob_factual: Tensor | None,
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """(x', log p(x), log p(x'), h(x') favourable) through the world model (x' and
+        log p(x) computed unless given) and the decision model."""
+        with torch.no_grad():
+            if x_cf is None:
+                x_cf = self.world.counterfactual(x, mask, values).to(torch.float64)
+            else:
+                x_cf = _rows(x_cf, torch.float64)
+            lp_x = (
+                self.world.log_prob(x).to(torch.float64)
+                if log_prob_factual is None
+                else log_prob_factual.to(torch.float64)
+            )
+            lp_cf = self.world.log_prob(x_cf).to(torch.float64)
+            valid = self.classifier.decision(x_cf.float()).bool()
+        return x_cf, lp_x, lp_cf, valid
+
+
+def _rows(a: ArrayLike, dtype: torch.dtype) -> Tensor:
+    """A (n, d) tensor of ``dtype`` from a tensor or array (a single row becomes (1, d))."""
+    t = a if isinstance(a, Tensor) else torch.as_tensor(np.asarray(a))
+    return torch.atleast_2d(t).to(dtype)
 
 
 class RecourseMethod(ABC):
     """A recourse method: ``recourse(factuals, profiles)`` for a whole batch at once.
 
-    Methods may also expose ``candidates(...)``: every valid plan they considered, as one
-    RecourseBatch whose ``person`` column says whose plan each row is (the set a distance
-    design selects from).
+    ``capabilities`` says what else it offers (``Capabilities``): a candidate set
+    (``candidates``), a per-person reference search, interactive sessions.
     """
 
     name: str = "method"
+    capabilities: ClassVar[Capabilities] = Capabilities()
 
     def __init__(self, context: RecourseContext) -> None:
         self.context = context
+
+    @classmethod
+    def option_names(cls) -> tuple[str, ...]:
+        """The options the constructor takes (``get_method(name, context, **options)``)."""
+        params = inspect.signature(cls.__init__).parameters
+        return tuple(n for n, p in params.items() if n not in ("self", "context")
+                     and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
 
     @abstractmethod
     def recourse(self, factuals: ArrayLike, profiles: ActionabilityProfiles) -> RecourseBatch:
         """One recourse per person."""
 
     def candidates(self, factuals: ArrayLike, profiles: ActionabilityProfiles) -> RecourseBatch:
+        """Every valid plan considered, ``person`` saying whose (capability ``candidates``)."""
         raise NotImplementedError(f"{self.name} does not expose a candidate set")
+
+    def plans(
+        self, factuals: ArrayLike, profiles: ActionabilityProfiles, *, candidates: bool
+    ) -> RecourseBatch:
+        """The candidate set, or the one recourse per person where it found an action."""
+        if candidates:
+            return self.candidates(factuals, profiles)
+        batch = self.recourse(factuals, profiles)
+        return batch.select(batch.found.nonzero().flatten())
 
 
 class Timer:

@@ -25,7 +25,8 @@ import torch
 from torch import Tensor
 
 from engine.preferences import ActionabilityProfiles
-from engine.recourse.base import RecourseBatch, RecourseContext, RecourseMethod, Timer
+from engine.recourse.base import RecourseContext, RecourseMethod, Timer
+from engine.recourse.batch import RecourseBatch
 from engine.recourse.shift_actions import allowed_mask, favourable_logit, realize
 from engine.scm import ArrayLike
 

@@ -6,13 +6,18 @@ wraps a base generator: the base plan r_0 = M(x) becomes a shift action
 refines it with the person's answers (T = 1 is HARE, T > 1 Multi-HARE), and the final shift
 is realized through the world model and evaluated like every other method's plan.
 
-People answer through the small protocol ``compare(left_profile, right_profile) -> (n,) 0/1``
-and ``accept(profile) -> (n,) bool`` (``SimulatedPeople`` in batch runs); one real person
-drives a ``HareSession`` instead (engine.recourse.hare_session).
+HARE is ``interactive`` (engine.recourse.base.Capabilities): its plans need the person's
+answers. People answer through the small protocol ``compare(left_profile, right_profile) ->
+(n,) 0/1`` and ``accept(profile) -> (n,) bool``: a batch of answerers is bound with
+``answered_by(people)`` (then ``recourse(factuals, profiles)`` runs the machine like any
+method's; engine.synthetic.hare_people has simulated ones), and one real person is driven one
+question at a time by ``start_session`` / ``resume_session`` (engine.recourse.hare_session).
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -20,7 +25,9 @@ import torch
 from torch import Tensor
 
 from engine.preferences import ActionabilityProfiles
-from engine.recourse.base import RecourseBatch, RecourseContext, RecourseMethod, Timer
+from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod, Timer
+from engine.recourse.batch import RecourseBatch
+from engine.recourse.hare_session import HareSession
 from engine.recourse.hare_state import HareConfig, HareState
 from engine.recourse.shift_actions import allowed_mask, realize, shift_of
 from engine.scm import ArrayLike
@@ -46,6 +53,7 @@ class Hare(RecourseMethod):
     """HARE over ``base`` (module docstring); the other options are HareConfig fields."""
 
     name = "hare"
+    capabilities = Capabilities(interactive=True, wraps_base=True)
 
     def __init__(
         self,
@@ -60,14 +68,24 @@ class Hare(RecourseMethod):
         if base is None:
             raise ValueError("hare needs a base method (a RecourseMethod or a catalogue name)")
         if isinstance(base, str):
-            from engine.recourse import get_method
+            from engine.recourse import get_method, method_class
 
-            if base == "hare":
-                raise ValueError("hare cannot be its own base")
+            if method_class(base).capabilities.wraps_base:
+                raise ValueError(f"{base} cannot be hare's base: it wraps a base method itself")
             base = get_method(base, context, **(base_options or {}))
         self.base = base
         self.config = HareConfig(**config)
         self.seed = seed
+        self.people: People | None = None
+
+    @property
+    def query_budget(self) -> int:
+        """The most questions one person is asked (B)."""
+        return self.config.budget
+
+    @classmethod
+    def option_names(cls) -> tuple[str, ...]:
+        return (*super().option_names(), *(f.name for f in dataclasses.fields(HareConfig)))
 
     # ---- pieces shared by batch runs and sessions -------------------------------------
     def base_plans(self, x: Tensor, profiles: ActionabilityProfiles) -> RecourseBatch:
@@ -120,14 +138,29 @@ class Hare(RecourseMethod):
         final = self.evaluate(x, z, profiles, runtime=t.seconds, found=valid)
         return HareRun(base, final, state, t.seconds)
 
-    def recourse(
-        self, factuals: ArrayLike, profiles: ActionabilityProfiles, people: People | None = None
-    ) -> RecourseBatch:
-        """HARE's plans for people who answer through ``people`` (required: HARE asks)."""
-        if people is None:
+    def answered_by(self, people: People) -> Hare:
+        """This method with ``people`` answering (one answerer per row of the factuals)."""
+        bound = copy.copy(self)
+        bound.people = people
+        return bound
+
+    def recourse(self, factuals: ArrayLike, profiles: ActionabilityProfiles) -> RecourseBatch:
+        """HARE's plans for the people bound with ``answered_by`` (HARE asks them)."""
+        if self.people is None:
             raise ValueError(
-                "HARE asks the person to compare plans: pass people= (e.g. "
-                "engine.recourse.hare_people.SimulatedPeople), or drive one real person "
-                "through engine.recourse.hare_session.HareSession"
+                "hare is interactive: bind who answers with answered_by(people) (e.g. "
+                "engine.synthetic.SimulatedPeople), or drive one real person with "
+                "start_session()"
             )
-        return self.run(factuals, profiles, people).final
+        return self.run(factuals, profiles, self.people).final
+
+    # ---- one real person ----------------------------------------------------------------
+    def start_session(
+        self, x: ArrayLike, profile: ActionabilityProfiles, *, seed: int
+    ) -> HareSession:
+        """One person's interaction (x (1, d)), one question at a time."""
+        return HareSession.start(self, x, profile, seed=seed)
+
+    def resume_session(self, text: str) -> HareSession:
+        """An interaction saved with ``HareSession.to_json``."""
+        return HareSession.from_json(text, self)

@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 
 from engine.preferences import ActionabilityProfiles
-from engine.recourse.hare import Hare
 from engine.recourse.hare_state import HareState
 from engine.scm import ArrayLike, as_batch
+
+if TYPE_CHECKING:
+    from engine.recourse.hare import Hare
 
 FORMAT = "hare-session/1"
 
@@ -107,12 +109,10 @@ class HareSession:
 
     # ---- persistence ------------------------------------------------------------------------
     def to_json(self) -> str:
-        p = self.profile
         return json.dumps({
             "format": FORMAT,
             "state": self.state.to_dict(),
-            "profile": {"hard_mask": p.hard_mask.tolist(), "scores": p.scores.tolist(),
-                        "levels": p.levels.tolist(), "elicitation": p.elicitation},
+            "profile": self.profile.to_lists(),
             "base": self.base,
         })
 
@@ -124,12 +124,6 @@ class HareSession:
             raise ValueError(f"HARE session state is not valid JSON: {e}") from e
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ValueError(f"not a HARE session state (expected format {FORMAT!r})")
-        p = data["profile"]
-        profile = ActionabilityProfiles(
-            torch.tensor(p["hard_mask"], dtype=torch.bool),
-            torch.tensor(p["scores"], dtype=torch.float64),
-            torch.tensor(p["levels"], dtype=torch.float64),
-            p["elicitation"],
-        )
+        profile = ActionabilityProfiles.from_lists(**data["profile"])
         state = HareState.from_dict(hare.context, data["state"])
         return cls(hare, state, profile, data["base"])

@@ -42,7 +42,8 @@ from torch import Tensor
 
 from engine.decision import favourable_logit
 from engine.preferences import ActionabilityProfiles, CostProfile, all_actionable
-from engine.recourse.base import RecourseBatch, RecourseContext, RecourseMethod, Timer
+from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod, Timer
+from engine.recourse.batch import RecourseBatch
 from engine.recourse.icarma_config import TRAININGS
 from engine.recourse.icarma_networks import AmortizedRecourse, profile_code
 from engine.scm import ArrayLike
@@ -56,6 +57,8 @@ class ICarma(RecourseMethod):
     ``repair`` the final check."""
 
     name = "icarma"
+    capabilities = Capabilities(candidates=True, amortized=True,
+                                artifacts=("decision", "flow", "icarma", "icarma-likert"))
     individual = True
     trainings: tuple[str, ...] = TRAININGS
 
@@ -251,5 +254,17 @@ class Carma(ICarma):
     the fast configuration only."""
 
     name = "carma"
+    capabilities = Capabilities(candidates=True, amortized=True,
+                                artifacts=("decision", "flow", "carma"))
     individual = False
     trainings = ("fast",)
+
+    def __init__(
+        self,
+        context: RecourseContext,
+        *,
+        model: AmortizedRecourse | None = None,
+        flow: Any = None,
+        repair: bool = False,
+    ) -> None:
+        super().__init__(context, model=model, flow=flow, repair=repair, training="fast")

@@ -60,7 +60,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from engine.decision import favourable_logit
+from engine.decision import favourable_logit, rejected_rows
 from engine.preferences import CostProfile, all_actionable, sample_profiles
 from engine.recourse.icarma_config import ICarmaConfig
 from engine.recourse.icarma_networks import AmortizedRecourse, code_from_parts
@@ -210,14 +210,6 @@ class ValidityMultiplier:
             self.lam = max(0.0, self.lam + step)
 
 
-def rejected(scenario: Scenario, classifier: Any, split: str) -> Tensor:
-    """Rows of a split the decision model rejects (float32)."""
-    x = scenario.dataset[split][0].float()
-    with torch.no_grad():
-        keep = ~classifier.decision(x).bool()
-    return x[keep]
-
-
 def train_amortized(
     scenario: Scenario,
     classifier: Any,
@@ -229,8 +221,10 @@ def train_amortized(
     start = time.perf_counter()
     torch.manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
-    x_train = rejected(scenario, classifier, "train")
-    x_val = rejected(scenario, classifier, "validation")
+    train_rows = torch.from_numpy(rejected_rows(scenario, classifier, "train"))
+    val_rows = torch.from_numpy(rejected_rows(scenario, classifier, "validation"))
+    x_train = scenario.dataset["train"][0].float()[train_rows]
+    x_val = scenario.dataset["validation"][0].float()[val_rows]
     if config.max_people is not None:
         x_train = x_train[torch.randperm(len(x_train))[: config.max_people]]
         x_val = x_val[: max(config.max_people // 2, 1)]

@@ -32,13 +32,15 @@ import torch
 from torch import Tensor
 
 from engine.preferences import ActionabilityProfiles
-from engine.recourse.base import RecourseBatch, RecourseContext, RecourseMethod, Timer
+from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod, Timer
+from engine.recourse.batch import RecourseBatch
 from engine.recourse.oracle_grid import (
     PLAUSIBILITY_MARGIN,
     ActionGrid,
     PersonTables,
     assemble,
     build_tables,
+    reference_grid_search,
 )
 from engine.scm import ArrayLike, StructuralCausalModel
 
@@ -73,6 +75,7 @@ class CausalOracle(RecourseMethod):
     """
 
     name = "oracle"
+    capabilities = Capabilities(candidates=True, exact_world=True, reference_search=True)
 
     def __init__(
         self,
@@ -106,11 +109,8 @@ class CausalOracle(RecourseMethod):
         """The minimum-weighted-cost valid (plausible) grid point per person."""
         ctx = self.context
         with Timer() as timer:
-            x = ctx.check_inputs(factuals, profiles)
+            x, weights = self._inputs(factuals, profiles)
             n, d = x.shape
-            if n == 0:
-                raise ValueError("factuals is empty: expected at least one profile")
-            weights = profiles.weights(ctx.cost_profile)
             mask = torch.zeros(n, d, dtype=torch.bool)
             values = x.clone()
             x_cf = x.clone()
@@ -157,11 +157,8 @@ class CausalOracle(RecourseMethod):
             raise ValueError("top_k and per_l0 must be >= 0")
         ctx = self.context
         with Timer() as timer:
-            x = ctx.check_inputs(factuals, profiles)
-            n, d = x.shape
-            if n == 0:
-                raise ValueError("factuals is empty: expected at least one profile")
-            weights = profiles.weights(ctx.cost_profile)
+            x, weights = self._inputs(factuals, profiles)
+            n = x.shape[0]
             parts: list[tuple[Tensor, Tensor, Tensor, Tensor]] = []
             per_chunk = max(1, self.batch_rows // (self.grid.bins + 1) ** len(self.grid.features))
             for s in range(0, n, per_chunk):
@@ -182,7 +179,30 @@ class CausalOracle(RecourseMethod):
             x_cf=x_cf,
         )
 
+    def reference_search(
+        self, factuals: ArrayLike, profiles: ActionabilityProfiles
+    ) -> tuple[Tensor, Tensor]:
+        """(found (n,) bool, weighted cost (n,)) of the straightforward per-person search
+        (``oracle_grid.reference_grid_search``: the whole grid, one person at a time) that
+        ``recourse`` batches; the same optimum, much slower."""
+        x, weights = self._inputs(factuals, profiles)
+        found = torch.zeros(len(x), dtype=torch.bool)
+        cost = torch.full((len(x),), _INF, dtype=torch.float64)
+        for i in range(len(x)):
+            ref = reference_grid_search(self.context.scenario, self.context.classifier, self.grid,
+                                        x[i], profiles.hard_mask[i], weights[i],
+                                        plausibility=self.plausibility)
+            found[i], cost[i] = ref.found, ref.weighted_cost
+        return found, cost
+
     # ---- search -------------------------------------------------------------------------
+    def _inputs(self, factuals: ArrayLike, profiles: ActionabilityProfiles) -> tuple[Tensor, Tensor]:
+        """Checked factuals and the weighted-cost weights under the context's cost profile."""
+        x = self.context.check_inputs(factuals, profiles)
+        if x.shape[0] == 0:
+            raise ValueError("factuals is empty: expected at least one profile")
+        return x, profiles.weights(self.context.cost_profile)
+
     def _tables(self, x: Tensor, hard_mask: Tensor, weights: Tensor) -> PersonTables:
         """Option tables, with options that no partner can make plausible pruned."""
         tables = build_tables(self.context.scenario, self.grid, x, hard_mask, weights)

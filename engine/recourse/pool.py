@@ -41,7 +41,8 @@ import torch
 from torch import Tensor
 
 from engine.preferences import ActionabilityProfiles
-from engine.recourse.base import RecourseBatch, RecourseContext, RecourseMethod, Timer
+from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod, Timer
+from engine.recourse.batch import RecourseBatch
 from engine.scm import ArrayLike
 
 
@@ -53,6 +54,7 @@ class PoolSamples(RecourseMethod):
     """
 
     name = "pool"
+    capabilities = Capabilities(candidates=True)
 
     def __init__(
         self,
@@ -72,7 +74,7 @@ class PoolSamples(RecourseMethod):
         self.chunk_people = chunk_people
         scenario = context.scenario
         self._direction = torch.tensor([f.direction for f in scenario.features])
-        discrete = torch.tensor([f.discrete for f in scenario.features])
+        discrete = scenario.categorical
         immutable = torch.zeros(scenario.d, dtype=torch.bool)
         immutable[list(scenario.immutable)] = True
         self._match_exact = immutable & discrete

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from engine.metrics import changed_items
 from engine.scenarios.samples import (
     LABEL_RULES,
     ROLES,
@@ -191,6 +192,17 @@ class Scenario:
         """(d,) max - min of each feature over the training split (the M_i of the metrics)."""
         b = self.bounds
         return b[1] - b[0]
+
+    @property
+    def categorical(self) -> Tensor:
+        """(d,) bool: features whose value is a category code (any change counts fully)."""
+        return torch.tensor([f.discrete for f in self.features])
+
+    def changed(self, x: np.ndarray | Tensor, x_cf: np.ndarray | Tensor) -> Tensor:
+        """(n, d) bool: items that change from x to x_cf by more than
+        ``engine.metrics.CHANGE_TOLERANCE`` of their range (the rule of L0 over the profile)."""
+        return changed_items(torch.as_tensor(np.atleast_2d(x)),
+                             torch.as_tensor(np.atleast_2d(x_cf)), self.ranges, self.categorical)
 
     @cached_property
     def stds(self) -> Tensor:

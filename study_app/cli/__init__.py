@@ -10,6 +10,8 @@ import importlib
 
 from study_app.cli.apps import app
 
+__all__ = ["app", "main"]
+
 _COMMAND_MODULES: tuple[str, ...] = (
     "train",
     "bench_fairness",

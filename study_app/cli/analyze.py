@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 import typer
-from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from study_app.cli.apps import app
-
-_console = Console(stderr=True)
+from study_app.cli.output import emit, err, fail, json_file_option, json_option
 
 
 @app.command("analyze")
 def analyze(
     db: Path = typer.Option(..., help="The study database (DuckDB)."),
-    out: Path = typer.Option(..., help="Folder for report.html, summary.json and traces/."),
+    out: Path = typer.Option(..., help="Folder for report.html, summary.json, models/ and traces/."),
     study: str | None = typer.Option(None, help="Study id (default: the only study in the DB)."),
     distance: str = typer.Option(
         "l1_profile", help="Main distance: l0_actions | l1_actions | l0_profile | l1_profile."),
@@ -32,80 +31,159 @@ def analyze(
         help="NUTS step-size target (default 0.95, analysis.fit); raise it "
              "(e.g. 0.99) if a model reports divergences."),
     gaussian: bool = typer.Option(True, help="Also fit the Gaussian variant."),
-    json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout."),
+    resume: bool = typer.Option(
+        False, "--resume", help="Reuse every model result stored in OUT whose data, model and "
+        "sampler settings are unchanged (fingerprint); fit only the missing or changed ones."),
+    trace: str = typer.Option(
+        "compact", help="Traces in OUT/traces: none | compact (parameters and log-likelihood, "
+        "float32; ~30-45 MB per model at 362 x 5) | full (as sampled, with the per-rating "
+        "category probabilities; ~0.5 GB per ordinal model)."),
+    json_out: bool = json_option(),
+    json_file: Path | None = json_file_option(),
 ) -> None:
     """Fit the hierarchical ordinal models of acceptance and action against L0 and L1 of the
     chosen family (plus the Gaussian variant), and write OUT/report.html (self-contained),
-    OUT/summary.json and OUT/traces/*.nc.
+    OUT/summary.json, OUT/models/<model>.json and OUT/traces/<model>.nc.
 
-    summary.json: {study_id, n_ratings, n_participants, models [{outcome, distance,
+    Each model is saved as soon as it finishes (summary.json is rewritten then, "complete":
+    false until the end); if a model or the report fails, every finished model stays on disk
+    and --resume continues with only what is missing.
+
+    JSON (= summary.json): {study_id, complete, n_ratings, n_participants,
+    participants_by_kind {kind: n}, recorded {validity, plausibility, cost, hap, method,
+    arm, satisfaction, violation: rows holding it, 0 = not recorded}, sampler {backend,
+    draws, tune, chains, seed, target_accept}, trace, models [{name, outcome, distance,
     likelihood, n, participants, smooth [{d, mean, lo, hi}] (95% band), coefficients [{name,
-    group (effect | arm | variance), mean, lo, hi}] (central 94% interval), max_rhat, min_ess,
-    min_ess_tail, divergences, seconds, backend, warnings}], loo {outcome: [{model, rank,
-    elpd_loo, se, elpd_diff, dse, weight}]}, recourse_table [{arm, method, plans, validity,
-    plausibility, cost, hap, l0_actions, l1_actions, l0_profile, l1_profile, satisfaction,
-    violation}]}.
+    group (effect | arm | variance | cutpoint | intercept), mean, lo, hi}] (central 94%
+    interval), max_rhat, min_ess, min_ess_tail, divergences, seconds, backend, warnings,
+    reused, ppc [{rating, observed, mean, lo, hi}] or null, loo {elpd_loo, se, p_loo,
+    max_pareto_k, n_pareto_k_above_0_7} or null}], reused, fitted and pending (lists of
+    model names), failed [{model, error}], loo {outcome: [{model, rank, elpd_loo, se, elpd_diff, dse, weight}]},
+    recourse_table [{arm, method, plans, validity, plausibility, cost, hap, l0_actions,
+    l1_actions, l0_profile, l1_profile, satisfaction, violation}] (null: not recorded),
+    report ("report.html" or null), report_error (null or the message)}.
     """
-    from analysis.models import AnalysisDataError
-    from analysis.pipeline import distance_family, run_analysis
-    from analysis.report import render
-    from data.store import Store
+    from analysis.folder import TRACE_LEVELS
 
-    if not db.exists():
-        raise typer.BadParameter(f"no database at {db}", param_hint="--db")
-    if backend not in ("nutpie", "pymc"):
-        raise typer.BadParameter(f"backend must be nutpie or pymc, got {backend!r}")
+    if trace not in TRACE_LEVELS:
+        fail(f"--trace must be one of {', '.join(TRACE_LEVELS)}, got {trace!r}", 2)
+    sampler = _sampler(distance, backend, draws, tune, chains, seed, target_accept)
+    study_id, ratings, plans = load_study(db, study)
+    result = _fit_all(ratings, plans, study_id, distance, sampler, gaussian, out, resume, trace)
+    summary = _write_outputs(result, out)
+    _advise(summary, out, draws)
+    emit(summary, json_out=json_out, json_file=json_file)
+    if not summary["complete"] or summary["report_error"]:
+        raise typer.Exit(1)
+
+
+def _sampler(distance: str, backend: str, draws: int, tune: int | None, chains: int,
+             seed: int, target_accept: float | None) -> dict[str, Any]:
+    from analysis.models import AnalysisDataError
+    from analysis.pipeline import distance_family, sampler_settings
+
     try:
         distance_family(distance)
+        return sampler_settings(backend, draws, tune, chains, seed, target_accept)
     except AnalysisDataError as e:
-        raise typer.BadParameter(str(e), param_hint="--distance") from e
+        fail(f"{'--distance' if 'distance' in str(e) else '--backend'}: {e}", 2)
+
+
+def load_study(db: Path, study: str | None) -> tuple[str, pd.DataFrame, pd.DataFrame]:
+    """(study id, ratings, plans) of ``study`` in ``db``; a one-line error and exit 2 when
+    the database is missing, unreadable or held by another process, or the study does not
+    exist or has no ratings."""
+    from data.store import Store, StoreError
+
+    if not db.exists():
+        fail(f"no database at {db}", 2)
     try:
         with Store(db, read_only=True) as store:
             studies = list(store.studies()["study_id"])
-            if study is None:
-                if len(studies) != 1:
-                    raise typer.BadParameter(
-                        f"the database holds {len(studies)} studies ({', '.join(studies) or 'none'});"
-                        " name one with --study", param_hint="--study")
-                study = studies[0]
-            elif study not in studies:
-                raise typer.BadParameter(
-                    f"no study {study!r} in {db} (it holds: {', '.join(studies) or 'none'})",
-                    param_hint="--study")
-            ratings = store.ratings_long(study)
-            plans = store.plans(study)
-    except typer.BadParameter:
+            study = _choose_study(db, studies, study)
+            ratings, plans = store.ratings_long(study), store.plans(study)
+    except typer.Exit:
         raise
-    except Exception as e:  # not a DuckDB file, or not one of ours
-        _console.print(f"[red]error:[/red] cannot read {db} as a study database: {e}")
-        raise typer.Exit(2) from e
+    except StoreError as e:
+        fail(e, 2)
+    except Exception as e:  # noqa: BLE001 - not a DuckDB file, or not one of ours
+        fail(f"cannot read {db} as a study database: {e}", 2)
+    if ratings.empty:
+        fail(f"study {study!r} in {db} has no ratings yet: nothing to analyse", 2)
+    return study, ratings, plans
+
+
+def _choose_study(db: Path, studies: list[str], study: str | None) -> str:
+    held = ", ".join(studies) or "none"
+    if study is None:
+        if not studies:
+            fail(f"{db} holds no study yet: simulate or import one first", 2)
+        if len(studies) > 1:
+            fail(f"{db} holds {len(studies)} studies ({held}); name one with --study", 2)
+        return studies[0]
+    if study not in studies:
+        fail(f"no study {study!r} in {db} (it holds: {held})", 2)
+    return study
+
+
+def _fit_all(ratings: pd.DataFrame, plans: pd.DataFrame, study_id: str, distance: str,
+             sampler: dict[str, Any], gaussian: bool, out: Path, resume: bool, trace: str) -> Any:
+    from analysis.models import AnalysisDataError
+    from analysis.pipeline import run_analysis
+
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=_console) as progress:
-        task = progress.add_task("fitting", total=None)
+                  console=err) as progress:
+        task = progress.add_task("checking the data", total=None)
         try:
-            result = run_analysis(
-                ratings, plans, study_id=study, distance=distance, backend=backend,
-                draws=draws, tune=tune, chains=chains, seed=seed, target_accept=target_accept,
-                gaussian=gaussian,
-                traces=out / "traces",
-                on_step=lambda m: progress.update(task, description=f"fitting {m}"))
+            return run_analysis(
+                ratings, plans, study_id=study_id, distance=distance, **sampler,
+                gaussian=gaussian, out=out, resume=resume, trace=trace,
+                on_step=lambda m: progress.update(task, description=m),
+                on_log=lambda m: progress.console.print(m, highlight=False, markup=False))
         except AnalysisDataError as e:
-            _console.print(f"[red]error:[/red] study {study!r}: {e}")
-            raise typer.Exit(2) from e
-    out.mkdir(parents=True, exist_ok=True)
-    summary = result.summary()
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
-    (out / "report.html").write_text(render(result), encoding="utf-8")
-    warned = False
+            fail(f"study {study_id!r}: {e}", 2)
+        except KeyboardInterrupt:
+            fail(f"interrupted; the models finished so far are saved in {out / 'models'}: "
+                 "rerun with --resume to fit only the rest", 130)
+
+
+def _write_outputs(result: Any, out: Path) -> dict[str, Any]:
+    """summary.json, then report.html; a report failure is recorded, never raised, so the
+    summary and every model stay on disk."""
+    from analysis.folder import AnalysisFolder
+    from analysis.report import render
+
+    folder = AnalysisFolder(out)
+    summary = {**result.summary(), "report": None, "report_error": None}
+    folder.write_summary(summary)
+    try:
+        (out / "report.html").write_text(render(result), encoding="utf-8")
+        summary["report"] = "report.html"
+    except Exception as e:  # noqa: BLE001 - the fits must survive a broken report
+        summary["report_error"] = " ".join(f"{type(e).__name__}: {e}".split())
+    folder.write_summary(summary)
+    return summary
+
+
+def _advise(summary: dict[str, Any], out: Path, draws: int) -> None:
+    """Warnings, failures and how to continue, on stderr."""
     for m in summary["models"]:
         if m["warnings"]:
-            warned = True
-            _console.print(f"[yellow]warning:[/yellow] {m['outcome']} ~ s({m['distance']}) "
-                           f"{m['likelihood']}: {'; '.join(m['warnings'])}")
-    if warned:
-        _console.print(f"  treat those models' intervals with care; more draws usually fix low "
-                       f"ESS or R-hat (e.g. --draws {2 * draws} --tune 1000), a higher "
-                       f"--target-accept (e.g. 0.99) divergences")
-    _console.print(f"report written to {out / 'report.html'}")
-    if json_out:
-        print(json.dumps(summary, default=float))
+            err.print(f"[yellow]warning:[/yellow] {m['outcome']} ~ s({m['distance']}) "
+                      f"{m['likelihood']}: {'; '.join(m['warnings'])}", highlight=False)
+    if any(m["warnings"] for m in summary["models"]):
+        err.print(f"  treat those models' intervals with care; more draws usually fix low "
+                  f"ESS or R-hat (e.g. --draws {2 * draws} --tune 1000), a higher "
+                  f"--target-accept (e.g. 0.99) divergences", highlight=False)
+    saved = f"{len(summary['models'])} finished model(s) are saved in {out / 'models'}"
+    for f in summary["failed"]:
+        err.print(f"error: model {f['model']} failed: {f['error']}", highlight=False)
+    if summary["failed"]:
+        err.print(f"{saved}; fix the cause and rerun the same command with --resume to fit "
+                  "only the failed model(s)", highlight=False)
+    if summary["report_error"]:
+        err.print(f"error: the report step failed: {summary['report_error']}; {saved} and "
+                  f"{out / 'summary.json'} is written; rerun with --resume to make the report "
+                  "without refitting", highlight=False)
+    elif summary["report"]:
+        err.print(f"report written to {out / 'report.html'}", highlight=False)

@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
+
+from study_app.cli.output import fail
 
 if TYPE_CHECKING:
-    from engine.recourse.base import Classifier
+    from engine.decision import Classifier
     from engine.scenarios.base import Scenario
 
 app = typer.Typer(
@@ -42,13 +43,11 @@ def benchmark_classifier(scenario: Scenario, kind: str) -> Classifier:
     """A benchmark's ``--decision-model``: ``trained`` (the cached artifact) or ``bayes`` (the
     exact Bayes rule). BadParameter for another kind; exit 2 with the artifact's message (how
     to build it) when the trained model is missing."""
-    from engine.artifacts import ArtifactMissingError
-    from protocols.resources import load_classifier
+    from engine.artifacts import ArtifactMissingError, load_classifier
 
     if kind not in ("trained", "bayes"):
         raise typer.BadParameter(f"--decision-model must be trained or bayes, got {kind!r}")
     try:
         return load_classifier(scenario, kind)
     except ArtifactMissingError as e:
-        Console(stderr=True).print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from e
+        fail(e, 2)

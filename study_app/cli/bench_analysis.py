@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from study_app.cli.apps import benchmark_app
-
-_console = Console(stderr=True)
+from study_app.cli.output import emit, err, fail, json_file_option, json_option
 
 
 @benchmark_app.command("analysis")
@@ -30,16 +27,18 @@ def analysis(
              "analysis.fit.DEFAULT_TARGET_ACCEPT, 0.95)."),
     seed: int = typer.Option(0, help="Data and sampling seed."),
     baseline: bool = typer.Option(True, help="Also time PyMC's default NUTS (the baseline)."),
-    json_file: Path | None = typer.Option(None, "--json", help="Write the result here."),
+    json_out: bool = json_option(),
+    json_file: Path | None = json_file_option(),
 ) -> None:
-    """Simulate a study of the reference size (engine.rating_model, reference behaviour),
+    """Simulate a study of the reference size (engine.synthetic.rating_model, reference behaviour),
     then fit the full ordinal model (smooth of L1 over the profile, satisfaction, violation,
     arms, participant intercepts and slopes) once with ``--backend`` and once with PyMC's
     default NUTS, in the same run; compilation counts. Both use the same NUTS settings
     (draws, chains, target_accept 0.95 — PyMC's own 0.8 leaves divergences on this model);
     only the tuning length is each backend's default.
 
-    JSON: {participants, plans, outcome, draws, tune, chains, target_accept, backend, seconds, max_rhat,
+    JSON: {participants, plans, outcome, draws, tune, chains, target_accept, blas (the BLAS
+    link flags PyTensor found, "" for none: PyMC's sampler is then much slower), backend, seconds, max_rhat,
     min_ess_bulk, min_ess_tail, divergences, baseline_backend ("pymc"), baseline_seconds,
     baseline_max_rhat, baseline_min_ess_bulk, baseline_divergences, speedup}.
     """
@@ -48,19 +47,19 @@ def analysis(
     from analysis.simdata import simulate_ratings
 
     if outcome not in ("acceptance", "action"):
-        raise typer.BadParameter(f"--outcome must be acceptance or action, got {outcome!r}")
+        fail(f"--outcome must be acceptance or action, got {outcome!r}", 2)
     if backend not in ("nutpie", "pymc"):
-        raise typer.BadParameter(f"--backend must be nutpie or pymc, got {backend!r}")
+        fail(f"--backend must be nutpie or pymc, got {backend!r}", 2)
     if target_accept is None:
         target_accept = DEFAULT_TARGET_ACCEPT
     ratings = simulate_ratings(participants, plans, seed=seed)
     data = prepare(ratings, outcome, "l1_profile")
     doc: dict = {"participants": participants, "plans": plans, "outcome": outcome,
                  "draws": draws, "tune": tune or "backend default", "chains": chains,
-                 "target_accept": target_accept}
+                 "target_accept": target_accept, "blas": _blas()}
     runs = [("", backend)] + ([("baseline_", "pymc")] if baseline else [])
     for prefix, name in runs:
-        _console.print(f"fitting with {name} ...")
+        err.print(f"fitting with {name} ...")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SamplingWarning)
             fit = sample(build_model(data), backend=name, draws=draws, tune=tune,  # type: ignore[arg-type]
@@ -69,12 +68,15 @@ def analysis(
         doc.update({f"{prefix}backend": name, f"{prefix}seconds": round(fit.seconds, 2),
                     f"{prefix}max_rhat": d.max_rhat, f"{prefix}min_ess_bulk": d.min_ess_bulk,
                     f"{prefix}min_ess_tail": d.min_ess_tail, f"{prefix}divergences": d.divergences})
-        _console.print(f"  {name}: {fit.seconds:.1f} s, max R-hat {d.max_rhat:.3f}, "
+        err.print(f"  {name}: {fit.seconds:.1f} s, max R-hat {d.max_rhat:.3f}, "
                        f"min bulk ESS {d.min_ess_bulk:.0f}, {d.divergences} divergences")
     if baseline:
         doc["speedup"] = round(doc["baseline_seconds"] / doc["seconds"], 2)
-        _console.print(f"speedup {doc['speedup']}x over PyMC's default NUTS")
-    print(json.dumps(doc))
-    if json_file is not None:
-        json_file.parent.mkdir(parents=True, exist_ok=True)
-        json_file.write_text(json.dumps(doc, indent=2))
+        err.print(f"speedup {doc['speedup']}x over PyMC's default NUTS")
+    emit(doc, json_out=json_out, json_file=json_file)
+
+
+def _blas() -> str:
+    import pytensor
+
+    return str(pytensor.config.blas__ldflags)

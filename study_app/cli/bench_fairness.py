@@ -2,27 +2,24 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from study_app.cli.apps import benchmark_app, benchmark_classifier
+from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 
-_console = Console(stderr=True)  # progress and notes
-_out = Console()  # the result table
-_out.width = max(_out.width, 140)  # the gap table needs about 130 columns: never squeeze it
+TABLE_WIDTH = 140  # the gap table needs about 130 columns: never squeeze it
 
 
 def _build_method(
     scenario_name: str, method_name: str, decision_model: str, options: dict[str, Any]
 ) -> Any:
     """The decision model, the method on it, with the scenario's exact SCM for densities."""
-    from engine.recourse import METHODS, RecourseContext, get_method
+    from engine.recourse import METHODS, MethodUnavailableError, RecourseContext, build_method
     from engine.scenarios import UnknownScenarioError, get_scenario
 
     try:
@@ -35,10 +32,9 @@ def _build_method(
         )
     classifier = benchmark_classifier(scenario, decision_model)
     try:
-        return get_method(method_name, RecourseContext(scenario, classifier), **options)
-    except (ModuleNotFoundError, FileNotFoundError, ValueError) as e:
-        _console.print(f"[red]error:[/red] method {method_name!r} cannot be built: {e}")
-        raise typer.Exit(2) from e
+        return build_method(method_name, RecourseContext(scenario, classifier), **options)
+    except (MethodUnavailableError, ValueError) as e:
+        fail(f"method {method_name!r} cannot be built: {e}", 2)
 
 
 def _interval(r: dict[str, float | None], digits: int) -> str:
@@ -96,7 +92,8 @@ def fairness(
     ),
     n_boot: int = typer.Option(1000, "--bootstrap", min=1, help="Bootstrap resamples."),
     level: float = typer.Option(0.95, help="Interval level, in (0, 1)."),
-    json_file: Path | None = typer.Option(None, "--json", help="Write the result here."),
+    json_out: bool = json_option(),
+    json_file: Path | None = json_file_option(),
     plot: Path | None = typer.Option(None, "--plot", help="Write the figure here (PNG)."),
 ) -> None:
     """Recourse cost and plausibility by gender, race and both, under four preference
@@ -109,8 +106,8 @@ def fairness(
     exactly two features (privileged: biased toward income and savings; non-privileged:
     toward loan amount and duration). Densities are exact (the scenario's SCM).
 
-    --json writes one object: scenario, method, method_label, decision_model, repair and
-    icarma_training (null for other methods), seed, n_boot, level, density_source;
+    JSON: scenario, method, method_label, decision_model, repair and icarma_training (null
+    for methods without the option), seed, n_boot, level, density_source;
     population {n, n_test, n_rejected, cells {cell: count}}; assignments [{name, label,
     privileged_share, n_actionable, validity, seconds}]; groups [{assignment, metric (cost |
     log_prob_cf | validity), axis (gender | race | intersection), group, estimate, lo, hi, n,
@@ -120,18 +117,18 @@ def fairness(
     lo, hi}}]. Cost and log_prob_cf are over valid recourses; a missing value is null.
     """
     from analysis.fairness_plot import save_fairness_figure
-    from engine import disparities
-    from engine import fairness as study
+    from engine.benchmarks import disparities
+    from engine.benchmarks import fairness as study
 
     if not 0 < level < 1:
         raise typer.BadParameter(f"--level must be in (0, 1), got {level}")
     if plot is not None and plot.suffix.lower() != ".png":
         raise typer.BadParameter(f"--plot must name a .png file, got {plot.name!r}")
-    options: dict[str, Any] = {}
-    if method in ("icarma", "carma"):
-        options["repair"] = repair
-    if method == "icarma":
-        options["training"] = icarma_training
+    from engine.recourse import METHODS, option_names
+
+    switches = {"repair": repair, "training": icarma_training}
+    options = ({k: v for k, v in switches.items() if k in option_names(method)}
+               if method in METHODS else {})
     recourse = _build_method(scenario, method, decision_model, options)
     try:
         population = study.fairness_population(
@@ -144,7 +141,7 @@ def fairness(
         BarColumn(),
         TextColumn("{task.completed}/{task.total} assignments"),
         TimeElapsedColumn(),
-        console=_console,
+        console=err,
     ) as progress:
         task = progress.add_task(f"{method} recourse for {len(population)} applicants", total=4)
         try:
@@ -152,12 +149,14 @@ def fairness(
                 recourse, population, seed=seed, on_done=lambda a: progress.advance(task)
             )
         except FileNotFoundError as e:  # an amortized method whose model is not trained
-            _console.print(f"[red]error:[/red] {e}")
-            raise typer.Exit(2) from e
+            fail(e, 2)
         progress.update(task, description="bootstrap intervals")
-        summary = disparities.fairness_summary(
-            population, outcomes, n_boot=n_boot, level=level, seed=seed
-        )
+        try:
+            summary = disparities.fairness_summary(
+                population, outcomes, n_boot=n_boot, level=level, seed=seed
+            )
+        except ValueError as e:  # an empty group: too few applicants
+            fail(f"{e} (take more applicants with --n)", 2)
     doc = {
         "scenario": scenario,
         "method": method,
@@ -168,11 +167,8 @@ def fairness(
         "seed": seed,
         **summary,
     }
-    _out.print(_gap_table(doc))
-    if json_file is not None:
-        json_file.parent.mkdir(parents=True, exist_ok=True)
-        json_file.write_text(json.dumps(doc, indent=2))
-        _console.print(f"result written to {json_file}")
     if plot is not None:
         save_fairness_figure(doc, plot)
-        _console.print(f"figure written to {plot}")
+        err.print(f"figure written to {plot}")
+    emit(doc, json_out=json_out, json_file=json_file,
+         human=lambda: result_console(json_out, min_width=TABLE_WIDTH).print(_gap_table(doc)))

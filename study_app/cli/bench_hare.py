@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from study_app.cli.apps import benchmark_app, benchmark_classifier, split_list
+from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 
-_console = Console(stderr=True)
-_out = Console()
-_out.width = max(_out.width, 170)  # the table has 15 columns: never squeeze it
+TABLE_WIDTH = 170  # the table has 15 columns: never squeeze it
 
 
 def _ints(value: str, option: str) -> tuple[int, ...]:
@@ -43,6 +40,15 @@ def _table(rows: list[dict[str, Any]]) -> Table:
             str(r["queries_max"]), f"{r['seconds']:.2f}",
         )
     return table
+
+
+def base_options(bases: tuple[str, ...], switches: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per base, the switches its constructor takes (an unknown base is left to the
+    benchmark's validation)."""
+    from engine.recourse import METHODS, option_names
+
+    return {b: {k: v for k, v in switches.items() if k in option_names(b)}
+            for b in bases if b in METHODS}
 
 
 @benchmark_app.command("hare")
@@ -73,22 +79,23 @@ def hare(
         False, "--repair/--no-repair",
         help="iCARMA/CARMA bases: our final validity check (off: the paper)."),
     oracle_grid: str = typer.Option(
-        "factual", help="Oracle base grid: factual (the paper's) | shared (ours)."),
-    json_file: Path | None = typer.Option(None, "--json", help="Write the result here."),
+        "factual", help="Oracle base grid: factual (the paper's) | carma | shared (ours)."),
+    json_out: bool = json_option(),
+    json_file: Path | None = json_file_option(),
 ) -> None:
     """Base generators vs HARE vs Multi-HARE with simulated people (hidden ideal plans).
 
-    --json writes {config, rows, checks, step_ms}: rows [{base, variant (base | hare |
+    JSON: {config, rows, checks, step_ms}: rows [{base, variant (base | hare |
     multi-hare), scale, budget, iterations, calibrate (all | winner | none), n, seeds,
     gtp_mean, gtp_sd, gtd_mean, gtd_sd, success_rate, violations, proximity, sparsity,
     redundancy, queries (mean per person), queries_max (the most any person was asked:
     comparisons + accept questions, never above the budget), keep_incumbent, seconds}] (means
-    over seeds, sd across seeds; definitions in engine/hare_benchmark.py); checks [{check,
+    over seeds, sd across seeds; definitions in engine/benchmarks/hare.py); checks [{check,
     passed, detail}] (the acceptance criteria);
     step_ms {steps, p50, p95, max}: one interactive HareSession step (restore, answer, next
     query, save).
     """
-    from engine.hare_benchmark import HareBenchmarkConfig, run_hare_benchmark
+    from engine.benchmarks.hare import HareBenchmarkConfig, run_hare_benchmark
     from engine.recourse.base import RecourseContext
     from engine.scenarios import UnknownScenarioError, get_scenario
 
@@ -103,11 +110,8 @@ def hare(
         ablation_budgets=_ints(budgets, "--budgets"), ablation_scale=ablation_scale,
         calibration_ablation=calibration_ablation, constraint=constraint, n=n, seeds=seeds,
         steps=steps, keep_incumbent=keep_incumbent,
-        base_options={
-            "icarma": {"training": icarma_training, "repair": repair},
-            "carma": {"repair": repair},
-            "oracle": {"grid": oracle_grid},
-        },
+        base_options=base_options(split_list(bases, "--bases"), {
+            "training": icarma_training, "repair": repair, "grid": oracle_grid}),
     )
     context = RecourseContext(sc, classifier)
     try:
@@ -115,24 +119,22 @@ def hare(
     except ValueError as e:
         raise typer.BadParameter(str(e)) from e
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=_console) as progress:
+                  console=err) as progress:
         task = progress.add_task("starting", total=None)
         try:
             result = run_hare_benchmark(
                 context, config, on_step=lambda m: progress.update(task, description=m))
         except FileNotFoundError as e:  # an amortized base whose artifact is missing
-            _console.print(f"[red]error:[/red] {e}")
-            raise typer.Exit(2) from e
-    _out.print(_table(result["rows"]))
-    for c in result["checks"]:
-        mark = "[green]PASS[/green]" if c["passed"] else "[red]FAIL[/red]"
-        _console.print(f"{mark} {c['check']}: {c['detail']}")
-    s = result["step_ms"]
-    _console.print(f"interactive step: p50 {s['p50']:.0f} ms, p95 {s['p95']:.0f} ms, "
-                   f"max {s['max']:.0f} ms over {s['steps']} steps")
-    if json_file is not None:
-        json_file.parent.mkdir(parents=True, exist_ok=True)
-        doc = {"config": {k: list(v) if isinstance(v, tuple) else v
-                          for k, v in config.__dict__.items()}, **result}
-        json_file.write_text(json.dumps(doc, indent=2))
-        _console.print(f"result written to {json_file}")
+            fail(e, 2)
+
+    def human() -> None:
+        result_console(json_out, min_width=TABLE_WIDTH).print(_table(result["rows"]))
+        for c in result["checks"]:
+            mark = "[green]PASS[/green]" if c["passed"] else "[red]FAIL[/red]"
+            err.print(f"{mark} {c['check']}: {c['detail']}")
+        s = result["step_ms"]
+        err.print(f"interactive step: p50 {s['p50']:.0f} ms, p95 {s['p95']:.0f} ms, "
+                  f"max {s['max']:.0f} ms over {s['steps']} steps")
+
+    emit({"config": vars(config), **result}, json_out=json_out, json_file=json_file,
+         human=human)

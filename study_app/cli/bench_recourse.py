@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from study_app.cli.apps import benchmark_app, benchmark_classifier
 from study_app.cli.apps import split_list as _split
-
-_console = Console(stderr=True)  # progress and notes
+from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 
 
 def _fmt(v: float | None, digits: int = 3) -> str:
@@ -52,7 +49,8 @@ def _table(rows: list[dict[str, Any]], title: str) -> Table:
     ):
         table.add_column(col, justify="right", no_wrap=True)
     for r in rows:
-        speedup = r["oracle_speedup"] if r["method"] == "oracle" else r["icarma_speedup"]
+        # the exact method's speedup over its per-person search, an amortized one's over it
+        speedup = r["oracle_speedup"] if r["oracle_speedup"] is not None else r["icarma_speedup"]
         cost = "-" if r["cost_mean"] is None else f"{r['cost_mean']:.3f}±{_fmt(r['cost_sd'])}"
         table.add_row(
             r["constraint"],
@@ -69,6 +67,32 @@ def _table(rows: list[dict[str, Any]], title: str) -> Table:
             "-" if speedup is None else f"{speedup:,.0f}x",
         )
     return table
+
+
+def _run_with_progress(
+    world: Any, classifier: Any, config: Any, threads: int
+) -> list[dict[str, Any]]:
+    """The benchmark's rows on ``threads`` torch threads, with a progress bar on stderr
+    (exit 2: a method is missing)."""
+    from engine.artifacts import torch_threads
+    from engine.benchmarks.recourse import run_benchmark
+    from engine.recourse import MethodUnavailableError
+
+    total = len(config.constraints) * len(config.cost_profiles) * len(config.methods)
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                  TextColumn("{task.completed}/{task.total} rows"), TimeElapsedColumn(),
+                  console=err) as progress:
+        task = progress.add_task("recourse benchmark", total=total)
+
+        def done(row: dict[str, Any]) -> None:
+            progress.update(task, advance=1, description=(
+                f"{row['method']} {row['constraint']} {row['cost_profile']}"))
+
+        try:
+            with torch_threads(threads):
+                return run_benchmark(world, classifier, config, on_row=done)
+        except MethodUnavailableError as e:
+            fail(e, 2)
 
 
 @benchmark_app.command("recourse")
@@ -100,7 +124,8 @@ def recourse(
     oracle_grid: str = typer.Option(
         "factual",
         help="Oracle grid: factual (the paper's: bins around each person's value, clipped to "
-        "the training range) | shared (ours: one grid over the range for everybody).",
+        "the training range) | carma (CARMA's reference layout) | shared (ours: one grid "
+        "over the range for everybody).",
     ),
     repair: bool = typer.Option(
         False,
@@ -130,7 +155,8 @@ def recourse(
         1, min=1, help="Torch threads (one is fastest on a shared 2-core machine: the Oracle "
         "took 8.5 s for everyone on one thread, 60 s on two, under load)."
     ),
-    json_file: Path | None = typer.Option(None, "--json", help="Write the rows here."),
+    json_out: bool = json_option(),
+    json_file: Path | None = json_file_option(),
 ) -> None:
     """Validity, plausibility, cost and hap of recourse methods under individual constraints.
 
@@ -140,9 +166,11 @@ def recourse(
     scenario's SCM). Methods that are not implemented or not trained fail the command before
     any work.
 
-    --json writes a list of rows, one per (constraint, cost profile, method): scenario,
-    method, constraint ("all" | "k" | "random"), n_actionable (int, null for random),
-    preferences, elicitation, cost_profile, oracle_grid (Oracle rows), repair and
+    JSON: {config {methods, constraints, elicitation, cost_profiles, preferences, n, seed,
+    plausibility, bins, speedup_sample, oracle_grid, repair, icarma_training, score_sampling,
+    decision_model, threads}, rows}; rows holds one row per (constraint, cost profile,
+    method): scenario, method, constraint ("all" | "k" | "random"), n_actionable (int, null
+    for random), preferences, elicitation, cost_profile, oracle_grid (Oracle rows), repair and
     icarma_training (iCARMA/CARMA rows), score_sampling (Likert), n, validity, plausibility,
     cost_mean, cost_sd
     (unweighted cost over valid recourses), hap, violations (actions outside the person's
@@ -155,12 +183,7 @@ def recourse(
     per person / the method's; artifact loading excluded), seconds_5000 (iCARMA/CARMA rows:
     one recourse call for 5,000 people, evaluation included). Undefined values are null.
     """
-    from engine.artifacts import torch_threads
-    from engine.recourse_benchmark import (
-        BenchmarkConfig,
-        MethodUnavailableError,
-        run_benchmark,
-    )
+    from engine.benchmarks.recourse import BenchmarkConfig
     from engine.scenarios import UnknownScenarioError, get_scenario
 
     try:
@@ -188,40 +211,15 @@ def recourse(
     except ValueError as e:
         raise typer.BadParameter(str(e)) from e
     classifier = benchmark_classifier(world, decision_model)
-    total = len(config.constraints) * len(config.cost_profiles) * len(config.methods)
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total} rows"),
-        TimeElapsedColumn(),
-        console=_console,
-    ) as progress:
-        task = progress.add_task("recourse benchmark", total=total)
-
-        def done(row: dict[str, Any]) -> None:
-            progress.update(
-                task,
-                advance=1,
-                description=f"{row['method']} {row['constraint']} {row['cost_profile']}",
-            )
-
-        try:
-            with torch_threads(threads):
-                rows = run_benchmark(world, classifier, config, on_row=done)
-        except MethodUnavailableError as e:
-            _console.print(f"[red]error:[/red] {e}")
-            raise typer.Exit(2) from e
+    rows = _run_with_progress(world, classifier, config, threads)
     title = (
         f"Recourse on {world.name} ({rows[0]['n']} rejected applicants; preferences "
         f"{config.preferences}, {config.elicitation}; plausibility "
         f"{'on' if config.plausibility else 'off'} for the Oracle; decision model "
         f"{decision_model})"
     )
+    doc = {"config": {**vars(config), "decision_model": decision_model,
+                      "threads": threads}, "rows": rows}
     # The table needs about 145 columns; never squeeze it below that.
-    out = Console()
-    out.width = max(out.width, 160)
-    out.print(_table(rows, title))
-    if json_file is not None:
-        json_file.parent.mkdir(parents=True, exist_ok=True)
-        json_file.write_text(json.dumps(rows, indent=2))
-        _console.print(f"rows written to {json_file}")
+    emit(doc, json_out=json_out, json_file=json_file,
+         human=lambda: result_console(json_out, min_width=160).print(_table(rows, title)))

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from study_app.cli.apps import app
-
-_console = Console(stderr=True)
+from study_app.cli.output import emit, err, fail, json_file_option, json_option
 
 
 @app.command()
@@ -18,30 +15,29 @@ def export(
     db: Path = typer.Option(..., help="The study database (DuckDB file)."),
     out: Path = typer.Option(..., help="Directory to write into (created if missing)."),
     format: str = typer.Option("parquet", "--format", help="parquet | csv."),
-    json_out: bool = typer.Option(False, "--json", help="Print the manifest as JSON on stdout."),
+    json_out: bool = json_option(),
+    json_file: Path | None = json_file_option(),
 ) -> None:
     """Write every table (and the ratings_long view) as Parquet or CSV, with a codebook.
 
     Files: <table>.<format> per table, codebook.csv and codebook.json (table, column, type,
     meaning), manifest.json. Secrets (the external-id salt, token hashes) are not exported.
 
-    --json prints the manifest: format, schema_version, tables {name: rows}, files.
+    JSON (the manifest, also written as OUT/manifest.json): format, schema_version, tables
+    {name: rows}, files.
     """
     from data.export import export as run
     from data.store import Store, StoreError
 
     if format not in ("parquet", "csv"):
-        raise typer.BadParameter("expected parquet or csv", param_hint="--format")
+        fail(f"--format: expected parquet or csv, got {format!r}", 2)
     if not db.exists():
-        raise typer.BadParameter(f"no database at {db}", param_hint="--db")
+        fail(f"no database at {db}", 2)
     try:
         with Store(db, read_only=True) as store:
             manifest = run(store, out, format)  # type: ignore[arg-type]
     except StoreError as e:
-        _console.print(f"[bold red]error:[/] {e}", highlight=False)
-        raise typer.Exit(1) from None
-    if json_out:
-        typer.echo(json.dumps(manifest, indent=2))
-    else:
-        rows = sum(manifest["tables"].values())
-        _console.print(f"{len(manifest['tables'])} tables ({rows} rows) + codebook -> {out}")
+        fail(e, 2)
+    rows = sum(manifest["tables"].values())
+    emit(manifest, json_out=json_out, json_file=json_file, human=lambda: err.print(
+        f"{len(manifest['tables'])} tables ({rows} rows) + codebook -> {out}", highlight=False))

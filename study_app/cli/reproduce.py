@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +14,9 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from study_app.cli.apps import app
+from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 
-_err = Console(stderr=True, log_path=False)  # progress and notes
+TABLE_WIDTH = 150  # the cell table: never squeeze it
 
 
 def _num(v: float | None, digits: int = 3) -> str:
@@ -48,14 +49,15 @@ def result_table(doc: dict[str, Any]) -> Table:
 
 
 def print_result(out: Console, doc: dict[str, Any]) -> None:
+    """The cell table on ``out``; the checks, notes and summary line on stderr."""
     out.print(result_table(doc))
     for c in doc["checks"]:
         mark = "[green]PASS[/green]" if c["passed"] else "[red]FAIL[/red]"
-        out.print(f"{mark} {c['claim']}: {c['detail']}")
+        err.print(f"{mark} {c['claim']}: {c['detail']}")
     for n in doc["notes"]:
-        out.print(f"[dim]note: {n}[/dim]")
+        err.print(f"[dim]note: {n}[/dim]")
     s = doc["summary"]
-    out.print(f"{s['within']}/{s['judged']} cells within tolerance, "
+    err.print(f"{s['within']}/{s['judged']} cells within tolerance, "
               f"{s['checks_passed']}/{s['checks']} checks passed, {doc['seconds']:.1f} s\n")
 
 
@@ -90,10 +92,8 @@ def reproduce(
         False, "--quick", help="Reduced ('quick') artifacts, as `train --quick` builds them "
         "(smoke runs and tests; far from the paper)."
     ),
-    json_out: bool = typer.Option(
-        False, "--json", help="Print one JSON object on stdout (progress stays on stderr)."
-    ),
-    json_file: Path | None = typer.Option(None, "--json-file", help="Also write it here."),
+    json_out: bool = json_option(),
+    json_file: Path | None = json_file_option(),
 ) -> None:
     """Reproduce a published table: per cell the paper's value (table and row), ours, the
     mean ± sd over seeds, the difference and whether it is within the stated tolerance;
@@ -105,7 +105,7 @@ def reproduce(
     models are cached (a second run reuses them); the paper's iCARMA models take about 4
     (ranking) / 8 (Likert) minutes per cost profile and seed on an idle core.
 
-    --json shape: {target, title, table, paper {title, file, setting}, config, seconds,
+    JSON: {target, title, table, paper {title, file, setting}, config, seconds,
     cells [{table, row, method, metric, paper, paper_range, ours, ours_mean, ours_sd, seeds,
     diff, tolerance, within, note, setting}], checks [{claim, passed, detail}], summary
     {cells, within, judged, checks_passed, checks}, notes, extras}; with TARGET all:
@@ -128,33 +128,25 @@ def reproduce(
         raise typer.BadParameter(f"must be lagrangian or fixed, got {validity_multiplier!r}",
                                  param_hint="--validity-multiplier")
     docs = []
-    out = Console()
-    out.width = max(out.width, 150)
+    out = result_console(json_out, min_width=TABLE_WIDTH)
     for name in names:
         config = ReproduceConfig(
             name, scenario=scenario, seeds=seeds, fast=fast, n=n, quick=quick,
             validity_multiplier=validity_multiplier,
         )
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                      console=_err, transient=True) as progress:
+                      console=err, transient=True) as progress:
             task = progress.add_task(f"{name}: starting", total=None)
 
             def note(msg: str, _task: Any = task, _name: str = name) -> None:
                 progress.update(_task, description=f"{_name}: {msg}")
-                _err.log(f"{_name}: {msg}")
+                err.print(f"{time.strftime('%H:%M:%S')} {_name}: {msg}", highlight=False)
 
             try:
                 doc = run_target(config, note).to_dict()
             except (FileNotFoundError, ValueError) as e:
-                _err.print(f"[red]error:[/red] {e}")
-                raise typer.Exit(2) from e
+                fail(e, 2)
         docs.append(doc)
-        if not json_out:
-            print_result(out, doc)
+        print_result(out, doc)  # as each target finishes (stderr under --json)
     payload = docs[0] if target != "all" else {"targets": docs}
-    if json_file is not None:
-        json_file.parent.mkdir(parents=True, exist_ok=True)
-        json_file.write_text(json.dumps(payload, indent=2))
-        _err.print(f"written to {json_file}")
-    if json_out:
-        typer.echo(json.dumps(payload))
+    emit(payload, json_out=json_out, json_file=json_file)

@@ -11,16 +11,9 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from study_app.cli.apps import app
+from study_app.cli.output import fail as _fail
 
 _console = Console(stderr=True)
-APP_PATH = Path(__file__).resolve().parents[1] / "web" / "app.py"
-# Methods whose plans come from trained artifacts (besides a trained decision model).
-_TRAINED_METHODS = {"icarma", "carma"}
-
-
-def _fail(message: str, code: int = 1) -> None:
-    _console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
-    raise typer.Exit(code)
 
 
 def _port_free(address: str, port: int) -> bool:
@@ -109,7 +102,7 @@ def serve(
     try:
         proto = load_protocol(protocol)
     except ProtocolError as e:
-        _fail(str(e), 2)
+        _fail(e, 2, keep_lines=True)
     try:
         config = runtime.make_config(
             protocol, db, study_id=study, decision_model=decision_model,
@@ -119,8 +112,12 @@ def serve(
         raise typer.BadParameter(str(e)) from None
     if not _port_free(address, port):
         _fail(f"port {port} on {address} is in use; choose another with --port")
+    from protocols.registries import method_capabilities
+
     methods = {a.method for a in proto.arms} | {a.base for a in proto.arms if a.base}
-    if (decision_model or proto.decision_model) == "trained" or methods & _TRAINED_METHODS:
+    trained = any((caps := method_capabilities(m)) is not None and caps.artifacts
+                  for m in methods)
+    if (decision_model or proto.decision_model) == "trained" or trained:
         _ensure_artifacts(proto.scenario, quick)
     import torch
 
@@ -141,18 +138,7 @@ def serve(
     if not os.environ.get(PASSWORD_ENV):
         _console.print(f"dashboard: set {PASSWORD_ENV} (or Streamlit secrets) to unlock it",
                        highlight=False)
-    from streamlit.web import cli as stcli
-
     try:
-        stcli.main(
-            args=["run", str(APP_PATH), "--server.port", str(port), "--server.address", address,
-                  "--server.headless", "true", "--browser.gatherUsageStats", "false",
-                  "--server.fileWatcherType", "none", "--server.runOnSave", "false",
-                  "--client.toolbarMode", "minimal", "--theme.primaryColor", "#2b6cb0",
-                  # A full gc.collect() after every script run costs ~150 ms with torch's
-                  # heap loaded, per page; Python's own generational GC still runs.
-                  "--runner.postScriptGC", "false", "--runner.magicEnabled", "false"],
-            prog_name="streamlit",
-        )
+        runtime.run_server(address, port)
     finally:
         runtime.release_all()  # close the database cleanly when the server stops

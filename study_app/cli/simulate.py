@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from study_app.cli.apps import app
-
-_console = Console(stderr=True)
-
-
-def fail(message: str, code: int = 1) -> None:
-    """Print a clear error on stderr and exit."""
-    _console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
-    raise typer.Exit(code)
+from study_app.cli.output import emit, err, fail, json_file_option, json_option
 
 
 @app.command()
@@ -33,7 +24,8 @@ def simulate(
         None, help="Override the protocol's decision model: trained | bayes."
     ),
     chunk: int = typer.Option(100, min=1, help="Participants moved through the study together."),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+    json_out: bool = json_option(),
+    json_file: Path | None = json_file_option(),
 ) -> None:
     """Simulate a study: synthetic participants answer the same pages people would.
 
@@ -49,25 +41,25 @@ def simulate(
     from protocols.resources import MethodUnavailableError
     from protocols.schema import ProtocolError, load_protocol
     from protocols.session import StudyMismatchError
-    from study_app.simulate import simulate as run
+    from study_app.simulator import simulate as run
 
     if decision_model not in (None, "trained", "bayes"):
         raise typer.BadParameter("expected trained or bayes", param_hint="--decision-model")
     try:
         proto = load_protocol(protocol)
     except ProtocolError as e:
-        fail(str(e), 2)
+        fail(e, 2, keep_lines=True)
     try:
         store = Store(db)
     except StoreError as e:
-        fail(str(e))
+        fail(e, 2)
     try:
         with Progress(
             TextColumn("[bold]simulating {task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            console=_console,
+            console=err,
             transient=json_out,
         ) as progress:
             task = progress.add_task(proto.id, total=participants)
@@ -78,14 +70,10 @@ def simulate(
             summary = run(proto, store, participants, seed=seed, study_id=study,
                           decision_model=decision_model, chunk=chunk, progress=report)
     except (StudyMismatchError, MethodUnavailableError, FileNotFoundError) as e:
-        fail(str(e))
+        fail(e, 2)
     finally:
         store.close()
-    if json_out:
-        typer.echo(json.dumps(summary, indent=2, default=float))
-    else:
-        _console.print(
-            f"{summary['complete']} of {summary['participants']} participants complete, "
-            f"{summary['plans']} plans, {summary['ratings']} ratings in {summary['seconds']:.1f} s "
-            f"-> {db}"
-        )
+    emit(summary, json_out=json_out, json_file=json_file, human=lambda: err.print(
+        f"{summary['complete']} of {summary['participants']} participants complete, "
+        f"{summary['plans']} plans, {summary['ratings']} ratings in {summary['seconds']:.1f} s "
+        f"-> {db}", highlight=False))

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import time
+from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from study_app.cli.apps import app, split_list
-
-_console = Console(stderr=True)
+from study_app.cli.output import emit, err, json_file_option, json_option, result_console
 
 
 def _summary(scenario: str, records: list[Any], seconds: float) -> dict[str, Any]:
@@ -102,7 +100,8 @@ def _paper_models(
 @app.command()
 def train(
     scenario: str = typer.Option("loan", help="Scenario name."),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+    json_out: bool = json_option(),
+    json_file: Path | None = json_file_option(),
     force: bool = typer.Option(False, "--force", help="Rebuild even when the cache is fresh."),
     quick: bool = typer.Option(
         False, "--quick", help="Reduced training (for tests and smoke runs; lower quality)."
@@ -176,7 +175,7 @@ def train(
         BarColumn(),
         TextColumn("{task.fields[note]}"),
         TimeElapsedColumn(),
-        console=_console,
+        console=err,
         transient=json_out,
     ) as progress:
         tasks: dict[str, Any] = {}
@@ -199,8 +198,9 @@ def train(
     summary = _summary(scenario, records, time.perf_counter() - start)
     if selected:
         summary["selected"] = selected
-    if json_out:
-        typer.echo(json.dumps(summary, indent=2))
-    else:
-        Console().print(_table(summary))
-        _console.print(f"done in {summary['seconds']:.1f} s")
+
+    def human() -> None:
+        result_console(json_out).print(_table(summary))
+        err.print(f"done in {summary['seconds']:.1f} s")
+
+    emit(summary, json_out=json_out, json_file=json_file, human=human)

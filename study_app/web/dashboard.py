@@ -4,7 +4,7 @@ and the latest analysis report, behind the password gate of ``study_app.web.auth
 It reads the served database through the server's own connection (DuckDB allows one writer
 process per file, and that is the server), with the read-only summaries of
 ``data.dashboard_queries``. A pilot runs N synthetic participants through the same session
-code (``study_app.simulate``) into the study ``<study id>-pilot`` of the same database, so
+code (``study_app.simulator``) into the study ``<study id>-pilot`` of the same database, so
 pilot data never mixes with real participants.
 """
 
@@ -62,7 +62,7 @@ def export_zip(study: Study, fmt: str) -> bytes:
 def run_pilot(study: Study, more: int, progress: DeltaGenerator) -> dict:
     """Add ``more`` synthetic participants to the pilot study of ``study``."""
     from data import records
-    from study_app.simulate import simulate
+    from study_app.simulator import simulate
 
     pilot_id = f"{study.study_id}{PILOT_SUFFIX}"
     have = len(records.participant_index(study.store, pilot_id))

@@ -2,7 +2,7 @@
 the answer through the session, move on.
 
 Everything a participant does goes through ``protocols.session`` - the same API the
-synthetic driver (``study_app.simulate``) uses: ``Study.start`` / ``Study.resume``,
+synthetic driver (``study_app.simulator``) uses: ``Study.start`` / ``Study.resume``,
 ``ParticipantSession.current_page()`` and ``submit(page_id, answer)``. The session commits
 each answer with the new state in one transaction before the next page is drawn, so a
 refresh, the back button, a second tab or a server restart always lands on the current page
@@ -26,7 +26,6 @@ from protocols.session import (
     UnknownTokenError,
 )
 from study_app.web import links, runtime
-from study_app.web.render_close import render_debrief, render_end
 from study_app.web.renderers import RENDERERS
 from study_app.web.style import apply_participant_style, notice, progress_indicator
 
@@ -52,8 +51,7 @@ def _record_recruitment(study: Study, session: ParticipantSession, extra: dict[s
         return
     detail = {name: study.hash_external(value) for name, value in sorted(extra.items())}
     with study.store.transaction() as tx:
-        tx.insert("events", [study.effects.event(session.participant_id, None, "recruitment",
-                                                 detail)])
+        tx.insert("events", [study.event(session.participant_id, None, "recruitment", detail)])
 
 
 def _start(study: Study, action: links.LinkAction) -> ParticipantSession:
@@ -158,12 +156,6 @@ def render_participant() -> None:
     done = page.progress.step - 1 if not page.terminal else page.progress.total
     progress_indicator(done, page.progress.total, page.title, page_id=page.id, kind=page.kind)
     st.subheader(page.title)
-    if page.kind == "debrief":
-        render_debrief(page, config.completion_url)
-        return
-    if page.kind == "end":
-        render_end(page)
-        return
     answer = RENDERERS[page.kind](page)
     if answer is not None and _submit(session, page, answer):
         st.session_state[_SUBMITTED] = page.id

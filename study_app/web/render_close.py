@@ -14,10 +14,13 @@ import streamlit as st
 
 from protocols import pages as pg
 from study_app.web import widgets
+from study_app.web.registry import renders
+from study_app.web.runtime import from_env
 
 REDIRECT_SECONDS = 5
 
 
+@renders("attention")
 def render_attention(page: pg.Page) -> dict[str, Any] | None:
     p: pg.AttentionPayload = page.payload  # type: ignore[assignment]
     with st.form(f"{page.id}:form"):
@@ -35,7 +38,11 @@ def completion_link(template: str, code: str) -> str:
     return template.replace("{code}", quote(code, safe=""))
 
 
-def render_debrief(page: pg.Page, completion_url: str | None = None) -> None:
+@renders("debrief")
+def render_debrief(page: pg.Page) -> None:
+    """The completion code and, when the server has a completion URL, the way back to the
+    recruitment platform (``study_app.web.runtime``)."""
+    completion_url = from_env().completion_url
     p: pg.DebriefPayload = page.payload  # type: ignore[assignment]
     st.markdown(p.text)
     st.markdown("Your completion code:")
@@ -59,6 +66,7 @@ def _js_string(text: str) -> str:
     return json.dumps(text).replace("</", "<\\/")
 
 
+@renders("end")
 def render_end(page: pg.Page) -> None:
     p: pg.EndPayload = page.payload  # type: ignore[assignment]
     st.markdown(p.text)

@@ -14,10 +14,12 @@ import streamlit as st
 
 from protocols import pages as pg
 from study_app.web import widgets
+from study_app.web.registry import renders
 
 CANNOT = "I cannot change this"
 
 
+@renders("elicitation_binary")
 def render_elicitation_binary(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.ElicitationPayload = page.payload  # type: ignore[assignment]
     answers = widgets.item_form(
@@ -28,6 +30,7 @@ def render_elicitation_binary(page: pg.Page) -> dict[str, Any] | None:
     return None if answers is None else {"answers": answers}
 
 
+@renders("elicitation_ranking")
 def render_elicitation_ranking(page: pg.Page) -> dict[str, Any] | None:
     """The ordering widget re-runs the page on every move, so it lives outside a form; the
     Continue button submits the order shown."""
@@ -41,6 +44,7 @@ def render_elicitation_ranking(page: pg.Page) -> dict[str, Any] | None:
     return {"answers": ranks}
 
 
+@renders("elicitation_likert")
 def render_elicitation_likert(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.ElicitationPayload = page.payload  # type: ignore[assignment]
     levels = int(payload.levels or 5)

@@ -16,11 +16,13 @@ import streamlit as st
 from protocols import pages as pg
 from study_app.web import widgets
 from study_app.web.plan_table import profile_table_html
+from study_app.web.registry import renders
 from study_app.web.style import notice
 
 AGREE, DISAGREE = "I agree to take part", "I do not agree"
 
 
+@renders("consent")
 def render_consent(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.ConsentPayload = page.payload  # type: ignore[assignment]
     with st.form(f"{page.id}:form"):
@@ -35,6 +37,7 @@ def render_consent(page: pg.Page) -> dict[str, Any] | None:
     return {"agree": choice == AGREE}
 
 
+@renders("screening")
 def render_screening(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.ScreeningPayload = page.payload  # type: ignore[assignment]
     answers = widgets.item_form(
@@ -51,11 +54,13 @@ def _acknowledge(page: pg.Page, body: Any) -> dict[str, Any] | None:
     return {}
 
 
+@renders("scenario")
 def render_scenario(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.TextPayload = page.payload  # type: ignore[assignment]
     return _acknowledge(page, lambda: st.markdown(payload.text))
 
 
+@renders("persona")
 def render_persona(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.PersonaPayload = page.payload  # type: ignore[assignment]
 
@@ -66,6 +71,7 @@ def render_persona(page: pg.Page) -> dict[str, Any] | None:
     return _acknowledge(page, body)
 
 
+@renders("decision")
 def render_decision(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.DecisionPayload = page.payload  # type: ignore[assignment]
 
@@ -78,6 +84,7 @@ def render_decision(page: pg.Page) -> dict[str, Any] | None:
     return _acknowledge(page, body)
 
 
+@renders("profile_entry")
 def render_profile_entry(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.ProfileEntryPayload = page.payload  # type: ignore[assignment]
 

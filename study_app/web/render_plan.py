@@ -16,6 +16,7 @@ import streamlit as st
 from protocols import pages as pg
 from study_app.web import widgets
 from study_app.web.plan_table import plan_table_html
+from study_app.web.registry import renders
 
 OPTION_LABELS = ("Plan A", "Plan B")
 
@@ -27,6 +28,7 @@ def _why(page: pg.Page, why: pg.WhyQuestion | None, name: str) -> str | None:
                              min_chars=why.min_chars)
 
 
+@renders("plan")
 def render_plan(page: pg.Page) -> dict[str, Any] | None:
     p: pg.PlanPayload = page.payload  # type: ignore[assignment]
     st.markdown(p.text)
@@ -69,6 +71,7 @@ def _query_caption(query: int, budget: int | None) -> None:
     st.caption(f"Question {query}" + (f" of at most {budget}" if budget else ""))
 
 
+@renders("hare_choice")
 def render_hare_choice(page: pg.Page) -> dict[str, Any] | None:
     p: pg.HareChoicePayload = page.payload  # type: ignore[assignment]
     _query_caption(p.query, p.budget)
@@ -89,6 +92,7 @@ def render_hare_choice(page: pg.Page) -> dict[str, Any] | None:
 ACCEPT, GO_ON = "Accept this plan", "Keep looking for a better plan"
 
 
+@renders("hare_accept")
 def render_hare_accept(page: pg.Page) -> dict[str, Any] | None:
     p: pg.HareAcceptPayload = page.payload  # type: ignore[assignment]
     _query_caption(p.query, p.budget)

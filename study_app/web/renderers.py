@@ -1,46 +1,14 @@
-"""One renderer per page kind of the session (``protocols.pages.PageKind``).
+"""Every renderer of the participant app, by page kind (``study_app.web.registry``).
 
-A renderer draws its page and returns the answer dict once the participant submitted a
-complete form (None otherwise); terminal pages (debrief, end) are drawn by the controller
-(``study_app.web.participant``) because they need the server's configuration.
+Importing the render modules registers their renderers; ``RENDERERS[page.kind](page)`` draws
+any page. Adding a page kind: a renderer decorated with ``@renders("<kind>")`` in one of the
+modules imported here (or a new one, imported here).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from study_app.web import render_close, render_elicitation, render_intro, render_plan
+from study_app.web.registry import RENDERERS, Renderer
 
-from protocols import pages as pg
-from study_app.web.render_close import render_attention
-from study_app.web.render_elicitation import (
-    render_elicitation_binary,
-    render_elicitation_likert,
-    render_elicitation_ranking,
-)
-from study_app.web.render_intro import (
-    render_consent,
-    render_decision,
-    render_persona,
-    render_profile_entry,
-    render_scenario,
-    render_screening,
-)
-from study_app.web.render_plan import render_hare_accept, render_hare_choice, render_plan
-
-Renderer = Callable[[pg.Page], dict[str, Any] | None]
-
-RENDERERS: dict[str, Renderer] = {
-    "consent": render_consent,
-    "screening": render_screening,
-    "scenario": render_scenario,
-    "profile_entry": render_profile_entry,
-    "persona": render_persona,
-    "decision": render_decision,
-    "elicitation_binary": render_elicitation_binary,
-    "elicitation_ranking": render_elicitation_ranking,
-    "elicitation_likert": render_elicitation_likert,
-    "plan": render_plan,
-    "hare_choice": render_hare_choice,
-    "hare_accept": render_hare_accept,
-    "attention": render_attention,
-}
+MODULES = (render_intro, render_elicitation, render_plan, render_close)
+__all__ = ["MODULES", "RENDERERS", "Renderer"]

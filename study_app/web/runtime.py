@@ -28,14 +28,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
 
 from data.store import Store
-from protocols.effects import now
 from protocols.planning import PlanRequest, generate_plans
 from protocols.schema import load_protocol, resolve
 from protocols.session import Study
@@ -161,10 +159,10 @@ def preload(config: WebConfig) -> Study:
     persona = study.persona(0)
     requests = []
     for arm in study.protocol.arms:
-        if arm.method == "hare":
+        if arm.interactive:
             p = Participant(study.study_id, "warm-up", 0, "web", arm.id)
             p.x = persona
-            study.hare.start(p, defaultdict(list), now())
+            study.interactive.start(p)
         else:
             requests.append(PlanRequest("warm-up", 0, arm.id, persona, None))
     if requests:
@@ -190,3 +188,23 @@ def release_all() -> None:
         for study in _STUDIES.values():
             study.store.close()
         _STUDIES.clear()
+
+
+APP_PATH = Path(__file__).resolve().parent / "app.py"
+
+
+def run_server(address: str, port: int) -> None:
+    """Run the Streamlit server of ``app.py`` in this process until it stops (``serve``
+    preloads the study and sets the environment first)."""
+    from streamlit.web import cli as stcli
+
+    stcli.main(
+        args=["run", str(APP_PATH), "--server.port", str(port), "--server.address", address,
+              "--server.headless", "true", "--browser.gatherUsageStats", "false",
+              "--server.fileWatcherType", "none", "--server.runOnSave", "false",
+              "--client.toolbarMode", "minimal", "--theme.primaryColor", "#2b6cb0",
+              # A full gc.collect() after every script run costs ~150 ms with torch's
+              # heap loaded, per page; Python's own generational GC still runs.
+              "--runner.postScriptGC", "false", "--runner.magicEnabled", "false"],
+        prog_name="streamlit",
+    )

@@ -4,6 +4,10 @@ its errors; `benchmark analysis` JSON shape (tiny run, no baseline)."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
+from datetime import datetime
 
 import pytest
 from typer.testing import CliRunner
@@ -11,7 +15,7 @@ from typer.testing import CliRunner
 from data.store import Store
 from protocols.schema import load_protocol
 from study_app.cli import app
-from study_app.simulate import simulate
+from study_app.simulator import simulate
 
 
 @pytest.fixture(scope="module")
@@ -43,31 +47,67 @@ def test_analyze_writes_report_summary_and_traces(study_db, tmp_path):
     assert len(list((out / "traces").glob("*.nc"))) == 4
 
 
+def _one_line_error(r, fragment: str) -> None:
+    """Exit 2, one line on stderr naming the problem, nothing on stdout, no traceback."""
+    assert r.exit_code == 2, r.output
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("error: "), r.stderr
+    assert fragment in r.stderr and "Traceback" not in r.output and r.stdout == ""
+
+
 def test_analyze_reports_bad_input(study_db, tmp_path):
     runner = CliRunner()
-    r = runner.invoke(app, ["analyze", "--db", str(tmp_path / "none.duckdb"), "--out", "x"])
-    assert r.exit_code == 2 and "no database" in r.output
-    r = runner.invoke(app, ["analyze", "--db", str(study_db), "--out", str(tmp_path),
-                            "--distance", "l7"])
-    assert r.exit_code == 2 and "unknown distance" in r.output
-    r = runner.invoke(app, ["analyze", "--db", str(study_db), "--out", str(tmp_path),
-                            "--study", "nope"])
-    assert r.exit_code == 2 and "no study 'nope'" in r.output
+
+    def run(db, *extra):
+        return runner.invoke(app, ["analyze", "--db", str(db), "--out", str(tmp_path / "o"),
+                                   "--json", *extra])
+
+    _one_line_error(run(tmp_path / "none.duckdb"), "no database at")
+    _one_line_error(run(study_db, "--distance", "l7"), "unknown distance 'l7'")
+    _one_line_error(run(study_db, "--backend", "stan"), "unknown backend 'stan'")
+    _one_line_error(run(study_db, "--trace", "huge"), "--trace must be one of none, compact")
+    _one_line_error(run(study_db, "--study", "nope"),
+                    "no study 'nope' in " + str(study_db) + " (it holds: tominaga-replication)")
     r = runner.invoke(app, ["analyze", "--db", str(study_db), "--out", str(tmp_path),
                             "--target-accept", "1.5"])
     assert r.exit_code == 2 and "target-accept" in r.output
     junk = tmp_path / "junk.duckdb"
     junk.write_text("not a database")
-    r = runner.invoke(app, ["analyze", "--db", str(junk), "--out", str(tmp_path)])
-    assert r.exit_code == 2 and "cannot read" in r.output
+    _one_line_error(run(junk), "cannot open")
+    empty = tmp_path / "empty.duckdb"
+    Store(empty).close()
+    _one_line_error(run(empty), "holds no study yet")
+    with Store(empty) as store, store.transaction() as tx:
+        tx.insert("studies", [{"study_id": "quiet", "protocol_id": "imported",
+                               "source": "imported", "created_at": datetime(2024, 1, 1)}])
+    _one_line_error(run(empty), "study 'quiet' in " + str(empty) + " has no ratings yet")
+    assert not (tmp_path / "o").exists()  # nothing was written
+
+
+def test_analyze_on_a_database_another_process_holds(study_db, tmp_path):
+    held = tmp_path / "held.duckdb"
+    shutil.copy(study_db, held)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb, sys, time; con = duckdb.connect(sys.argv[1]); "
+         "print('ready', flush=True); time.sleep(120)", str(held)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        r = CliRunner().invoke(app, ["analyze", "--db", str(held), "--out",
+                                     str(tmp_path / "o")])
+        _one_line_error(r, f"cannot open {held}")
+        assert "lock" in r.stderr and f"PID {holder.pid}" in r.stderr
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def test_benchmark_analysis_json(tmp_path):
     out = tmp_path / "b.json"
     r = CliRunner().invoke(app, ["benchmark", "analysis", "--participants", "30", "--plans",
                                  "3", "--draws", "100", "--tune", "100", "--chains", "2",
-                                 "--no-baseline", "--json", str(out)])
+                                 "--no-baseline", "--json", "--json-file", str(out)])
     assert r.exit_code == 0, r.output
-    doc = json.loads(out.read_text())
-    assert doc["backend"] == "nutpie" and doc["seconds"] > 0
+    doc = json.loads(r.stdout)
+    assert doc == json.loads(out.read_text())
+    assert doc["backend"] == "nutpie" and doc["seconds"] > 0 and doc["blas"]
     assert {"max_rhat", "min_ess_bulk", "divergences"} <= set(doc)

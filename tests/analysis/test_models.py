@@ -11,8 +11,8 @@ from analysis.models import AnalysisDataError, basis_size, build_model, prepare
 from analysis.recovery import RecoveryConfig, check_study
 from analysis.simdata import simulate_ratings
 from analysis.splines import SplineBasis
-from analysis.tables import recourse_table
-from engine.rating_model import RatingBehaviour
+from analysis.tables import participants_by_kind, recorded, recourse_table
+from engine.synthetic.rating_model import RatingBehaviour
 
 
 def test_spline_basis_is_a_centred_partition_of_unity():
@@ -69,8 +69,28 @@ def test_recourse_table_by_arm():
     t = recourse_table(plans).set_index("arm")
     assert t.loc["a", "validity"] == 0.5 and t.loc["a", "cost"] == pytest.approx(0.2)
     assert t.loc["a", "hap"] == 1.0 and np.isnan(t.loc["b", "satisfaction"])
-    with pytest.raises(ValueError, match="lack the columns"):
-        recourse_table(plans.drop(columns=["cost"]))
+    # a column the study lacks is "not recorded" (NaN), never an error
+    assert recourse_table(plans.drop(columns=["cost"]))["cost"].isna().all()
+
+
+def test_recourse_table_and_recorded_fields_of_imported_plans():
+    """Imported plans have no validity, plausibility, cost, hap or method (the crash was
+    'cannot convert float NaN to bool'), and maybe no arm."""
+    plans = pd.DataFrame({
+        "arm": [None, None], "method": ["imported", "imported"], "valid": [None, None],
+        "plausible": [None, None], "cost": [np.nan, np.nan], "hap": [np.nan, np.nan],
+        "l0_actions": [1, 3], "l1_actions": [0.1, 0.5], "l0_profile": [1, 3],
+        "l1_profile": [0.1, 0.5], "satisfaction": [np.nan, np.nan], "violation": [1.0, 0.0]})
+    t = recourse_table(plans)
+    assert len(t) == 1 and t.loc[0, "arm"] is None and t.loc[0, "plans"] == 2
+    assert t[["validity", "plausibility", "cost", "hap", "satisfaction"]].isna().all().all()
+    assert t.loc[0, "l1_profile"] == pytest.approx(0.3) and t.loc[0, "violation"] == 0.5
+    ratings = plans[["arm", "satisfaction", "violation"]].assign(
+        participant_id=["p", "q"], source="imported")
+    assert recorded(ratings, plans) == {
+        "validity": 0, "plausibility": 0, "cost": 0, "hap": 0, "method": 0, "arm": 0,
+        "satisfaction": 0, "violation": 2}
+    assert participants_by_kind(ratings) == {"imported": 2}
 
 
 def test_small_recovery_of_effects_and_shapes():

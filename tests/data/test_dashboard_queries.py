@@ -8,7 +8,7 @@ from data import dashboard_queries as q
 from data.store import Store
 from protocols.schema import parse_protocol
 from protocols.session import Study
-from study_app.simulate import simulate
+from study_app.simulator import simulate
 
 PROTOCOL = parse_protocol("""\
 id: dash

@@ -78,9 +78,25 @@ def test_header_problems_and_empty_file(tmp_path) -> None:
             (1, "unknown column(s): participant, colour; expected participant_id, plan_id, l0, "
                 "l1, acceptance, action, satisfaction, violation, arm, impossible"),
         ]
+        assert info.value.unknown_columns == ["participant", "colour"]
         csv.write_text("participant_id,plan_id,l0,l1,acceptance,action\n")
         with pytest.raises(ImportRowsError, match="no data rows"):
             import_ratings(store, csv, "x")
+
+
+def test_unknown_columns_only_on_request_and_named(tmp_path) -> None:
+    csv = tmp_path / "u.csv"
+    csv.write_text(GOOD.replace("arm\n", "arm,age,\n").replace("pool\n", "pool,31,\n")
+                   .replace("oracle\n", "oracle,45,\n"))
+    with Store(tmp_path / "db.duckdb") as store:
+        with pytest.raises(ImportRowsError) as info:
+            import_ratings(store, csv, "x")
+        assert info.value.unknown_columns == ["age", ""]
+        assert "unknown column(s): age, ''" in str(info.value)
+        assert store.counts()["ratings"] == 0
+        result = import_ratings(store, csv, "x", ignore_unknown=True)
+        assert result.ratings == 3 and result.ignored_columns == ["age", ""]
+        assert "age" not in store.ratings_long("x")
 
 
 def test_refuses_to_mix_into_a_protocol_study(tmp_path) -> None:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from engine import disparities, fairness
+from engine.benchmarks import disparities, fairness
 from engine.preferences import ActionabilityProfiles
 from engine.recourse.base import RecourseBatch
 from engine.scenarios import get_scenario
@@ -36,6 +36,9 @@ def _batch(cost: np.ndarray, log_prob_cf: np.ndarray, valid: np.ndarray) -> Reco
         l1_actions=zeros,
         l0_profile=zeros,
         l1_profile=zeros,
+        satisfaction=zeros,
+        violation=zeros,
+        changed=zx.bool(),
         runtime=0.0,
         density_source="none",
     )

@@ -1,7 +1,7 @@
 """Fairness case study: race attribute, preference assignments, runs and group statistics.
 
 The recourse method here is the causal Oracle (exact SCM grid search) and the decision model
-the Bayes rule under the exact SCM (engine.recourse_benchmark.BayesDecision), so the tests
+the Bayes rule under the exact SCM (engine.decision.BayesDecision), so the tests
 need no trained artifact.
 """
 
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from engine import disparities, fairness
+from engine.benchmarks import disparities, fairness
+from engine.decision import BayesDecision
 from engine.recourse import get_method
 from engine.recourse.base import RecourseContext, RecourseMethod
-from engine.recourse_benchmark import BayesDecision
 from engine.scenarios import get_scenario
 
 

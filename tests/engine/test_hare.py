@@ -9,16 +9,16 @@ import pytest
 import torch
 
 from engine import artifacts
+from engine.benchmarks.recourse import rejected_population
 from engine.preferences import sample_profiles
 from engine.recourse import get_method
 from engine.recourse.base import RecourseContext
 from engine.recourse.hare import Hare
-from engine.recourse.hare_people import SimulatedPeople
 from engine.recourse.hare_session import HareSession
 from engine.recourse.hare_state import HareConfig
 from engine.recourse.shift_actions import allowed_mask, realize, shift_of
-from engine.recourse_benchmark import rejected_population
 from engine.scenarios import get_scenario
+from engine.synthetic.hare_people import SimulatedPeople
 
 N = 40
 
@@ -118,10 +118,28 @@ def test_hare_needs_people_and_a_base(ctx, people):
     x, profiles = people
     with pytest.raises(ValueError, match="base"):
         Hare(ctx, None)
-    with pytest.raises(ValueError, match="people="):
-        Hare(ctx, "gs").recourse(x, profiles)
+    with pytest.raises(ValueError, match="wraps a base method itself"):
+        Hare(ctx, "hare")
+    hare = Hare(ctx, "gs", budget=6)
+    assert hare.capabilities.interactive and hare.query_budget == 6
+    with pytest.raises(ValueError, match="answered_by"):
+        hare.recourse(x, profiles)
     with pytest.raises(ValueError, match="budget must be at least"):
         HareConfig(budget=2, iterations=5)
+
+
+def test_interactive_recourse_is_the_run_with_the_bound_people(ctx, people):
+    """``answered_by(people).recourse`` has every method's signature and gives the plans of a
+    batch run with the same people (the method itself stays unbound)."""
+    x, profiles = people
+    allowed = allowed_mask(ctx, profiles.hard_mask)
+    sim = SimulatedPeople.draw(ctx, x[:8], allowed[:8], "near", seed=2)
+    hare = Hare(ctx, "gs", budget=6)
+    bound = hare.answered_by(sim)
+    batch = bound.recourse(x[:8], profiles[:8])
+    ref = hare.run(x[:8], profiles[:8], sim).final
+    torch.testing.assert_close(batch.x_cf, ref.x_cf)
+    assert batch.method == "hare" and len(batch) == 8 and hare.people is None
 
 
 def _scripted_answers(session, sim, names):

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from engine import metrics
+from engine.decision import BayesDecision
 from engine.preferences import CostProfile, profiles_from_elicitation
 from engine.recourse.base import RecourseContext
-from engine.recourse_benchmark import BayesDecision
 from engine.scenarios import get_scenario
 
 RANGES = torch.tensor([1.0, 10.0, 2.0, 4.0], dtype=torch.float64)

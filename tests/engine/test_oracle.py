@@ -1,7 +1,7 @@
 """The causal Oracle: exactness of the block decomposition, optimality against brute force,
 hard constraints under adversarial profiles, plausibility, and the candidate set.
 
-The decision model is the Bayes rule of the exact SCM (engine.recourse_benchmark), so no
+The decision model is the Bayes rule of the exact SCM (engine.decision.BayesDecision), so no
 trained artifact is needed; grids are small so the brute-force searches stay fast.
 """
 
@@ -13,6 +13,8 @@ import math
 import pytest
 import torch
 
+from engine.benchmarks.recourse import rejected_population
+from engine.decision import BayesDecision
 from engine.preferences import ActionabilityProfiles, CostProfile, sample_profiles
 from engine.recourse import get_method
 from engine.recourse.base import RecourseContext
@@ -26,7 +28,6 @@ from engine.recourse.oracle_grid import (
     build_tables,
     reference_grid_search,
 )
-from engine.recourse_benchmark import BayesDecision, rejected_population
 from engine.scenarios import get_scenario
 
 L, D, INC, S = 3, 4, 5, 6
@@ -186,7 +187,7 @@ def test_optimum_equals_brute_force(loan, clf, people, k, cost_profile, plausibi
 def test_the_dearest_pair_is_not_lost_to_rounding(loan, clf):
     """With two features on a coarse grid the only valid plan is often the dearest pair, whose
     cost a_i + b_k is the search's upper bound: b_k <= top - a_i can fail by float rounding."""
-    from engine.recourse_benchmark import BenchmarkConfig, constraint_profiles
+    from engine.benchmarks.recourse import BenchmarkConfig, constraint_profiles
 
     x = rejected_population(loan, clf, 60)
     profiles = constraint_profiles(loan, "2", BenchmarkConfig(n=60, bins=8), 60)

@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 import torch
 
+from engine.decision import BayesDecision
 from engine.preferences import all_actionable, sample_profiles
 from engine.recourse import RecourseContext, get_method
-from engine.recourse_benchmark import BayesDecision
 from engine.scenarios import get_scenario
 
 

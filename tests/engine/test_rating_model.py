@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.rating_model import DistanceCurve, OutcomeModel, RatingBehaviour
+from engine.synthetic.rating_model import DistanceCurve, OutcomeModel, RatingBehaviour
 
 
 def test_reference_means_and_shapes():

@@ -1,5 +1,5 @@
-"""The HARE pages of a session, against a minimal fake of the HareSession contract (the real
-engine.recourse.hare_session is another engineer's; this checks our side: pages, storage in
+"""The HARE pages of a session, against a minimal fake interactive method (the session
+contract of engine.recourse.hare_session; this checks the study's side: pages, storage in
 comparisons, resume mid-interaction, final + base plans)."""
 
 from __future__ import annotations
@@ -90,20 +90,28 @@ class FakeHareSession:
 
 
 class FakeHare:
+    """An interactive method: its sessions are FakeHareSessions (the capability's API)."""
+
     def __init__(self, base, budget):
         self.base, self.budget, self.context = base, budget, base.context
+        self.query_budget = budget
+
+    def start_session(self, x, profile, *, seed):
+        return FakeHareSession.start(self, x, profile, seed=seed)
+
+    def resume_session(self, text):
+        return FakeHareSession.from_json(text, self)
 
 
 def fake_resources() -> StudyResources:
-    from engine.recourse_benchmark import BayesDecision
+    from engine.decision import BayesDecision
     from engine.scenarios import get_scenario
 
     sc = get_scenario("loan")
     ctx = RecourseContext(sc, BayesDecision(sc))
     base = get_method("pool", ctx, donors=8)
     return StudyResources(sc, ctx.classifier, contexts={"hare": ctx},
-                          methods={"hare": FakeHare(base, 3), "hare/base": base},
-                          hare_session=FakeHareSession)
+                          methods={"hare": FakeHare(base, 3), "hare/base": base})
 
 
 @pytest.fixture
@@ -155,7 +163,7 @@ def test_hare_pages_comparisons_and_final_plans(tmp_path, make_study, answer) ->
 
 def test_synthetic_participants_drive_hare(tmp_path) -> None:
     """The simulator answers hare pages with the Luce choice rule on true personal cost."""
-    from study_app.simulate import simulate
+    from study_app.simulator import simulate
 
     with Store(tmp_path / "h.duckdb") as store:
         summary = simulate(parse_protocol(HARE), store, 12, resources=fake_resources())

@@ -107,3 +107,39 @@ def test_unknown_protocol_id_or_missing_file() -> None:
         load_protocol("no-such-protocol")
     with pytest.raises(ProtocolError, match="no such file"):
         load_protocol("/nonexistent/dir/p.yaml")
+
+
+@pytest.mark.parametrize(("text", "where", "message"),
+                         [b for b in BROKEN if b[1] not in ("line 1", "(file)")])
+def test_a_protocol_built_in_python_is_checked_like_its_file(
+    text: str, where: str, message: str
+) -> None:
+    """Every check is a validator: Protocol(**data) raises the problems parse_protocol lists
+    (the same locations and messages, without the YAML line numbers)."""
+    import yaml
+    from pydantic import ValidationError
+
+    from protocols.schema import Protocol, problems
+
+    with pytest.raises(ProtocolError) as from_file:
+        parse_protocol(text)
+    with pytest.raises(ValidationError) as built:
+        Protocol(**yaml.safe_load(text))
+    in_python = [(_path(loc), msg) for loc, msg in problems(built.value)]
+    assert [(p.split(" (line")[0], m) for p, m in from_file.value.problems] == in_python
+    assert any(where.split(" (line")[0] == p and message in m for p, m in in_python)
+
+
+def _path(loc: tuple) -> str:
+    from protocols.specs import dotted
+
+    return dotted(loc)
+
+
+def test_several_problems_of_one_block_are_all_reported() -> None:
+    text = GOOD.replace("method: oracle, options: {bins: 5}",
+                        "method: oracle, options: {binz: 5, colour: 1}, base: pool")
+    with pytest.raises(ProtocolError) as info:
+        parse_protocol(text)
+    paths = [p.split(" (line")[0] for p, _ in info.value.problems]
+    assert paths == ["arms[0].options.binz", "arms[0].options.colour", "arms[0].base"]

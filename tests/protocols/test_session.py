@@ -158,7 +158,7 @@ def test_unknown_token_and_resume_after_restart(tmp_path, small_protocol, answer
         s = study.start()
         walk(s, answer, stop_at="plan-2")
         token = s.token
-        plans = [(p.plan_id, p.x_cf.tolist()) for p in study.participant(s.participant_id).plans]
+        plans = [(p.plan_id, p.array("x_cf").tolist()) for p in study.participant(s.participant_id).plans]
         with pytest.raises(UnknownTokenError, match="unknown participant token"):
             study.resume("not-a-token")
         with pytest.raises(UnknownTokenError):
@@ -167,7 +167,7 @@ def test_unknown_token_and_resume_after_restart(tmp_path, small_protocol, answer
         study = Study(small_protocol, store)
         s2 = study.resume(token)
         assert s2.current_page().id == "plan-2"
-        again = [(p.plan_id, p.x_cf.tolist()) for p in study.participant(s2.participant_id).plans]
+        again = [(p.plan_id, p.array("x_cf").tolist()) for p in study.participant(s2.participant_id).plans]
         assert again == plans
         assert store.counts()["plans"] == 3  # never regenerated
         walk(s2, answer)

@@ -21,7 +21,7 @@ def test_small_benchmark_writes_rows_checks_and_step_times(trained_home, tmp_pat
     result = CliRunner().invoke(app, [
         "benchmark", "hare", "--bases", "gs", "--scales", "far", "--n", "12", "--seeds", "2",
         "--budgets", "4,8", "--budget", "8", "--iterations", "1,2", "--steps", "10",
-        "--json", str(out),
+        "--json-file", str(out),
     ])
     assert result.exit_code == 0, result.output
     doc = json.loads(out.read_text())

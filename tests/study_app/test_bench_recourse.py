@@ -64,13 +64,15 @@ def test_oracle_rows_and_json(tmp_path):
             "constant,convex",
             "--speedup-sample",
             "2",
-            "--json",
+            "--json-file",
             str(out),
         ]
     )
     assert res.exit_code == 0, res.output
-    assert "validity" in res.output and "0.0" in res.output
-    rows = json.loads(out.read_text())
+    assert "validity" in res.stdout and "0.0" in res.stdout  # the table: stdout without --json
+    doc = json.loads(out.read_text())
+    assert doc["config"]["constraints"] == ["all", "2", "1", "random"]
+    rows = doc["rows"]
     assert len(rows) == 8
     for r in rows:
         assert set(r) == ROW_KEYS
@@ -93,14 +95,23 @@ def test_oracle_rows_and_json(tmp_path):
 
 
 def test_no_plausibility_raises_validity(tmp_path):
-    out_on, out_off = tmp_path / "on.json", tmp_path / "off.json"
+    out_on = tmp_path / "on.json"
     common = [*BASE, "--constraints", "1", "--speedup-sample", "0"]
-    assert _run([*common, "--json", str(out_on)]).exit_code == 0
-    res = _run([*common, "--no-plausibility", "--json", str(out_off)])
+    assert _run([*common, "--json-file", str(out_on)]).exit_code == 0
+    res = _run([*common, "--no-plausibility", "--json"])
     assert res.exit_code == 0, res.output
-    on, off = json.loads(out_on.read_text())[0], json.loads(out_off.read_text())[0]
+    on = json.loads(out_on.read_text())["rows"][0]
+    off = json.loads(res.stdout)["rows"][0]  # --json: the object alone on stdout
+    assert "Recourse on" in res.stderr  # the table moved to stderr
     assert off["validity"] > on["validity"] and off["violations"] == 0
     assert off["oracle_plausibility"] is False and off["oracle_speedup"] is None
+
+
+def test_an_interactive_method_is_sent_to_its_own_benchmark():
+    res = _run([*BASE, "--methods", "oracle,hare", "--constraints", "all"])
+    assert res.exit_code == 2
+    assert "asks people" in res.output and "benchmark hare" in res.output
+    assert "Recourse on" not in res.output
 
 
 def test_a_missing_method_fails_before_any_work(monkeypatch):
@@ -139,11 +150,11 @@ def test_amortized_rows_on_the_trained_models(trained_home, tmp_path):
         args = [
             "benchmark", "recourse", "--methods", "oracle,icarma,carma", "--constraints", "all,1",
             "--n", "80", "--bins", "8", "--speedup-sample", "0", "--icarma-training", "fast",
-            "--json", str(out),
+            "--json-file", str(out),
         ]
         res = _run([*args, flag])
         assert res.exit_code == 0, res.output
-        rows[flag] = json.loads(out.read_text())
+        rows[flag] = json.loads(out.read_text())["rows"]
         assert "fast, repair " + ("on" if flag == "--repair" else "off") in res.output
     for flag, got in rows.items():
         assert [r["method"] for r in got] == ["oracle", "icarma", "carma"] * 2

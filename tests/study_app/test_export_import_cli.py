@@ -23,7 +23,8 @@ def test_import_then_export(tmp_path) -> None:
                               "--study", "ref", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout) == {"study_id": "ref", "participants": 2,
-                                      "new_participants": 2, "ratings": 3}
+                                      "new_participants": 2, "ratings": 3,
+                                      "ignored_columns": []}
     res = runner.invoke(app, ["export", "--db", str(db), "--out", str(out), "--format", "csv",
                               "--json"])
     assert res.exit_code == 0, res.output
@@ -39,7 +40,7 @@ def test_bad_csv_and_bad_arguments(tmp_path) -> None:
     csv.write_text(CSV.replace("P2,a,3,0.7,2,2", "P2,a,3,0.7,9,2"))
     res = runner.invoke(app, ["import-ratings", "--csv", str(csv), "--db", str(db),
                               "--study", "ref"])
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     assert "line 4: acceptance: 9 is outside 1..7" in res.output
     assert "nothing was imported" in res.output
     res = runner.invoke(app, ["export", "--db", str(tmp_path / "none.duckdb"), "--out",
@@ -48,3 +49,18 @@ def test_bad_csv_and_bad_arguments(tmp_path) -> None:
     res = runner.invoke(app, ["export", "--db", str(db), "--out", str(tmp_path / "o"),
                               "--format", "xlsx"])
     assert res.exit_code == 2 and "expected parquet or csv" in res.output
+
+
+def test_unknown_columns_are_reported_or_ignored_on_request(tmp_path) -> None:
+    runner = CliRunner()
+    csv, db = tmp_path / "r.csv", tmp_path / "s.duckdb"
+    csv.write_text(CSV.replace("action,arm\n", "action,arm,age\n").replace("pool\n", "pool,30\n"))
+    res = runner.invoke(app, ["import-ratings", "--csv", str(csv), "--db", str(db),
+                              "--study", "ref", "--json"])
+    assert res.exit_code == 2 and res.stdout == ""
+    assert "line 1: unknown column(s): age" in res.stderr
+    assert "--ignore-unknown-columns" in res.stderr and "nothing was imported" in res.stderr
+    res = runner.invoke(app, ["import-ratings", "--csv", str(csv), "--db", str(db),
+                              "--study", "ref", "--ignore-unknown-columns"])
+    assert res.exit_code == 0, res.output
+    assert "imported 3 ratings" in res.stderr and "ignored column(s): age" in res.stderr

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from data.store import Store
 from protocols.schema import load_protocol
 from study_app.cli import app
-from study_app.simulate import simulate
+from study_app.simulator import simulate
 
 SUMMARY_KEYS = {"study_id", "protocol", "seed", "started", "resumed", "participants",
                 "complete", "plans", "ratings", "comparisons", "mean_acceptance",

@@ -31,12 +31,12 @@ REASON = "Plausible <b>but</b> hard; '; DROP TABLE ratings;-- été 😀"
 
 def hare_available() -> bool:
     """Whether the HARE method and its interactive session are installed."""
-    try:
-        from engine.recourse import method_class
+    from engine.recourse import MethodUnavailableError, method_class
 
+    try:
         method_class("hare")
         importlib.import_module("engine.recourse.hare_session")
-    except (ImportError, AttributeError):
+    except (ImportError, MethodUnavailableError):
         return False
     return True
 

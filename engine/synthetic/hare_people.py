@@ -1,4 +1,18 @@
-"""Simulated people for HARE (paper 002, section 5): a hidden ideal plan answers the queries.
+"""How a simulated person answers HARE, and the people of the HARE benchmark (paper 002).
+
+**The answering model** (one for every simulated person). A person has a personal cost c of
+each plan shown and a threshold tau. Between two plans they choose the right one with the
+Luce (Bradley-Terry) probability
+
+    P(right) = 1 - 1 / (1 + exp((c_left - c_right) / T)),
+
+a deterministic choice of the cheaper plan at temperature T = 0 (ties: the left one); they
+accept a plan when c <= tau. ``luce_choice`` and ``accepts`` implement it. What the cost is
+depends on who is simulated: the benchmark's people below (cost = distance to a hidden ideal
+plan, T = 0: paper 002's simulated users) and a study's synthetic participants
+(engine.synthetic.participants: cost = their true weighted effort, T from the protocol).
+
+**The benchmark's people** (paper 002, section 5): a hidden ideal plan answers the queries.
 
 Profiles are compared in normalized units, v(x') = (x' - x) / M (M the training ranges).
 
@@ -11,8 +25,9 @@ boundary point of a ray drawn uniformly among those with rho(u) <= c_s rho*, c_s
 can point anywhere a plan of a few times the minimal size reaches the boundary. The ideal is
 an action, so its profile x_gt includes consequences.
 
-**Answers.** Relative feedback prefers the profile closer to x_gt (L2 of v); absolute
-feedback accepts when |v(x') - v(x_gt)| <= accept_tol * |v(x_gt)|. Metrics: GTP = that L2
+**Answers.** The cost of a profile x' is its distance to the ideal, |v(x') - v(x_gt)| (L2),
+at temperature 0: relative feedback prefers the profile closer to x_gt; absolute feedback
+accepts when the distance is at most tau = accept_tol * |v(x_gt)|. Metrics: GTP = that L2
 distance, GTD = the cosine distance between v(x') and v(x_gt) (engine.metrics.gtp / gtd).
 """
 
@@ -20,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -27,8 +43,33 @@ from engine import metrics
 from engine.recourse.base import RecourseContext
 from engine.recourse.hare_search import boundary_fraction, random_directions
 from engine.recourse.shift_actions import realize
+from engine.scm import ArrayLike
 
 SCALES: dict[str, float] = {"near": 1.25, "intermediate": 2.0, "far": 4.0}
+# exp overflows past this; the choice is certain long before.
+_MAX_EXPONENT = 50.0
+
+
+def luce_choice(
+    cost_left: ArrayLike, cost_right: ArrayLike, temperature: float,
+    uniform: ArrayLike | None = None,
+) -> np.ndarray:
+    """1 where the person chooses the right plan, else 0 (module docstring). ``uniform`` is
+    a U(0, 1) draw per choice (needed when ``temperature`` > 0)."""
+    left = np.asarray(cost_left, dtype=np.float64)
+    right = np.asarray(cost_right, dtype=np.float64)
+    if temperature == 0:
+        return (right < left).astype(np.int64)
+    if uniform is None:
+        raise ValueError("a choice at temperature > 0 needs a uniform draw")
+    z = np.clip((left - right) / temperature, -_MAX_EXPONENT, _MAX_EXPONENT)
+    p_left = 1.0 / (1.0 + np.exp(z))
+    return (np.asarray(uniform) >= p_left).astype(np.int64)
+
+
+def accepts(cost: ArrayLike, threshold: ArrayLike) -> np.ndarray:
+    """True where the plan's cost is at most the person's threshold."""
+    return np.asarray(cost) <= np.asarray(threshold)
 
 
 @dataclass
@@ -89,8 +130,15 @@ class SimulatedPeople:
 
     def compare(self, left: Tensor, right: Tensor) -> Tensor:
         """(n,) long: 1 where the right profile is closer to the ideal, else 0."""
-        return (self.gtp(right) < self.gtp(left)).long()
+        return torch.from_numpy(luce_choice(self.gtp(left), self.gtp(right), 0.0))
 
     def accept(self, profile: Tensor) -> Tensor:
         """(n,) bool: the profile is close enough to the ideal."""
-        return self.gtp(profile) <= self.accept_tol * self._v(self.truth).norm(dim=1)
+        return torch.from_numpy(
+            accepts(self.gtp(profile), self.accept_tol * self._v(self.truth).norm(dim=1)))
+
+    def row(self, i: int) -> SimulatedPeople:
+        """Person i alone (a batch of one)."""
+        sl = slice(i, i + 1)
+        return SimulatedPeople(self.x[sl], self.truth_shift[sl], self.truth[sl], self.ranges,
+                               self.found[sl], self.accept_tol)

@@ -1,9 +1,10 @@
 """Recourse disparities between groups: means, gaps, gap changes, worst-off cells, intervals.
 
-Used by the fairness case study (engine.fairness): for every preference assignment, the
-mean unweighted cost and mean counterfactual log-density log p(x') over valid recourses (and
-the validity rate) per gender, race and gender x race cell, with percentile intervals from a
-stratified, paired bootstrap over people (``group_statistics`` states the math).
+Used by the fairness case study (engine.benchmarks.fairness): for every preference
+assignment, the mean unweighted cost and mean counterfactual log-density log p(x') over valid
+recourses (and the validity rate) per gender, race and gender x race cell, with percentile
+intervals from a stratified, paired bootstrap over people (``group_statistics`` states the
+math).
 """
 
 from __future__ import annotations
@@ -12,8 +13,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engine.fairness import ASSIGNMENT_LABELS, RACE_CATEGORIES, FairnessOutcome, FairnessPopulation
-from engine.recourse.base import RecourseBatch
+from engine.benchmarks.fairness import (
+    ASSIGNMENT_LABELS,
+    RACE_CATEGORIES,
+    FairnessOutcome,
+    FairnessPopulation,
+)
+from engine.recourse.batch import RecourseBatch
 
 METRICS: tuple[str, ...] = ("cost", "log_prob_cf", "validity")
 
@@ -71,22 +77,9 @@ def group_statistics(
         raise ValueError(f"level must be in (0, 1), got {level}")
     if not outcomes:
         raise ValueError("outcomes must hold at least one assignment")
-    rng = np.random.default_rng([seed, 7919])
     values = np.stack([_metric_values(o.recourse) for o in outcomes])  # (A, M, n)
-    cell = population.cell
+    sums, counts = _bootstrap_cell_sums(population, values, n_boot, seed)
     names = population.cell_names()
-    # sums / counts per cell with draw 0 = the sample itself: shape (A, M, 4, 1 + n_boot).
-    sums = np.zeros(values.shape[:2] + (4, n_boot + 1))
-    counts = np.zeros_like(sums)
-    for c in range(4):
-        members = np.flatnonzero(cell == c)
-        if members.size == 0:
-            raise ValueError(f"no one in the {names[c]} cell: cannot compare groups")
-        idx = np.vstack([members, rng.choice(members, size=(n_boot, members.size))])
-        for a in range(values.shape[0]):
-            v = values[a][:, idx]  # (M, 1 + B, n_c)
-            sums[a, :, c] = np.nansum(v, axis=-1)
-            counts[a, :, c] = np.isfinite(v).sum(axis=-1)
     gi, ri = population.gender_categories, RACE_CATEGORIES
     axes: dict[str, dict[str, list[int]]] = {
         "gender": {gi[0]: [0, 1], gi[1]: [2, 3]},
@@ -103,55 +96,66 @@ def group_statistics(
         ("intersection", names[c], names[3]) for c in range(3)
     ]
     base = next((k for k, o in enumerate(outcomes) if o.assignment == "none"), None)
-    groups_out, gaps_out, worst_out = [], [], []
+    out: dict[str, list[dict]] = {"groups": [], "gaps": [], "worst_cell": []}
     for a, o in enumerate(outcomes):
         for m, metric in enumerate(METRICS):
+            key = {"assignment": o.assignment, "metric": metric}
             for axis, groups in axes.items():
                 for g, cells in groups.items():
-                    in_g = np.isin(cell, cells)
+                    in_g = np.isin(population.cell, cells)
                     draws = means[(axis, g)][a, m]
-                    groups_out.append(
-                        {
-                            "assignment": o.assignment,
-                            "metric": metric,
-                            "axis": axis,
-                            "group": g,
-                            **_interval(draws[1:], draws[0], level),
-                            "n": int(in_g.sum()),
-                            "n_used": int(counts[a, m, cells, 0].sum()),
-                            "privileged_share": float(o.privileged[in_g].mean()),
-                        }
-                    )
+                    out["groups"].append({
+                        **key, "axis": axis, "group": g,
+                        **_interval(draws[1:], draws[0], level),
+                        "n": int(in_g.sum()), "n_used": int(counts[a, m, cells, 0].sum()),
+                        "privileged_share": float(o.privileged[in_g].mean()),
+                    })
             for axis, g1, g0 in contrasts:
                 gap = means[(axis, g1)][:, m] - means[(axis, g0)][:, m]  # (A, 1 + B)
                 change = None
                 if base is not None and a != base:
                     diff = gap[a] - gap[base]
                     change = _interval(diff[1:], diff[0], level)
-                gaps_out.append(
-                    {
-                        "assignment": o.assignment,
-                        "metric": metric,
-                        "axis": axis,
-                        "contrast": f"{g1} - {g0}",
-                        **_interval(gap[a, 1:], gap[a, 0], level),
-                        "change_vs_none": change,
-                    }
-                )
+                out["gaps"].append({**key, "axis": axis, "contrast": f"{g1} - {g0}",
+                                    **_interval(gap[a, 1:], gap[a, 0], level),
+                                    "change_vs_none": change})
             cell_means = np.stack([means[("intersection", nm)][a, m] for nm in names])
-            sign = 1.0 if metric == "cost" else -1.0  # worse = higher cost, lower density
-            order = np.argsort(-sign * np.nan_to_num(cell_means[:, 0], nan=-np.inf * sign))
-            margin = sign * (cell_means[order[0]] - cell_means[order[1]])
-            worst_out.append(
-                {
-                    "assignment": o.assignment,
-                    "metric": metric,
-                    "cell": names[order[0]],
-                    "runner_up": names[order[1]],
-                    "margin": _interval(margin[1:], margin[0], level),
-                }
-            )
-    return {"groups": groups_out, "gaps": gaps_out, "worst_cell": worst_out}
+            out["worst_cell"].append({**key, **_worst_cell(cell_means, metric, names, level)})
+    return out
+
+
+def _bootstrap_cell_sums(
+    population: FairnessPopulation, values: np.ndarray, n_boot: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sums and counts of the finite values per (assignment, metric, cell, draw), shape
+    (A, M, 4, 1 + n_boot); draw 0 is the sample itself, the others resample people within
+    each cell, the same people under every assignment (``group_statistics``)."""
+    rng = np.random.default_rng([seed, 7919])
+    cell, names = population.cell, population.cell_names()
+    sums = np.zeros(values.shape[:2] + (4, n_boot + 1))
+    counts = np.zeros_like(sums)
+    for c in range(4):
+        members = np.flatnonzero(cell == c)
+        if members.size == 0:
+            raise ValueError(f"no one in the {names[c]} cell: cannot compare groups")
+        idx = np.vstack([members, rng.choice(members, size=(n_boot, members.size))])
+        for a in range(values.shape[0]):
+            v = values[a][:, idx]  # (M, 1 + B, n_c)
+            sums[a, :, c] = np.nansum(v, axis=-1)
+            counts[a, :, c] = np.isfinite(v).sum(axis=-1)
+    return sums, counts
+
+
+def _worst_cell(
+    cell_means: np.ndarray, metric: str, names: Sequence[str], level: float
+) -> dict:
+    """The worst-off cell of one metric (highest cost, lowest density or validity), the
+    runner-up and the margin between them, from cell means (4, 1 + B)."""
+    sign = 1.0 if metric == "cost" else -1.0  # worse = higher cost, lower density
+    order = np.argsort(-sign * np.nan_to_num(cell_means[:, 0], nan=-np.inf * sign))
+    margin = sign * (cell_means[order[0]] - cell_means[order[1]])
+    return {"cell": names[order[0]], "runner_up": names[order[1]],
+            "margin": _interval(margin[1:], margin[0], level)}
 
 
 def fairness_summary(

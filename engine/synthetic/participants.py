@@ -19,14 +19,15 @@ else is simulated and after a resume):
   items follows the true order (wrongly marked items last), then each adjacent pair swaps
   with probability ``swap_rate``; a Likert difficulty is 1 + round(r_ij (K - 1)), moved by
   one step with probability ``swap_rate`` (wrongly marked items get K);
-- ratings: ``engine.rating_model`` (cumulative logit on 1..7 with participant effects) on
+- ratings: ``engine.synthetic.rating_model`` (cumulative logit on 1..7 with participant effects) on
   the plan's distance d (the behaviour's ``distance`` column), the TRUE satisfaction
   (engine.metrics.preference_satisfaction on the true profile) and the TRUE violation
   (the plan acts outside F_i); each plan's draw uses a generator seeded by
   (seed, i, position);
 - impossibility: an action item is "impossible" exactly when it is outside F_i;
-- HARE: between two candidates, P(choose left) = 1 / (1 + exp((C_left - C_right) / T))
-  (Luce / Bradley-Terry with temperature T); accept a plan when C < tau_i,
+- HARE: the answering model of engine.synthetic.hare_people with the personal cost C_i:
+  between two candidates, P(choose left) = 1 / (1 + exp((C_left - C_right) / T)) (Luce /
+  Bradley-Terry with temperature T); accept a plan when C <= tau_i,
   tau_i = threshold * exp(threshold_sd * z_i), z_i ~ N(0, 1);
 - attention checks: answered correctly with probability ``attention_pass_rate``, else a
   uniformly chosen wrong option;
@@ -44,8 +45,9 @@ import torch
 
 from engine import metrics
 from engine.preferences import ActionabilityProfiles, sample_profiles
-from engine.rating_model import RatingBehaviour
 from engine.scenarios.base import Scenario
+from engine.synthetic.hare_people import accepts, luce_choice
+from engine.synthetic.rating_model import RatingBehaviour
 
 # Added to the personal cost for each acted feature the person cannot change.
 VIOLATION_COST = 10.0
@@ -184,12 +186,11 @@ class Population:
 
     def choose(self, index: int, step: int, cost_left: float, cost_right: float) -> int:
         """HARE comparison: 0 (left) or 1 (right) by the Luce rule."""
-        z = np.clip((cost_left - cost_right) / self.behaviour.temperature, -50, 50)
-        p_left = 1.0 / (1.0 + np.exp(z))
-        return int(self._rng(_STREAM_PAGE, index, 100 + step).random() >= p_left)
+        u = self._rng(_STREAM_PAGE, index, 100 + step).random()
+        return int(luce_choice(cost_left, cost_right, self.behaviour.temperature, u))
 
     def accepts(self, index: int, cost: float) -> bool:
-        return cost < self.person(index).threshold
+        return bool(accepts(cost, self.person(index).threshold))
 
     def attention(self, index: int, check: int, options: list[str], correct: str) -> str:
         rng = self._rng(_STREAM_PAGE, index, 1000 + check)

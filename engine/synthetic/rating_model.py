@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit
 
-DISTANCES: tuple[str, ...] = ("l0_actions", "l1_actions", "l0_profile", "l1_profile")
+from engine.metric_names import DISTANCES
+
 # Cutpoints symmetric around 0, one logit apart: eta = 0 gives a mean rating of 4.
 DEFAULT_CUTPOINTS: tuple[float, float, float, float, float, float] = (
     -2.5, -1.5, -0.5, 0.5, 1.5, 2.5

@@ -4,7 +4,7 @@ simulated people, plus the budget and calibration ablations and the interactive 
 For every seed s: ``n`` rejected deployment-test applicants drawn at random, their
 actionability profiles (``constraint``: how many features each person may change; uniform
 preferences, ranking scores), and for every scale the simulated people of
-engine.recourse.hare_people (hidden ideal plans). Each base method's plans are computed once
+engine.synthetic.hare_people (hidden ideal plans). Each base method's plans are computed once
 per seed; HARE (T = 1) and Multi-HARE (T > 1) refine them with the same people.
 
 Per row (base, variant, scale, budget, iterations, calibrate), over the people who have an
@@ -35,17 +35,21 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from engine.benchmarks.recourse import n_actionable, rejected_population
+from engine.decision import Classifier
 from engine.preferences import ActionabilityProfiles, sample_profiles
-from engine.recourse import get_method
-from engine.recourse.base import Classifier, RecourseBatch, RecourseContext, RecourseMethod
+from engine.recourse import METHODS, capabilities, get_method
+from engine.recourse.base import RecourseContext, RecourseMethod
+from engine.recourse.batch import RecourseBatch
 from engine.recourse.hare import Hare
-from engine.recourse.hare_people import SCALES, SimulatedPeople
-from engine.recourse.hare_session import HareSession
 from engine.recourse.shift_actions import allowed_mask
-from engine.recourse_benchmark import n_actionable, rejected_population
 from engine.scenarios.base import Scenario
+from engine.synthetic.hare_people import SCALES, SimulatedPeople
 
-BASES = ("wachter", "gs", "oracle", "icarma", "carma")
+
+def base_methods() -> tuple[str, ...]:
+    """The catalogue's methods HARE can refine (every one that does not ask people itself)."""
+    return tuple(m for m in METHODS if not capabilities(m).interactive)
 
 
 @dataclass(frozen=True)
@@ -70,9 +74,10 @@ class HareBenchmarkConfig:
 
     def validate(self, scenario: Scenario) -> None:
         problems = []
+        bases = base_methods()
         for b in self.bases:
-            if b not in BASES:
-                problems.append(f"unknown base {b!r} (choose from {', '.join(BASES)})")
+            if b not in bases:
+                problems.append(f"unknown base {b!r} (choose from {', '.join(bases)})")
         for s in (*self.scales, self.ablation_scale):
             if s not in SCALES:
                 problems.append(f"unknown scale {s!r} (choose from {', '.join(SCALES)})")
@@ -268,7 +273,7 @@ def _drive_session(
     profiles: ActionabilityProfiles, i: int, times: list[float],
 ) -> None:
     """One scripted person through a whole session, timing every step into ``times``."""
-    session = HareSession.start(hare, x[i : i + 1], profiles[i], seed=i)
+    session = hare.start_session(x[i : i + 1], profiles[i], seed=i)
     text = session.to_json()
     while True:
         q = session.next_query()
@@ -276,9 +281,9 @@ def _drive_session(
             break
         names = context.scenario.feature_names
         shown = [torch.tensor([[o["x_cf"][f] for f in names]]) for o in q.options]
-        one = _one(people, i)
+        one = people.row(i)
         t0 = time.perf_counter()
-        session = HareSession.from_json(text, hare)
+        session = hare.resume_session(text)
         if q.kind == "compare":
             session.answer(int(one.compare(shown[0], shown[1])[0]))
         else:
@@ -286,12 +291,6 @@ def _drive_session(
         session.next_query()
         text = session.to_json()
         times.append((time.perf_counter() - t0) * 1000.0)
-
-
-def _one(people: SimulatedPeople, i: int) -> SimulatedPeople:
-    sl = slice(i, i + 1)
-    return SimulatedPeople(people.x[sl], people.truth_shift[sl], people.truth[sl],
-                           people.ranges, people.found[sl], people.accept_tol)
 
 
 def acceptance_checks(rows: list[dict[str, Any]], config: HareBenchmarkConfig) -> list[dict]:

@@ -21,7 +21,7 @@ Plackett-Luce draw from the ``privileged`` (income and savings favoured) or
 the baseline draws a uniform ranking over all four. Rankings only matter through a cost
 profile; the study evaluates the unweighted cost, so only the hard masks differ.
 
-Group means, gaps and their bootstrap intervals live in engine.disparities.
+Group means, gaps and their bootstrap intervals live in engine.benchmarks.disparities.
 """
 
 from __future__ import annotations
@@ -33,8 +33,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from engine.decision import Classifier, rejected_rows
 from engine.preferences import ActionabilityProfiles, sample_profiles
-from engine.recourse.base import Classifier, RecourseBatch, RecourseMethod
+from engine.recourse.base import RecourseMethod
+from engine.recourse.batch import RecourseBatch
 from engine.scenarios.base import Scenario
 
 ASSIGNMENTS: tuple[str, ...] = ("none", "random", "income", "race")
@@ -116,7 +118,7 @@ def fairness_population(
 ) -> FairnessPopulation:
     """Race for the whole test split, then the first n rejected test applicants (all if None).
 
-    The first n, as in engine.recourse_benchmark, so both benchmarks see the same people; test
+    The first n, as in engine.benchmarks.recourse, so both benchmarks see the same people; test
     rows are i.i.d. draws of the SCM, so the first n are a random sample of the rejected.
     """
     rng = _rng(seed)
@@ -128,8 +130,7 @@ def fairness_population(
     x_test = scenario.dataset["test"][0]
     gender_all = x_test[:, gi].round().long().numpy()
     race_all = assign_race(gender_all, rng)
-    with torch.no_grad():
-        rejected = np.flatnonzero(~classifier.decision(x_test.float()).bool().numpy())
+    rejected = rejected_rows(scenario, classifier, "test")
     n = rejected.size if n is None else n
     if not 1 <= n <= rejected.size:
         raise ValueError(

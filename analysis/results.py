@@ -1,0 +1,206 @@
+"""One fitted model's result: computed from a fit, summarized, stored and reloaded.
+
+A ``ModelResult`` holds everything the summary and the report need from one model, so a
+result reloaded from disk (``ModelResult.from_record``) serves them exactly as a fresh fit:
+
+- the smooth f(d) on a grid of ``GRID`` distances: posterior mean and central 95% band
+  (the reference study's Figure 3), from draws of the random-walk increments;
+- ``coefficients``: mean and central 94% interval of every interpretable parameter
+  (effects of satisfaction / violation, arm contrasts, variance components, the ordinal
+  cutpoints or the Gaussian intercept);
+- the sampling diagnostics and time;
+- ``loo``: the pointwise PSIS-LOO (ordinal models), elpd_i and Pareto k per rating, which
+  is all ``az.compare`` needs, so the L0-vs-L1 comparison needs no trace;
+- ``ppc``: the posterior predictive check per rating k = 1..7: the observed share and the
+  mean and central 95% interval of the replicated shares over posterior draws.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from analysis import fit as fitting
+from analysis.models import ModelData, build_model, smooth_draws
+
+HDI = 0.94  # central coefficient intervals (ArviZ's default level)
+BAND = 0.95  # smooth bands and PPC intervals
+GRID = 60
+RATINGS = np.arange(1, 8)
+_LOO_SCALARS = ("elpd_loo", "se", "p_loo", "n_samples", "n_data_points", "warning", "scale",
+                "good_k")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Which model: the outcome, the distance, the likelihood, and the extras it computes."""
+
+    outcome: str
+    distance: str
+    likelihood: str
+    ppc: bool = False
+    log_likelihood: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.outcome}_{self.distance}_{self.likelihood}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.outcome} ~ s({self.distance}) {self.likelihood}"
+
+
+@dataclass
+class ModelResult:
+    spec: ModelSpec
+    data: ModelData
+    diagnostics: fitting.Diagnostics
+    seconds: float
+    backend: str
+    smooth: pd.DataFrame  # d, mean, lo, hi
+    coefficients: list[dict[str, Any]]
+    ppc: list[dict[str, float]] | None = None
+    loo: az.ELPDData | None = None
+    reused: bool = False
+
+    @property
+    def outcome(self) -> str:
+        return self.spec.outcome
+
+    @property
+    def distance(self) -> str:
+        return self.spec.distance
+
+    @property
+    def likelihood(self) -> str:
+        return self.spec.likelihood
+
+    def summary(self) -> dict[str, Any]:
+        """This model's entry of summary.json."""
+        d = self.diagnostics
+        return {
+            "name": self.spec.name, "outcome": self.outcome, "distance": self.distance,
+            "likelihood": self.likelihood, "n": self.data.n,
+            "participants": len(self.data.participants),
+            "smooth": self.smooth.to_dict(orient="records"),
+            "coefficients": self.coefficients,
+            "max_rhat": d.max_rhat, "min_ess": d.min_ess_bulk, "min_ess_tail": d.min_ess_tail,
+            "divergences": d.divergences, "seconds": self.seconds,
+            "backend": self.backend, "warnings": d.problems(), "reused": self.reused,
+            "ppc": self.ppc, "loo": _loo_brief(self.loo),
+        }
+
+    def record(self) -> dict[str, Any]:
+        """Everything needed to rebuild this result without its trace (``from_record``)."""
+        loo = None
+        if self.loo is not None:
+            loo = {k: _plain(self.loo[k]) for k in _LOO_SCALARS}
+            loo["loo_i"] = np.asarray(self.loo["loo_i"]).tolist()
+            loo["pareto_k"] = np.asarray(self.loo["pareto_k"]).tolist()
+        return {"summary": self.summary(), "diagnostics": self.diagnostics.as_dict(),
+                "loo_pointwise": loo}
+
+    @classmethod
+    def from_record(cls, spec: ModelSpec, data: ModelData, record: dict[str, Any]) -> ModelResult:
+        s = record["summary"]
+        diag = {k: float("nan") if v is None else v for k, v in record["diagnostics"].items()}
+        return cls(spec, data, fitting.Diagnostics(**diag), s["seconds"],
+                   s["backend"], pd.DataFrame(s["smooth"]), s["coefficients"], s["ppc"],
+                   _elpd(record["loo_pointwise"]), reused=True)
+
+
+def coefficients(model_data: ModelData, idata: az.InferenceData) -> list[dict[str, Any]]:
+    """Mean and central 94% interval of every interpretable parameter; ``group`` is effect,
+    arm, variance, cutpoint (ordinal: c_1 < ... < c_6) or intercept (Gaussian: alpha)."""
+    post = idata.posterior
+    out = []
+
+    def add(name: str, values: np.ndarray, group: str) -> None:
+        lo, hi = np.quantile(np.asarray(values), [(1 - HDI) / 2, 1 - (1 - HDI) / 2])
+        out.append({"name": name, "group": group, "mean": float(np.mean(values)),
+                    "lo": float(lo), "hi": float(hi)})
+
+    if "beta" in post:
+        for t in model_data.terms:
+            add(t, post["beta"].sel(term=t).values, "effect")
+    if "gamma" in post:
+        for a in model_data.arms[1:]:
+            add(f"arm[{a}] - arm[{model_data.arms[0]}]", post["gamma"].sel(arm=a).values, "arm")
+    for v in ("sigma_u", "sigma_b", "sigma_f", "sigma_y"):
+        if v in post:
+            add(v, post[v].values, "variance")
+    if "cutpoints" in post:
+        cut = np.asarray(post["cutpoints"].values)
+        for k in range(cut.shape[-1]):
+            add(f"cutpoint[{k + 1}]", cut[..., k], "cutpoint")
+    if "alpha" in post:
+        add("alpha", post["alpha"].values, "intercept")
+    return out
+
+
+def ppc_summary(y: np.ndarray, replicated: np.ndarray) -> list[dict[str, float]]:
+    """Observed share of each rating 1..7 and the replicated shares' mean and 95% interval
+    (``replicated``: (draws, n) ratings on the model's 0..6 scale)."""
+    shares = np.stack([(replicated + 1 == k).mean(axis=1) for k in RATINGS], axis=1)
+    lo, hi = np.quantile(shares, [(1 - BAND) / 2, 1 - (1 - BAND) / 2], axis=0)
+    return [{"rating": int(k), "observed": float((y == k).mean()),
+             "mean": float(shares[:, i].mean()), "lo": float(lo[i]), "hi": float(hi[i])}
+            for i, k in enumerate(RATINGS)]
+
+
+def fit_one(spec: ModelSpec, data: ModelData, sampler: dict[str, Any], *,
+            keep_probabilities: bool = False) -> tuple[ModelResult, az.InferenceData]:
+    """Sample ``spec``'s model on ``data`` and summarize it; also return the InferenceData
+    (with the posterior predictive draws added when ``keep_probabilities``: a full trace)."""
+    model = build_model(data, spec.likelihood,  # type: ignore[arg-type]
+                        keep_probabilities=keep_probabilities)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fitting.SamplingWarning)  # reported in the summary
+        fit = fitting.sample(model, log_likelihood=spec.log_likelihood, **sampler)
+    post = fit.idata.posterior.stack(sample=("chain", "draw"))
+    grid = np.linspace(data.d.min(), data.d.max(), GRID)
+    draws_f = smooth_draws(data, np.asarray(post["delta_f"].values).T, grid)
+    lo, hi = np.quantile(draws_f, [(1 - BAND) / 2, 1 - (1 - BAND) / 2], axis=0)
+    smooth = pd.DataFrame({"d": grid, "mean": draws_f.mean(axis=0), "lo": lo, "hi": hi})
+    ppc = None
+    if spec.ppc:
+        pp = fitting.posterior_predictive(model, fit, sampler.get("seed", 0))
+        y_rep = pp.posterior_predictive["y"].stack(sample=("chain", "draw"))
+        ppc = ppc_summary(data.y, np.asarray(y_rep.transpose("sample", ...).values))
+        if keep_probabilities:
+            fit.idata.extend(pp)
+    loo = fitting.loo(fit.idata) if spec.log_likelihood else None
+    result = ModelResult(spec, data, fit.diagnostics, fit.seconds, fit.backend, smooth,
+                         coefficients(data, fit.idata), ppc, loo)
+    return result, fit.idata
+
+
+def _loo_brief(elpd: az.ELPDData | None) -> dict[str, Any] | None:
+    if elpd is None:
+        return None
+    k = np.asarray(elpd["pareto_k"])
+    return {"elpd_loo": float(elpd["elpd_loo"]), "se": float(elpd["se"]),
+            "p_loo": float(elpd["p_loo"]), "max_pareto_k": float(np.max(k)),
+            "n_pareto_k_above_0_7": int((k > 0.7).sum())}
+
+
+def _elpd(record: dict[str, Any] | None) -> az.ELPDData | None:
+    if record is None:
+        return None
+    index = [*_LOO_SCALARS[:6], "loo_i", "pareto_k", *_LOO_SCALARS[6:]]
+    values = {**record, "loo_i": xr.DataArray(np.asarray(record["loo_i"]), name="loo_i"),
+              "pareto_k": xr.DataArray(np.asarray(record["pareto_k"]), name="pareto_k")}
+    return az.ELPDData(data=[values[k] for k in index], index=index)
+
+
+def _plain(v: Any) -> Any:
+    """A JSON-ready scalar from a numpy / python one."""
+    if isinstance(v, np.generic):
+        return v.item()
+    return v

@@ -1,0 +1,314 @@
+"""The recourse benchmark: every method on the same people and profiles, measured the same way.
+
+Population: the deployment-test applicants the decision model rejects (optionally the first
+n). For each hard-constraint setting c (``all``: every globally actionable feature
+individually actionable; ``k``: exactly k, sampled per person; ``random``: how many and which
+uniform) one set of actionability profiles is drawn from the named preference distribution
+and elicitation scheme, seeded by (seed, c) so every method and cost profile sees the same
+people with the same profiles. Each (c, cost profile, method) gives one row of the method's
+``RecourseBatch.summary`` (validity, plausibility, unweighted cost mean/sd over valid
+recourses, hap, violations, seconds) plus the setting and ``hap_profile`` (hap counted on
+the whole profile change, consequences included, which is how the paper's Oracle hap
+figures behave; see ``hap_profile``). Every row names the switches it ran with: the Oracle's
+``oracle_grid`` (factual = the paper's, carma / shared = ours), iCARMA/CARMA's ``repair``
+(off = the paper's) and ``icarma_training`` (paper | fast), the Likert ``score_sampling``
+(iid = the paper's, sorted = ours); the defaults are the paper's.
+
+Speed is measured in the same run, so that machine noise cancels:
+
+- ``oracle_speedup`` (rows of a method with a ``reference_search``: the Oracle) = (seconds per
+  person of the straightforward per-person search, ``reference_search``, on the first
+  ``speedup_sample`` people) / (the method's seconds per person on the whole population);
+  ``oracle_agreement`` = share of that subsample where both found the same optimum (same
+  weighted cost, or both none);
+- ``icarma_speedup`` (rows of ``amortized`` methods: iCARMA and CARMA) = the ``exact_world``
+  method's (the Oracle's) seconds per person in the same setting / the method's seconds per
+  person (each amortized method is warmed up once, so loading its artifacts is not counted);
+- ``seconds_5000`` (amortized rows) = wall time of one recourse call for 5,000 people (the
+  population repeated to 5,000 rows), evaluation included.
+
+Methods are asked for their capabilities (engine.recourse.base.Capabilities), never their
+names: exact methods run first (they are the speed reference), interactive methods (HARE)
+have their own benchmark (engine.benchmarks.hare). The switches (``bins``, ``plausibility``,
+``grid``, ``repair``, ``training``) go to the methods whose constructor takes them, and
+their rows report them (None for a method without the option).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from engine import metrics
+from engine.decision import Classifier, rejected_rows
+from engine.preferences import (
+    COST_PROFILE_EXPONENTS,
+    ELICITATIONS,
+    PREFERENCE_DISTRIBUTIONS,
+    SCORE_SAMPLINGS,
+    ActionabilityProfiles,
+    CostProfile,
+    sample_profiles,
+)
+from engine.recourse import (
+    METHODS,
+    MethodUnavailableError,
+    build_method,
+    capabilities,
+    option_names,
+)
+from engine.recourse.base import RecourseContext, RecourseMethod
+from engine.recourse.batch import RecourseBatch
+from engine.recourse.icarma_config import TRAININGS
+from engine.recourse.oracle_grid import GRIDS
+from engine.scenarios.base import Scenario
+
+SPEED_PEOPLE = 5_000
+# Relative tolerance when comparing the Oracle's and the reference's optimal weighted costs.
+AGREEMENT_RTOL = 1e-9
+
+
+@dataclass(frozen=True)
+class BenchmarkConfig:
+    """What to run; see the module docstring for the meaning of each setting."""
+
+    methods: tuple[str, ...] = ("oracle",)
+    constraints: tuple[str, ...] = ("all", "3", "2", "1", "random")
+    elicitation: str = "ranking"
+    cost_profiles: tuple[str, ...] = ("constant",)
+    preferences: str = "uniform"
+    n: int | None = None
+    seed: int = 0
+    plausibility: bool = True
+    bins: int = 25
+    speedup_sample: int = 8
+    oracle_grid: str = "factual"
+    repair: bool = False
+    icarma_training: str = "paper"
+    score_sampling: str = "iid"
+
+    def validate(self, scenario: Scenario) -> None:
+        """Raise ValueError naming the first bad setting."""
+        _check_known("method", self.methods, tuple(METHODS))
+        _check_known("cost profile", self.cost_profiles, tuple(COST_PROFILE_EXPONENTS))
+        _check_known("elicitation", (self.elicitation,), ELICITATIONS)
+        _check_known(
+            "preference distribution", (self.preferences,), tuple(PREFERENCE_DISTRIBUTIONS)
+        )
+        _check_known("Oracle grid", (self.oracle_grid,), GRIDS)
+        _check_known("iCARMA training", (self.icarma_training,), TRAININGS)
+        _check_known("score sampling", (self.score_sampling,), SCORE_SAMPLINGS)
+        for c in self.constraints:
+            n_actionable(c, len(scenario.actionable))
+        if not self.methods or not self.constraints or not self.cost_profiles:
+            raise ValueError("methods, constraints and cost profiles must not be empty")
+        if self.n is not None and self.n < 1:
+            raise ValueError(f"n must be >= 1, got {self.n}")
+        if self.speedup_sample < 0:
+            raise ValueError(f"speedup_sample must be >= 0, got {self.speedup_sample}")
+
+
+def _check_known(what: str, given: tuple[str, ...], known: tuple[str, ...]) -> None:
+    for g in given:
+        if g not in known:
+            raise ValueError(f"unknown {what} {g!r}; expected one of {', '.join(known)}")
+
+
+def n_actionable(constraint: str, n_global: int) -> int | None:
+    """Number of individually actionable features of a constraint (None: uniform random)."""
+    if constraint == "all":
+        return n_global
+    if constraint == "random":
+        return None
+    if constraint.isdigit() and 1 <= int(constraint) <= n_global:
+        return int(constraint)
+    raise ValueError(
+        f"unknown constraint {constraint!r}; expected all, random or a number in 1..{n_global}"
+    )
+
+
+def rejected_population(scenario: Scenario, classifier: Classifier, n: int | None) -> Tensor:
+    """The deployment-test profiles the decision model rejects (the first n of them)."""
+    x = scenario.dataset["test"][0][torch.from_numpy(rejected_rows(scenario, classifier))]
+    if len(x) == 0:
+        raise ValueError(f"the decision model rejects nobody in the {scenario.name!r} test split")
+    if n is not None and n > len(x):
+        raise ValueError(f"n = {n} exceeds the {len(x)} rejected applicants of the test split")
+    return x if n is None else x[:n]
+
+
+def constraint_profiles(
+    scenario: Scenario, constraint: str, config: BenchmarkConfig, n: int
+) -> ActionabilityProfiles:
+    """The profiles every method sees under ``constraint`` (seeded by seed and constraint)."""
+    k = n_actionable(constraint, len(scenario.actionable))
+    rng = np.random.default_rng([config.seed, 0 if k is None else k])
+    return sample_profiles(
+        scenario.feature_names,
+        scenario.actionable,
+        n,
+        distribution=config.preferences,
+        n_actionable=k,
+        elicitation=config.elicitation,  # type: ignore[arg-type]
+        score_sampling=config.score_sampling,
+        seed=rng,
+    )
+
+
+def build_methods(
+    scenario: Scenario, classifier: Classifier, config: BenchmarkConfig
+) -> dict[tuple[str, str], RecourseMethod]:
+    """Every (method, cost profile) up front, so a missing method fails before any work."""
+    out: dict[tuple[str, str], RecourseMethod] = {}
+    for cp in config.cost_profiles:
+        context = RecourseContext(scenario, classifier, cost_profile=CostProfile(cp))
+        for name in config.methods:
+            if capabilities(name).interactive:
+                raise MethodUnavailableError(
+                    f"method {name!r} asks people: benchmark it with `benchmark hare`")
+            out[(name, cp)] = build_method(
+                name, context, **method_options(option_names(name), config))
+    return out
+
+
+def method_options(accepted: tuple[str, ...], config: BenchmarkConfig) -> dict[str, Any]:
+    """The benchmark's switches a method taking the options ``accepted`` gets: the Oracle's
+    ``bins``, ``plausibility`` and ``grid``, iCARMA's ``repair`` and ``training`` (CARMA's
+    ``repair``; it is trained one way only)."""
+    given = {"bins": config.bins, "plausibility": config.plausibility,
+             "grid": config.oracle_grid, "repair": config.repair,
+             "training": config.icarma_training}
+    return {k: v for k, v in given.items() if k in accepted}
+
+
+def hap_profile(batch: RecourseBatch, profiles: ActionabilityProfiles) -> float:
+    """hap counted on the profile change: the least-preferred actionable feature changes in x'.
+
+    ``hap`` counts actions only; here a consequence counts too (acting on loan amount moves
+    loan duration, acting on income moves savings). Mean over people with |F_i| >= 2,
+    people without recourse counting 0, as for ``hap``.
+    """
+    per_person = metrics.hap(batch.changed, profiles.least_preferred(), profiles.n_actionable)
+    return metrics.nanmean(per_person)
+
+
+def reference_timing(
+    method: RecourseMethod, x: Tensor, profiles: ActionabilityProfiles, found: Tensor,
+    cost: Tensor,
+) -> tuple[float, float]:
+    """(seconds per person, agreement) of the method's per-person ``reference_search`` on x."""
+    start = time.perf_counter()
+    ref_found, ref_cost = method.reference_search(x, profiles)  # type: ignore[attr-defined]
+    seconds = time.perf_counter() - start
+    agree = 0
+    for i in range(len(x)):
+        same_none = not bool(ref_found[i]) and not bool(found[i])
+        same_cost = (
+            bool(ref_found[i])
+            and bool(found[i])
+            and math.isclose(float(ref_cost[i]), float(cost[i]), rel_tol=AGREEMENT_RTOL)
+        )
+        agree += int(same_none or same_cost)
+    return seconds / len(x), agree / len(x)
+
+
+def run_benchmark(
+    scenario: Scenario,
+    classifier: Classifier,
+    config: BenchmarkConfig,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """All rows of the benchmark (module docstring); ``on_row`` is called after each row."""
+    config.validate(scenario)
+    methods = build_methods(scenario, classifier, config)
+    x = rejected_population(scenario, classifier, config.n)
+    rows: list[dict[str, Any]] = []
+    # Exact methods first: the amortized ones are timed against them.
+    first = config.cost_profiles[0]
+    order = sorted(config.methods, key=lambda m: not methods[(m, first)].capabilities.exact_world)
+    for constraint in config.constraints:
+        profiles = constraint_profiles(scenario, constraint, config, len(x))
+        for cp in config.cost_profiles:
+            exact_per_person: float | None = None
+            for name in order:
+                method = methods[(name, cp)]
+                row, per_person = _method_row(method, x, profiles, config, constraint, cp,
+                                              exact_per_person)
+                if method.capabilities.exact_world:
+                    exact_per_person = per_person
+                rows.append(row)
+                if on_row is not None:
+                    on_row(row)
+    return rows
+
+
+def _method_row(
+    method: RecourseMethod, x: Tensor, profiles: ActionabilityProfiles,
+    config: BenchmarkConfig, constraint: str, cp: str, exact_per_person: float | None,
+) -> tuple[dict[str, Any], float]:
+    """One row (module docstring) and the method's seconds per person."""
+    scenario, caps, n = method.context.scenario, method.capabilities, len(x)
+    if caps.amortized:
+        try:  # warm-up: load the artifacts
+            method.recourse(x[:1], profiles[:1])
+        except FileNotFoundError as e:  # a trained model is missing (the message says how)
+            raise MethodUnavailableError(f"method {method.name!r}: {e}") from e
+    start = time.perf_counter()
+    batch = method.recourse(x, profiles)
+    seconds = time.perf_counter() - start
+    options = method_options(method.option_names(), config)
+    row: dict[str, Any] = {
+        "scenario": scenario.name,
+        "method": method.name,
+        "constraint": constraint,
+        "n_actionable": n_actionable(constraint, len(scenario.actionable)),
+        "preferences": config.preferences,
+        "elicitation": config.elicitation,
+        "cost_profile": cp,
+        **batch.summary(),
+        "hap_profile": hap_profile(batch, profiles),
+        "found": float(batch.found.double().mean()),
+        "seconds": seconds,
+        "density_source": batch.density_source,
+        "seed": config.seed,
+        "oracle_plausibility": options.get("plausibility"),
+        "bins": options.get("bins"),
+        "oracle_grid": options.get("grid"),
+        "repair": options.get("repair"),
+        "icarma_training": getattr(method, "training", None),
+        "score_sampling": config.score_sampling if config.elicitation == "likert" else None,
+        "oracle_speedup": None,
+        "oracle_agreement": None,
+        "icarma_speedup": None,
+        "seconds_5000": None,
+    }
+    per_person = seconds / n
+    m = min(config.speedup_sample, n)
+    if caps.reference_search and m:
+        ref_pp, agreement = reference_timing(
+            method, x[:m], profiles[:m], batch.found[:m], batch.weighted_cost[:m]
+        )
+        row["oracle_speedup"] = ref_pp / per_person
+        row["oracle_agreement"] = agreement
+    if caps.amortized:
+        if exact_per_person is not None:
+            row["icarma_speedup"] = exact_per_person / per_person
+        idx = torch.arange(SPEED_PEOPLE) % n
+        start = time.perf_counter()
+        method.recourse(x[idx], profiles[idx])
+        row["seconds_5000"] = time.perf_counter() - start
+    return {k: _plain(v) for k, v in row.items()}, per_person
+
+
+def _plain(v: Any) -> Any:
+    """JSON-safe scalar: NaN becomes None."""
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    return v

@@ -1,0 +1,155 @@
+"""The narrow views of a study that page kinds act through (protocols.pages).
+
+A page kind never sees the whole ``Study`` (its store, caches, locks): it builds its payload
+from a ``SessionContext`` (the protocol, the scenario, the decision model, personas and the
+interactive flow), applies an answer through an ``Answering`` (one transaction's rows and
+plan requests), and answers for a synthetic participant through a ``SyntheticContext``
+(the engine's synthetic population and the simulation-truth rows).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from engine.decision import Classifier, decide
+from engine.scenarios.base import Scenario
+from engine.synthetic.participants import Population
+from protocols import display
+from protocols.interactive import InteractiveFlow
+from protocols.planning import PlanRequest, ShownPlan
+from protocols.schema import Protocol
+from protocols.state import Participant, profiles_row
+
+if TYPE_CHECKING:
+    from protocols.pages.base import Page
+
+Rows = dict[str, list[dict[str, Any]]]
+
+
+def now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+@dataclass
+class SessionContext:
+    """What pages of one study may use (module docstring)."""
+
+    study_id: str
+    protocol: Protocol
+    scenario: Scenario
+    classifier: Classifier
+    persona: Callable[[int], np.ndarray]  # seq -> a rejected profile (model units)
+    interactive: InteractiveFlow
+
+    def event(self, pid: str, page_id: str | None, event: str,
+              detail: dict[str, Any] | None = None) -> dict[str, Any]:
+        """An ``events`` row (the append-only audit)."""
+        return {"study_id": self.study_id, "participant_id": pid, "page_id": page_id,
+                "event": event, "detail_json": json.dumps(detail) if detail else None,
+                "occurred_at": now()}
+
+    def approves(self, x: np.ndarray) -> bool:
+        """The decision model approves the profile x (model units)."""
+        return bool(decide(self.classifier, x)[1][0])
+
+
+@dataclass
+class Answering:
+    """One transaction's answers: the rows they write and the plans they ask for."""
+
+    ctx: SessionContext
+    at: datetime = field(default_factory=now)
+    rows: Rows = field(default_factory=lambda: defaultdict(list))
+    plan_requests: list[PlanRequest] = field(default_factory=list)
+    _needs_plans: set[str] = field(default_factory=set)
+
+    @property
+    def protocol(self) -> Protocol:
+        return self.ctx.protocol
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.ctx.scenario
+
+    def set_profile(self, p: Participant, x: np.ndarray, source: str) -> None:
+        """Give ``p`` the profile x (own, persona or persona_fallback) and store it with the
+        decision model's verdict."""
+        p.x = np.asarray(x, dtype=float)
+        p.profile_source = source
+        proba, ok = decide(self.ctx.classifier, p.x)
+        names = self.scenario.feature_names
+        self.rows["profiles"].append({
+            "study_id": self.ctx.study_id, "participant_id": p.participant_id,
+            "source": source,
+            "x_json": json.dumps(dict(zip(names, p.x.tolist(), strict=True))),
+            "display_json": json.dumps({r.feature: r.value
+                                        for r in display.profile_rows(self.scenario, p.x)}),
+            "proba": float(proba[0]), "rejected": not bool(ok[0]),
+        })
+
+    def store_stated(self, p: Participant, answer_json: str) -> None:
+        """Store ``p``'s stated constraints (already set on ``p``) with the raw answer."""
+        assert p.stated is not None
+        self.rows["elicitations"].append({
+            "study_id": self.ctx.study_id, "participant_id": p.participant_id,
+            "answer_json": answer_json,
+            **profiles_row(p.stated, self.scenario.feature_names),
+        })
+
+    def plans_needed(self, p: Participant) -> None:
+        """``p`` is ready for plans once this answer is recorded (``record``)."""
+        self._needs_plans.add(p.participant_id)
+
+    def record(self, p: Participant, page: Page, answer: Any, correct: bool | None) -> None:
+        """The bookkeeping of every answer: the response and its events, ``p`` moved past
+        the page; then, when the answer made ``p`` ready for plans, an interactive arm starts
+        its interaction and other arms' plans are requested for the whole transaction at
+        once (protocols.planning)."""
+        pid = p.participant_id
+        self.rows["responses"].append({
+            "study_id": self.ctx.study_id, "participant_id": pid, "page_id": page.id,
+            "kind": page.kind, "step": p.step, "answer_json": answer.model_dump_json(),
+            "correct": correct, "answered_at": self.at,
+        })
+        self.rows["events"].append(self.ctx.event(pid, page.id, "answer"))
+        if p.status != "active":
+            self.rows["events"].append(self.ctx.event(pid, page.id, p.status))
+        p.answered.append(page.id)
+        p.step += 1
+        if pid not in self._needs_plans or not p.active:
+            return
+        assert p.x is not None
+        if self.ctx.interactive.applies(p):
+            final = self.ctx.interactive.start(p)
+            if final is not None:
+                self.attach_plans(p, final)
+        else:
+            self.plan_requests.append(PlanRequest(pid, p.seq, p.arm, p.x, p.stated))
+
+    def attach_plans(self, p: Participant, plans: list[ShownPlan]) -> None:
+        p.plans = plans
+        p.plans_ready = True
+        names = self.scenario.feature_names
+        self.rows["plans"] += [plan.stored(self.ctx.study_id, names, self.at) for plan in plans]
+        self.rows["events"].append(self.ctx.event(p.participant_id, None, "plans",
+                                                  {"n": len(plans)}))
+
+
+@dataclass
+class SyntheticContext:
+    """What a page kind's synthetic answer may use: the study's protocol and scenario, the
+    synthetic population (engine.synthetic) and rows of simulation truth to write with the
+    answers (``sim_ratings``)."""
+
+    study_id: str
+    protocol: Protocol
+    scenario: Scenario
+    population: Population
+    extra: Rows = field(default_factory=lambda: defaultdict(list))

@@ -1,0 +1,141 @@
+"""The interactive part of a session: one question per page, resumable, then two plans.
+
+A participant of an arm whose method is ``interactive`` (engine.recourse.base.Capabilities:
+HARE), once their constraints are stated, starts the method's session
+(``method.start_session``, seeded by the protocol seed and their sequence number). Each
+question becomes a page (protocols.pages.interactive): a comparison of two candidates
+(answer 0 or 1) or an accept/go-on question about one. Every answer is stored in
+``comparisons`` with the options shown, and the session's JSON state is kept in the
+participant's state (so a restart resumes at the same question, ``method.resume_session``).
+When the interaction is done, its final plan and the base method's plan for the same person
+are evaluated against the stated profile like every other plan (protocols.planning) and
+shown for rating in counterbalanced order (selection ``hare_final`` / ``hare_base``).
+
+The session contract (engine.recourse.hare_session.HareSession): ``next_query()`` -> query
+with ``kind`` (compare | accept | done) and ``options`` (``RecourseBatch.record`` dicts),
+``answer(choice)``, ``accept(yes)``, ``done``, ``final()``, ``to_json()``.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from engine.preferences import ActionabilityProfiles
+from protocols import design
+from protocols.planning import ShownPlan, finalize, shown
+from protocols.resources import StudyResources
+from protocols.schema import Protocol
+from protocols.state import Participant
+
+Rows = dict[str, list[dict[str, Any]]]
+
+
+class InteractiveFlow:
+    """Starts, advances and finishes participants' interactions."""
+
+    def __init__(self, protocol: Protocol, resources: StudyResources) -> None:
+        self.protocol = protocol
+        self.resources = resources
+
+    def applies(self, p: Participant) -> bool:
+        """The participant's arm is interactive (its plans come out of the interaction)."""
+        return p.arm != "within" and self.protocol.arm(p.arm).interactive
+
+    def expected(self, p: Participant) -> int:
+        """Questions the participant is expected to answer (the method's budget, or as many
+        as were asked already), 0 outside an interactive arm."""
+        if not self.applies(p):
+            return 0
+        budget = getattr(self.resources.method(self.protocol.arm(p.arm)), "query_budget", 0)
+        return max(int(budget or 0), p.queries_asked)
+
+    def _seed(self, p: Participant) -> int:
+        rng = design.rng_for(self.protocol.seed, design.STREAM_HARE, p.seq)
+        return int(rng.integers(2**31 - 1))
+
+    def _seen(self, p: Participant) -> ActionabilityProfiles:
+        """The profile the methods see: stated when the arm is personalized."""
+        arm = self.protocol.arm(p.arm)
+        if arm.personalized and p.stated is not None:
+            return p.stated
+        return self.resources.context(arm).everybody(1)
+
+    def start(self, p: Participant) -> list[ShownPlan] | None:
+        """Begin the interaction; the final plans if the method asks nothing at all."""
+        assert p.x is not None
+        method = self.resources.method(self.protocol.arm(p.arm))
+        session = method.start_session(np.asarray(p.x, dtype=float)[None], self._seen(p),
+                                       seed=self._seed(p))
+        return self._advance(p, session)
+
+    def answer(
+        self, p: Participant, page_id: str, answer: Any, rows: Rows, at: datetime
+    ) -> list[ShownPlan] | None:
+        """Apply an interactive page's answer; the final plans when the interaction ends."""
+        method = self.resources.method(self.protocol.arm(p.arm))
+        session = method.resume_session(p.interaction)
+        query = p.query
+        assert query is not None
+        row = {"study_id": p.study_id, "participant_id": p.participant_id,
+               "step": int(page_id.split("-")[1]), "kind": query["kind"],
+               "options_json": json.dumps(query["options"]), "choice": None, "accepted": None,
+               "answered_at": at}
+        if query["kind"] == "compare":
+            session.answer(int(answer.choice))
+            row["choice"] = int(answer.choice)
+        else:
+            session.accept(bool(answer.accept))
+            row["accepted"] = bool(answer.accept)
+        rows["comparisons"].append(row)
+        return self._advance(p, session)
+
+    def _advance(self, p: Participant, session: Any) -> list[ShownPlan] | None:
+        query = session.next_query() if not session.done else None
+        p.interaction = session.to_json()
+        if query is not None and query.kind != "done":
+            p.query = {"kind": query.kind, "options": _plain(query.options)}
+            p.queries_asked += 1
+            return None
+        p.interaction_done = True
+        p.query = None
+        return self._final_plans(p, session.final())
+
+    def _final_plans(self, p: Participant, final: dict[str, Any]) -> list[ShownPlan]:
+        """The final action (when there is one) and the base method's plan, evaluated
+        against the stated profile, in counterbalanced order."""
+        arm = self.protocol.arm(p.arm)
+        names = self.resources.scenario.feature_names
+        ctx = self.resources.context(arm)
+        x = np.asarray(p.x, dtype=float)[None]
+        plans: list[ShownPlan] = []
+        actions = final.get("actions") or {}
+        if actions:  # an empty final action is not shown
+            mask = np.array([[n in actions for n in names]])
+            values = np.array([[actions.get(n, x[0, j]) for j, n in enumerate(names)]])
+            evaluated = ctx.evaluate(arm.method, x, mask, values, p.stated)
+            plans += shown(evaluated, [0], p.participant_id, arm.id, ["hare_final"])
+        base = self.resources.base_method(arm).plans(x, self._seen(p), candidates=False)
+        if len(base):
+            evaluated = ctx.evaluate(base.method, base.x, base.action_mask, base.action_values,
+                                     p.stated, x_cf=base.x_cf)
+            plans += shown(evaluated, [0], p.participant_id, arm.id, ["hare_base"])
+        return finalize(self.protocol, p.seq, plans)
+
+
+def _plain(v: Any) -> Any:
+    """JSON-safe copy of a query's option records (tensors and numpy scalars to Python)."""
+    if isinstance(v, dict):
+        return {str(k): _plain(w) for k, w in v.items()}
+    if isinstance(v, list | tuple):
+        return [_plain(w) for w in v]
+    if isinstance(v, np.ndarray) or type(v).__name__ == "Tensor":
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, float) and v != v:
+        return None
+    return v

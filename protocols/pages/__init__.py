@@ -1,0 +1,108 @@
+"""The page/answer contract between the study session and whoever renders it.
+
+One class per page kind (``PageKind``, protocols.pages.base): its payload, answer validation,
+effect on the session and the synthetic participant's answer. The registry ``PAGE_KINDS``
+(kind -> PageKind) replaces every branch on a kind; importing this package registers the
+shipped kinds:
+
+| kind | slot | payload | answer |
+| --- | --- | --- | --- |
+| consent | consent | ConsentPayload(text) | ConsentAnswer(agree) |
+| screening | screening | ScreeningPayload(questions[id, question, options]) | ScreeningAnswer(answers: {question id: option}) |
+| scenario | scenario | TextPayload(text) | AckAnswer() = {} |
+| profile_entry | profile | ProfileEntryPayload(text, fields[feature, label, help, kind number/category, unit, min, max, decimals, options]) | ProfileAnswer(values: {feature: number in display units, or category label/code}) |
+| persona | profile | PersonaPayload(text, rows[feature, label, value]) | AckAnswer() |
+| decision | decision | DecisionPayload(decision, text, note, rows) | AckAnswer() |
+| elicitation_binary / _ranking / _likert | elicitation | ElicitationPayload(scheme, text, items[feature, label, help], levels) | ElicitationAnswer(answers: {feature: value}) |
+| plan | plan | PlanPayload(plan_id, number, of, text, rows[label, current, suggested, kind action/consequence/same], acceptance, action, why, impossible items, impossible_text) | PlanAnswer(acceptance 1..7, action 1..7, acceptance_why, action_why, impossible: {feature: bool} for exactly the action items) |
+| hare_choice | hare | HareChoicePayload(query, budget, text, options[2][rows]) | HareChoiceAnswer(choice: 0 or 1) |
+| hare_accept | hare | HareAcceptPayload(query, budget, text, rows) | HareAcceptAnswer(accept) |
+| attention | attention | AttentionPayload(question, options) | AttentionAnswer(choice: option) |
+| debrief | debrief | DebriefPayload(text, completion_code) | none: the session is complete |
+| end | end | EndPayload(reason, text) | none: declined, screened out, or the own profile was approved |
+
+Adding a page kind: a ``PageKind`` subclass decorated with ``register`` in a module imported
+here, and a renderer registered for its kind in ``study_app.web`` (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+from protocols.display import PlanRow, ProfileField, ProfileRow
+from protocols.pages.base import (
+    PAGE_KINDS,
+    SLOTS,
+    AckAnswer,
+    AnswerError,
+    Page,
+    PageKind,
+    PageModel,
+    Progress,
+    register,
+    slot_of,
+    validate_answer,
+)
+from protocols.pages.close import (
+    Attention,
+    AttentionAnswer,
+    AttentionPayload,
+    Debrief,
+    DebriefPayload,
+    End,
+    EndPayload,
+)
+from protocols.pages.elicitation import (
+    ElicitationAnswer,
+    ElicitationBinary,
+    ElicitationLikert,
+    ElicitationPayload,
+    ElicitationRanking,
+    Item,
+)
+from protocols.pages.interactive import (
+    HareAccept,
+    HareAcceptAnswer,
+    HareAcceptPayload,
+    HareChoice,
+    HareChoiceAnswer,
+    HareChoicePayload,
+    HareOption,
+)
+from protocols.pages.intro import (
+    Consent,
+    ConsentAnswer,
+    ConsentPayload,
+    Decision,
+    DecisionPayload,
+    Persona,
+    PersonaPayload,
+    ProfileAnswer,
+    ProfileEntry,
+    ProfileEntryPayload,
+    Question,
+    ScenarioText,
+    Screening,
+    ScreeningAnswer,
+    ScreeningPayload,
+    TextPayload,
+)
+from protocols.pages.plan import (
+    ImpossibleItem,
+    Plan,
+    PlanAnswer,
+    PlanPayload,
+    ScaleQuestion,
+    WhyQuestion,
+)
+
+__all__ = [
+    "PAGE_KINDS", "SLOTS", "AckAnswer", "AnswerError", "Attention", "AttentionAnswer",
+    "AttentionPayload", "Consent", "ConsentAnswer", "ConsentPayload", "Debrief",
+    "DebriefPayload", "Decision", "DecisionPayload", "ElicitationAnswer", "ElicitationBinary",
+    "ElicitationLikert", "ElicitationPayload", "ElicitationRanking", "End", "EndPayload",
+    "HareAccept", "HareAcceptAnswer", "HareAcceptPayload", "HareChoice", "HareChoiceAnswer",
+    "HareChoicePayload", "HareOption", "ImpossibleItem", "Item", "Page", "PageKind",
+    "PageModel", "Persona", "PersonaPayload", "Plan", "PlanAnswer", "PlanPayload", "PlanRow",
+    "ProfileAnswer", "ProfileEntry", "ProfileEntryPayload", "ProfileField", "ProfileRow",
+    "Progress", "Question", "ScaleQuestion", "ScenarioText", "Screening", "ScreeningAnswer",
+    "ScreeningPayload", "TextPayload", "WhyQuestion", "register", "slot_of", "validate_answer",
+]

@@ -1,0 +1,102 @@
+"""Attention checks and the terminal pages: debrief (with the completion code) and end
+(the session ended early: declined, screened out, or the own profile was approved)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import StrictStr
+
+from protocols.context import Answering, SessionContext, SyntheticContext
+from protocols.pages.base import Page, PageKind, PageModel, register
+from protocols.specs import AttentionCheck
+from protocols.state import Participant
+
+END_TEXTS = {
+    "declined": "You did not agree to take part. Thank you for your time; you may close this "
+    "page.",
+    "screened_out": "Thank you. Unfortunately you are not eligible for this study; you may "
+    "close this page.",
+    "approved": "The system would approve the profile you entered, so there is nothing to "
+    "explain in this study. Thank you for your time.",
+}
+
+
+class AttentionPayload(PageModel):
+    question: str
+    options: list[str]
+
+
+class AttentionAnswer(PageModel):
+    choice: StrictStr
+
+
+def _check(checks: list[AttentionCheck], page_id: str) -> tuple[int, AttentionCheck]:
+    """(index, check) of the attention page ``attention-<check id>``."""
+    return next((k, c) for k, c in enumerate(checks) if f"attention-{c.id}" == page_id)
+
+
+@register
+class Attention(PageKind):
+    """An attention check, shown right after the page its ``after`` names."""
+
+    kind = slot = "attention"
+    answer_model = AttentionAnswer
+
+    def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
+        _, check = _check(ctx.protocol.attention_checks, page_id)
+        return "A quick check", AttentionPayload(question=check.question,
+                                                 options=list(check.options))
+
+    def problems(self, payload: Any, answer: Any) -> list[str]:
+        return [] if answer.choice in payload.options else [f"{answer.choice!r} is not an option"]
+
+    def apply(self, w: Answering, p: Participant, page: Page, answer: Any) -> bool:
+        _, check = _check(w.protocol.attention_checks, page.id)
+        return answer.choice == check.correct
+
+    def synthetic_answer(self, sim: SyntheticContext, p: Participant, page: Page) -> Any:
+        k, check = _check(sim.protocol.attention_checks, page.id)
+        return {"choice": sim.population.attention(p.seq, k, list(page.payload.options),
+                                                    check.correct)}
+
+
+class _Closing(PageKind):
+    """A terminal page: it takes no answer and thanks the participant."""
+
+    answer_model = None
+
+    def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
+        return "Thank you", self.payload(ctx, p)
+
+    def payload(self, ctx: SessionContext, p: Participant) -> PageModel:
+        raise NotImplementedError
+
+
+class DebriefPayload(PageModel):
+    text: str
+    completion_code: str
+
+
+@register
+class Debrief(_Closing):
+    kind = slot = "debrief"
+
+    def payload(self, ctx: SessionContext, p: Participant) -> PageModel:
+        return DebriefPayload(text=ctx.protocol.debrief.text, completion_code=p.completion_code)
+
+
+class EndPayload(PageModel):
+    reason: Literal["declined", "screened_out", "approved"]
+    text: str
+
+
+@register
+class End(_Closing):
+    """The session ended early (a page kind's ``ends``)."""
+
+    kind = slot = "end"
+
+    def payload(self, ctx: SessionContext, p: Participant) -> PageModel:
+        reason = p.status if p.status in END_TEXTS else "declined"
+        return EndPayload(reason=reason, text=END_TEXTS[reason])  # type: ignore[arg-type]

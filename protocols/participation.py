@@ -1,0 +1,59 @@
+"""A participant's handle on a study, and what can go wrong answering.
+
+``ParticipantSession`` is what a driver holds for one participant (``current_page``,
+``submit``); ``SubmitItem`` one answer of ``Study.submit_many``. Tokens are stored only as
+SHA-256 hashes (``hash_token``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from protocols import pages as pg
+
+if TYPE_CHECKING:
+    from protocols.session import Study
+
+
+class UnknownTokenError(LookupError):
+    """No participant has this token (mistyped, expired link, or another database)."""
+
+
+class PageMismatchError(pg.AnswerError):
+    """An answer for a page that is not the participant's current page."""
+
+
+class SessionEndedError(pg.AnswerError):
+    """An answer after the session ended (completed, declined, screened out)."""
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class SubmitItem:
+    participant_id: str
+    page_id: str
+    answer: Any
+
+
+class ParticipantSession:
+    """One participant's handle: ``current_page()`` and ``submit(page_id, answer)``."""
+
+    def __init__(self, study: Study, participant_id: str, token: str | None) -> None:
+        self.study = study
+        self.participant_id = participant_id
+        self.token = token
+
+    def current_page(self) -> pg.Page:
+        return self.study.current_page(self.participant_id)
+
+    def submit(self, page_id: str, answer: Any) -> pg.Page:
+        return self.study.submit(self.participant_id, page_id, answer)
+
+    @property
+    def status(self) -> str:
+        return self.study.participant(self.participant_id).status

@@ -1,0 +1,205 @@
+"""The blocks of a protocol, one pydantic model each, every check a validator.
+
+A block checks itself (an attention check's answer is one of its options, a why question's
+minimum is below its maximum, an arm's method exists and takes its options, ...); checks
+across blocks live on ``protocols.schema.Protocol``. A validator with several problems
+reports each at its own location (``report``), so a file's problems all come out at once,
+each with its path and line.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from protocols import registries
+from protocols.simulation import DistanceName
+
+SCALE_LABELS = ("Strongly no", "No", "Slightly no", "Neutral", "Slightly yes", "Yes", "Strongly yes")
+
+Identifier = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$")]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+PROBLEMS = "protocol_problems"  # error type carrying several located problems
+
+
+def report(problems: registries.Problems) -> None:
+    """Raise every (location, message) problem of one spec at once (``parse_protocol``
+    reports each at its own path; ``str(ValidationError)`` lists them too)."""
+    if problems:
+        summary = "; ".join(f"{dotted(loc)}: {msg}" for loc, msg in problems)
+        raise PydanticCustomError(PROBLEMS, "{summary}",
+                                  {"summary": summary, "problems": problems})
+
+
+class ScreeningQuestion(Strict):
+    id: Identifier
+    question: str = Field(min_length=1)
+    options: list[str] = Field(min_length=2)
+    eligible: list[str] = Field(min_length=1)
+
+    @field_validator("eligible")
+    @classmethod
+    def _among_options(cls, eligible: list[str], info: ValidationInfo) -> list[str]:
+        bad = [e for e in eligible if e not in info.data.get("options", eligible)]
+        if bad:
+            raise ValueError(f"not among the options: {', '.join(bad)}")
+        return eligible
+
+
+class ProfileSpec(Strict):
+    """``own``: the participant enters their profile; ``persona``: one is assigned."""
+
+    source: Literal["own", "persona"] = "persona"
+    on_approved: Literal["persona", "end"] = "persona"
+    persona_split: Literal["train", "validation", "test"] = "test"
+    text: str = ""
+
+
+class ElicitationSpec(Strict):
+    scheme: Literal["none", "binary", "ranking", "likert"] = "none"
+    likert_levels: int | None = Field(default=None, ge=2, le=10)
+    text: str = ""
+
+    @model_validator(mode="after")
+    def _levels_need_likert(self) -> ElicitationSpec:
+        if self.likert_levels is not None and self.scheme != "likert":
+            report([(("likert_levels",), "only a likert elicitation has levels")])
+        return self
+
+
+class ArmSpec(Strict):
+    """A method and its options. ``personalized: false`` hides the stated constraints from
+    the method (it sees everybody able to act on every globally actionable feature);
+    satisfaction and violation are still measured against the stated constraints.
+    ``cost_profile`` maps stated difficulty to action-cost weights (engine.preferences);
+    ``source``: plans come from the method's candidate set or its single recourse;
+    ``base``/``base_options``: the base generator of a ``hare`` arm; ``weight``: share of
+    participants in between-participant assignment.
+    """
+
+    id: Identifier
+    method: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    personalized: bool = True
+    cost_profile: Literal["constant", "concave", "linear", "convex"] = "linear"
+    source: Literal["candidates", "recourse"] = "candidates"
+    base: str | None = None
+    base_options: dict[str, Any] = Field(default_factory=dict)
+    weight: int = Field(default=1, ge=1, le=100)
+
+    @model_validator(mode="after")
+    def _registry(self) -> ArmSpec:
+        report(registries.method_problems(self.method, self.options)
+                + registries.base_problems(self.method, self.base, self.base_options))
+        return self
+
+    @property
+    def interactive(self) -> bool:
+        """The arm's method asks the participant (its plans come out of the interaction)."""
+        return registries.is_interactive(self.method)
+
+
+class PlanSpec(Strict):
+    """How many plans each participant rates and how they are chosen from a candidate set.
+
+    ``tominaga``: one of the sparsest (least ``sparsity``), one of the most proximate (least
+    ``proximity``), the rest at random; ``stratified``: one plan from each of
+    ``per_participant`` equal-count bins of ``distance``; ``best``: the method's recourse.
+    ``per_participant`` counts plans per arm when assignment is ``within``.
+    """
+
+    per_participant: int = Field(default=5, ge=1, le=20)
+    design: Literal["tominaga", "stratified", "best"] = "tominaga"
+    distance: DistanceName = "l1_profile"
+    sparsity: Literal["l0_actions", "l0_profile"] = "l0_profile"
+    proximity: Literal["l1_actions", "l1_profile"] = "l1_profile"
+    order: Literal["counterbalanced", "random", "fixed"] = "counterbalanced"
+
+    @model_validator(mode="after")
+    def _best_is_one(self) -> PlanSpec:
+        if self.design == "best" and self.per_participant != 1:
+            report([(("per_participant",), "design best gives one plan per arm; set "
+                      "per_participant: 1")])
+        return self
+
+
+class RatingQuestion(Strict):
+    text: str = Field(min_length=1)
+    labels: list[str] = Field(default_factory=lambda: list(SCALE_LABELS))
+
+    @field_validator("labels")
+    @classmethod
+    def _two_or_seven(cls, labels: list[str]) -> list[str]:
+        if len(labels) not in (2, 7):
+            raise ValueError(f"a 7-point scale needs 2 or 7 labels, got {len(labels)}")
+        return labels
+
+
+class WhySpec(Strict):
+    enabled: bool = True
+    text: str = "For the above question, why did you make the evaluation you did?"
+    min_chars: int = Field(default=0, ge=0)
+    max_chars: int = Field(default=1000, ge=1, le=10_000)
+
+    @model_validator(mode="after")
+    def _min_below_max(self) -> WhySpec:
+        if self.min_chars > self.max_chars:
+            report([(("min_chars",), "min_chars exceeds max_chars")])
+        return self
+
+
+class QuestionsSpec(Strict):
+    acceptance: RatingQuestion = RatingQuestion(
+        text="Is the AI system's plan a reasonable explanation for the rejection of your "
+        "application?"
+    )
+    action: RatingQuestion = RatingQuestion(
+        text="Would you carry out the plan presented by the AI system to obtain approval?"
+    )
+    why: WhySpec = WhySpec()
+    impossible: bool = True
+    impossible_text: str = "Is it impossible for you to implement this change?"
+
+
+class AttentionCheck(Strict):
+    """Shown right after the page ``after`` (a page id such as ``plan-2`` or ``decision``)."""
+
+    id: Identifier
+    after: str
+    question: str = Field(min_length=1)
+    options: list[str] = Field(min_length=2)
+    correct: str
+
+    @field_validator("correct")
+    @classmethod
+    def _an_option(cls, correct: str, info: ValidationInfo) -> str:
+        if correct not in info.data.get("options", [correct]):
+            raise ValueError(f"{correct!r} is not an option")
+        return correct
+
+
+class DebriefSpec(Strict):
+    text: str = "Thank you for taking part."
+    completion_code: str | None = None  # None: a per-participant code
+
+
+
+def dotted(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"

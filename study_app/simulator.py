@@ -1,0 +1,155 @@
+"""Run N synthetic participants through a protocol: the second driver of the study session.
+
+Synthetic participants (engine.synthetic) answer the very pages a person would see
+(protocols.session): each page kind gives its synthetic answer (``PageKind.synthetic_answer``,
+as jsPsych plugins simulate themselves), so simulated data has exactly the shape of real
+data. For speed,
+participants move through the study in chunks, in lockstep: at every step the current page of
+every active participant of the chunk is answered and all answers are submitted with one
+``Study.submit_many`` call (one transaction; plans for the whole chunk come from one method
+call per arm). Each participant's hidden parameters are written to ``sim_participants`` in
+the transaction that creates them, each rating's latent values to ``sim_ratings`` in the
+transaction that stores the rating.
+
+Participants have sequence numbers 0..N-1. Running again on the same database continues:
+complete participants are skipped, started ones resume at their current page (after a crash
+or a kill, every participant is either complete or resumable), missing ones are started.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from data import records
+from data.store import Store
+from engine.synthetic.participants import Population
+from protocols import pages as pg
+from protocols.context import SyntheticContext
+from protocols.resources import StudyResources
+from protocols.schema import Protocol, load_protocol
+from protocols.session import Study, SubmitItem
+
+Progress = Callable[[int, int], None]
+
+
+class SyntheticDriver:
+    """Answers a study's pages for synthetic participants (the module docstring)."""
+
+    def __init__(self, study: Study, population: Population) -> None:
+        self.study = study
+        self.population = population
+
+    def truth_rows(self, participants: list[Any]) -> dict[str, list[dict[str, Any]]]:
+        """The hidden parameters of new participants (written with their creation)."""
+        return {"sim_participants": [{
+            "study_id": self.study.study_id, "participant_id": p.participant_id,
+            "sim_seed": self.population.seed,
+            "params_json": json.dumps({"seq": p.seq, **self.population.person(p.seq).truth()}),
+        } for p in participants]}
+
+    def run(self, participant_ids: list[str]) -> None:
+        """Drive these participants until none is active: at every step, each page kind
+        answers all its pages of the step at once (a plan page's ratings are one draw)."""
+        study = self.study
+        active = list(participant_ids)
+        while active:
+            sim = SyntheticContext(study.study_id, study.protocol, study.scenario,
+                                   self.population)
+            pages = [(pid, study.current_page(pid)) for pid in active]
+            pages = [(pid, page) for pid, page in pages if not page.terminal]
+            if not pages:
+                break
+            answers: dict[str, Any] = {}
+            for kind in dict.fromkeys(page.kind for _, page in pages):
+                mine = [(pid, page) for pid, page in pages if page.kind == kind]
+                items = [(study.participant(pid), page) for pid, page in mine]
+                for (pid, _), answer in zip(
+                        mine, pg.PAGE_KINDS[kind].synthetic_answers(sim, items), strict=True):
+                    answers[pid] = answer
+            submits = [SubmitItem(pid, page.id, answers[pid]) for pid, page in pages]
+            study.submit_many(submits, {"sim_ratings": sim.extra["sim_ratings"]})
+            active = [pid for pid, _ in pages if study.participant(pid).active]
+
+
+def simulate(
+    protocol: Protocol | str | Path,
+    store: Store | str | Path,
+    participants: int,
+    *,
+    seed: int | None = None,
+    study_id: str | None = None,
+    decision_model: str | None = None,
+    resources: StudyResources | None = None,
+    chunk: int = 100,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Simulate ``participants`` synthetic participants into ``store`` (module docstring).
+
+    ``protocol`` may be a shipped protocol's id or a file, ``store`` a DuckDB file (opened and
+    closed here). Returns the summary documented by ``recourse-study simulate --json``.
+    """
+    if not isinstance(protocol, Protocol):
+        protocol = load_protocol(protocol)
+    if not isinstance(store, Store):
+        with Store(store) as opened:
+            return simulate(protocol, opened, participants, seed=seed, study_id=study_id,
+                            decision_model=decision_model, resources=resources, chunk=chunk,
+                            progress=progress)
+    if participants < 1:
+        raise ValueError(f"participants must be >= 1, got {participants}")
+    if chunk < 1:
+        raise ValueError(f"chunk must be >= 1, got {chunk}")
+    start = time.perf_counter()
+    sim_seed = protocol.simulation.seed if seed is None else int(seed)
+    behaviour = protocol.simulation.behaviour()
+    study = Study(protocol, store, study_id=study_id, resources=resources,
+                  decision_model=decision_model,
+                  simulation={"seed": sim_seed, "behaviour": behaviour.to_dict()})
+    population = Population(study.scenario, behaviour, sim_seed,
+                            study.rejected_population)
+    driver = SyntheticDriver(study, population)
+    existing = {int(r["seq"]): r for r in records.participant_index(store, study.study_id)}
+    started = resumed = 0
+    done = sum(1 for s in range(participants)
+               if s in existing and existing[s]["status"] != "active")
+    if progress:
+        progress(done, participants)
+    for lo in range(0, participants, chunk):
+        seqs = list(range(lo, min(lo + chunk, participants)))
+        new = [s for s in seqs if s not in existing]
+        todo = [existing[s]["participant_id"] for s in seqs
+                if s in existing and existing[s]["status"] == "active"]
+        resumed += len(todo)
+        if new:
+            todo += study.start_many(new, source="synthetic", extra_rows=driver.truth_rows)
+            started += len(new)
+        if not todo:
+            continue
+        driver.run(todo)
+        study.forget(todo)
+        done += len(todo)
+        if progress:
+            progress(done, participants)
+    return summary(store, study.study_id, time.perf_counter() - start,
+                   started=started, resumed=resumed, seed=sim_seed, protocol=protocol.id)
+
+
+def summary(store: Store, study_id: str, seconds: float, **extra: Any) -> dict[str, Any]:
+    """Counts and rating means of a study (the ``--json`` shape)."""
+    row = store.query(
+        """SELECT
+             (SELECT count(*) FROM participants WHERE study_id = $1) AS participants,
+             (SELECT count(*) FROM participants WHERE study_id = $1 AND status = 'complete')
+               AS complete,
+             (SELECT count(*) FROM plans WHERE study_id = $1) AS plans,
+             (SELECT count(*) FROM ratings WHERE study_id = $1) AS ratings,
+             (SELECT count(*) FROM comparisons WHERE study_id = $1) AS comparisons,
+             (SELECT avg(acceptance) FROM ratings WHERE study_id = $1) AS mean_acceptance,
+             (SELECT avg(action) FROM ratings WHERE study_id = $1) AS mean_action""",
+        [study_id],
+    )[0]
+    return {"study_id": study_id, **extra, **row, "seconds": round(seconds, 3)}

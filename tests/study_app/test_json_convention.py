@@ -1,0 +1,112 @@
+"""The output convention (study_app.cli.output), checked on every registered command.
+
+The walk introspects the typer app, so a new command is covered as soon as it exists:
+it must either take ``--json`` and ``--json-file`` (and then gets run here, as the real
+console script in a subprocess, so even output that bypasses Python's sys.stdout would be
+caught) or be listed in NO_MACHINE_OUTPUT with the reason. ``CHEAP`` holds the small
+arguments each command runs with; a command with --json missing there fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer.main
+
+from analysis.simdata import simulate_import
+from data.imports import import_ratings
+from data.store import Store
+from study_app.cli import app
+
+NO_MACHINE_OUTPUT = {"serve": "runs the study server until stopped; it has no result"}
+CLI = str(Path(sys.executable).parent / "recourse-study")
+
+
+def leaf_commands() -> dict[str, object]:
+    """Every runnable command of the app by its path ("benchmark analysis")."""
+    out: dict[str, object] = {}
+
+    def walk(cmd, prefix: str) -> None:
+        subs = getattr(cmd, "commands", None)
+        if subs:
+            for name, sub in subs.items():
+                walk(sub, f"{prefix} {name}".strip())
+        else:
+            out[prefix] = cmd
+
+    walk(typer.main.get_command(app), "")
+    return out
+
+
+def _options(cmd) -> set[str]:
+    return {o for p in cmd.params for o in getattr(p, "opts", [])}
+
+
+def _cheap(tmp: Path) -> dict[str, list[str]]:
+    """Small arguments per command (files under ``tmp``)."""
+    db = str(tmp / "imported.duckdb")
+    return {
+        "train": ["--quick", "--only", "decision"],
+        "simulate": ["--protocol", "tominaga-replication", "--participants", "2", "--db",
+                     str(tmp / "sim.duckdb"), "--decision-model", "bayes"],
+        "export": ["--db", db, "--out", str(tmp / "export"), "--format", "csv"],
+        "import-ratings": ["--csv", str(tmp / "r.csv"), "--db", str(tmp / "new.duckdb"),
+                           "--study", "walk"],
+        "analyze": ["--db", db, "--out", str(tmp / "analysis"), "--backend", "pymc",
+                    "--draws", "50", "--tune", "50", "--chains", "1", "--no-gaussian",
+                    "--trace", "none"],
+        "benchmark analysis": ["--participants", "12", "--plans", "3", "--backend", "pymc",
+                               "--draws", "50", "--tune", "50", "--chains", "1",
+                               "--no-baseline"],
+        "benchmark recourse": ["--decision-model", "bayes", "--n", "5", "--bins", "4",
+                               "--constraints", "all", "--speedup-sample", "0"],
+        "benchmark hare": ["--bases", "gs", "--scales", "far", "--n", "3", "--seeds", "1",
+                           "--budgets", "4", "--budget", "4", "--iterations", "1", "--steps",
+                           "2", "--no-calibration-ablation"],
+        "benchmark fairness": ["--n", "40", "--bootstrap", "10", "--method", "oracle",
+                               "--decision-model", "bayes"],
+        "reproduce": ["hare-calibration", "--scenario", "loan", "--quick", "--fast", "--n", "3",
+                      "--seeds", "1"],
+    }
+
+
+COMMANDS = leaf_commands()
+WITH_JSON = sorted(p for p, c in COMMANDS.items() if "--json" in _options(c))
+
+
+def test_every_command_follows_the_convention_or_says_why_not():
+    assert "analyze" in COMMANDS and "benchmark fairness" in COMMANDS  # the walk works
+    for path, cmd in COMMANDS.items():
+        opts = _options(cmd)
+        if path in NO_MACHINE_OUTPUT:
+            assert "--json" not in opts, f"{path} has --json: drop it from NO_MACHINE_OUTPUT"
+            continue
+        assert {"--json", "--json-file"} <= opts, f"{path}: --json and --json-file expected"
+        assert path in _cheap(Path("/tmp")), f"{path}: add its small arguments to _cheap"
+
+
+@pytest.fixture(scope="module")
+def walk_dir(tmp_path_factory, trained_home):
+    tmp = tmp_path_factory.mktemp("walk")
+    simulate_import(10, 3, seed=0).to_csv(tmp / "r.csv", index=False)
+    with Store(tmp / "imported.duckdb") as store:
+        import_ratings(store, tmp / "r.csv", "walked")
+    return tmp
+
+
+@pytest.mark.parametrize("path", WITH_JSON)
+def test_json_prints_exactly_one_object_on_stdout(path, walk_dir):
+    file = walk_dir / f"{path.replace(' ', '-')}.json"
+    args = [CLI, *path.split(), *_cheap(walk_dir)[path], "--json", "--json-file", str(file)]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "COLUMNS": "80"})
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)  # the whole of stdout is one JSON document ...
+    assert isinstance(doc, dict) and doc  # ... and it is an object
+    assert r.stdout.strip().count("\n") == 0  # on one line: nothing printed around it
+    assert json.loads(file.read_text()) == doc  # --json-file writes the same object

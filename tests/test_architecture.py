@@ -1,0 +1,208 @@
+"""The shape of the code (DESIGN.md, "Layers" and "Rooms"), read from the source.
+
+The import graph of our packages, from every ``import`` statement (top level or inside a
+function; those under ``if TYPE_CHECKING:`` are annotations only and do not count): no
+cycle between modules, no upward import between layers, the rooms of the engine kept apart,
+Streamlit only in ``study_app.web``, DuckDB only in ``data``, torch nowhere in ``data``,
+``protocols`` or ``analysis``. No module over 400 lines. Every package's ``__all__`` names
+resolve. Nobody outside the method catalogue (engine/recourse) compares a value with a
+method's name: callers ask capabilities.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("engine", "protocols", "data", "analysis", "study_app")
+# What each layer may import of ours (DESIGN.md): imports only go downward.
+ALLOWED = {
+    "engine": {"engine"},
+    "data": {"data"},
+    "protocols": {"protocols", "engine", "data"},
+    "analysis": {"analysis", "data", "engine"},
+    "study_app": set(PACKAGES),
+}
+# Rooms of the engine that must not reach into others: methods know nothing of synthetic
+# people or benchmarks, synthetic people nothing of benchmarks.
+ROOMS_APART = {
+    "engine.recourse": ("engine.synthetic", "engine.benchmarks", "engine.workbench"),
+    "engine.synthetic": ("engine.benchmarks", "engine.workbench"),
+}
+# Third-party packages only some of our packages may import.
+CONFINED = {
+    "streamlit": ("study_app.web",),
+    "duckdb": ("data",),
+    "torch": ("engine", "study_app"),
+}
+MAX_LINES = 400
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for pkg in PACKAGES:
+        for path in sorted((REPO / pkg).rglob("*.py")):
+            parts = path.relative_to(REPO).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            out[name] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _runtime_imports(tree: ast.AST) -> list[tuple[str, list[str]]]:
+    """(module, names) of every import outside ``if TYPE_CHECKING:`` blocks."""
+    out: list[tuple[str, list[str]]] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            out.extend((alias.name, []) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.append((node.module, [alias.name for alias in node.names]))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return out
+
+
+def _graph() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(edges between our modules, third-party top-level packages) per module."""
+    edges: dict[str, set[str]] = {m: set() for m in MODULES}
+    external: dict[str, set[str]] = {m: set() for m in MODULES}
+    for name, path in MODULES.items():
+        for module, names in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+            top = module.split(".")[0]
+            if top not in PACKAGES:
+                external[name].add(top)
+                continue
+            targets = [f"{module}.{n}" for n in names if f"{module}.{n}" in MODULES]
+            if len(targets) < len(names) or not names:
+                targets.append(module)  # names defined in the module itself
+            edges[name].update(t for t in targets if t in MODULES and t != name)
+    return edges, external
+
+
+EDGES, EXTERNAL = _graph()
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges[v]):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            strong(v)
+    return out
+
+
+def _within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def test_the_graph_is_read_from_every_module() -> None:
+    assert len(MODULES) > 100
+    assert "protocols.session" in EDGES["study_app.simulator"]
+    assert "engine.recourse.base" in EDGES["engine.recourse.oracle"]
+
+
+def test_no_import_cycle() -> None:
+    assert _cycles(EDGES) == []
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_imports_only_go_downward() -> None:
+    upward = [(m, t) for m, targets in EDGES.items() for t in targets
+              if t.split(".")[0] not in ALLOWED[m.split(".")[0]]]
+    assert upward == []
+
+
+def test_engine_rooms_keep_apart() -> None:
+    crossing = [(m, t) for m, targets in EDGES.items() for t in targets
+                for room, banned in ROOMS_APART.items()
+                if _within(m, room) and any(_within(t, b) for b in banned)]
+    assert crossing == []
+
+
+@pytest.mark.parametrize("package", sorted(CONFINED))
+def test_third_party_packages_stay_in_their_layer(package: str) -> None:
+    where = CONFINED[package]
+    outside = [m for m, ext in EXTERNAL.items()
+               if package in ext and not any(_within(m, w) for w in where)]
+    assert outside == []
+
+
+def test_no_module_over_400_lines() -> None:
+    long = {m: n for m, p in MODULES.items()
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+@pytest.mark.parametrize("package", [m for m in MODULES if MODULES[m].name == "__init__.py"])
+def test_every_package_exports_its_public_names(package: str) -> None:
+    module = importlib.import_module(package)
+    names = getattr(module, "__all__", None)
+    assert names, f"{package} has no __all__"
+    missing = [n for n in names if getattr(module, n, None) is None]
+    assert missing == []
+
+
+def _name_comparisons(tree: ast.AST, names: set[str]) -> list[int]:
+    """Lines comparing something with one of ``names`` (==, !=, in, not in)."""
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        consts = [c for o in operands
+                  for c in (o.elts if isinstance(o, ast.Tuple | ast.List | ast.Set) else [o])]
+        if any(isinstance(c, ast.Constant) and c.value in names for c in consts):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_no_method_name_comparisons_outside_the_catalogue() -> None:
+    from engine.recourse import METHODS
+
+    found = {m: lines for m, path in MODULES.items() if not _within(m, "engine.recourse")
+             if (lines := _name_comparisons(ast.parse(path.read_text(encoding="utf-8")),
+                                            set(METHODS)))}
+    assert found == {}
+    assert _name_comparisons(ast.parse('x = a.method == "hare"'), {"hare"}) == [1]
