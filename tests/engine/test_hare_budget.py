@@ -1,7 +1,8 @@
-"""HARE's query budget B in the engine: at most B comparisons per person over the whole run,
-B // T per iteration, exactly that many for a person who sees only favourable pairs and never
-accepts, and acceptance questions only between iterations (the exact Bayes decision rule:
-no trained artifact needed)."""
+"""HARE's query budget B in the engine (paper 002 section 3.4): k = B // T candidates per
+iteration, so k - 1 comparisons per tournament and one acceptance question between
+iterations; at most T (k - 1) + (T - 1) <= B - 1 questions per person, exactly that many for a
+person who sees only favourable pairs and never accepts (the exact Bayes decision rule: no
+trained artifact needed)."""
 
 from __future__ import annotations
 
@@ -31,17 +32,19 @@ def setup():
 def _drive(state, choose_right: bool):
     """Answer every query like Hare.run does; record each person's comparisons per
     iteration and the iterations at which acceptance was asked."""
-    per_iteration: dict[int, torch.Tensor] = {}
+    per_iteration: dict[int, torch.Tensor] = {t: torch.zeros(state.n, dtype=torch.long)
+                                              for t in range(state.config.iterations)}
     accept_at: list[int] = []
     while state.phase != "done":
         q = state.query()
         if q.kind == "compare":
-            t = state.t
-            per_iteration[t] = per_iteration.get(t, torch.zeros(state.n, dtype=torch.long))
-            per_iteration[t] += q.ask.long()
+            per_iteration[state.t] += q.ask.long()
             state.answer(torch.full((state.n,), int(choose_right)))
         else:
             accept_at.append(state.t)
+            asked_accept = q.ask.long()
+            per_iteration[-1] = per_iteration.get(-1, torch.zeros(state.n, dtype=torch.long))
+            per_iteration[-1] += asked_accept
             state.accept(torch.zeros(state.n, dtype=torch.bool))  # never accept: run to T
     return per_iteration, accept_at
 
@@ -55,12 +58,14 @@ def test_comparisons_never_exceed_the_budget(setup, budget, iterations, choose_r
     state = hare.start(x, profiles, base, 0)
     per_iteration, accept_at = _drive(state, choose_right)
     k = budget // iterations
+    accepts = per_iteration.pop(-1, torch.zeros(N, dtype=torch.long))
     assert sorted(per_iteration) == list(range(iterations))
     for t, asked in per_iteration.items():
-        assert int(asked.max()) <= k, (t, asked.tolist())
-    total = sum(per_iteration.values())
-    assert torch.equal(total, state.asked)  # the state's counter is the comparisons asked
-    assert int(state.asked.max()) <= budget
+        assert int(asked.max()) <= k - 1, (t, asked.tolist())  # k candidates: k - 1 pairs
+    assert int(accepts.max()) <= iterations - 1
+    total = sum(per_iteration.values()) + accepts
+    assert torch.equal(total, state.asked)  # the state counts comparisons and acceptances
+    assert int(state.asked.max()) <= iterations * (k - 1) + iterations - 1 <= budget - 1
     assert accept_at == list(range(iterations - 1))  # between iterations, never after the last
 
 
@@ -86,9 +91,11 @@ def test_with_only_favourable_pairs_exactly_the_budget_is_asked(setup, budget, i
     state = hare.start(x, profiles, hare.base_plans(x, profiles), 0)
     per_iteration, accept_at = _drive(state, choose_right=True)
     k = budget // iterations
+    accepts = per_iteration.pop(-1, torch.zeros(N, dtype=torch.long))
     assert {t: a.tolist() for t, a in per_iteration.items()} == {
-        t: [k] * N for t in range(iterations)}
-    assert state.asked.tolist() == [k * iterations] * N
+        t: [k - 1] * N for t in range(iterations)}
+    assert accepts.tolist() == [iterations - 1] * N
+    assert state.asked.tolist() == [iterations * (k - 1) + iterations - 1] * N
     assert accept_at == list(range(iterations - 1))
 
 
@@ -156,8 +163,10 @@ def test_wrong_answers_and_configurations_are_named(setup):
     assert state.query().kind == "done" and not state.query().ask.any()
     cases = [
         (dict(iterations=0), "iterations must be >= 1 (got 0)"),
-        (dict(budget=2, iterations=3), "budget must be at least the number of iterations "
-                                       "(got budget 2, iterations 3)"),
+        (dict(budget=2, iterations=3), "budget must be at least 3 for 3 iteration(s) (got "
+                                       "budget 2)"),
+        (dict(budget=3, iterations=2, keep_incumbent=True),
+         "budget must be at least 4 for 2 iteration(s) keeping the incumbent (got budget 3)"),
         (dict(steps=-1), "steps and bisections must be >= 0"),
         (dict(bisections=-1), "steps and bisections must be >= 0"),
         (dict(lr=0.0), "lr, gamma and gamma_floor must be > 0 and lam >= 0"),
@@ -187,7 +196,7 @@ def test_the_search_radius_follows_the_base_plan_and_shrinks(setup):
                 shrink=0.25)
     base = hare.base_plans(x, profiles)
     state = hare.start(x, profiles, base, 0)
-    r0 = state.contenders[:, 0]
+    r0 = state.incumbent  # r_0: the base plan's shift (nobody has answered yet)
     torch.testing.assert_close(state.gamma, 2.0 * r0.norm(dim=1).clamp(min=0.5))
     first = state.gamma.clone()
     while state.phase == "compare":

@@ -70,6 +70,8 @@ def _cheap(tmp: Path) -> dict[str, list[str]]:
                            "2", "--no-calibration-ablation"],
         "benchmark fairness": ["--n", "40", "--bootstrap", "10", "--method", "oracle",
                                "--decision-model", "bayes"],
+        "reproduce": ["hare-calibration", "--scenario", "loan", "--quick", "--fast", "--n", "3",
+                      "--seeds", "1"],
     }
 
 
