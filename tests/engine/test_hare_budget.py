@@ -139,7 +139,8 @@ def test_wrong_answers_and_configurations_are_named(setup):
     from engine.recourse.hare_state import HareConfig
 
     ctx, x, profiles = setup
-    hare = Hare(ctx, "gs", budget=4, iterations=2, steps=2)
+    lenient = RecourseContext(ctx.scenario, _ApproveAll())  # every pair is asked
+    hare = Hare(lenient, "gs", budget=4, iterations=2, steps=2)
     state = hare.start(x[:3], profiles[torch.arange(3)],
                        hare.base_plans(x[:3], profiles[torch.arange(3)]), 0)
     assert state.phase == "compare" and state.n == 3
