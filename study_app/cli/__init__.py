@@ -22,6 +22,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "import_ratings",
     "analyze",
     "bench_analysis",
+    "power",
     "serve",
 )
 
