@@ -129,13 +129,15 @@ def prepare(ratings: pd.DataFrame, outcome: str, distance: str, k: int = 8) -> M
 
 def model_arrays(data: ModelData, likelihood: Likelihood = "ordinal") -> dict[str, np.ndarray]:
     """The arrays ``build_model`` puts into the model, by name (the ratings as 0..6 for the
-    ordinal likelihood, as they are for the Gaussian): with ``shared=True`` they are PyMC
-    data containers of these names, which a compiled model can swap for another study's of
-    the same shape (analysis.refit)."""
+    ordinal likelihood, as they are for the Gaussian), each one the model uses and no other
+    (nutpie's compiled model knows only those): with ``shared=True`` they are PyMC data
+    containers of these names, which a compiled model can swap for another study's of the
+    same shape (analysis.refit)."""
     assert data.basis is not None
-    arrays = {"basis": data.basis(data.d), "arm_index": data.arm.astype("int64"),
-              "participant_index": data.participant.astype("int64"),
+    arrays = {"basis": data.basis(data.d), "participant_index": data.participant.astype("int64"),
               "d_centred": data.d - data.d_centre}
+    if len(data.arms) > 1:  # one arm: no arm effect, so no arm index in the model
+        arrays["arm_index"] = data.arm.astype("int64")
     if data.terms:
         arrays["x_terms"] = np.column_stack([data.terms[t] for t in data.terms])
     arrays["y_observed"] = (data.y - 1).astype("int64") if likelihood == "ordinal" else (

@@ -152,3 +152,19 @@ def test_refitter_compiles_once_and_fits_each_new_study(backend):
     if backend == "pymc":  # (nutpie's compilation is the slow one: once is enough here)
         refitter.fit(_with_satisfaction(4.0, seed=3, participants=13), seed=0)
         assert refitter.compiles == 2  # another number of participants: another shape
+
+
+@pytest.mark.parametrize("arms", [("pool",), ("a", "b", "c")])
+@pytest.mark.parametrize("likelihood", ["ordinal", "gaussian"])
+def test_model_arrays_are_exactly_the_data_the_model_uses(arms, likelihood):
+    """nutpie's compiled model swaps only data its log-density reads (an unused container,
+    such as the arm index of a one-arm study, is a KeyError there)."""
+    from pytensor.graph.traversal import ancestors
+
+    from analysis.models import build_model, model_arrays
+
+    data = prepare(simulate_ratings(8, 4, seed=3, arms=arms), "action", "l1_profile")
+    model = build_model(data, likelihood, shared=True)
+    used = {v.name for v in ancestors([model.logp()]) if v in model.data_vars}
+    assert used == set(model_arrays(data, likelihood))
+    assert ("arm_index" in used) == (len(arms) > 1)
