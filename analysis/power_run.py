@@ -6,7 +6,8 @@ cores (``workers`` of them; no dashboard, no usage statistics, a small object st
 tasks pass a few kB each) or, with ``address``, joins an existing cluster (``host:port`` of
 its head, or ``auto``), so the same command spreads over many machines; every machine
 needs this package installed. Inside a task, BLAS, OpenMP and numba use one thread and
-the sampler runs its chains one after another: a worker is one core.
+the sampler runs its chains one after another: a worker is one core, at the ordinary
+priority (Ray's default niceness of 15 starves the workers on a busy machine).
 
 **Results stream** to ``results.jsonl`` (``ResultsLog``): one JSON line per finished task,
 written and fsynced by the driver as soon as the task returns. Each line carries the run's
@@ -35,8 +36,12 @@ from data.jsonio import dumps
 # Modules whose code decides a power result (with analysis.folder's model modules).
 _CODE = ("models.py", "splines.py", "ordinal.py", "fit.py", "refit.py", "power.py")
 OBJECT_STORE_BYTES = 80 * 1024 * 1024  # Ray's minimum is 75 MiB; tasks pass a few kB
-WORKER_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                                     "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")}
+WORKER_ENV = {**{name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                        "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")},
+              # Ray runs workers at nice 15 (to keep its own processes responsive); here the
+              # workers are the whole job, and at 15 a busy machine starves them (measured:
+              # 4% of a core each beside ordinary processes). Ray's job supervisor does the same.
+              "RAY_worker_niceness": "0"}
 # Never phone home, never serve a dashboard, never print Ray's banner into our stderr.
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_DISABLE_DOCKER_CPU_WARNING": "1",
            "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}

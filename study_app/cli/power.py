@@ -48,7 +48,8 @@ def power(
         None, help="The model's distance (default: the one the synthetic ratings depend on)."),
     out: Path | None = typer.Option(
         None, help="Folder for results.jsonl, power.json, power.html, power.png (default: "
-        "$RECOURSE_STUDY_HOME/power/<protocol>/<effect>). A rerun resumes there."),
+        "$RECOURSE_STUDY_HOME/power/<protocol>/<effect>, shared by the --null run). A "
+        "rerun resumes there."),
     seed: int | None = typer.Option(None, help="Seed (default: the protocol's simulation.seed)."),
     decision_model: str | None = typer.Option(
         None, help="Override the protocol's decision model: trained | bayes."),
@@ -104,7 +105,8 @@ def power(
         proto = load_protocol(protocol)
     except ProtocolError as e:
         fail(e, 2, keep_lines=True)
-    folder = out or home() / "power" / proto.id / f"{effect}{'-null' if null else ''}"
+    # One folder for the effect and its --null run: each page then shows both curves.
+    folder = out or home() / "power" / proto.id / effect
     sampler = {"backend": backend, "draws": draws, "tune": tune, "chains": chains,
                "target_accept": target_accept}
     run = PowerRun(proto, sizes, sims, effect, folder, null=null, target=target, rule=rule,
