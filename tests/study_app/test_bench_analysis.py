@@ -28,6 +28,22 @@ def test_amortized_fits_are_new_studies_on_one_compiled_model(tmp_path):
     assert doc["speedup"] == round(doc["baseline_seconds"] / doc["seconds"], 2)
     assert doc["amortized_max_rhat"] == max(f["max_rhat"] for f in fits)
     assert isinstance(doc["converged"], bool) and isinstance(doc["baseline_converged"], bool)
+    assert doc["cores"] == 2 and doc["cpu_speedup"] is None  # other processes' CPU: not ours
+
+
+def test_one_core_reports_cpu_seconds(tmp_path):
+    """With --cores 1 every chain runs in this process: its CPU seconds are the fit's."""
+    out = tmp_path / "bench.json"
+    r = CliRunner().invoke(app, ["benchmark", "analysis", "--participants", "10", "--plans",
+                                 "3", "--backend", "pymc", "--draws", "60", "--tune", "60",
+                                 "--chains", "2", "--cores", "1", "--refits", "1",
+                                 "--json-file", str(out)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert doc["cpu_seconds"] > 0 and doc["baseline_cpu_seconds"] > 0
+    assert doc["amortized_cpu_seconds_per_fit"] == doc["amortized_fits"][0]["cpu_seconds"] > 0
+    assert doc["amortized_cpu_speedup"] == round(doc["baseline_cpu_seconds"]
+                                                 / doc["amortized_cpu_seconds_per_fit"], 2)
 
 
 def test_no_refits_means_no_amortized_figure(tmp_path):
