@@ -73,6 +73,10 @@ def _cell(r: dict[str, Any] | None) -> str:
     return f"{r['rate']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}] ({r['detected']}/{r['sims']})"
 
 
+def _num(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
 def page(doc: dict[str, Any], plot: Path) -> str:
     img = base64.b64encode(plot.read_bytes()).decode()
     rows = "".join(
@@ -104,6 +108,7 @@ Synthetic truth: {esc(str(doc['truth']))}. The false-positive rate comes from th
 with that effect set to 0 (<code>--null</code>).</p>
 <h2>Fits</h2><p class="note">{fits['finished']} of {fits['planned']} studies finished
 ({fits['reused']} reused from an earlier run); {len(fits['failed'])} failed; max R-hat
-{fits['max_rhat']}, min bulk ESS {fits['min_ess_bulk']}; {fits['divergent_fits']} fits with
-divergences; {fits['seconds_per_fit']} s per fit after compilation. Sampler:
+{_num(fits['max_rhat'], 3)}, min bulk ESS {_num(fits['min_ess_bulk'], 0)};
+{fits['divergent_fits']} fits with divergences; {_num(fits['seconds_per_fit'], 1)} s per fit
+fitted in this run, after compilation. Sampler:
 {esc(str(doc['sampler']))}. Wall time {doc['wall_seconds']} s.</p></body></html>"""
