@@ -25,6 +25,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "bench_analysis",
     "power",
     "serve",
+    "reproduce",
 )
 
 for _name in _COMMAND_MODULES:

@@ -161,11 +161,36 @@ def test_sampled_rankings_are_bijections(k):
 
 
 def test_likert_samples_stay_on_the_scale():
-    p = sample_profiles(NAMES, GLOB, 300, n_actionable=None, elicitation="likert", seed=3)
+    """Our earlier ("sorted") sampler: |F_i| uniform on 1..4, sorted scores."""
+    p = sample_profiles(NAMES, GLOB, 300, n_actionable=None, elicitation="likert",
+                        score_sampling="sorted", seed=3)
     s = p.scores[p.hard_mask]
     assert bool(((s >= 1) & (s <= 4)).all())
     assert bool((p.scores[:, list(GLOB)][~p.hard_mask[:, list(GLOB)]] == 5).all())
     assert set(p.n_actionable.tolist()) == {1, 2, 3, 4}
+
+
+def test_paper_likert_scores_are_iid_uniform_with_a_cannot_level():
+    """The paper's sampler (App. C.1): hard + soft = every feature uniform on 1..5 on its own,
+    5 = cannot change; so |F_i| ~ Binomial(4, 0.8) and someone may have nothing to change."""
+    n = 20_000
+    p = sample_profiles(NAMES, GLOB, n, n_actionable=None, elicitation="likert", seed=4)
+    sc = p.scores[:, list(GLOB)]
+    for level in range(1, 6):
+        assert bool(((sc == level).double().mean(dim=0) - 0.2).abs().max() < 0.012)
+    assert torch.equal(p.hard_mask[:, list(GLOB)], sc <= 4)
+    assert bool((p.levels == 4).all())
+    share = torch.bincount(p.n_actionable.long(), minlength=5).double() / n
+    expected = torch.tensor([0.0016, 0.0256, 0.1536, 0.4096, 0.4096], dtype=torch.float64)
+    assert bool(((share - expected).abs() < 0.012).all())
+    corr = torch.corrcoef(sc.T)
+    assert bool((corr - torch.eye(4, dtype=torch.float64)).abs().max() < 0.03)  # independent
+    soft = sample_profiles(NAMES, GLOB, n, n_actionable=4, elicitation="likert", seed=5)
+    ssc = soft.scores[:, list(GLOB)]
+    assert bool(soft.hard_mask[:, list(GLOB)].all()) and bool(((ssc >= 1) & (ssc <= 4)).all())
+    assert bool(((ssc == 4).double().mean(dim=0) - 0.25).abs().max() < 0.015)
+    with pytest.raises(ValueError, match="score sampling"):
+        sample_profiles(NAMES, GLOB, 3, elicitation="likert", score_sampling="sorted-ish")
 
 
 def test_sampling_is_seeded():

@@ -73,6 +73,8 @@ def _cheap(tmp: Path) -> dict[str, list[str]]:
         "power": ["--protocol", "tominaga-replication", "--participants", "4", "--sims", "1",
                   "--backend", "pymc", "--draws", "30", "--tune", "30", "--chains", "1",
                   "--decision-model", "bayes", "--workers", "1", "--out", str(tmp / "power")],
+        "reproduce": ["hare-calibration", "--scenario", "loan", "--quick", "--fast", "--n", "3",
+                      "--seeds", "1"],
     }
 
 
