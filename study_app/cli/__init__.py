@@ -23,6 +23,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "import_ratings",
     "analyze",
     "bench_analysis",
+    "power",
     "serve",
     "reproduce",
 )

@@ -70,6 +70,9 @@ def _cheap(tmp: Path) -> dict[str, list[str]]:
                            "2", "--no-calibration-ablation"],
         "benchmark fairness": ["--n", "40", "--bootstrap", "10", "--method", "oracle",
                                "--decision-model", "bayes"],
+        "power": ["--protocol", "tominaga-replication", "--participants", "4", "--sims", "1",
+                  "--backend", "pymc", "--draws", "30", "--tune", "30", "--chains", "1",
+                  "--decision-model", "bayes", "--workers", "1", "--out", str(tmp / "power")],
         "reproduce": ["hare-calibration", "--scenario", "loan", "--quick", "--fast", "--n", "3",
                       "--seeds", "1"],
     }
