@@ -23,6 +23,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "analyze",
     "bench_analysis",
     "serve",
+    "loadtest",
 )
 
 for _name in _COMMAND_MODULES:
