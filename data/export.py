@@ -36,6 +36,15 @@ def export(store: Store, out_dir: str | Path, fmt: Format = "parquet") -> dict[s
         raise ValueError(f"unknown export format {fmt!r}; expected parquet or csv")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    snap = store.snapshot()  # DuckDB's COPY writes the files (a copy of a PostgreSQL store)
+    try:
+        return _export(snap, out, fmt)
+    finally:
+        if snap is not store:
+            snap.close()
+
+
+def _export(store: Any, out: Path, fmt: Format) -> dict[str, Any]:
     cur = store.cursor()
     counts: dict[str, int] = {}
     options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"

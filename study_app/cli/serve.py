@@ -48,7 +48,7 @@ def _ensure_artifacts(scenario: str, quick: bool) -> None:
 @app.command()
 def serve(
     protocol: str = typer.Option(..., help="A shipped protocol id or a protocol YAML file."),
-    db: Path = typer.Option(..., help="DuckDB file of the study (created if missing)."),
+    db: str = typer.Option(..., help="The study database: a DuckDB file (created if missing) or postgresql://... (needed for --workers > 1)."),
     port: int = typer.Option(8501, min=1, max=65535, help="Port to listen on."),
     address: str = typer.Option(
         "localhost", help="Address to listen on (0.0.0.0 to accept other machines)."

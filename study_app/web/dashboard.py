@@ -22,6 +22,7 @@ import streamlit.components.v1 as components
 from streamlit.delta_generator import DeltaGenerator
 
 from data import dashboard_queries as q
+from data.store import describe
 from protocols.session import Study
 from study_app.web import runtime
 from study_app.web.auth import require_password, sign_out
@@ -197,7 +198,8 @@ def render_dashboard() -> None:
     except (runtime.ConfigError, RuntimeError, FileNotFoundError) as e:
         st.error(f"The study is not available: {e}")
         return
-    store = study.store
+    # the queries are DuckDB SQL: on PostgreSQL they read a snapshot taken for this view
+    store = study.store.snapshot()
     studies = q.study_list(store)
     ids = list(studies["study_id"]) or [study.study_id]
     default = ids.index(study.study_id) if study.study_id in ids else 0
@@ -208,10 +210,12 @@ def render_dashboard() -> None:
         sign_out()
         st.rerun()
     source = None if src == "all" else src
-    st.caption(f"Serving `{study.study_id}` ({study.protocol.title}) from `{config.db}`.")
+    st.caption(f"Serving `{study.study_id}` ({study.protocol.title}) from `{describe(config.db)}`.")
     _overview(store, chosen, source)
     _funnel(store, chosen, source)
     _ratings(store, chosen, source)
+    if store is not study.store:
+        store.close()
     _export(study)
     _pilot(study)
     _report(config)

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from data.store import Store
+from data.store import Store, resolve_target
 from protocols.planning import PlanRequest, generate_plans
 from protocols.schema import load_protocol, resolve
 from protocols.session import Study
@@ -103,7 +103,7 @@ def make_config(
     if bad:
         raise ConfigError(f"URL parameter names must be letters, digits and _; got {bad}")
     return WebConfig(
-        protocol=str(resolve(protocol).resolve()), db=str(Path(db).expanduser().resolve()),
+        protocol=str(resolve(protocol).resolve()), db=resolve_target(db),
         study_id=study_id or None, decision_model=decision_model,
         completion_url=completion_url or None, id_param=id_param,
         hash_params=tuple(hash_params),
