@@ -321,9 +321,8 @@ class PostgresStore(StoreBase):
                 con.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 try:
                     with copy.transaction() as tx:
+                        tx.execute("DELETE FROM schema_version")  # the original's, below
                         for table in TABLES:
-                            if table == "schema_version":
-                                continue
                             rows = _dicts(con.execute(f"SELECT * FROM {table}"))
                             tx.insert(table, rows)
                 finally:

@@ -140,16 +140,5 @@ def simulate(
 
 def summary(store: Store, study_id: str, seconds: float, **extra: Any) -> dict[str, Any]:
     """Counts and rating means of a study (the ``--json`` shape)."""
-    row = store.query(
-        """SELECT
-             (SELECT count(*) FROM participants WHERE study_id = $1) AS participants,
-             (SELECT count(*) FROM participants WHERE study_id = $1 AND status = 'complete')
-               AS complete,
-             (SELECT count(*) FROM plans WHERE study_id = $1) AS plans,
-             (SELECT count(*) FROM ratings WHERE study_id = $1) AS ratings,
-             (SELECT count(*) FROM comparisons WHERE study_id = $1) AS comparisons,
-             (SELECT avg(acceptance) FROM ratings WHERE study_id = $1) AS mean_acceptance,
-             (SELECT avg(action) FROM ratings WHERE study_id = $1) AS mean_action""",
-        [study_id],
-    )[0]
+    row = records.study_counts(store, study_id)
     return {"study_id": study_id, **extra, **row, "seconds": round(seconds, 3)}
