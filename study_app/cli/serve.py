@@ -77,6 +77,11 @@ def serve(
         False, "--quick", help="Use reduced ('quick') artifacts, as `train --quick` builds them "
         "(tests and smoke runs)."
     ),
+    workers: int = typer.Option(
+        1, min=1, help="Server processes. K > 1 starts K `serve` processes on internal ports "
+        "behind HAProxy (deploy/haproxy.cfg, sticky sessions) on --address:--port, all on the "
+        "PostgreSQL store of --db; a worker that dies is restarted."
+    ),
 ) -> None:
     """Serve a protocol to participants at http://ADDRESS:PORT/ and the researcher dashboard
     at /dashboard.
@@ -112,6 +117,16 @@ def serve(
         raise typer.BadParameter(str(e)) from None
     if not _port_free(address, port):
         _fail(f"port {port} on {address} is in use; choose another with --port")
+    if workers > 1:
+        forwarded = ["--protocol", protocol, "--db", db, "--id-param", id_param,
+                     *[a for h in hash_param for a in ("--hash-param", h)],
+                     *(["--study", study] if study else []),
+                     *(["--decision-model", decision_model] if decision_model else []),
+                     *(["--completion-url", completion_url] if completion_url else []),
+                     *(["--reports", str(reports)] if reports else []),
+                     *(["--quick"] if quick else [])]
+        _serve_workers(proto, config.db, forwarded, workers, address, port, quick)
+        return
     from protocols.registries import method_capabilities
 
     methods = {a.method for a in proto.arms} | {a.base for a in proto.arms if a.base}
@@ -142,3 +157,44 @@ def serve(
         runtime.run_server(address, port)
     finally:
         runtime.release_all()  # close the database cleanly when the server stops
+
+
+def _serve_workers(proto: object, db: str, forwarded: list[str], workers: int, address: str,
+                   port: int, quick: bool) -> None:
+    """``serve --workers K``: migrate the store once, build missing artifacts once, then K
+    workers behind HAProxy until interrupted (study_app.web.cluster)."""
+    import signal
+    import time
+
+    from data.store import Store, StoreError, describe, is_postgres
+    from study_app.web.cluster import Cluster, ClusterError, temporary_workdir
+
+    if not is_postgres(db):
+        _fail("--workers > 1 needs a store several processes can write: --db "
+              "postgresql://... (DuckDB allows one writing process per file)")
+    try:
+        Store(db).close()  # migrations run once, before the workers start
+    except StoreError as e:
+        _fail(str(e))
+    _ensure_artifacts(proto.scenario, quick)  # type: ignore[attr-defined]
+    workdir = temporary_workdir()
+    cluster = Cluster(forwarded, workers, workdir, address=address, port=port)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    with _console.status(f"starting {workers} workers (logs in {workdir})"):
+        try:
+            cluster.start()
+        except ClusterError as e:
+            _fail(str(e), keep_lines=True)
+    _console.print(f"{workers} workers on {describe(db)} behind HAProxy at {cluster.url}/ "
+                   f"(dashboard {cluster.url}/dashboard); logs in {workdir}", highlight=False)
+    try:
+        while True:
+            time.sleep(1.0)
+            dead = [w.port for w in cluster.workers if not w.alive()]
+            if dead:
+                _console.print(f"worker(s) on port(s) {dead} died; restarting", highlight=False)
+                cluster.restart_dead()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        cluster.stop()
