@@ -58,7 +58,7 @@ def is_postgres(db: str) -> bool:
     return db.startswith(("postgresql://", "postgres://"))
 
 
-async def _drive(settings: LoadSettings, url: str, cluster: Cluster,
+async def drive(settings: LoadSettings, url: str, cluster: Cluster,
                  on_progress: Callable[[int, int], None] | None) -> dict[str, Any]:
     gate = asyncio.Semaphore(settings.concurrency)
     people = [LoadParticipant(k, settings.protocol, url, seed=settings.seed,
@@ -121,7 +121,7 @@ def run_load(settings: LoadSettings, workdir: Path,
     status(f"serving at {cluster.url}; {settings.participants} participants, "
            f"{settings.concurrency} at a time")
     try:
-        driven = asyncio.run(_drive(settings, cluster.url, cluster, on_progress))
+        driven = asyncio.run(drive(settings, cluster.url, cluster, on_progress))
         load_during = os.getloadavg()
     finally:
         cluster.stop()
