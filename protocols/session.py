@@ -45,6 +45,7 @@ import hmac
 import json
 import secrets
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import Any
@@ -72,6 +73,8 @@ from protocols.registration import SALT_ENV, StudyMismatchError, register_study
 from protocols.resources import StudyResources, study_resources
 from protocols.schema import Protocol
 from protocols.state import Participant, profiles_from_row
+
+TOKEN_CACHE_SIZE = 50_000  # resume tokens remembered per process (~150 bytes each)
 
 __all__ = [
     "SALT_ENV", "PageMismatchError", "ParticipantSession", "SessionEndedError", "Study",
@@ -108,6 +111,7 @@ class Study:
         self.flow = Flow(self.context)
         self._salt = register_study(store, self.study_id, protocol, simulation)
         self._cache: dict[str, Participant] = {}
+        self._tokens: OrderedDict[str, str] = OrderedDict()  # token hash -> participant
         self._pages: dict[str, tuple[Participant, pg.Page]] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
@@ -226,12 +230,22 @@ class Study:
         """The participant holding ``token``; UnknownTokenError if there is none."""
         if not isinstance(token, str) or not token:
             raise UnknownTokenError("no participant token given")
-        row = records.participant_by_token(self.store, hash_token(token))
-        if row is None or row["study_id"] != self.study_id:
-            raise UnknownTokenError(
-                "unknown participant token: the link may be mistyped or belong to another study"
-            )
-        return ParticipantSession(self, row["participant_id"], token)
+        key = hash_token(token)
+        pid = self._tokens.get(key)
+        if pid is None:
+            # A token never changes hands, so its participant is looked up once: the web
+            # app resumes by token on every script run (every click).
+            row = records.participant_by_token(self.store, key)
+            if row is None or row["study_id"] != self.study_id:
+                raise UnknownTokenError(
+                    "unknown participant token: the link may be mistyped or belong to another "
+                    "study")
+            pid = row["participant_id"]
+            with self._lock:
+                self._tokens[key] = pid
+                while len(self._tokens) > TOKEN_CACHE_SIZE:
+                    self._tokens.popitem(last=False)
+        return ParticipantSession(self, pid, token)
 
     def session(self, participant_id: str) -> ParticipantSession:
         """A handle by participant id (trusted drivers: the simulator, researcher tools)."""

@@ -93,6 +93,16 @@ class Process:
             except subprocess.TimeoutExpired:
                 self.kill()
 
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system, every thread) the process used so far; 0 when gone."""
+        if self.proc is None:
+            return 0.0
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def tail(self, lines: int = 30) -> str:
         try:
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])

@@ -26,6 +26,7 @@ Environment (set by ``serve``):
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from dataclasses import dataclass
@@ -112,22 +113,28 @@ def make_config(
 
 
 def from_env() -> WebConfig:
-    """The configuration from the environment (module docstring)."""
-    protocol, db = os.environ.get(PROTOCOL_ENV), os.environ.get(DB_ENV)
+    """The configuration from the environment (module docstring); built once per distinct
+    environment (every script run asks for it)."""
+    return _config_of(tuple(os.environ.get(name) for name in _CONFIG_ENV))
+
+
+_CONFIG_ENV = (PROTOCOL_ENV, DB_ENV, STUDY_ID_ENV, DECISION_ENV, COMPLETION_URL_ENV,
+               ID_PARAM_ENV, HASH_PARAMS_ENV, REPORTS_ENV)
+
+
+@functools.lru_cache(maxsize=8)
+def _config_of(values: tuple[str | None, ...]) -> WebConfig:
+    protocol, db, study_id, decision, completion, id_param, hash_params, reports = values
     if not protocol or not db:
         raise ConfigError(
             f"no study configured: start the app with `recourse-study serve --protocol ID "
             f"--db FILE` (or set {PROTOCOL_ENV} and {DB_ENV})"
         )
-    hash_params = tuple(p.strip() for p in
-                        os.environ.get(HASH_PARAMS_ENV, "STUDY_ID,SESSION_ID").split(",")
-                        if p.strip())
+    names = tuple(p.strip() for p in (hash_params or "STUDY_ID,SESSION_ID").split(",")
+                  if p.strip())
     return make_config(
-        protocol, db, study_id=os.environ.get(STUDY_ID_ENV),
-        decision_model=os.environ.get(DECISION_ENV),
-        completion_url=os.environ.get(COMPLETION_URL_ENV),
-        id_param=os.environ.get(ID_PARAM_ENV) or "PROLIFIC_PID", hash_params=hash_params,
-        reports=os.environ.get(REPORTS_ENV) or None,
+        protocol, db, study_id=study_id, decision_model=decision, completion_url=completion,
+        id_param=id_param or "PROLIFIC_PID", hash_params=names, reports=reports or None,
     )
 
 

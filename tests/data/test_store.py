@@ -9,8 +9,8 @@ from datetime import datetime
 import duckdb
 import pytest
 
-from data.migrations import LATEST, SchemaVersionError
-from data.store import Store, StoreError, WriteConflictError
+from data.migrations import SchemaVersionError
+from data.store import Store, StoreError
 
 AT = datetime(2024, 1, 1)
 

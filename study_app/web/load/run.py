@@ -121,8 +121,11 @@ def run_load(settings: LoadSettings, workdir: Path,
     status(f"serving at {cluster.url}; {settings.participants} participants, "
            f"{settings.concurrency} at a time")
     try:
+        cpu_before = [w.cpu_seconds() for w in cluster.workers]
         driven = asyncio.run(drive(settings, cluster.url, cluster, on_progress))
         load_during = os.getloadavg()
+        cpu_used = sum(max(0.0, w.cpu_seconds() - b)
+                       for w, b in zip(cluster.workers, cpu_before, strict=True))
     finally:
         cluster.stop()
     people: list[LoadParticipant] = driven["people"]
@@ -143,6 +146,9 @@ def run_load(settings: LoadSettings, workdir: Path,
         "quick_artifacts": settings.quick, "server_start_s": round(startup, 1),
         "wall_s": round(driven["wall_s"], 1),
         "pages_per_s": round(len(steps) / driven["wall_s"], 2) if driven["wall_s"] else None,
+        # the servers' CPU time per page transition (a killed worker's share is lost): what
+        # a page costs, whatever else the machine runs; 1000 / it = pages/s per core
+        "server_cpu_ms_per_page": round(1000 * cpu_used / len(steps), 1) if steps else None,
         "complete": complete, "errors": len(errors), "error_list": errors[:20],
         "reconnects": sum(p.reconnects for p in people),
         "transitions": {**latency_stats([s.seconds for s in steps]),
