@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export RECOURSE_STUDY_HOME ?= $(CURDIR)/.recourse-study
 
-.PHONY: install blas run test lint browser clean
+.PHONY: install blas run test lint browser proxy clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH (or make PYTHON=...)"; exit 1; }
@@ -35,7 +35,12 @@ lint: install
 browser:
 	bash scripts/install_chromium.sh
 
-test: install lint browser
+# HAProxy for several server processes (serve/loadtest --workers K); PostgreSQL is installed
+# and started by the tests themselves (scripts/local_postgres.sh).
+proxy:
+	bash scripts/install_proxy.sh
+
+test: install lint browser proxy
 	$(BIN)/pytest
 
 clean:

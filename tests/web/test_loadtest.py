@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -52,11 +53,17 @@ def test_latency_stats_nearest_rank() -> None:
     assert (s["n"], s["p50_ms"], s["p95_ms"], s["max_ms"]) == (100, 50.5, 95.0, 100.0)
 
 
-def test_haproxy_config_names_every_worker() -> None:
+def test_haproxy_config_names_every_worker(tmp_path) -> None:
     cfg = haproxy_config("127.0.0.1", 8000, [9001, 9002])
     assert "bind 127.0.0.1:8000" in cfg and "{{" not in cfg
     assert "server w0 127.0.0.1:9001 cookie w0" in cfg
     assert "server w1 127.0.0.1:9002 cookie w1" in cfg and "option redispatch" in cfg
+    if shutil.which("haproxy"):  # HAProxy itself accepts it
+        path = tmp_path / "haproxy.cfg"
+        path.write_text(cfg)
+        checked = subprocess.run(["haproxy", "-c", "-f", str(path)], capture_output=True,
+                                 text=True, timeout=60)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_participants_complete_and_the_check_catches_tampering(
