@@ -117,6 +117,12 @@ def serve(
         raise typer.BadParameter(str(e)) from None
     if not _port_free(address, port):
         _fail(f"port {port} on {address} is in use; choose another with --port")
+    from protocols.registries import method_capabilities
+
+    methods = {a.method for a in proto.arms} | {a.base for a in proto.arms if a.base}
+    trained = any((caps := method_capabilities(m)) is not None and caps.artifacts
+                  for m in methods)
+    needs_artifacts = (decision_model or proto.decision_model) == "trained" or trained
     if workers > 1:
         forwarded = ["--protocol", protocol, "--db", db, "--id-param", id_param,
                      *[a for h in hash_param for a in ("--hash-param", h)],
@@ -125,14 +131,10 @@ def serve(
                      *(["--completion-url", completion_url] if completion_url else []),
                      *(["--reports", str(reports)] if reports else []),
                      *(["--quick"] if quick else [])]
-        _serve_workers(proto, config.db, forwarded, workers, address, port, quick)
+        _serve_workers(proto.scenario if needs_artifacts else None, config.db, forwarded,
+                       workers, address, port, quick)
         return
-    from protocols.registries import method_capabilities
-
-    methods = {a.method for a in proto.arms} | {a.base for a in proto.arms if a.base}
-    trained = any((caps := method_capabilities(m)) is not None and caps.artifacts
-                  for m in methods)
-    if (decision_model or proto.decision_model) == "trained" or trained:
+    if needs_artifacts:
         _ensure_artifacts(proto.scenario, quick)
     import torch
 
@@ -159,8 +161,8 @@ def serve(
         runtime.release_all()  # close the database cleanly when the server stops
 
 
-def _serve_workers(proto: object, db: str, forwarded: list[str], workers: int, address: str,
-                   port: int, quick: bool) -> None:
+def _serve_workers(scenario: str | None, db: str, forwarded: list[str], workers: int,
+                   address: str, port: int, quick: bool) -> None:
     """``serve --workers K``: migrate the store once, build missing artifacts once, then K
     workers behind HAProxy until interrupted (study_app.web.cluster)."""
     import signal
@@ -171,12 +173,13 @@ def _serve_workers(proto: object, db: str, forwarded: list[str], workers: int, a
 
     if not is_postgres(db):
         _fail("--workers > 1 needs a store several processes can write: --db "
-              "postgresql://... (DuckDB allows one writing process per file)")
+              "postgresql://... (DuckDB allows one writing process per file)", 2)
     try:
         Store(db).close()  # migrations run once, before the workers start
     except StoreError as e:
         _fail(str(e))
-    _ensure_artifacts(proto.scenario, quick)  # type: ignore[attr-defined]
+    if scenario is not None:  # trained once here, not by every worker at once
+        _ensure_artifacts(scenario, quick)
     workdir = temporary_workdir()
     cluster = Cluster(forwarded, workers, workdir, address=address, port=port)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))

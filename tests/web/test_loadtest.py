@@ -131,3 +131,67 @@ def test_loadtest_refuses_workers_on_duckdb(tmp_path) -> None:
                           str(tmp_path / "x.duckdb"), "--workers", "2"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "postgresql://" in out.stderr and out.stdout == ""
+
+
+def test_serve_workers_on_duckdb_is_refused(tmp_path) -> None:
+    from study_app.web.cluster import free_port
+
+    out = subprocess.run([EXE, "serve", "--protocol", "tominaga-replication", "--db",
+                          str(tmp_path / "x.duckdb"), "--workers", "2", "--port",
+                          str(free_port())], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "postgresql://" in out.stderr
+
+
+@pytest.mark.timeout(600)
+def test_serve_workers_serves_restarts_a_dead_worker_and_stops(tmp_path, postgres_url,
+                                                               small_protocol_file) -> None:
+    """`serve --workers 2`: participants complete through HAProxy; a SIGKILLed worker is
+    restarted; SIGTERM leaves no process behind."""
+    import os
+    import signal
+    import time
+
+    from study_app.web.cluster import free_port, healthy
+    from study_app.web.load.participant import LoadParticipant
+
+    proto_file = small_protocol_file()
+    port = free_port()
+    sup = subprocess.Popen([EXE, "serve", "--protocol", str(proto_file), "--db", postgres_url,
+                            "--workers", "2", "--port", str(port), "--address", "127.0.0.1",
+                            "--study", "w2"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+
+    def workers() -> list[int]:
+        out = subprocess.run(["pgrep", "-f", "--", "--study w2 .*--port"], capture_output=True,
+                             text=True)
+        return [int(p) for p in out.stdout.split() if int(p) != sup.pid]
+
+    try:
+        deadline = time.monotonic() + 400
+        while not healthy(url):
+            assert sup.poll() is None, sup.stderr.read() if sup.stderr else ""
+            assert time.monotonic() < deadline, "serve --workers never became healthy"
+            time.sleep(0.5)
+        people = [LoadParticipant(k, load_protocol(str(proto_file)), url) for k in range(2)]
+
+        async def walk() -> None:
+            await asyncio.gather(*(p.run() for p in people))
+
+        asyncio.run(walk())
+        assert [p.end_kind for p in people] == ["debrief", "debrief"]
+        before = workers()
+        assert len(before) == 2, before
+        os.kill(before[0], signal.SIGKILL)
+        deadline = time.monotonic() + 400
+        while True:  # the supervisor starts a new worker in its place
+            now = workers()
+            if len(now) == 2 and before[0] not in now and healthy(url):
+                break
+            assert time.monotonic() < deadline, f"no worker restarted: {now}"
+            time.sleep(0.5)
+    finally:
+        os.killpg(sup.pid, signal.SIGTERM)
+        sup.wait(timeout=60)
+    time.sleep(1)
+    assert workers() == [] and not healthy(url)
