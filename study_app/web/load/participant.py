@@ -59,7 +59,7 @@ class LoadParticipant:
     seed: int = 0
     think: float = 0.0  # mean seconds spent on a page before answering (exponential)
     timeout: float = 120.0
-    reconnects_allowed: int = 3
+    reconnects_allowed: int = 10
     steps: list[Step] = field(default_factory=list)
     expected: dict[str, dict[str, Any]] = field(default_factory=dict)
     token: str | None = None
@@ -81,17 +81,18 @@ class LoadParticipant:
         return random.Random(int.from_bytes(digest[:8], "big"))
 
     async def run(self) -> None:
-        """Walk the study to its terminal page, reconnecting (with the resume link) when
-        the server goes away."""
+        """Walk the study to its terminal page, reconnecting when the server goes away, as a
+        browser does: with the resume link once the app gave one, else the recruitment link
+        again."""
         while True:
             try:
                 await self._walk()
                 return
             except (TimeoutError, StreamlitProtocolError, OSError):
-                if self.token is None or self.reconnects >= self.reconnects_allowed:
+                if self.reconnects >= self.reconnects_allowed:
                     raise
                 self.reconnects += 1
-                await asyncio.sleep(0.5 * self.reconnects)
+                await asyncio.sleep(min(0.5 * self.reconnects, 3.0))  # a browser's backoff
 
     async def _walk(self) -> None:
         async with StreamlitSession(self.url, self._query(), timeout=self.timeout) as session:
