@@ -15,12 +15,14 @@ from data.store import Store
 def participants_by_token(store: Store, study_id: str,
                           token_hashes: list[str]) -> dict[str, dict[str, Any]]:
     """token hash -> the participant row (participant_id, status, step, current_page) of
-    the participants who started with these tokens."""
+    the participants holding these resume tokens (any token issued to them)."""
     if not token_hashes:
         return {}
     rows = store.query(
-        "SELECT token_hash, participant_id, status, step, current_page FROM participants "
-        "WHERE study_id = ? AND token_hash IN (SELECT unnest(?::VARCHAR[]))",
+        "SELECT t.token_hash, p.participant_id, p.status, p.step, p.current_page "
+        "FROM tokens t JOIN participants p "
+        "  ON p.study_id = t.study_id AND p.participant_id = t.participant_id "
+        "WHERE t.study_id = ? AND t.token_hash IN (SELECT unnest(?::VARCHAR[]))",
         [study_id, list(token_hashes)])
     return {r["token_hash"]: r for r in rows}
 

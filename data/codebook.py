@@ -1,8 +1,13 @@
 """What every stored column means (types come from the database itself).
 
 ``MEANINGS[table][column]`` is a one-line description; ``codebook(store)`` joins them with
-the live column types; the export writes it next to the tables. ``NOT_EXPORTED`` lists
-columns that never leave the database (secrets).
+the live column types; the export writes it next to the tables. ``EVENT_KINDS`` is every
+kind of ``events`` row with its meaning (writing another kind is an error:
+``check_event_kind``). ``NOT_EXPORTED`` lists columns that never leave the database
+(secrets), ``PRIVATE_TABLES`` tables that never do (resume tokens, the dashboard's sign-in
+log). ``FREE_TEXT`` and ``LINKAGE`` are what an export leaves out unless asked
+(data.export): text participants typed, and what links a row to a person outside the
+study (recruitment-id hashes, completion codes).
 """
 
 from __future__ import annotations
@@ -27,7 +32,10 @@ MEANINGS: dict[str, dict[str, str]] = {
         "protocol_json": "the full validated protocol as JSON",
         "protocol_hash": "SHA-256 of the canonical protocol JSON",
         "seed": "protocol seed (assignment, personas, plan choice and order)",
-        "salt": "salt of the external-id hashes (secret; not exported)",
+        "salt": "salt of the external-id hashes (secret; not exported); null when the salt "
+        "comes from RECOURSE_STUDY_SALT",
+        "salt_check": "fingerprint (PBKDF2) of the RECOURSE_STUDY_SALT the study was created "
+        "with, so another salt is refused; null when the salt is stored",
         "simulation_json": "synthetic-participant settings of a simulated run (seed and "
         "the full behaviour), null otherwise",
         "created_at": "when the study was registered (UTC)",
@@ -35,9 +43,12 @@ MEANINGS: dict[str, dict[str, str]] = {
     "participants": {
         "study_id": _STUDY,
         "participant_id": _PID,
-        "seq": "arrival order within the study (0-based); drives assignment and order",
-        "token_hash": "SHA-256 of the resume token (not exported)",
-        "external_id_hash": "salted SHA-256 of the recruitment platform id, if given",
+        "seq": "arrival order within the study (0-based), every visit that started a "
+        "participant, consenting or not",
+        "token_hash": "SHA-256 of the first resume token (not exported; every token is in "
+        "the tokens table)",
+        "external_id_hash": "salted SHA-256 of the recruitment platform id, if given "
+        "(linkage: exported only on request)",
         "source": "web (a person), synthetic (simulated) or imported",
         "arm": "assigned arm id ('within': every arm)",
         "status": "active, complete, declined, screened_out or approved (own profile "
@@ -45,18 +56,25 @@ MEANINGS: dict[str, dict[str, str]] = {
         "current_page": "id of the page the participant is on",
         "step": "number of answers recorded",
         "state_json": "session state (answered pages, HARE state) as JSON",
-        "completion_code": "code shown on the debrief page",
+        "completion_code": "code shown on the debrief page (linkage: exported only on "
+        "request)",
         "created_at": "when the participant started (UTC)",
         "updated_at": "last recorded answer (UTC)",
+        "consent_seq": "order of consent within the study (0-based); drives assignment, "
+        "persona, plan choice and order; null until the participant consents (and for "
+        "imported participants)",
+        "session_hash": "salted SHA-256 of the recruitment session (e.g. SESSION_ID) of the "
+        "first visit; a later visit by recruitment id must carry the same (linkage: exported "
+        "only on request)",
     },
     "events": {
         "event_id": "increasing event number (append-only audit log)",
         "study_id": _STUDY,
         "participant_id": _PID,
         "page_id": "page the event belongs to (null for session-level events)",
-        "event": "start, answer, plans, complete, declined, screened_out, approved, "
-        "token_renewed",
-        "detail_json": "event details as JSON (e.g. number of plans)",
+        "event": "",  # filled in from EVENT_KINDS below
+        "detail_json": "event details as JSON (e.g. number of plans); recruitment-link "
+        "hashes only on request (linkage)",
         "occurred_at": "when (UTC)",
     },
     "responses": {
@@ -65,7 +83,7 @@ MEANINGS: dict[str, dict[str, str]] = {
         "page_id": "page answered (consent, screening, profile, plan-1, attention-x, ...)",
         "kind": "page kind (protocols.pages)",
         "step": "0-based index of this answer in the participant's session",
-        "answer_json": "the validated answer as JSON",
+        "answer_json": "the validated answer as JSON (free-text reasons only on request)",
         "correct": "attention checks: answered correctly; null for other pages",
         "answered_at": "when (UTC)",
     },
@@ -128,8 +146,9 @@ MEANINGS: dict[str, dict[str, str]] = {
         "acceptance": "7-point rating (1 Strongly no .. 7 Strongly yes): is the plan a "
         "reasonable explanation of the rejection",
         "action": "7-point rating: would you carry out the plan",
-        "acceptance_why": "free-text reason for the acceptance rating",
-        "action_why": "free-text reason for the action rating",
+        "acceptance_why": "free-text reason for the acceptance rating (exported only on "
+        "request)",
+        "action_why": "free-text reason for the action rating (exported only on request)",
         "impossible": "the participant marked at least one changed item impossible",
         "impossible_json": "per action item: marked impossible (true/false)",
         "answered_at": "when (UTC)",
@@ -181,18 +200,87 @@ MEANINGS: dict[str, dict[str, str]] = {
     },
 }
 
-NOT_EXPORTED: dict[str, tuple[str, ...]] = {
-    "studies": ("salt",),
-    "participants": ("token_hash",),
+EVENT_KINDS: dict[str, str] = {
+    "start": "a participant started (detail: seq, the arrival order)",
+    "recruitment": "a visit by recruitment id was let in (detail: outcome started or "
+    "resumed; hashes: the link's recorded parameters, salted SHA-256)",
+    "id_refused": "a visit by a known recruitment id was refused: its recruitment session "
+    "differs from the first visit's, or is missing (detail: the session's salted hash)",
+    "token_issued": "a new resume token was issued to a returning participant (a visit by "
+    "recruitment id with the same recruitment session); earlier tokens stay valid",
+    "assigned": "the participant consented and counts for assignment (detail: consent_seq, "
+    "arm)",
+    "answer": "a page was answered (page_id)",
+    "plans": "the participant's plans were generated (detail: n)",
+    "complete": "the participant reached the debrief",
+    "declined": "the participant did not consent",
+    "screened_out": "the screening answers made the participant ineligible",
+    "approved": "the entered profile is approved by the decision model; the session ended",
+    "imported": "the participant came from import-ratings",
+    "token_renewed": "(before schema 2) a visit by recruitment id replaced the resume token",
+}
+MEANINGS["events"]["event"] = "what happened: " + "; ".join(
+    f"{kind} = {meaning}" for kind, meaning in EVENT_KINDS.items())
+
+MEANINGS["tokens"] = {
+    "token_hash": "SHA-256 of a resume token",
+    "study_id": _STUDY,
+    "participant_id": _PID,
+    "issued_at": "when the token was issued (UTC)",
+    "via": "start (first visit) or recruitment (a returning visit by recruitment id and "
+    "session)",
+}
+MEANINGS["dashboard_logins"] = {
+    "login_id": "increasing attempt number",
+    "attempted_at": "when (UTC)",
+    "ok": "the password was right",
+    "client": "the client address as the server saw it (a proxy's, behind one)",
+    "delay_seconds": "how long the answer was held back (grows with recent failures)",
 }
 
+NOT_EXPORTED: dict[str, tuple[str, ...]] = {
+    "studies": ("salt", "salt_check"),
+    "participants": ("token_hash",),
+}
+PRIVATE_TABLES: tuple[str, ...] = ("tokens", "dashboard_logins")
+FREE_TEXT: dict[str, tuple[str, ...]] = {"ratings": ("acceptance_why", "action_why")}
+# Keys of answer_json (responses) that hold free text; removed unless free text is asked for.
+FREE_TEXT_ANSWER_KEYS: tuple[str, ...] = ("acceptance_why", "action_why")
+LINKAGE: dict[str, tuple[str, ...]] = {
+    "participants": ("external_id_hash", "completion_code", "session_hash"),
+}
+# Events whose detail_json holds recruitment-link hashes (left out unless linkage is asked).
+LINKAGE_EVENTS: tuple[str, ...] = ("recruitment", "id_refused")
 
-def codebook(store: Any, tables: tuple[str, ...]) -> list[dict[str, str]]:
-    """Rows (table, column, type, meaning) of the exported columns of ``tables``."""
+
+def check_event_kind(kind: str) -> str:
+    """``kind`` when the codebook knows it; ValueError otherwise (every event kind written
+    is documented)."""
+    if kind not in EVENT_KINDS:
+        raise ValueError(f"unknown event kind {kind!r}; add it to data.codebook.EVENT_KINDS")
+    return kind
+
+
+def withheld(free_text: bool, linkage: bool) -> dict[str, tuple[str, ...]]:
+    """Columns left out of an export: the secrets, plus free text and linkage columns
+    unless asked for."""
+    out = {t: tuple(cols) for t, cols in NOT_EXPORTED.items()}
+    for flag, spec in ((free_text, FREE_TEXT), (linkage, LINKAGE)):
+        if not flag:
+            for table, cols in spec.items():
+                out[table] = out.get(table, ()) + cols
+    return out
+
+
+def codebook(store: Any, tables: tuple[str, ...],
+             left_out: dict[str, tuple[str, ...]] | None = None) -> list[dict[str, str]]:
+    """Rows (table, column, type, meaning) of the exported columns of ``tables`` (every
+    column but those ``left_out``, by default the secrets)."""
+    skip = NOT_EXPORTED if left_out is None else left_out
     out = []
     for table in tables:
         for name, dtype in store.columns(table):
-            if name in NOT_EXPORTED.get(table, ()):
+            if name in skip.get(table, ()):
                 continue
             meaning = MEANINGS.get(table, {}).get(name)
             if meaning is None:

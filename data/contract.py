@@ -26,6 +26,8 @@ TABLES: tuple[str, ...] = (
     "sim_participants",
     "sim_ratings",
     "schema_version",
+    "tokens",
+    "dashboard_logins",
 )
 VIEWS: tuple[str, ...] = ("ratings_long",)
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")

@@ -4,7 +4,8 @@ Every function takes a ``Store`` and a study id (``source``: only participants f
 'web', 'synthetic' or 'imported'; None = all) and returns a pandas DataFrame:
 
 - ``study_list``: study_id, protocol_id, title, created_at, participants, complete.
-- ``status_by_arm``: arm, status, participants.
+- ``status_by_arm``: arm (``NOT_CONSENTED`` for visits that never consented), status,
+  participants.
 - ``funnel``: page_id, first_step (median step at which the page is answered, for
   ordering), answered (participants who answered it), share (of all participants).
 - ``drop_off``: page_id (the page active participants are on), participants, idle_minutes
@@ -15,6 +16,9 @@ Every function takes a ``Store`` and a study id (``source``: only participants f
   last answer).
 - ``rating_distribution``: arm, outcome ('acceptance' | 'action'), rating (1..7),
   ratings.
+- ``id_conflicts``: participant_id, status, refused_visits, sessions (distinct recruitment
+  sessions seen, the first visit's included), first_refused, last_refused: participants
+  whose recruitment id arrived with another recruitment session (those visits were refused).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import pandas as pd
 from data.store import Store
 
 SOURCES = ("web", "synthetic", "imported")
+NOT_CONSENTED = "(no consent)"
 
 
 def _where(study_id: str, source: str | None, alias: str = "") -> tuple[str, list[Any]]:
@@ -55,9 +60,25 @@ def study_list(store: Store) -> pd.DataFrame:
 def status_by_arm(store: Store, study_id: str, source: str | None = None) -> pd.DataFrame:
     where, params = _where(study_id, source)
     return store.frame(
-        f"""SELECT arm, status, count(*) AS participants FROM participants
-            WHERE {where} GROUP BY arm, status ORDER BY arm, status""",
+        f"""SELECT coalesce(arm, '{NOT_CONSENTED}') AS arm, status,
+                   count(*) AS participants FROM participants
+            WHERE {where} GROUP BY ALL ORDER BY arm, status""",
         params,
+    )
+
+
+def id_conflicts(store: Store, study_id: str) -> pd.DataFrame:
+    return store.frame(
+        """SELECT p.participant_id, p.status, count(*) AS refused_visits,
+                  count(DISTINCT json_extract_string(e.detail_json, '$.session'))
+                    + CASE WHEN p.session_hash IS NULL THEN 0 ELSE 1 END AS sessions,
+                  min(e.occurred_at) AS first_refused, max(e.occurred_at) AS last_refused
+           FROM events e JOIN participants p
+             ON p.study_id = e.study_id AND p.participant_id = e.participant_id
+           WHERE e.study_id = ? AND e.event = 'id_refused'
+           GROUP BY p.participant_id, p.status, p.session_hash
+           ORDER BY last_refused DESC""",
+        [study_id],
     )
 
 

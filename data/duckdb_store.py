@@ -8,12 +8,14 @@ concurrency reports a conflicting concurrent write (the same primary key, the sa
 updated) at the statement or at commit, which surfaces as ``WriteConflictError`` after the
 transaction was rolled back. A read-only store in a process that already holds the file
 read-write reuses that connection; a read-only store in another process fails while a writer
-holds the file (DuckDB's file lock). ``DuckDBStore.memory()`` is a private in-memory
+holds the file (DuckDB's file lock). A new database file is created private to its owner
+(mode 600). ``DuckDBStore.memory()`` is a private in-memory
 database (PostgreSQL snapshots). The contract is ``data.store``'s.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -68,6 +70,20 @@ _REGISTRY: dict[str, _Shared] = {}
 _REGISTRY_LOCK = threading.Lock()
 
 
+def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """Open the file; a new database is created readable by its owner only (it holds
+    participants' answers), whatever the process' umask."""
+    if read_only or path.exists():
+        return duckdb.connect(str(path), read_only=read_only, config=_CONFIG)
+    previous = os.umask(0o077)
+    try:
+        con = duckdb.connect(str(path), config=_CONFIG)
+    finally:
+        os.umask(previous)
+    os.chmod(path, 0o600)
+    return con
+
+
 def _open_shared(path: Path, read_only: bool) -> _Shared:
     key = str(path)
     with _REGISTRY_LOCK:
@@ -84,7 +100,7 @@ def _open_shared(path: Path, read_only: bool) -> _Shared:
             if not read_only:
                 path.parent.mkdir(parents=True, exist_ok=True)
             try:
-                con = duckdb.connect(str(path), read_only=read_only, config=_CONFIG)
+                con = _connect(path, read_only)
             except duckdb.IOException as e:
                 raise StoreError(
                     f"cannot open {path}: {e} (another process may be writing to it)"

@@ -1,15 +1,33 @@
 """Export a study database: every table (and the ratings_long view) plus a codebook.
 
-``export(store, out_dir, fmt)`` writes ``<table>.parquet`` or ``<table>.csv`` for every table
-and for ``ratings_long``, ``codebook.csv`` and ``codebook.json`` (table, column, type,
-meaning; data.codebook) and ``manifest.json`` (format, schema version, row counts). Secret
-columns (``data.codebook.NOT_EXPORTED``) are left out. DuckDB's COPY writes the files, so
-types survive: Parquet keeps them natively; ``load_export`` reads CSV back with the
-codebook's types, which is how the round trip is checked.
+``export(store, out_dir, fmt)`` writes ``<table>.parquet`` or ``<table>.csv`` for every
+exported table and for ``ratings_long``, ``codebook.csv`` and ``codebook.json`` (table,
+column, type, meaning; data.codebook) and ``manifest.json`` (format, schema version, row
+counts, what was withheld). DuckDB's COPY writes the files, so types survive: Parquet keeps
+them natively; ``load_export`` reads CSV back with the codebook's types, which is how the
+round trip is checked.
+
+What leaves the database (data.codebook):
+
+- never: secrets (the external-id salt, token hashes) and the private tables (resume tokens,
+  the dashboard's sign-in log);
+- only with ``free_text=True``: text participants typed (the reasons for their ratings, in
+  ``ratings`` and inside ``responses.answer_json``), which may name or identify them;
+- only with ``linkage=True``: what links a row to a person outside the study (hashes of the
+  recruitment id and session, completion codes, the hashed recruitment-link parameters of
+  ``recruitment`` / ``id_refused`` events).
+
+CSV only: a text cell that a spreadsheet would run as a formula (it starts with ``=``, ``+``,
+``-``, ``@``, a tab or a carriage return) is written with a leading apostrophe, which makes
+the spreadsheet show it as text (OWASP's "CSV injection" advice). To keep the mapping
+reversible, a cell that already starts with apostrophes followed by one of those characters
+gets one more; ``load_export`` removes exactly one again, so the round trip is exact. The
+stored data and Parquet files keep the text as typed.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any, Literal
@@ -17,53 +35,117 @@ from typing import Any, Literal
 import duckdb
 import pandas as pd
 
-from data.codebook import NOT_EXPORTED, codebook
+from data.codebook import (
+    FREE_TEXT_ANSWER_KEYS,
+    LINKAGE_EVENTS,
+    PRIVATE_TABLES,
+    codebook,
+    withheld,
+)
 from data.migrations import LATEST
 from data.store import TABLES, VIEWS, Store
 
 Format = Literal["parquet", "csv"]
-EXPORTED: tuple[str, ...] = TABLES + VIEWS
+EXPORTED: tuple[str, ...] = tuple(t for t in TABLES if t not in PRIVATE_TABLES) + VIEWS
+# A spreadsheet formula trigger after any run of apostrophes (RE2, as in a SQL literal).
+_FORMULA = "^''*[=+\\-@\\t\\r]"
+_PREFIXED = "^''+[=+\\-@\\t\\r]"
+CSV_FORMULAS = "text cells starting with = + - @ tab or CR carry a leading ' (data.export)"
+TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _select(store: Store, table: str) -> str:
-    cols = [n for n, _ in store.columns(table) if n not in NOT_EXPORTED.get(table, ())]
+def _column_sql(table: str, name: str, dtype: str, fmt: Format, free_text: bool,
+                linkage: bool) -> str:
+    expr = name
+    if table == "responses" and name == "answer_json" and not free_text:
+        patch = json.dumps({k: None for k in FREE_TEXT_ANSWER_KEYS})
+        tests = " OR ".join(f"json_exists(answer_json, '$.{k}')" for k in FREE_TEXT_ANSWER_KEYS)
+        expr = (f"CASE WHEN {tests} THEN CAST(json_merge_patch(answer_json, '{patch}') AS "
+                "VARCHAR) ELSE answer_json END")
+    if table == "events" and name == "detail_json" and not linkage:
+        kinds = ", ".join(f"'{k}'" for k in LINKAGE_EVENTS)
+        expr = f"CASE WHEN event IN ({kinds}) THEN NULL ELSE detail_json END"
+    if fmt == "csv" and dtype == "VARCHAR":
+        expr = (f"CASE WHEN regexp_matches({expr}, '{_FORMULA}') THEN '''' || ({expr}) "
+                f"ELSE {expr} END")
+    return f"{expr} AS {name}"
+
+
+def _select(store: Store, table: str, fmt: Format, free_text: bool, linkage: bool,
+            left_out: dict[str, tuple[str, ...]]) -> str:
+    cols = [_column_sql(table, n, t, fmt, free_text, linkage)
+            for n, t in store.columns(table) if n not in left_out.get(table, ())]
     return f"SELECT {', '.join(cols)} FROM {table}"
 
 
-def export(store: Store, out_dir: str | Path, fmt: Format = "parquet") -> dict[str, Any]:
-    """Write every table + codebook to ``out_dir``; return the manifest."""
+def export(
+    store: Store,
+    out_dir: str | Path,
+    fmt: Format = "parquet",
+    *,
+    free_text: bool = False,
+    linkage: bool = False,
+) -> dict[str, Any]:
+    """Write every exported table + codebook to ``out_dir``; return the manifest (module
+    docstring: what is withheld unless ``free_text`` / ``linkage``)."""
     if fmt not in ("parquet", "csv"):
         raise ValueError(f"unknown export format {fmt!r}; expected parquet or csv")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     snap = store.snapshot()  # DuckDB's COPY writes the files (a copy of a PostgreSQL store)
     try:
-        return _export(snap, out, fmt)
+        return _export(snap, out, fmt, free_text, linkage)
     finally:
         if snap is not store:
             snap.close()
 
 
-def _export(store: Any, out: Path, fmt: Format) -> dict[str, Any]:
+def _export(store: Any, out: Path, fmt: Format, free_text: bool,
+            linkage: bool) -> dict[str, Any]:
     cur = store.cursor()
+    left_out = withheld(free_text, linkage)
     counts: dict[str, int] = {}
     options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
     for table in EXPORTED:
         path = out / f"{table}.{fmt}"
         target = str(path).replace("'", "''")
-        cur.execute(f"COPY ({_select(store, table)}) TO '{target}' ({options})")
+        select = _select(store, table, fmt, free_text, linkage, left_out)
+        cur.execute(f"COPY ({select}) TO '{target}' ({options})")
         counts[table] = int(cur.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-    book = codebook(store, EXPORTED)
+    book = codebook(store, EXPORTED, left_out)
     pd.DataFrame(book).to_csv(out / "codebook.csv", index=False)
     (out / "codebook.json").write_text(json.dumps(book, indent=1))
-    manifest = {"format": fmt, "schema_version": LATEST, "tables": counts,
-                "files": sorted(p.name for p in out.iterdir())}
+    manifest: dict[str, Any] = {
+        "format": fmt, "schema_version": LATEST, "tables": counts,
+        "free_text": free_text, "linkage": linkage,
+        "withheld": {t: list(c) for t, c in left_out.items() if t in EXPORTED},
+    }
+    if fmt == "csv":
+        manifest["csv_formulas"] = CSV_FORMULAS
+    manifest["files"] = sorted([p.name for p in out.iterdir()] + ["manifest.json"])
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
 
 
+def formula_cells(out_dir: str | Path) -> list[tuple[str, str, str]]:
+    """(table, column, value) of every text cell of a CSV export that a spreadsheet would
+    run as a formula (it starts with = + - @ tab or CR). Empty for every export ``export``
+    writes; a check before sharing files that were edited elsewhere."""
+    out = Path(out_dir)
+    book = json.loads((out / "codebook.json").read_text())
+    text = {(r["table"], r["column"]) for r in book if r["type"] == "VARCHAR"}
+    found = []
+    for path in sorted(out.glob("*.csv")):
+        with path.open(newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                found += [(path.stem, col, value) for col, value in row.items()
+                          if (path.stem, col) in text and value and value[0] in TRIGGERS]
+    return found
+
+
 def load_export(out_dir: str | Path) -> dict[str, pd.DataFrame]:
-    """Read an export back (CSV with the codebook's types) as DataFrames by table."""
+    """Read an export back (CSV with the codebook's types, formula prefixes removed) as
+    DataFrames by table."""
     out = Path(out_dir)
     manifest = json.loads((out / "manifest.json").read_text())
     book = json.loads((out / "codebook.json").read_text())
@@ -78,8 +160,12 @@ def load_export(out_dir: str | Path) -> dict[str, pd.DataFrame]:
                 continue
             types = {r["column"]: r["type"] for r in book if r["table"] == table}
             spec = ", ".join(f"'{c}': '{t}'" for c, t in types.items())
+            prefixed = "csv_formulas" in manifest
+            cols = ", ".join(
+                f"CASE WHEN regexp_matches({c}, '{_PREFIXED}') THEN substr({c}, 2) ELSE {c} "
+                f"END AS {c}" if prefixed and t == "VARCHAR" else c for c, t in types.items())
             frames[table] = con.execute(
-                f"SELECT * FROM read_csv('{path}', header = true, columns = {{{spec}}})"
+                f"SELECT {cols} FROM read_csv('{path}', header = true, columns = {{{spec}}})"
             ).df()
     finally:
         con.close()

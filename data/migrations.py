@@ -178,8 +178,40 @@ _V1 = (
     JOIN participants pa ON pa.study_id = r.study_id AND pa.participant_id = r.participant_id""",
 )
 
+# Security (issue 21): every resume token in ``tokens`` (a visit by recruitment id adds one
+# and never revokes another); assignment by the order of consent (``consent_seq``, unique per
+# study, null before consent; existing participants keep their arrival order); the hashed
+# recruitment session of the first visit; a salt supplied from the environment is checked
+# against a fingerprint instead of being stored; the dashboard's sign-in log.
+_V2 = (
+    """CREATE TABLE tokens (
+        token_hash VARCHAR PRIMARY KEY,
+        study_id VARCHAR NOT NULL,
+        participant_id VARCHAR NOT NULL,
+        issued_at TIMESTAMP NOT NULL,
+        via VARCHAR NOT NULL
+    )""",
+    """INSERT INTO tokens SELECT token_hash, study_id, participant_id, created_at, 'start'
+       FROM participants WHERE token_hash IS NOT NULL""",
+    "ALTER TABLE participants ADD COLUMN consent_seq INTEGER",
+    "ALTER TABLE participants ADD COLUMN session_hash VARCHAR",
+    "UPDATE participants SET consent_seq = seq WHERE source <> 'imported'",
+    "CREATE UNIQUE INDEX participants_consent_seq ON participants (study_id, consent_seq)",
+    "ALTER TABLE studies ADD COLUMN salt_check VARCHAR",
+    "CREATE SEQUENCE login_seq START 1",
+    """CREATE TABLE dashboard_logins (
+        login_id BIGINT NOT NULL DEFAULT nextval('login_seq'),
+        attempted_at TIMESTAMP NOT NULL,
+        ok BOOLEAN NOT NULL,
+        client VARCHAR,
+        delay_seconds DOUBLE
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "studies, participants, events, answers, plans, ratings, simulation truth", _V1),
+    Migration(2, "tokens, consent order, recruitment session, salt check, dashboard sign-ins",
+              _V2),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -17,8 +17,9 @@ def study_row(store: Store, study_id: str) -> dict[str, Any] | None:
 
 
 def participant_by_token(store: Store, token_hash: str) -> dict[str, Any] | None:
+    """(study_id, participant_id) holding a resume token (any token ever issued to them)."""
     rows = store.query(
-        "SELECT study_id, participant_id FROM participants WHERE token_hash = ?", [token_hash]
+        "SELECT study_id, participant_id FROM tokens WHERE token_hash = ?", [token_hash]
     )
     return rows[0] if rows else None
 
@@ -26,9 +27,11 @@ def participant_by_token(store: Store, token_hash: str) -> dict[str, Any] | None
 def participant_by_external(
     store: Store, study_id: str, external_hash: str
 ) -> dict[str, Any] | None:
+    """(participant_id, session_hash) of the study's participant with this recruitment-id
+    hash (the first, should there be several)."""
     rows = store.query(
-        "SELECT participant_id FROM participants WHERE study_id = ? AND external_id_hash = ? "
-        "ORDER BY seq LIMIT 1",
+        "SELECT participant_id, session_hash FROM participants WHERE study_id = ? AND "
+        "external_id_hash = ? ORDER BY seq LIMIT 1",
         [study_id, external_hash],
     )
     return rows[0] if rows else None
@@ -38,6 +41,16 @@ def next_seq(tx: Transaction, study_id: str) -> int:
     """The next free sequence number of a study (call under ``Store.lock``)."""
     rows = tx.query(
         "SELECT coalesce(max(seq) + 1, 0) AS n FROM participants WHERE study_id = ?", [study_id]
+    )
+    return int(rows[0]["n"])
+
+
+def next_consent_seq(tx: Transaction, study_id: str) -> int:
+    """The next free consent number of a study (the unique index on (study_id,
+    consent_seq) turns a concurrent taker into a write conflict)."""
+    rows = tx.query(
+        "SELECT coalesce(max(consent_seq) + 1, 0) AS n FROM participants WHERE study_id = ?",
+        [study_id],
     )
     return int(rows[0]["n"])
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from data.codebook import check_event_kind
 from engine.decision import Classifier, decide
 from engine.scenarios.base import Scenario
 from engine.synthetic.participants import Population
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
     from protocols.pages.base import Page
 
 Rows = dict[str, list[dict[str, Any]]]
+# Insert order inside a transaction (no foreign keys, but a readable audit order).
+ROW_TABLES = ("tokens", "profiles", "elicitations", "plans", "responses", "ratings",
+              "comparisons", "events", "sim_participants", "sim_ratings")
 
 
 def now() -> datetime:
@@ -50,9 +54,9 @@ class SessionContext:
 
     def event(self, pid: str, page_id: str | None, event: str,
               detail: dict[str, Any] | None = None) -> dict[str, Any]:
-        """An ``events`` row (the append-only audit)."""
+        """An ``events`` row (the append-only audit); every kind is in the codebook."""
         return {"study_id": self.study_id, "participant_id": pid, "page_id": page_id,
-                "event": event, "detail_json": json.dumps(detail) if detail else None,
+                "event": check_event_kind(event), "detail_json": json.dumps(detail) if detail else None,
                 "occurred_at": now()}
 
     def approves(self, x: np.ndarray) -> bool:
@@ -68,6 +72,7 @@ class Answering:
     at: datetime = field(default_factory=now)
     rows: Rows = field(default_factory=lambda: defaultdict(list))
     plan_requests: list[PlanRequest] = field(default_factory=list)
+    enrolling: list[Participant] = field(default_factory=list)
     _needs_plans: set[str] = field(default_factory=set)
 
     @property
@@ -103,6 +108,11 @@ class Answering:
             **profiles_row(p.stated, self.scenario.feature_names),
         })
 
+    def enrol(self, p: Participant) -> None:
+        """``p`` consented: the study numbers them in the order of consent and assigns
+        them (arm, persona) in this answer's transaction (protocols.session)."""
+        self.enrolling.append(p)
+
     def plans_needed(self, p: Participant) -> None:
         """``p`` is ready for plans once this answer is recorded (``record``)."""
         self._needs_plans.add(p.participant_id)
@@ -131,7 +141,7 @@ class Answering:
             if final is not None:
                 self.attach_plans(p, final)
         else:
-            self.plan_requests.append(PlanRequest(pid, p.seq, p.arm, p.x, p.stated))
+            self.plan_requests.append(PlanRequest(pid, p.design_seq, p.arm, p.x, p.stated))
 
     def attach_plans(self, p: Participant, plans: list[ShownPlan]) -> None:
         p.plans = plans

@@ -1,8 +1,9 @@
 """Study design: arm assignment, counterbalanced plan order, distance designs.
 
-Everything is a pure function of the protocol seed and the participant's sequence number
-(``seq``: 0, 1, 2, ... in order of arrival), so a study is reproducible and a resumed
-participant gets exactly what they would have got.
+Everything is a pure function of the protocol seed and the participant's design number (their
+order of consent, ``consent_seq``: 0, 1, 2, ...; protocols.admission), so a study is
+reproducible, a resumed participant gets exactly what they would have got, and visits that
+never consent change nobody's assignment. The functions call it ``seq``.
 
 - Assignment (between participants): permuted blocks. Block b holds every arm ``weight``
   times; its order is a seeded permutation, and participant seq gets position seq mod B of

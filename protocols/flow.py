@@ -54,7 +54,9 @@ class Flow:
         return ids + ["debrief"]
 
     def _arm_key(self, p: Participant) -> str:
-        return self.protocol.arms[0].id if p.arm == "within" else p.arm
+        """The arm whose plan count the sequence shows (the first arm before consent: the
+        count is an estimate until then)."""
+        return self.protocol.arms[0].id if p.arm in (None, "within") else p.arm
 
     def current_id(self, p: Participant) -> str:
         if p.status in ENDED:

@@ -2,7 +2,7 @@
 
 A participant of an arm whose method is ``interactive`` (engine.recourse.base.Capabilities:
 HARE), once their constraints are stated, starts the method's session
-(``method.start_session``, seeded by the protocol seed and their sequence number). Each
+(``method.start_session``, seeded by the protocol seed and their consent order). Each
 question becomes a page (protocols.pages.interactive): a comparison of two candidates
 (answer 0 or 1) or an accept/go-on question about one. Every answer is stored in
 ``comparisons`` with the options shown, and the session's JSON state is kept in the
@@ -42,8 +42,9 @@ class InteractiveFlow:
         self.resources = resources
 
     def applies(self, p: Participant) -> bool:
-        """The participant's arm is interactive (its plans come out of the interaction)."""
-        return p.arm != "within" and self.protocol.arm(p.arm).interactive
+        """The participant's arm is interactive (its plans come out of the interaction); no
+        arm before consent."""
+        return p.arm not in (None, "within") and self.protocol.arm(p.arm).interactive
 
     def expected(self, p: Participant) -> int:
         """Questions the participant is expected to answer (the method's budget, or as many
@@ -54,7 +55,7 @@ class InteractiveFlow:
         return max(int(budget or 0), p.queries_asked)
 
     def _seed(self, p: Participant) -> int:
-        rng = design.rng_for(self.protocol.seed, design.STREAM_HARE, p.seq)
+        rng = design.rng_for(self.protocol.seed, design.STREAM_HARE, p.design_seq)
         return int(rng.integers(2**31 - 1))
 
     def _seen(self, p: Participant) -> ActionabilityProfiles:
@@ -123,7 +124,7 @@ class InteractiveFlow:
             evaluated = ctx.evaluate(base.method, base.x, base.action_mask, base.action_values,
                                      p.stated, x_cf=base.x_cf)
             plans += shown(evaluated, [0], p.participant_id, arm.id, ["hare_base"])
-        return finalize(self.protocol, p.seq, plans)
+        return finalize(self.protocol, p.design_seq, plans)
 
 
 def _plain(v: Any) -> Any:

@@ -21,6 +21,19 @@ class UnknownTokenError(LookupError):
     """No participant has this token (mistyped, expired link, or another database)."""
 
 
+class AdmissionError(LookupError):
+    """A visit the study does not let in (the message is safe to show)."""
+
+
+class IdRefusedError(AdmissionError):
+    """A known recruitment id arrived without the recruitment session of its first visit:
+    whoever holds the link may not be the participant (protocols.admission)."""
+
+
+class InvalidExternalIdError(AdmissionError):
+    """A recruitment id outside the protocol's ``recruitment.id_pattern``."""
+
+
 class PageMismatchError(pg.AnswerError):
     """An answer for a page that is not the participant's current page."""
 

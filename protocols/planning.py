@@ -5,9 +5,9 @@ served by ONE call of the arm's method: its candidate set (or its recourse) on t
 factual profiles. The method sees the stated actionability profiles when the arm is
 ``personalized`` and there was an elicitation, otherwise everybody able to act on every
 globally actionable feature. A distance design (protocols.design) then picks each person's
-plans with a generator seeded by (protocol seed, participant seq, arm), so the result does
-not depend on who else is in the batch: the web path (a batch of one) and the simulator (a
-batch of hundreds) produce the same plans for the same person. Interactive arms (HARE) get
+plans with a generator seeded by (protocol seed, participant's consent order, arm), so the
+result does not depend on who else is in the batch: the web path (a batch of one) and the
+simulator (a batch of hundreds) produce the same plans for the same person. Interactive arms (HARE) get
 their plans from the interaction instead (protocols.interactive).
 
 The chosen plans are evaluated once more through ``RecourseContext.evaluate`` against the
@@ -39,7 +39,7 @@ class PlanRequest:
     """One participant needing plans: factual x (d,) and stated profile (a batch of one)."""
 
     participant_id: str
-    seq: int
+    seq: int  # the participant's design number (Participant.design_seq)
     arm: str  # an arm id, or "within" for every arm
     x: np.ndarray
     stated: ActionabilityProfiles | None

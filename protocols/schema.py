@@ -4,7 +4,8 @@ A protocol says what a study is: the scenario, consent and debrief texts, screen
 questions, where the participant's profile comes from, the pre-hoc elicitation scheme, the
 arms (recourse method + options), how many plans each participant rates and how they are
 chosen (distance design), the rating questions, attention checks, the completion code, the
-seed, and the ``simulation`` block of the synthetic participants' behaviour.
+seed, what a recruitment link's participant id looks like (``recruitment.id_pattern``), and
+the ``simulation`` block of the synthetic participants' behaviour.
 
 ``load_protocol(id_or_path)`` accepts a shipped protocol's id (``protocols/<id>.yaml``) or a
 path. Every problem of a broken file is reported at once, each with its path in the file
@@ -47,6 +48,7 @@ from protocols.specs import (
     PlanSpec,
     ProfileSpec,
     QuestionsSpec,
+    RecruitmentSpec,
     ScreeningQuestion,
     Strict,
     dotted,
@@ -54,6 +56,7 @@ from protocols.specs import (
 )
 
 PROTOCOL_DIR = Path(__file__).resolve().parent
+_LATER_BLOCKS = ("recruitment",)  # see Protocol.canonical_json
 
 
 class Protocol(Strict):
@@ -73,6 +76,7 @@ class Protocol(Strict):
     questions: QuestionsSpec = QuestionsSpec()
     attention_checks: list[AttentionCheck] = Field(default_factory=list)
     debrief: DebriefSpec = DebriefSpec()
+    recruitment: RecruitmentSpec = RecruitmentSpec()
     simulation: SimulationSpec = SimulationSpec()
 
     @field_validator("scenario")
@@ -119,7 +123,13 @@ class Protocol(Strict):
         return self.page_slots() + [f"plan-{k}" for k in range(1, n + 1)]
 
     def canonical_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        """The protocol as sorted JSON. Blocks added after studies were first stored are left
+        out while at their default, so an unchanged protocol keeps its fingerprint."""
+        data = self.model_dump(mode="json")
+        for name in _LATER_BLOCKS:
+            if getattr(self, name) == type(self).model_fields[name].default:
+                data.pop(name)
+        return json.dumps(data, sort_keys=True)
 
     def fingerprint(self) -> str:
         """SHA-256 of the canonical protocol (what a stored study was run with)."""

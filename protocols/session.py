@@ -4,7 +4,7 @@
 protocol must be the same) and serves its participants:
 
     study = Study(load_protocol("tominaga-replication"), Store("study.duckdb"))
-    session = study.start(external_id=prolific_pid)      # -> ParticipantSession
+    session = study.start(external_id=pid, session=sid)  # -> ParticipantSession
     page = session.current_page()                        # protocols.pages.Page
     page = session.submit(page.id, {"agree": True})      # the next page
     session = study.resume(token)                        # after a refresh or restart
@@ -12,15 +12,21 @@ protocol must be the same) and serves its participants:
 The page/answer contract (one class per page kind: payload, validation, effect) is in
 ``protocols.pages``, acting through the narrow ``protocols.context``; the page order in
 ``protocols.flow``; plan generation in ``protocols.planning``; interactive methods' questions
-in ``protocols.interactive``.
+in ``protocols.interactive``; who may start or resume, and when a participant counts for
+assignment, in ``protocols.admission``.
 
 Guarantees.
 
 - Tokens are random (``secrets.token_urlsafe``, 192 bits) and stored only as SHA-256
-  hashes; an unknown token raises ``UnknownTokenError``. Raw external ids (e.g. a
-  recruitment platform's participant id) are stored only as salted SHA-256 hashes: the salt
-  is the study's (random, in ``studies.salt``) unless ``RECOURSE_STUDY_SALT`` is set. Starting
-  again with a known external id resumes that participant under a fresh token.
+  hashes (table ``tokens``); an unknown token raises ``UnknownTokenError``. Raw external ids
+  (e.g. a recruitment platform's participant id) and recruitment sessions are stored only as
+  salted SHA-256 hashes (the study's salt: protocols.registration).
+- A recruitment id identifies, it does not authenticate: starting again with a known
+  external id resumes that participant (under an additional token; tokens are never
+  revoked) only together with the recruitment session of its first visit (e.g. Prolific's
+  ``SESSION_ID``); otherwise ``IdRefusedError``, and the refused visit is recorded
+  (``id_refused``). An external id outside the protocol's ``recruitment.id_pattern`` raises
+  ``InvalidExternalIdError`` before anything is written.
 - ``submit(page_id, answer)`` validates the answer against the page (``AnswerError`` with
   every problem; nothing written), then writes the answer, its consequences (profile,
   elicitation, plans, rating, comparison), an audit event and the participant's new state in
@@ -31,22 +37,23 @@ Guarantees.
 - Plans are generated once - when the elicitation is submitted, or at the profile step when
   the protocol has no elicitation - stored, and reloaded (never regenerated) on resume.
   Assignment, persona, plan choice and order depend only on the protocol seed and the
-  participant's sequence number.
+  participant's consent order (``consent_seq``, given in the transaction of the consent
+  answer): a visit that never consents has no arm and shifts nobody's assignment.
 - ``submit_many`` does the same for many participants in one transaction, generating all
   their plans with one method call per arm (the simulator's fast path; the web path is a
   batch of one through the same code). Drivers may add rows of their own (simulation truth)
   to the same transaction with ``extra_rows``.
+- Memory is bounded: participants' state and built pages are cached for at most
+  ``CACHE_SIZE`` participants (least recently used out; reloaded from the store), answers
+  are serialized by striped locks (protocols.cache).
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
-import secrets
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Sequence
+from contextlib import nullcontext
 from functools import cached_property
 from typing import Any
 
@@ -57,10 +64,14 @@ from data.store import Store, WriteConflictError
 from engine.decision import rejected_rows
 from protocols import design
 from protocols import pages as pg
-from protocols.context import Answering, Rows, SessionContext, now
+from protocols.admission import Admission
+from protocols.cache import BoundedCache, StripedLocks
+from protocols.context import ROW_TABLES, Answering, Rows, SessionContext
 from protocols.flow import Flow
 from protocols.interactive import InteractiveFlow
 from protocols.participation import (
+    IdRefusedError,
+    InvalidExternalIdError,
     PageMismatchError,
     ParticipantSession,
     SessionEndedError,
@@ -69,23 +80,28 @@ from protocols.participation import (
     hash_token,
 )
 from protocols.planning import ShownPlan, generate_plans
-from protocols.registration import SALT_ENV, StudyMismatchError, register_study
+from protocols.registration import (
+    SALT_ENV,
+    SaltMismatchError,
+    StudyMismatchError,
+    register_study,
+)
 from protocols.resources import StudyResources, study_resources
 from protocols.schema import Protocol
 from protocols.state import Participant, profiles_from_row
 
-TOKEN_CACHE_SIZE = 50_000  # resume tokens remembered per process (~150 bytes each)
-
 __all__ = [
-    "SALT_ENV", "PageMismatchError", "ParticipantSession", "SessionEndedError", "Study",
+    "SALT_ENV", "IdRefusedError", "InvalidExternalIdError", "PageMismatchError",
+    "ParticipantSession", "SaltMismatchError", "SessionEndedError", "Study",
     "StudyMismatchError", "SubmitItem", "UnknownTokenError", "hash_token",
 ]
-# Insert order inside a transaction (no foreign keys, but a readable audit order).
-_TABLES = ("profiles", "elicitations", "plans", "responses", "ratings", "comparisons",
-           "events", "sim_participants", "sim_ratings")
+# Participants whose state and built page a process keeps in memory (reloaded after).
+CACHE_SIZE = 4096
+# Resume tokens whose participant a process remembers (~150 bytes each).
+TOKEN_CACHE_SIZE = 50_000
 
 
-class Study:
+class Study(Admission):
     """A protocol run in a store (module docstring)."""
 
     def __init__(
@@ -110,11 +126,12 @@ class Study:
                                       self.resources.classifier, self.persona, self.interactive)
         self.flow = Flow(self.context)
         self._salt = register_study(store, self.study_id, protocol, simulation)
-        self._cache: dict[str, Participant] = {}
-        self._tokens: OrderedDict[str, str] = OrderedDict()  # token hash -> participant
-        self._pages: dict[str, tuple[Participant, pg.Page]] = {}
-        self._locks: dict[str, threading.Lock] = {}
-        self._lock = threading.Lock()
+        self._cache: BoundedCache[str, Participant] = BoundedCache(CACHE_SIZE)
+        self._pages: BoundedCache[str, tuple[Participant, pg.Page]] = BoundedCache(CACHE_SIZE)
+        self._tokens: BoundedCache[str, str] = BoundedCache(TOKEN_CACHE_SIZE)  # hash -> pid
+        self._locks = StripedLocks()
+        id_pattern = protocol.recruitment.id_pattern
+        self._id_pattern = re.compile(id_pattern) if id_pattern else None
 
     # ---- population ---------------------------------------------------------------------
     @cached_property
@@ -132,120 +149,6 @@ class Study:
         pool = self.rejected_population
         i = int(design.rng_for(self.protocol.seed, design.STREAM_PERSONA, seq).integers(len(pool)))
         return pool[i].copy()
-
-    def completion_code(self, participant_id: str) -> str:
-        if self.protocol.debrief.completion_code:
-            return self.protocol.debrief.completion_code
-        digest = hmac.new(self._salt.encode(), participant_id.encode(), "sha256").hexdigest()
-        return digest[:10].upper()
-
-    def event(self, pid: str, page_id: str | None, event: str,
-              detail: dict[str, Any] | None = None) -> dict[str, Any]:
-        """An ``events`` row of this study (the append-only audit)."""
-        return self.context.event(pid, page_id, event, detail)
-
-    def hash_external(self, value: str) -> str:
-        """The salted SHA-256 under which a raw external id is stored (never the raw id)."""
-        return hashlib.sha256(f"{self._salt}:{value}".encode()).hexdigest()
-
-    # ---- starting and resuming ----------------------------------------------------------
-    def start(self, external_id: str | None = None, *, source: str = "web") -> ParticipantSession:
-        """A new participant (or the one with this external id, under a fresh token)."""
-        token = secrets.token_urlsafe(24)
-        ext_hash = None
-        if external_id is not None:
-            if not str(external_id).strip():
-                raise ValueError("external id must not be empty")
-            ext_hash = self.hash_external(external_id)
-        with self.store.lock:
-            if ext_hash is not None:
-                known = records.participant_by_external(self.store, self.study_id, ext_hash)
-                if known is not None:
-                    pid = known["participant_id"]
-                    with self.store.transaction() as tx:
-                        tx.update("participants", ["study_id", "participant_id"], [{
-                            "study_id": self.study_id, "participant_id": pid,
-                            "token_hash": hash_token(token), "updated_at": now()}])
-                        tx.insert("events", [self.event(pid, None, "token_renewed")])
-                    return ParticipantSession(self, pid, token)
-            with self.store.transaction() as tx:
-                seq = records.next_seq(tx, self.study_id)
-                (p,) = self._new_participants(tx, [seq], source, [token], [ext_hash], None)
-        self._cache[p.participant_id] = p
-        return ParticipantSession(self, p.participant_id, token)
-
-    def start_many(
-        self,
-        seqs: Sequence[int],
-        *,
-        source: str = "synthetic",
-        extra_rows: Callable[[list[Participant]], Rows] | None = None,
-    ) -> list[str]:
-        """New participants with the given sequence numbers, in one transaction (drivers)."""
-        with self.store.transaction() as tx:
-            ps = self._new_participants(tx, list(seqs), source, None, None, extra_rows)
-        for p in ps:
-            self._cache[p.participant_id] = p
-        return [p.participant_id for p in ps]
-
-    def _new_participants(
-        self,
-        tx: Any,
-        seqs: list[int],
-        source: str,
-        tokens: list[str] | None,
-        ext_hashes: list[str | None] | None,
-        extra_rows: Callable[[list[Participant]], Rows] | None,
-    ) -> list[Participant]:
-        w = Answering(self.context)
-        ps: list[Participant] = []
-        rows = w.rows
-        part_rows = []
-        for i, seq in enumerate(seqs):
-            pid = f"{self.study_id[:16]}-{seq:05d}-{secrets.token_hex(4)}"
-            p = Participant(self.study_id, pid, seq, source, design.assign_arm(self.protocol, seq))
-            p.completion_code = self.completion_code(pid)
-            if self.protocol.profile.source == "persona":
-                w.set_profile(p, self.persona(seq), "persona")
-            part_rows.append({
-                "study_id": self.study_id, "participant_id": pid, "seq": seq,
-                "token_hash": hash_token(tokens[i]) if tokens else None,
-                "external_id_hash": ext_hashes[i] if ext_hashes else None,
-                "source": source, "arm": p.arm, "status": p.status,
-                "current_page": self.flow.current_id(p), "step": 0,
-                "state_json": p.state_json(), "completion_code": p.completion_code,
-                "created_at": w.at, "updated_at": w.at,
-            })
-            rows["events"].append(self.event(pid, None, "start", {"seq": seq, "arm": p.arm}))
-            ps.append(p)
-        tx.insert("participants", part_rows)
-        if extra_rows is not None:
-            for table, extra in extra_rows(ps).items():
-                rows[table] += extra
-        for table in _TABLES:
-            tx.insert(table, rows.get(table, []))
-        return ps
-
-    def resume(self, token: str) -> ParticipantSession:
-        """The participant holding ``token``; UnknownTokenError if there is none."""
-        if not isinstance(token, str) or not token:
-            raise UnknownTokenError("no participant token given")
-        key = hash_token(token)
-        pid = self._tokens.get(key)
-        if pid is None:
-            # A token never changes hands, so its participant is looked up once: the web
-            # app resumes by token on every script run (every click).
-            row = records.participant_by_token(self.store, key)
-            if row is None or row["study_id"] != self.study_id:
-                raise UnknownTokenError(
-                    "unknown participant token: the link may be mistyped or belong to another "
-                    "study")
-            pid = row["participant_id"]
-            with self._lock:
-                self._tokens[key] = pid
-                while len(self._tokens) > TOKEN_CACHE_SIZE:
-                    self._tokens.popitem(last=False)
-        return ParticipantSession(self, pid, token)
 
     def session(self, participant_id: str) -> ParticipantSession:
         """A handle by participant id (trusted drivers: the simulator, researcher tools)."""
@@ -269,8 +172,8 @@ class Study:
                                                   participant_ids).items():
             row = b["participant"]
             p = Participant(self.study_id, pid, int(row["seq"]), row["source"], row["arm"],
-                            status=row["status"], step=int(row["step"]),
-                            completion_code=row["completion_code"] or "")
+                            consent_seq=row["consent_seq"], status=row["status"],
+                            step=int(row["step"]), completion_code=row["completion_code"] or "")
             p.load_state(row["state_json"])
             if b["profile"] is not None:
                 x = json.loads(b["profile"]["x_json"])
@@ -292,13 +195,12 @@ class Study:
 
     def forget(self, participant_ids: Sequence[str] | None = None) -> None:
         """Drop cached state (it is reloaded from the store on next use)."""
-        with self._lock:
-            if participant_ids is None:
-                self._cache.clear()
-                self._pages.clear()
-            for pid in participant_ids or ():
-                self._cache.pop(pid, None)
-                self._pages.pop(pid, None)
+        if participant_ids is None:
+            self._cache.clear()
+            self._pages.clear()
+        for pid in participant_ids or ():
+            self._cache.pop(pid)
+            self._pages.pop(pid)
 
     # ---- answering ----------------------------------------------------------------------
     def submit(
@@ -313,8 +215,7 @@ class Study:
         pids = [it.participant_id for it in items]
         if len(set(pids)) != len(pids):
             raise ValueError("submit_many takes at most one answer per participant")
-        with self._lock:
-            locks = [self._locks.setdefault(pid, threading.Lock()) for pid in sorted(pids)]
+        locks = self._locks.for_keys(pids)
         for lock in locks:
             lock.acquire()
         try:
@@ -362,18 +263,29 @@ class Study:
             if p.active and self.flow.current_id(p) == "debrief":
                 p.status = "complete"
                 w.rows["events"].append(self.event(p.participant_id, None, "complete"))
-        at, rows = w.at, w.rows
-        with self.store.transaction() as tx:
-            for table in _TABLES:
-                tx.insert(table, rows.get(table, []) + (extra or {}).get(table, []))
-            tx.update(
-                "participants", ["study_id", "participant_id"],
-                [{"study_id": self.study_id, "participant_id": p.participant_id,
-                  "status": p.status, "current_page": self.flow.current_id(p), "step": p.step,
-                  "state_json": p.state_json(), "updated_at": at} for _, _, p, _, _ in work],
-                guard="step", expected=[old.step for _, old, _, _, _ in work],
-            )
+        # Consent numbers are taken under the process' lock (another process taking the
+        # same one fails on the unique index: WriteConflictError, and submit_many retries).
+        with self.store.lock if w.enrolling else nullcontext():
+            self._commit(w, work, extra)
         for i, _, p, _, _ in work:
             self._cache[p.participant_id] = p
             results[i] = self.current_page(p.participant_id)
         return results  # type: ignore[return-value]
+
+    def _commit(self, w: Answering, work: list[tuple[int, Participant, Participant, pg.Page,
+                                                     Any]], extra: Rows | None) -> None:
+        """One transaction: the enrolment of consenting participants, every row of the
+        answers and the participants' new state (guarded by their step)."""
+        at, rows = w.at, w.rows
+        with self.store.transaction() as tx:
+            self._enrol(tx, w)
+            for table in ROW_TABLES:
+                tx.insert(table, rows.get(table, []) + (extra or {}).get(table, []))
+            tx.update(
+                "participants", ["study_id", "participant_id"],
+                [{"study_id": self.study_id, "participant_id": p.participant_id,
+                  "arm": p.arm, "consent_seq": p.consent_seq,
+                  "status": p.status, "current_page": self.flow.current_id(p), "step": p.step,
+                  "state_json": p.state_json(), "updated_at": at} for _, _, p, _, _ in work],
+                guard="step", expected=[old.step for _, old, _, _, _ in work],
+            )

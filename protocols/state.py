@@ -28,9 +28,10 @@ STATUSES = ("active", "complete", "declined", "screened_out", "approved")
 class Participant:
     study_id: str
     participant_id: str
-    seq: int
+    seq: int  # arrival order: identifies a synthetic participant of a simulation
     source: str
-    arm: str
+    arm: str | None  # None until the participant consents
+    consent_seq: int | None = None  # order of consent: drives assignment and the design
     status: str = "active"
     step: int = 0
     answered: list[str] = field(default_factory=list)
@@ -49,6 +50,15 @@ class Participant:
     @property
     def active(self) -> bool:
         return self.status == "active"
+
+    @property
+    def design_seq(self) -> int:
+        """The number the study design draws from (arm, persona, plan choice and order, the
+        interactive method's seed): the order of consent, so visits that never consent
+        change nobody's assignment."""
+        if self.consent_seq is None:
+            raise ValueError(f"participant {self.participant_id} has not consented yet")
+        return self.consent_seq
 
     def copy(self) -> Participant:
         """A copy whose mutable parts can change without touching this one."""

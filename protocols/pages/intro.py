@@ -36,7 +36,9 @@ class Consent(PageKind):
         return "Consent", ConsentPayload(text=ctx.protocol.consent)
 
     def apply(self, w: Answering, p: Participant, page: Page, answer: Any) -> None:
-        if not answer.agree:
+        if answer.agree:
+            w.enrol(p)  # only now does the participant count for assignment
+        else:
             p.status = "declined"
 
     def synthetic_answer(self, sim: SyntheticContext, p: Participant, page: Page) -> Any:
@@ -136,7 +138,7 @@ class ProfileEntry(PageKind):
         if not w.ctx.approves(x):
             w.set_profile(p, x, "own")
         elif w.protocol.profile.on_approved == "persona":
-            w.set_profile(p, w.ctx.persona(p.seq), "persona_fallback")
+            w.set_profile(p, w.ctx.persona(p.design_seq), "persona_fallback")
             p.note = APPROVED_NOTE
         else:
             p.status = "approved"

@@ -7,6 +7,7 @@ Each subcommand lives in its own module of this package and attaches itself to t
 from __future__ import annotations
 
 import importlib
+import os
 
 from study_app.cli.apps import app
 
@@ -31,5 +32,7 @@ for _name in _COMMAND_MODULES:
 
 
 def main() -> None:
-    """Entry point of the console script."""
+    """Entry point of the console script. Everything it writes (databases and their WAL,
+    exports, reports) is readable by this user only."""
+    os.umask(0o077)
     app()

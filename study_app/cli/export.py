@@ -16,16 +16,26 @@ def export(
     db: str = typer.Option(..., help="The study database: a DuckDB file or postgresql://..."),
     out: Path = typer.Option(..., help="Directory to write into (created if missing)."),
     format: str = typer.Option("parquet", "--format", help="parquet | csv."),
+    free_text: bool = typer.Option(
+        False, "--free-text", help="Include text participants typed (their reasons), which "
+        "may identify them."),
+    linkage: bool = typer.Option(
+        False, "--linkage", help="Include what links rows to people on the recruitment "
+        "platform: hashes of recruitment ids and sessions, completion codes."),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
     """Write every table (and the ratings_long view) as Parquet or CSV, with a codebook.
 
     Files: <table>.<format> per table, codebook.csv and codebook.json (table, column, type,
-    meaning), manifest.json. Secrets (the external-id salt, token hashes) are not exported.
+    meaning), manifest.json. Secrets (the external-id salt, token hashes, the dashboard's
+    sign-in log) are never exported; free text and linkage columns only with --free-text /
+    --linkage. In CSV, a text cell starting with = + - @ tab or CR gets a leading ' so a
+    spreadsheet shows it as text (Parquet keeps the exact text).
 
     JSON (the manifest, also written as OUT/manifest.json): format, schema_version, tables
-    {name: rows}, files.
+    {name: rows}, free_text, linkage, withheld {table: [columns]}, csv_formulas (CSV only),
+    files.
     """
     from data.export import export as run
     from data.store import Store, StoreError
@@ -36,7 +46,8 @@ def export(
         fail(f"no database at {db}", 2)
     try:
         with Store(db, read_only=True) as store:
-            manifest = run(store, out, format)  # type: ignore[arg-type]
+            manifest = run(store, out, format,  # type: ignore[arg-type]
+                           free_text=free_text, linkage=linkage)
     except StoreError as e:
         fail(e, 2)
     rows = sum(manifest["tables"].values())

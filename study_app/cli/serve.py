@@ -16,6 +16,18 @@ from study_app.cli.output import fail as _fail
 _console = Console(stderr=True)
 
 
+def _log_to_stderr() -> None:
+    """The app's log (errors with their ids, refused sign-ins) on stderr, with times."""
+    import logging
+
+    logger = logging.getLogger("study_app")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+
+
 def _port_free(address: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -65,9 +77,22 @@ def serve(
         "PROLIFIC_PID", help="URL parameter holding the recruitment platform's participant id "
         "(stored only as a salted hash)."
     ),
+    session_param: str = typer.Option(
+        "SESSION_ID", help="URL parameter holding the recruitment session; a participant id "
+        "that returns must carry the session of its first visit (stored as a salted hash)."
+    ),
     hash_param: list[str] = typer.Option(
         ["STUDY_ID", "SESSION_ID"], "--hash-param",
         help="Further URL parameters recorded with a participant, hashed (repeatable).",
+    ),
+    require_id: bool | None = typer.Option(
+        None, "--require-id/--no-require-id", help="Refuse links without a participant id "
+        "(no participant is created). Default: on when --completion-url is set."
+    ),
+    allowed_host: list[str] = typer.Option(
+        [], "--allowed-host", help="Host name participants' links use (repeatable; the "
+        "listening address and, on loopback, localhost are always allowed; '*' allows any). "
+        "Needed with --address 0.0.0.0."
     ),
     reports: Path | None = typer.Option(
         None, help="Folder the dashboard searches for the newest analysis report.html "
@@ -92,9 +117,12 @@ def serve(
 
     Participant links: ?PROLIFIC_PID=...&STUDY_ID=...&SESSION_ID=... (hashed, never stored
     raw); the app adds ?p=<token>, which brings a participant back to their exact page after
-    a refresh or a server restart. The dashboard needs the password in
-    RECOURSE_STUDY_DASHBOARD_PASSWORD (or `dashboard_password` in Streamlit secrets) and is
-    locked without it.
+    a refresh or a server restart. A participant id that returns without its first visit's
+    SESSION_ID is refused (ids identify, they do not authenticate). The dashboard needs the
+    password in RECOURSE_STUDY_DASHBOARD_PASSWORD (or `dashboard_password` in Streamlit
+    secrets; at least 12 characters) and is locked without it. Files the command writes are
+    private to its user (umask 077). docs/security.md: what is protected and what the
+    deployment must add (TLS, the reverse proxy).
     """
     from data.store import StoreError
     from engine.artifacts import ArtifactMissingError
@@ -102,7 +130,8 @@ def serve(
     from protocols.schema import ProtocolError, load_protocol
     from protocols.session import StudyMismatchError
     from study_app.web import runtime
-    from study_app.web.auth import PASSWORD_ENV
+    from study_app.web.auth import PASSWORD_ENV, password_problem
+    from study_app.web.hardening import allowed_hosts
 
     try:
         proto = load_protocol(protocol)
@@ -111,10 +140,14 @@ def serve(
     try:
         config = runtime.make_config(
             protocol, db, study_id=study, decision_model=decision_model,
-            completion_url=completion_url, id_param=id_param, hash_params=tuple(hash_param),
-            reports=reports)
-    except runtime.ConfigError as e:
+            completion_url=completion_url, id_param=id_param, session_param=session_param,
+            hash_params=tuple(hash_param), require_id=require_id, reports=reports)
+        hosts = allowed_hosts(address, allowed_host)
+    except (runtime.ConfigError, ValueError) as e:
         raise typer.BadParameter(str(e)) from None
+    weak = password_problem()
+    if weak:
+        _fail(weak, 2)
     if not _port_free(address, port):
         _fail(f"port {port} on {address} is in use; choose another with --port")
     from protocols.registries import method_capabilities
@@ -124,8 +157,13 @@ def serve(
                   for m in methods)
     needs_artifacts = (decision_model or proto.decision_model) == "trained" or trained
     if workers > 1:
+        # the workers see the public Host header through HAProxy: they allow the same hosts
         forwarded = ["--protocol", protocol, "--db", db, "--id-param", id_param,
+                     "--session-param", session_param,
                      *[a for h in hash_param for a in ("--hash-param", h)],
+                     *[a for h in hosts for a in ("--allowed-host", h)],
+                     *([] if require_id is None
+                       else ["--require-id" if require_id else "--no-require-id"]),
                      *(["--study", study] if study else []),
                      *(["--decision-model", decision_model] if decision_model else []),
                      *(["--completion-url", completion_url] if completion_url else []),
@@ -155,8 +193,12 @@ def serve(
     if not os.environ.get(PASSWORD_ENV):
         _console.print(f"dashboard: set {PASSWORD_ENV} (or Streamlit secrets) to unlock it",
                        highlight=False)
+    if not config.require_id:
+        _console.print("links without a participant id start anonymous participants "
+                       "(--require-id refuses them)", highlight=False)
+    _log_to_stderr()
     try:
-        runtime.run_server(address, port)
+        runtime.run_server(address, port, hosts)
     finally:
         runtime.release_all()  # close the database cleanly when the server stops
 

@@ -1,20 +1,58 @@
-"""The researcher dashboard's password gate.
+"""The researcher dashboard's password gate: throttled, logged, idle-limited.
 
 The password comes from the environment variable ``RECOURSE_STUDY_DASHBOARD_PASSWORD`` or,
 failing that, from Streamlit secrets (``dashboard_password`` in .streamlit/secrets.toml). With
-neither configured the dashboard stays locked for everyone: there is no default password.
+neither configured, or with one shorter than ``MIN_PASSWORD_CHARS``, the dashboard stays
+locked for everyone (``serve`` refuses to start with a short one): there is no default.
+
+Guessing is slowed and seen:
+
+- every attempt waits ``delay(n)`` = min(``MAX_DELAY``, ``DELAY_STEP`` x n) seconds before
+  it is checked, n being the failed attempts of the last ``FAILURE_WINDOW`` since the last
+  success. The count comes from the sign-in log in the study database (data.logins), so it
+  is shared by every browser tab and every server process on the store; within a process
+  attempts are checked one at a time, so parallel tabs do not multiply the rate. 20 wrong
+  passwords in a row wait 0 + 0.1 + ... + 1.9 = 19 s; from the 100th on, 10 s each.
+- every attempt is logged: a row in ``dashboard_logins`` (time, right or wrong, the client
+  address as the server saw it, the delay) and, for a failure, a warning in the server log.
+  The dashboard shows the failures since the researcher's previous sign-in.
+
+A signed-in session ends on "Sign out", which clears everything the browser session held
+(and drops its download links), and after ``IDLE_MINUTES`` without activity.
 """
 
 from __future__ import annotations
 
 import hmac
+import logging
 import os
+import threading
+import time
+from datetime import UTC, datetime, timedelta
 
 import streamlit as st
 
+from data import logins
+from data.store import Store
+
 PASSWORD_ENV = "RECOURSE_STUDY_DASHBOARD_PASSWORD"
+IDLE_ENV = "RECOURSE_STUDY_DASHBOARD_IDLE_MINUTES"
 SECRET_KEY = "dashboard_password"
+MIN_PASSWORD_CHARS = 12
+DELAY_STEP = 0.1  # seconds per recent failure
+MAX_DELAY = 10.0
+FAILURE_WINDOW = timedelta(hours=1)
+IDLE_MINUTES = 30.0
 _SESSION_FLAG = "rs_dashboard_authenticated"
+_ACTIVE_AT = "rs_dashboard_active_at"  # monotonic time of the last dashboard run
+_SIGNED_IN_AT = "rs_dashboard_signed_in_at"
+_ATTEMPT_LOCK = threading.Lock()  # one password check at a time in this process
+
+log = logging.getLogger("study_app.web.auth")
+
+
+def now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
 def configured_password() -> str | None:
@@ -29,33 +67,120 @@ def configured_password() -> str | None:
     return str(secret) if secret else None
 
 
+def password_problem(password: str | None = None) -> str | None:
+    """Why the configured password (or ``password``) is not acceptable; None when it is, or
+    when none is configured (the dashboard is then simply locked)."""
+    pw = configured_password() if password is None else password
+    if pw is not None and len(pw) < MIN_PASSWORD_CHARS:
+        return (f"the dashboard password ({PASSWORD_ENV}) has {len(pw)} characters; it needs "
+                f"at least {MIN_PASSWORD_CHARS}")
+    return None
+
+
 def password_matches(given: str, expected: str) -> bool:
     """Constant-time comparison of the typed password with the configured one."""
     return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
 
 
-def require_password() -> bool:
-    """Render the login form unless this browser session is authenticated; True when it is."""
+def delay(failures: int) -> float:
+    """Seconds an attempt waits after ``failures`` recent failed ones (module docstring)."""
+    return min(MAX_DELAY, DELAY_STEP * max(0, failures))
+
+
+def idle_limit() -> float:
+    """Minutes without activity after which a dashboard session is signed out."""
+    value = os.environ.get(IDLE_ENV, "")
+    try:
+        return float(value) if value else IDLE_MINUTES
+    except ValueError:
+        return IDLE_MINUTES
+
+
+def _client() -> str | None:
+    """The client's address as the server saw it (None without a request: AppTest)."""
+    try:
+        address = st.context.ip_address
+    except Exception:
+        return None
+    return address if isinstance(address, str) else None
+
+
+def check_password(store: Store, given: str, expected: str) -> bool:
+    """Wait the throttle's delay, check, log the attempt (module docstring)."""
+    with _ATTEMPT_LOCK:
+        recent = logins.failures_since(store, now() - FAILURE_WINDOW)["failures"]
+        wait = delay(recent)
+        time.sleep(wait)
+        ok = password_matches(given, expected)
+        client = _client()
+        logins.record_login(store, now(), ok, client, wait)
+    if not ok:
+        log.warning("dashboard sign-in failed (client %s; %d failures in the last %s, this "
+                    "one waited %.1f s)", client or "unknown", recent + 1, FAILURE_WINDOW, wait)
+    return ok
+
+
+def idle_expired() -> bool:
+    """The signed-in session has been idle longer than the limit."""
+    last = st.session_state.get(_ACTIVE_AT)
+    return last is not None and time.monotonic() - last > 60.0 * idle_limit()
+
+
+def require_password(store: Store) -> bool:
+    """Render the login form unless this browser session is authenticated; True when it is
+    (and it counts as activity)."""
     expected = configured_password()
-    if expected is None:
+    problem = password_problem(expected) if expected is not None else None
+    if expected is None or problem:
         st.error(
-            "The researcher dashboard is locked: no password is configured. Set the "
-            f"environment variable {PASSWORD_ENV} (or `{SECRET_KEY}` in Streamlit secrets) "
-            "and restart the server."
+            "The researcher dashboard is locked: "
+            + (problem if problem else "no password is configured")
+            + f". Set the environment variable {PASSWORD_ENV} (or `{SECRET_KEY}` in Streamlit "
+            f"secrets; at least {MIN_PASSWORD_CHARS} characters) and restart the server."
         )
         return False
     if st.session_state.get(_SESSION_FLAG):
-        return True
+        if idle_expired():
+            sign_out()
+            st.info(f"You were signed out after {idle_limit():g} minutes without activity.")
+        else:
+            st.session_state[_ACTIVE_AT] = time.monotonic()
+            return True
     with st.form("rs_dashboard_login"):
         given = st.text_input("Dashboard password", type="password", max_chars=256)
         submitted = st.form_submit_button("Sign in")
     if submitted:
-        if password_matches(given, expected):
+        if check_password(store, given, expected):
             st.session_state[_SESSION_FLAG] = True
+            st.session_state[_ACTIVE_AT] = time.monotonic()
+            st.session_state[_SIGNED_IN_AT] = now()
             st.rerun()
         st.error("Wrong password.")
     return False
 
 
+def signed_in_at() -> datetime | None:
+    """When this session signed in (UTC)."""
+    return st.session_state.get(_SIGNED_IN_AT)
+
+
 def sign_out() -> None:
-    st.session_state.pop(_SESSION_FLAG, None)
+    """End the session: clear everything it held and drop its download links now."""
+    for key in list(st.session_state.keys()):
+        del st.session_state[key]
+    drop_downloads()
+
+
+def drop_downloads() -> None:
+    """Forget this browser session's download files (export zips, reports) at once, so their
+    addresses stop working (Streamlit would drop them only after two more script runs)."""
+    from streamlit.runtime import exists, get_instance
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not exists():
+        return
+    manager = get_instance().media_file_mgr
+    manager.clear_session_refs(ctx.session_id)
+    manager.remove_orphaned_files()  # marks this session's downloads ...
+    manager.remove_orphaned_files()  # ... and deletes them

@@ -6,6 +6,11 @@ process per file, and that is the server), with the read-only summaries of
 ``data.dashboard_queries``. A pilot runs N synthetic participants through the same session
 code (``study_app.simulator``) into the study ``<study id>-pilot`` of the same database, so
 pilot data never mixes with real participants.
+
+Nothing sensitive outlives the signed-in session: the export zip and the analysis report
+are built only when the researcher clicks their download button (never kept in the
+session), the report is offered as a file and never rendered inside this page (its script
+would run with the dashboard's privileges), and signing out or staying idle drops both.
 """
 
 from __future__ import annotations
@@ -14,18 +19,20 @@ import io
 import tempfile
 import time
 import zipfile
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
-import streamlit.components.v1 as components
 from streamlit.delta_generator import DeltaGenerator
 
 from data import dashboard_queries as q
+from data import logins
 from data.store import describe
 from protocols.session import Study
 from study_app.web import runtime
-from study_app.web.auth import require_password, sign_out
+from study_app.web.auth import idle_expired, require_password, sign_out, signed_in_at
+from study_app.web.errors import show_error
 
 PILOT_SUFFIX = "-pilot"
 MAX_PILOT = 2000
@@ -47,12 +54,15 @@ def report_roots(config: runtime.WebConfig) -> list[Path]:
     return [first, Path(config.db).parent / "reports"]
 
 
-def export_zip(study: Study, fmt: str) -> bytes:
-    """Every table of the database plus the codebook (data.export), zipped in memory."""
+def export_zip(study: Study, fmt: str, *, free_text: bool = False,
+               linkage: bool = False) -> bytes:
+    """Every exported table of the database plus the codebook (data.export: free text and
+    linkage columns only when asked), zipped in memory."""
     from data.export import export
 
     with tempfile.TemporaryDirectory(prefix="rs-export-") as tmp:
-        export(study.store, tmp, fmt)  # type: ignore[arg-type]
+        export(study.store, tmp, fmt, free_text=free_text,  # type: ignore[arg-type]
+               linkage=linkage)
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
             for path in sorted(Path(tmp).iterdir()):
@@ -78,18 +88,22 @@ def run_pilot(study: Study, more: int, progress: DeltaGenerator) -> dict:
 
 def _overview(store, study_id: str, source: str | None) -> None:
     status = q.status_by_arm(store, study_id, source)
-    total = int(status["participants"].sum()) if len(status) else 0
+    consented = status[status["arm"] != q.NOT_CONSENTED]
+    total = int(consented["participants"].sum()) if len(consented) else 0
     by_status = status.groupby("status")["participants"].sum() if len(status) else pd.Series()
     times = q.completion_times(store, study_id, source).iloc[0]
-    cols = st.columns(4)
-    cols[0].metric("Participants", total)
+    cols = st.columns(5)
+    cols[0].metric("Participants", total, help="who consented (and count for assignment)")
+    cols[4].metric("Visits without consent",
+                   int(status.loc[status["arm"] == q.NOT_CONSENTED, "participants"].sum()),
+                   help="links opened that never consented (declined, or left at consent)")
     cols[1].metric("Complete", int(by_status.get("complete", 0)))
     cols[2].metric("In progress", int(by_status.get("active", 0)))
     median = times["median_minutes"]
     cols[3].metric("Median time to complete",
                    "-" if pd.isna(median) else f"{float(median):.1f} min")
     st.subheader("Participants per arm and status")
-    if total:
+    if len(status):
         st.dataframe(status.pivot_table(index="arm", columns="status", values="participants",
                                         fill_value=0, aggfunc="sum"))
     else:
@@ -134,17 +148,40 @@ def _ratings(store, study_id: str, source: str | None) -> None:
 def _export(study: Study) -> None:
     st.subheader("Export")
     st.caption("Every table of the database (all studies in it, pilots included) with a "
-               "codebook; secrets such as token hashes are left out.")
-    fmt = st.radio("Format", ["parquet", "csv"], horizontal=True, key="rs_export_format")
-    if st.button("Prepare export", key="rs_export"):
-        with st.spinner("Exporting ..."):
-            st.session_state["rs_export_zip"] = (fmt, export_zip(study, fmt))
-    ready = st.session_state.get("rs_export_zip")
-    if ready is not None:
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        st.download_button(f"Download export ({ready[0]}, zip)", ready[1],
-                           file_name=f"{study.study_id}-{stamp}-{ready[0]}.zip",
-                           mime="application/zip", key="rs_export_download")
+               "codebook; secrets such as token hashes are never exported. CSV cells that a "
+               "spreadsheet would run as a formula are written as text.")
+    left, mid, right = st.columns([1, 2, 2])
+    fmt = left.radio("Format", ["parquet", "csv"], key="rs_export_format")
+    free_text = mid.checkbox("Include free text", key="rs_export_free_text",
+                             help="Participants' typed reasons, which may identify them.")
+    linkage = right.checkbox("Include linkage columns", key="rs_export_linkage",
+                             help="Hashes of recruitment ids and sessions, completion codes: "
+                             "what links a row to a person on the recruitment platform.")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    # Built on click (a deferred download): the zip is never held in the session.
+    st.download_button(f"Download export ({fmt}, zip)",
+                       partial(export_zip, study, fmt, free_text=free_text, linkage=linkage),
+                       file_name=f"{study.study_id}-{stamp}-{fmt}.zip", mime="application/zip",
+                       key="rs_export_download", on_click="ignore")
+
+
+def _flags(store, study_id: str) -> None:
+    flagged = q.id_conflicts(store, study_id)
+    if not len(flagged):
+        return
+    st.subheader("Participant ids used from another link")
+    st.warning(f"{len(flagged)} participant(s) had their recruitment id arrive with another "
+               "recruitment session than their first visit. Those visits were refused; "
+               "check with the recruitment platform before approving or paying.")
+    st.dataframe(flagged, hide_index=True)
+
+
+def _sign_ins(store) -> None:
+    since = signed_in_at()
+    failed = logins.failures_before(store, since) if since is not None else 0
+    with st.expander(f"Sign-ins ({failed} failed attempt(s) before yours)"
+                     if failed else "Sign-ins"):
+        st.dataframe(logins.recent_logins(store), hide_index=True)
 
 
 def _pilot(study: Study) -> None:
@@ -181,41 +218,56 @@ def _report(config: runtime.WebConfig) -> None:
         return
     modified = time.strftime("%Y-%m-%d %H:%M", time.localtime(path.stat().st_mtime))
     st.markdown(f"`{path}` (written {modified})")
-    text = path.read_text(encoding="utf-8", errors="replace")
-    st.download_button("Download the report", text, file_name="report.html", mime="text/html",
-                       key="rs_report_download")
-    components.html(text, height=800, scrolling=True)
+    # Offered as a file, never rendered here: a report's script must not run in this page.
+    st.download_button("Download the report", partial(path.read_bytes),
+                       file_name="report.html", mime="text/html", key="rs_report_download",
+                       on_click="ignore")
+
+
+@st.fragment(run_every=60)
+def _idle_watch() -> None:
+    """Sign an idle session out even when nobody touches the page (runs every minute)."""
+    if idle_expired():
+        st.rerun(scope="app")
 
 
 def render_dashboard() -> None:
     """The dashboard page (``/dashboard``)."""
     st.set_page_config(page_title="Researcher dashboard", layout="wide")
     st.title("Researcher dashboard")
-    if not require_password():
-        return
     try:
         config, study = runtime.current_study()
-    except (runtime.ConfigError, RuntimeError, FileNotFoundError) as e:
-        st.error(f"The study is not available: {e}")
+    except Exception:  # nothing about the configuration before the password
+        show_error("the dashboard cannot load the study")
         return
+    live = study.store
+    if not require_password(live):
+        return
+    _idle_watch()
     # the queries are DuckDB SQL: on PostgreSQL they read a snapshot taken for this view
-    store = study.store.snapshot()
-    studies = q.study_list(store)
-    ids = list(studies["study_id"]) or [study.study_id]
-    default = ids.index(study.study_id) if study.study_id in ids else 0
-    left, right, out = st.columns([3, 2, 1], vertical_alignment="bottom")
-    chosen = left.selectbox("Study", ids, index=default, key="rs_dash_study")
-    src = right.radio("Participants", ["all", *q.SOURCES], horizontal=True, key="rs_dash_src")
-    if out.button("Sign out", key="rs_sign_out"):
-        sign_out()
-        st.rerun()
-    source = None if src == "all" else src
-    st.caption(f"Serving `{study.study_id}` ({study.protocol.title}) from `{describe(config.db)}`.")
-    _overview(store, chosen, source)
-    _funnel(store, chosen, source)
-    _ratings(store, chosen, source)
-    if store is not study.store:
-        store.close()
+    store = live.snapshot()
+    try:
+        studies = q.study_list(store)
+        ids = list(studies["study_id"]) or [study.study_id]
+        default = ids.index(study.study_id) if study.study_id in ids else 0
+        left, right, out = st.columns([3, 2, 1], vertical_alignment="bottom")
+        chosen = left.selectbox("Study", ids, index=default, key="rs_dash_study")
+        src = right.radio("Participants", ["all", *q.SOURCES], horizontal=True,
+                          key="rs_dash_src")
+        if out.button("Sign out", key="rs_sign_out"):
+            sign_out()
+            st.rerun()
+        source = None if src == "all" else src
+        st.caption(f"Serving `{study.study_id}` ({study.protocol.title}) from "
+                   f"`{describe(config.db)}`.")
+        _flags(store, chosen)
+        _overview(store, chosen, source)
+        _funnel(store, chosen, source)
+        _ratings(store, chosen, source)
+    finally:
+        if store is not live:
+            store.close()
     _export(study)
     _pilot(study)
     _report(config)
+    _sign_ins(live)

@@ -7,9 +7,13 @@ Rules, in order:
    token is refused, unless the link also carries the platform's participant id (then 3.).
 2. A token this browser session already holds (the participant used the back button, or the
    address lost its ``p``) resumes that participant.
-3. The platform's participant id (``PROLIFIC_PID`` by default) starts the participant, or
-   resumes the one already started with that id (the session stores only its salted hash).
-4. Otherwise a new anonymous participant starts.
+3. The platform's participant id (``PROLIFIC_PID`` by default) starts the participant. An id
+   already started resumes that participant only when the link carries the same recruitment
+   session (``SESSION_ID`` by default) as the first visit (protocols.admission): the id
+   identifies, the session of the person's own link authenticates. Otherwise the visit is
+   refused (``ID_REFUSED``) and sees nothing of the participant.
+4. Without an id: refused when the server requires one (``serve --require-id``, the
+   default with a completion URL), else a new anonymous participant starts.
 
 A parameter given twice with different values, longer than ``MAX_PARAM`` characters, or
 containing control characters is refused: such links are damaged or tampered with.
@@ -34,6 +38,19 @@ BAD_TOKEN = ("This study link is not valid: its participant code is damaged or u
 FOUND_BY_ID = ("Your link's participant code was damaged or unknown; we found your place from "
                "your participant ID.")
 
+ID_REFUSED = ("This study link cannot be used: the participant ID in it was already used to "
+              "start the study from another link. Please open the study from the original link "
+              "in your invitation, or from the address this study gave you when you started. "
+              "If that does not work, contact the researchers.")
+
+NEED_ID = ("This study can only be opened from the link on the recruitment platform, which "
+           "carries your participant ID. Please open the study from there; if the link "
+           "fails, contact the researchers.")
+
+BAD_ID = ("This study link is not valid: its participant ID does not have the form this "
+          "study expects. Please open the link from your invitation again; if it keeps "
+          "failing, contact the researchers.")
+
 
 class LinkError(ValueError):
     """A link the app refuses (the message is shown to the participant)."""
@@ -44,8 +61,19 @@ class LinkAction:
     kind: Literal["resume", "start"]
     token: str | None = None  # resume
     external_id: str | None = None  # start
+    session: str | None = None  # start: the raw recruitment session of the link
     extra: dict[str, str] = field(default_factory=dict)  # raw values of hashed parameters
     note: str = ""  # shown to the participant
+
+
+@dataclass(frozen=True)
+class LinkParams:
+    """The names of a server's link parameters (``serve`` options)."""
+
+    id_param: str = "PROLIFIC_PID"
+    session_param: str = "SESSION_ID"
+    hash_params: tuple[str, ...] = ("STUDY_ID", "SESSION_ID")
+    require_id: bool = False
 
 
 def single(params: Mapping[str, Sequence[str]], name: str) -> str | None:
@@ -65,23 +93,27 @@ def single(params: Mapping[str, Sequence[str]], name: str) -> str | None:
     return value
 
 
+def by_id(params: Mapping[str, Sequence[str]], names: LinkParams, note: str = "") -> LinkAction:
+    """Start (or find) the participant of the link's recruitment id (rules 3 and 4)."""
+    external = single(params, names.id_param)
+    if external is None and names.require_id:
+        raise LinkError(NEED_ID)
+    extra = {n: v for n in names.hash_params if (v := single(params, n)) is not None}
+    session = single(params, names.session_param) if external is not None else None
+    return LinkAction("start", external_id=external, session=session, extra=extra, note=note)
+
+
 def decide(
-    params: Mapping[str, Sequence[str]],
-    remembered: str | None,
-    *,
-    id_param: str,
-    hash_params: Sequence[str],
+    params: Mapping[str, Sequence[str]], remembered: str | None, names: LinkParams
 ) -> LinkAction:
     """What to do with a link (module docstring)."""
-    external = single(params, id_param)
-    extra = {n: v for n in hash_params if (v := single(params, n)) is not None}
     token = single(params, TOKEN_PARAM)
     if token is not None:
         if TOKEN_RE.match(token):
             return LinkAction("resume", token=token)
-        if external is None:
+        if single(params, names.id_param) is None:
             raise LinkError(BAD_TOKEN)
-        return LinkAction("start", external_id=external, extra=extra, note=FOUND_BY_ID)
+        return by_id(params, names, FOUND_BY_ID)
     if remembered is not None:
         return LinkAction("resume", token=remembered)
-    return LinkAction("start", external_id=external, extra=extra)
+    return by_id(params, names)

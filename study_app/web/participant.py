@@ -7,17 +7,22 @@ synthetic driver (``study_app.simulator``) uses: ``Study.start`` / ``Study.resum
 each answer with the new state in one transaction before the next page is drawn, so a
 refresh, the back button, a second tab or a server restart always lands on the current page
 with nothing lost; re-submitting an answered page changes nothing.
+
+Who a link lets in is decided by ``study_app.web.links`` and ``protocols.admission``: a
+recruitment id alone never opens someone's session (it needs the recruitment session of the
+first visit, or the resume token); a refused link shows a message and nothing of anyone's
+study. Errors show an error id, never a traceback (study_app.web.errors).
 """
 
 from __future__ import annotations
-
-import logging
 
 import streamlit as st
 
 from data.store import StoreError
 from protocols import pages as pg
 from protocols.session import (
+    IdRefusedError,
+    InvalidExternalIdError,
     PageMismatchError,
     ParticipantSession,
     SessionEndedError,
@@ -26,17 +31,18 @@ from protocols.session import (
     UnknownTokenError,
 )
 from study_app.web import links, runtime
+from study_app.web.errors import show_error
 from study_app.web.renderers import RENDERERS
 from study_app.web.style import apply_participant_style, notice, progress_indicator
-
-log = logging.getLogger(__name__)
 
 _TOKEN = "rs_token"  # the participant token this browser session holds
 _SHOWN = "rs_shown_page"  # the page drawn in the previous run
 _SUBMITTED = "rs_submitted_page"  # the page this browser session just answered
 
 UNAVAILABLE = ("Sorry, the study is not available right now. Nothing you answered is lost; "
-               "please try again in a few minutes with the same link.")
+               "please try again in a few minutes with the same link. (Error id {error_id}.)")
+NOT_SAVED = ("Sorry, something went wrong while saving your answer; nothing was stored. "
+             "Please try again in a moment. (Error id {error_id}.)")
 MOVED_ON = ("That page was already answered, perhaps in another tab or window. Your earlier "
             "answer is kept; here is where you are now.")
 
@@ -45,47 +51,33 @@ def _query_params() -> dict[str, list[str]]:
     return {k: st.query_params.get_all(k) for k in st.query_params}
 
 
-def _record_recruitment(study: Study, session: ParticipantSession, extra: dict[str, str]) -> None:
-    """The link's further platform parameters (e.g. STUDY_ID, SESSION_ID), hashed only."""
-    if not extra:
-        return
-    detail = {name: study.hash_external(value) for name, value in sorted(extra.items())}
-    with study.store.transaction() as tx:
-        tx.insert("events", [study.event(session.participant_id, None, "recruitment", detail)])
-
-
-def _start(study: Study, action: links.LinkAction) -> ParticipantSession:
-    session = study.start(external_id=action.external_id, source="web")
-    _record_recruitment(study, session, action.extra)
-    return session
-
-
 def find_session(config: runtime.WebConfig, study: Study) -> ParticipantSession | None:
-    """The participant of this link (``study_app.web.links``), or None after an error
-    message."""
+    """The participant of this link (``study_app.web.links``), or None after a message that
+    shows nothing of anyone's study."""
     params = _query_params()
     try:
-        action = links.decide(params, st.session_state.get(_TOKEN), id_param=config.id_param,
-                              hash_params=config.hash_params)
+        action = links.decide(params, st.session_state.get(_TOKEN), config.links)
+        session: ParticipantSession | None = None
+        if action.kind == "resume":
+            try:
+                session = study.resume(action.token or "")
+            except UnknownTokenError:
+                if links.single(params, config.id_param) is None:
+                    st.session_state.pop(_TOKEN, None)
+                    raise links.LinkError(links.BAD_TOKEN) from None
+                action = links.by_id(params, config.links, links.FOUND_BY_ID)
+        if session is None:
+            session = study.start(external_id=action.external_id, session=action.session,
+                                  recruitment=action.extra, source="web")
     except links.LinkError as e:
         st.error(str(e))
         return None
-    session: ParticipantSession | None = None
-    if action.kind == "resume":
-        try:
-            session = study.resume(action.token or "")
-        except UnknownTokenError:
-            external = links.single(params, config.id_param)
-            if external is None:
-                st.session_state.pop(_TOKEN, None)
-                st.error(links.BAD_TOKEN)
-                return None
-            extra = {n: v for n in config.hash_params
-                     if (v := links.single(params, n)) is not None}
-            action = links.LinkAction("start", external_id=external, extra=extra,
-                                      note=links.FOUND_BY_ID)
-    if session is None:
-        session = _start(study, action)
+    except IdRefusedError:
+        st.error(links.ID_REFUSED)
+        return None
+    except InvalidExternalIdError:
+        st.error(links.BAD_ID)
+        return None
     if action.note:
         notice(action.note)
     assert session.token is not None
@@ -117,9 +109,7 @@ def _submit(session: ParticipantSession, page: pg.Page, answer: dict) -> bool:
         st.error("Your answer could not be saved: " + "; ".join(e.problems))
         return False
     except Exception:
-        log.exception("submitting page %s failed", page.id)
-        st.error("Sorry, something went wrong while saving your answer; nothing was stored. "
-                 "Please try again in a moment.")
+        show_error(f"submitting page {page.id} failed", NOT_SAVED)
         return False
     return True
 
@@ -133,8 +123,7 @@ def render_participant() -> None:
         st.error(str(e))
         return
     except (StudyMismatchError, StoreError, FileNotFoundError, RuntimeError):
-        log.exception("the study cannot be loaded")
-        st.error(UNAVAILABLE)
+        show_error("the study cannot be loaded", UNAVAILABLE)
         return
     try:
         session = find_session(config, study)
@@ -142,8 +131,7 @@ def render_participant() -> None:
             return
         page = session.current_page()
     except StoreError:
-        log.exception("a participant's session cannot be loaded")
-        st.error(UNAVAILABLE)
+        show_error("a participant's session cannot be loaded", UNAVAILABLE)
         return
     shown = st.session_state.get(_SHOWN)
     if shown is not None and shown != page.id and st.session_state.get(_SUBMITTED) != shown:

@@ -17,8 +17,12 @@ Environment (set by ``serve``):
   replaced by their completion code (e.g. ``https://app.prolific.com/submissions/complete?cc={code}``);
 - ``RECOURSE_STUDY_ID_PARAM``: the URL parameter with the recruitment platform's participant
   id (default ``PROLIFIC_PID``);
+- ``RECOURSE_STUDY_SESSION_PARAM``: the URL parameter with the recruitment session (default
+  ``SESSION_ID``): a returning participant id must carry the session of its first visit;
 - ``RECOURSE_STUDY_HASH_PARAMS``: comma-separated further URL parameters recorded (hashed)
   with a new participant (default ``STUDY_ID,SESSION_ID``);
+- ``RECOURSE_STUDY_REQUIRE_ID``: ``1`` refuses links without a participant id (default: on
+  when a completion URL is set);
 - ``RECOURSE_STUDY_REPORTS``: where the dashboard looks for the newest analysis
   ``report.html`` (default ``$RECOURSE_STUDY_HOME/reports``; ``reports/`` next to the
   database is searched too).
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +44,7 @@ from protocols.planning import PlanRequest, generate_plans
 from protocols.schema import load_protocol, resolve
 from protocols.session import Study
 from protocols.state import Participant
+from study_app.web.links import LinkParams
 
 PROTOCOL_ENV = "RECOURSE_STUDY_PROTOCOL"
 DB_ENV = "RECOURSE_STUDY_DB"
@@ -46,7 +52,9 @@ STUDY_ID_ENV = "RECOURSE_STUDY_STUDY_ID"
 DECISION_ENV = "RECOURSE_STUDY_DECISION_MODEL"
 COMPLETION_URL_ENV = "RECOURSE_STUDY_COMPLETION_URL"
 ID_PARAM_ENV = "RECOURSE_STUDY_ID_PARAM"
+SESSION_PARAM_ENV = "RECOURSE_STUDY_SESSION_PARAM"
 HASH_PARAMS_ENV = "RECOURSE_STUDY_HASH_PARAMS"
+REQUIRE_ID_ENV = "RECOURSE_STUDY_REQUIRE_ID"
 REPORTS_ENV = "RECOURSE_STUDY_REPORTS"
 
 
@@ -62,8 +70,15 @@ class WebConfig:
     decision_model: str | None = None
     completion_url: str | None = None
     id_param: str = "PROLIFIC_PID"
+    session_param: str = "SESSION_ID"
     hash_params: tuple[str, ...] = ("STUDY_ID", "SESSION_ID")
+    require_id: bool = False
     reports: str | None = None
+
+    @property
+    def links(self) -> LinkParams:
+        """The link parameters participants' links are read with (study_app.web.links)."""
+        return LinkParams(self.id_param, self.session_param, self.hash_params, self.require_id)
 
     @property
     def key(self) -> tuple[str, str, str | None, str | None]:
@@ -73,7 +88,9 @@ class WebConfig:
     def env(self) -> dict[str, str]:
         """The environment that reproduces this configuration (``from_env``)."""
         out = {PROTOCOL_ENV: self.protocol, DB_ENV: self.db, ID_PARAM_ENV: self.id_param,
-               HASH_PARAMS_ENV: ",".join(self.hash_params)}
+               SESSION_PARAM_ENV: self.session_param,
+               HASH_PARAMS_ENV: ",".join(self.hash_params),
+               REQUIRE_ID_ENV: "1" if self.require_id else "0"}
         for name, value in ((STUDY_ID_ENV, self.study_id), (DECISION_ENV, self.decision_model),
                             (COMPLETION_URL_ENV, self.completion_url),
                             (REPORTS_ENV, self.reports)):
@@ -90,24 +107,30 @@ def make_config(
     decision_model: str | None = None,
     completion_url: str | None = None,
     id_param: str = "PROLIFIC_PID",
+    session_param: str = "SESSION_ID",
     hash_params: tuple[str, ...] = ("STUDY_ID", "SESSION_ID"),
+    require_id: bool | None = None,
     reports: str | Path | None = None,
 ) -> WebConfig:
-    """A checked configuration (ConfigError says what is wrong)."""
+    """A checked configuration (ConfigError says what is wrong); ``require_id`` None: on
+    exactly when a completion URL is set."""
     if decision_model not in (None, "trained", "bayes"):
         raise ConfigError(f"decision model must be trained or bayes, got {decision_model!r}")
     if completion_url and not completion_url.startswith(("https://", "http://")):
         raise ConfigError(f"the completion URL must start with https:// or http://, got "
                           f"{completion_url!r}")
-    names = (id_param, *hash_params)
+    names = (id_param, session_param, *hash_params)
     bad = [n for n in names if not n or not n.replace("_", "").isalnum()]
     if bad:
         raise ConfigError(f"URL parameter names must be letters, digits and _; got {bad}")
+    if session_param == id_param:
+        raise ConfigError("the session parameter must differ from the participant id parameter")
     return WebConfig(
         protocol=str(resolve(protocol).resolve()), db=resolve_target(db),
         study_id=study_id or None, decision_model=decision_model,
         completion_url=completion_url or None, id_param=id_param,
-        hash_params=tuple(hash_params),
+        session_param=session_param, hash_params=tuple(hash_params),
+        require_id=bool(completion_url) if require_id is None else require_id,
         reports=str(Path(reports).expanduser().resolve()) if reports else None,
     )
 
@@ -119,12 +142,13 @@ def from_env() -> WebConfig:
 
 
 _CONFIG_ENV = (PROTOCOL_ENV, DB_ENV, STUDY_ID_ENV, DECISION_ENV, COMPLETION_URL_ENV,
-               ID_PARAM_ENV, HASH_PARAMS_ENV, REPORTS_ENV)
+               ID_PARAM_ENV, SESSION_PARAM_ENV, HASH_PARAMS_ENV, REQUIRE_ID_ENV, REPORTS_ENV)
 
 
 @functools.lru_cache(maxsize=8)
 def _config_of(values: tuple[str | None, ...]) -> WebConfig:
-    protocol, db, study_id, decision, completion, id_param, hash_params, reports = values
+    (protocol, db, study_id, decision, completion, id_param, session_param, hash_params,
+     require_id, reports) = values
     if not protocol or not db:
         raise ConfigError(
             f"no study configured: start the app with `recourse-study serve --protocol ID "
@@ -132,9 +156,14 @@ def _config_of(values: tuple[str | None, ...]) -> WebConfig:
         )
     names = tuple(p.strip() for p in (hash_params or "STUDY_ID,SESSION_ID").split(",")
                   if p.strip())
+    require = (require_id or "").strip().lower()
+    if require not in ("", "0", "1", "true", "false"):
+        raise ConfigError(f"{REQUIRE_ID_ENV} must be 1 or 0, got {require!r}")
     return make_config(
         protocol, db, study_id=study_id, decision_model=decision, completion_url=completion,
-        id_param=id_param or "PROLIFIC_PID", hash_params=names, reports=reports or None,
+        id_param=id_param or "PROLIFIC_PID", session_param=session_param or "SESSION_ID",
+        hash_params=names, require_id=None if require == "" else require in ("1", "true"),
+        reports=reports or None,
     )
 
 
@@ -167,7 +196,7 @@ def preload(config: WebConfig) -> Study:
     requests = []
     for arm in study.protocol.arms:
         if arm.interactive:
-            p = Participant(study.study_id, "warm-up", 0, "web", arm.id)
+            p = Participant(study.study_id, "warm-up", 0, "web", arm.id, consent_seq=0)
             p.x = persona
             study.interactive.start(p)
         else:
@@ -200,18 +229,30 @@ def release_all() -> None:
 APP_PATH = Path(__file__).resolve().parent / "app.py"
 
 
-def run_server(address: str, port: int) -> None:
-    """Run the Streamlit server of ``app.py`` in this process until it stops (``serve``
-    preloads the study and sets the environment first)."""
-    from streamlit.web import cli as stcli
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(0)
 
-    stcli.main(
-        args=["run", str(APP_PATH), "--server.port", str(port), "--server.address", address,
-              "--server.headless", "true", "--browser.gatherUsageStats", "false",
-              "--server.fileWatcherType", "none", "--server.runOnSave", "false",
-              "--client.toolbarMode", "minimal", "--theme.primaryColor", "#2b6cb0",
-              # A full gc.collect() after every script run costs ~150 ms with torch's
-              # heap loaded, per page; Python's own generational GC still runs.
-              "--runner.postScriptGC", "false", "--runner.magicEnabled", "false"],
-        prog_name="streamlit",
-    )
+
+def run_server(address: str, port: int, allowed_hosts: list[str]) -> None:
+    """Run the Streamlit server of ``app.py`` in this process until it stops (``serve``
+    preloads the study and sets the environment first), hardened: study_app.web.hardening
+    (options, security headers, closed routes) and study_app.web.errors (no tracebacks)."""
+    from starlette.middleware import Middleware
+
+    from study_app.web.errors import on_script_error
+    from study_app.web.hardening import SecurityHeaders, server_options
+
+    app = st.App(APP_PATH, middleware=[Middleware(SecurityHeaders)],
+                 on_script_error=on_script_error)
+    # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal to the handler it
+    # found: make that one return control here, so the caller closes the database cleanly.
+    signal.signal(signal.SIGTERM, _stop)
+    app.run(config={
+        "server.port": port, "server.address": address, "server.headless": True,
+        "server.fileWatcherType": "none", "server.runOnSave": False,
+        "theme.primaryColor": "#2b6cb0",
+        # A full gc.collect() after every script run costs ~150 ms with torch's heap
+        # loaded, per page; Python's own generational GC still runs.
+        "runner.postScriptGC": False, "runner.magicEnabled": False,
+        **server_options(allowed_hosts),
+    })

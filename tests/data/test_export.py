@@ -1,4 +1,5 @@
-"""export: every table + codebook, round trip of row counts, types and values."""
+"""export: every table + codebook, round trip of row counts, types and values; free text and
+linkage columns only on request; CSV formula cells neutralized, Parquet exact."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from datetime import datetime
 import pandas as pd
 import pytest
 
-from data.codebook import MEANINGS
+from data.codebook import MEANINGS, NOT_EXPORTED
 from data.export import EXPORTED, export, load_export
-from data.store import TABLES, Store
+from data.store import TABLES, VIEWS, Store
 
 SAMPLE = {"VARCHAR": 'a, "quoted"\ntext', "INTEGER": 3, "BIGINT": 7, "DOUBLE": 0.25,
           "BOOLEAN": True, "TIMESTAMP": datetime(2024, 5, 6, 7, 8, 9)}
@@ -35,23 +36,27 @@ def _fill(store: Store) -> None:
                 sparse["step"] = 4
             if "seq" in full:
                 sparse["seq"] = 9
-            if table == "participants":
+            if table in ("participants", "tokens"):
                 sparse["token_hash"] = "other-hash"
             tx.insert(table, [full, sparse])
+
+
+SECRETS = [c for cols in NOT_EXPORTED.values() for c in cols]
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
 def test_export_round_trip(tmp_path, store_target, fmt: str) -> None:
     with Store(store_target) as store:
         _fill(store)
-        manifest = export(store, tmp_path / "out", fmt)  # type: ignore[arg-type]
+        manifest = export(store, tmp_path / "out", fmt,  # type: ignore[arg-type]
+                          free_text=True, linkage=True)
         originals = {t: store.table(t) for t in EXPORTED}
     assert set(manifest["tables"]) == set(EXPORTED)
     assert {f"{t}.{fmt}" for t in EXPORTED} | {"codebook.csv", "codebook.json"} <= set(
         manifest["files"])
     back = load_export(tmp_path / "out")
     for table in EXPORTED:
-        orig = originals[table].drop(columns=["salt", "token_hash"], errors="ignore")
+        orig = originals[table].drop(columns=SECRETS, errors="ignore")
         got = back[table]
         assert len(got) == len(orig) == manifest["tables"][table], table
         assert list(got.columns) == list(orig.columns), table
@@ -62,15 +67,15 @@ def test_export_round_trip(tmp_path, store_target, fmt: str) -> None:
             check_dtype=True,
         )
     assert "salt" not in back["studies"] and "token_hash" not in back["participants"]
+    assert "tokens" not in back and "dashboard_logins" not in back  # private tables
 
 
 def test_codebook_describes_every_exported_column(tmp_path) -> None:
     with Store(tmp_path / "db.duckdb") as store:
-        export(store, tmp_path / "out", "csv")
+        export(store, tmp_path / "out", "csv", free_text=True, linkage=True)
         book = json.loads((tmp_path / "out" / "codebook.json").read_text())
         for table in EXPORTED:
             cols = [r["column"] for r in book if r["table"] == table]
-            assert cols == [n for n, _ in store.columns(table)
-                            if n not in ("salt", "token_hash")]
+            assert cols == [n for n, _ in store.columns(table) if n not in SECRETS]
     assert all(r["meaning"] and r["type"] for r in book)
-    assert set(MEANINGS) == set(EXPORTED)
+    assert set(MEANINGS) == set(TABLES + VIEWS)

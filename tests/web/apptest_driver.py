@@ -45,7 +45,9 @@ def configure(monkeypatch: Any, protocol: str, db: Path, **env: str) -> None:
     """Point the app at ``protocol`` and ``db`` (what `serve` does through the environment)."""
     monkeypatch.setenv(runtime.PROTOCOL_ENV, protocol)
     monkeypatch.setenv(runtime.DB_ENV, str(db))
-    for name in (runtime.STUDY_ID_ENV, runtime.DECISION_ENV, runtime.COMPLETION_URL_ENV):
+    for name in (runtime.STUDY_ID_ENV, runtime.DECISION_ENV, runtime.COMPLETION_URL_ENV,
+                 runtime.REQUIRE_ID_ENV, runtime.SESSION_PARAM_ENV, runtime.ID_PARAM_ENV,
+                 runtime.HASH_PARAMS_ENV):
         monkeypatch.delenv(name, raising=False)
     for k, v in env.items():
         monkeypatch.setenv(k, v)

@@ -49,8 +49,12 @@ class StudyServer:
     def __init__(
         self, protocol: str, db: Path, log: Path, env: dict[str, str] | None = None,
         *, quick: bool = True, extra_args: tuple[str, ...] = (),
+        launcher: tuple[str, ...] | None = None,
     ) -> None:
+        """``launcher``: the command before ``serve`` (default: the ``recourse-study``
+        console script next to this Python)."""
         self.protocol = protocol
+        self.launcher = launcher
         self.db = db
         self.log_path = log
         self.env = {**os.environ, **(env or {})}
@@ -70,7 +74,7 @@ class StudyServer:
             self.port = free_port()
         exe = Path(sys.executable).with_name("recourse-study")
         cmd = [
-            str(exe),
+            *(self.launcher or (str(exe),)),
             "serve",
             "--protocol",
             self.protocol,

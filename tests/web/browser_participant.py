@@ -47,6 +47,7 @@ class BrowserParticipant:
     protocol: Protocol
     timeout_ms: float = 60_000
     long_text_on: str | None = None  # page id whose second reason is typed over-long
+    reasons: list[str] = field(default_factory=list)  # typed as the reasons, in order
     steps: list[Step] = field(default_factory=list)
 
     # ---- reading the page ----------------------------------------------------------------
@@ -207,9 +208,13 @@ class BrowserParticipant:
                                   "acceptance_why": "", "action_why": "",
                                   "impossible": impossible}
         if why.count():
-            why.fill(REASON)
+            first = self.reasons.pop(0) if self.reasons else REASON
+            why.fill(first)
             second = self.page.locator(f"{key_class(page_id + ':action_why')} textarea")
-            if page_id == self.long_text_on:
+            if self.reasons:
+                text = self.reasons.pop(0)
+                second.fill(text)
+            elif page_id == self.long_text_on:
                 # Type up to the limit, then keep typing: the widget refuses the rest.
                 limit = self.protocol.questions.why.max_chars
                 second.click()
@@ -219,7 +224,7 @@ class BrowserParticipant:
             else:
                 text = f"Reason {k}"
                 second.fill(text)
-            answer["acceptance_why"] = REASON
+            answer["acceptance_why"] = first.strip()
             answer["action_why"] = text.strip()
         return answer
 

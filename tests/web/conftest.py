@@ -58,3 +58,17 @@ def serve_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Calla
 
     yield make
     runtime.release_all()
+
+
+@pytest.fixture
+def browser() -> Iterator:
+    """A headless Debian Chromium (browser_harness), closed after the test."""
+    from browser_harness import launch_chromium
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = launch_chromium(pw)
+        try:
+            yield b
+        finally:
+            b.close()

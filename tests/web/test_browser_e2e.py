@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser_harness import ARTIFACT_DIR, CHROMIUM, StudyServer, launch_chromium
+from browser_harness import ARTIFACT_DIR, CHROMIUM, StudyServer
 from browser_participant import BrowserParticipant, Step, button
 
 from data.store import Store
@@ -27,7 +27,7 @@ pytestmark = [
                        "(bash scripts/install_chromium.sh)"),
 ]
 PROTOCOL = "icarma-personalization"
-PASSWORD = "e2e dashboard pass"
+PASSWORD = "e2e dashboard pass phrase"
 PHONE = {"width": 390, "height": 844}
 COMPLETION = "http://127.0.0.1:9/done?cc={code}"  # nothing listens: only the request counts
 
@@ -42,18 +42,6 @@ def server(trained_home, tmp_path) -> Iterator[StudyServer]:
         yield srv
     finally:
         srv.stop()
-
-
-@pytest.fixture
-def browser() -> Iterator:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = launch_chromium(pw)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def check_database(db: Path, participants: dict[str, list[Step]]) -> None:
@@ -148,7 +136,9 @@ def test_complete_session_with_reload_and_back_button(server, browser) -> None:
 def test_server_killed_mid_study_resumes_with_nothing_lost(server, browser) -> None:
     page = browser.new_page(viewport=PHONE)
     bot = BrowserParticipant(page, load_protocol(PROTOCOL))
-    where = bot.run(until="plan-2", start=bot.open(server.url))
+    # (a completion URL makes the server require a participant id)
+    where = bot.run(until="plan-2",
+                    start=bot.open(f"{server.url}/?PROLIFIC_PID=killed01&SESSION_ID=s1"))
     token = bot.token()
     server.kill()  # SIGKILL: no clean shutdown
     server.start(same_port=True)

@@ -28,9 +28,9 @@ def _texts(at: AppTest) -> str:
 
 
 def _signed_in(monkeypatch: pytest.MonkeyPatch) -> AppTest:
-    monkeypatch.setenv(PASSWORD_ENV, "s3cret pass")
+    monkeypatch.setenv(PASSWORD_ENV, "s3cret pass phrase")
     at = AppTest.from_function(_dashboard_app, default_timeout=120).run()
-    at.text_input[0].input("s3cret pass")
+    at.text_input[0].input("s3cret pass phrase")
     at.button[0].click().run()
     assert not at.exception, at.exception
     return at
@@ -48,7 +48,7 @@ def test_dashboard_refuses_missing_or_wrong_password(small, monkeypatch, passwor
     if password is None:
         monkeypatch.delenv(PASSWORD_ENV, raising=False)
     else:
-        monkeypatch.setenv(PASSWORD_ENV, "s3cret pass")
+        monkeypatch.setenv(PASSWORD_ENV, "s3cret pass phrase")
     at = AppTest.from_function(_dashboard_app, default_timeout=60).run()
     if password is not None:
         at.text_input[0].input(password)
@@ -93,15 +93,20 @@ def test_dashboard_shows_progress_runs_a_pilot_and_exports(small_any, monkeypatc
     at.selectbox(key="rs_dash_study").set_value(pilot).run()
     assert str(next(m for m in at.metric if m.label == "Complete").value) == "3"
     assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")  # rating charts
-    # export: the button prepares a zip with every table and the codebook
-    next(b for b in at.button if b.label == "Prepare export").click().run()
-    assert not at.exception, at.exception
-    assert at.get("download_button")
-    names = set(zipfile.ZipFile(io.BytesIO(export_zip(study, "csv"))).namelist())
+    # export: a download button that builds the zip on click (nothing kept in the session)
+    assert any(b.proto.label.startswith("Download export") for b in at.get("download_button"))
+    assert not any(isinstance(at.session_state[k], bytes) for k in at.session_state)
+    zf = zipfile.ZipFile(io.BytesIO(export_zip(study, "csv")))
+    names = set(zf.namelist())
     assert {"ratings_long.csv", "codebook.csv", "manifest.json", "participants.csv"} <= names
+    assert "tokens.csv" not in names and "dashboard_logins.csv" not in names
+    assert "acceptance_why" not in zf.read("ratings.csv").decode().splitlines()[0]
+    with_text = zipfile.ZipFile(io.BytesIO(export_zip(study, "csv", free_text=True)))
+    assert "acceptance_why" in with_text.read("ratings.csv").decode().splitlines()[0]
 
 
-def test_latest_report_is_found_and_embedded(small, monkeypatch, tmp_path) -> None:
+def test_latest_report_is_offered_as_a_download_never_rendered(small, monkeypatch,
+                                                               tmp_path) -> None:
     _, db = small
     assert latest_report(tmp_path / "reports") is None
     old = tmp_path / "reports" / "run-1" / "report.html"
@@ -113,5 +118,26 @@ def test_latest_report_is_found_and_embedded(small, monkeypatch, tmp_path) -> No
     assert latest_report(tmp_path / "reports") == new
     at = _signed_in(monkeypatch)
     assert str(new) in _texts(at)
-    frames = at.get("iframe")
-    assert frames and "NEW REPORT" in str(frames[0].proto)
+    assert not at.get("iframe")  # the report's script never runs inside the dashboard
+    assert "NEW REPORT" not in " ".join(str(e.proto) for e in at.get("html"))
+    assert any(b.proto.label == "Download the report" for b in at.get("download_button"))
+
+
+def test_dashboard_flags_ids_used_from_another_link_and_counts_visits_apart(small,
+                                                                           monkeypatch) -> None:
+    from protocols.session import IdRefusedError
+
+    protocol, db = small
+    owner = AppDriver({"PROLIFIC_PID": "owner-id", "SESSION_ID": "session-1"})
+    owner.answer(owner.page(), chosen_answer(owner.page(), protocol))  # consents
+    study = owner.study
+    with pytest.raises(IdRefusedError):
+        study.start(external_id="owner-id", session="session-2")
+    AppDriver()  # a visit that never consents
+    at = _signed_in(monkeypatch)
+    assert "Participant ids used from another link" in [s.value for s in at.subheader]
+    flagged = next(df.value for df in at.dataframe if "refused_visits" in df.value.columns)
+    assert list(flagged["participant_id"]) == [owner.session.participant_id]
+    assert list(flagged["refused_visits"]) == [1] and list(flagged["sessions"]) == [2]
+    metrics = {m.label: str(m.value) for m in at.metric}
+    assert metrics["Participants"] == "1" and metrics["Visits without consent"] == "1"

@@ -1,5 +1,5 @@
-"""Participant links: resume by token / platform id, hashed ids, tampered links, the back
-button and two tabs of one participant (AppTest, in-process)."""
+"""Participant links: resume by token / platform id + recruitment session, hashed ids,
+tampered links, the back button and two tabs of one participant (AppTest, in-process)."""
 
 from __future__ import annotations
 
@@ -15,18 +15,23 @@ from study_app.web.participant import MOVED_ON
 PID = "60a7c2b1e4d3f2a1b0c9d8e7"
 
 
-def _decide(params: dict[str, list[str]], remembered: str | None = None) -> links.LinkAction:
-    return links.decide(params, remembered, id_param="PROLIFIC_PID",
-                        hash_params=("STUDY_ID", "SESSION_ID"))
+def _decide(params: dict[str, list[str]], remembered: str | None = None,
+            require_id: bool = False) -> links.LinkAction:
+    return links.decide(params, remembered, links.LinkParams(require_id=require_id))
 
 
 def test_link_rules() -> None:
     token = "A" * 32
     assert _decide({"p": [token]}) == links.LinkAction("resume", token=token)
+    assert _decide({"p": [token]}, require_id=True).kind == "resume"  # the resume link
     assert _decide({}, remembered=token) == links.LinkAction("resume", token=token)
     a = _decide({"PROLIFIC_PID": [PID], "STUDY_ID": ["s"], "SESSION_ID": ["x"], "other": ["y"]})
-    assert (a.kind, a.external_id, a.extra) == ("start", PID, {"STUDY_ID": "s", "SESSION_ID": "x"})
+    assert (a.kind, a.external_id, a.session, a.extra) == (
+        "start", PID, "x", {"STUDY_ID": "s", "SESSION_ID": "x"})
     assert _decide({}) == links.LinkAction("start")
+    for no_id in ({}, {"SESSION_ID": ["x"]}, {"PROLIFIC_PID": ["  "]}):
+        with pytest.raises(links.LinkError, match="recruitment platform"):
+            _decide(no_id, require_id=True)
     # a damaged token with the platform id falls back to the id, with a note
     b = _decide({"p": ["bad token!"], "PROLIFIC_PID": [PID]})
     assert b.kind == "start" and b.external_id == PID and b.note
@@ -58,12 +63,19 @@ def test_resume_by_token_and_by_platform_id_at_the_exact_page(small) -> None:
     assert where == "decision"
     again = AppDriver({"p": token})  # a refresh / a new browser with the same link
     assert again.shown_page() == where and again.session.participant_id == who
-    # The invitation link again, without a token: the same participant under a fresh token
-    # (the session renews it); the first tab's link still carries the platform id.
-    by_id = AppDriver({"PROLIFIC_PID": PID})
+    # The invitation link again, without a token: the same participant under an additional
+    # token; the first tab's token still works.
+    by_id = AppDriver({"PROLIFIC_PID": PID, "STUDY_ID": "study-9", "SESSION_ID": "sess-3"})
     assert by_id.shown_page() == where and by_id.session.participant_id == who
+    assert by_id.token != token
     first.at.run()
     assert first.shown_page() == where and first.session.participant_id == who
+    # The id with another recruitment session, or none: refused, nothing of the study shown
+    for query in ({"PROLIFIC_PID": PID, "SESSION_ID": "sess-other"}, {"PROLIFIC_PID": PID}):
+        intruder = AppDriver(query)
+        assert intruder.errors() == [links.ID_REFUSED]
+        assert intruder.shown_page() is None and "p" not in intruder.at.query_params
+        assert not intruder.at.radio and not intruder.at.button
     study = first.study
     assert study.store.counts()["participants"] == 1
     ev = study.store.query("SELECT detail_json FROM events WHERE event = 'recruitment'")
@@ -102,12 +114,14 @@ def test_tampered_links_are_refused_without_creating_anyone(small, query) -> Non
 
 
 def test_damaged_token_with_platform_id_finds_the_participant(small) -> None:
-    first = AppDriver({"PROLIFIC_PID": PID})
+    first = AppDriver({"PROLIFIC_PID": PID, "SESSION_ID": "s-1"})
     _advance(first, small, 2)
     where, who = first.page().id, first.session.participant_id
-    again = AppDriver({"PROLIFIC_PID": PID, "p": "A" * 32})
+    again = AppDriver({"PROLIFIC_PID": PID, "SESSION_ID": "s-1", "p": "A" * 32})
     assert again.shown_page() == where and again.session.participant_id == who
     assert "damaged" in again.texts()
+    stranger = AppDriver({"PROLIFIC_PID": PID, "SESSION_ID": "s-2", "p": "A" * 32})
+    assert stranger.errors() == [links.ID_REFUSED] and stranger.shown_page() is None
 
 
 def test_two_tabs_one_answer(small) -> None:
@@ -149,3 +163,39 @@ def test_double_submit_stores_the_first_answer_once(small) -> None:
     assert driver.session.status == "active" and driver.page().id == "screening"
     n = driver.study.store.query("SELECT count(*) AS n FROM responses")[0]["n"]
     assert n == 1
+
+
+def test_require_id_refuses_links_without_an_id_and_creates_nobody(serve_app,
+                                                                   small_protocol_file) -> None:
+    from study_app.web.runtime import REQUIRE_ID_ENV
+
+    serve_app(small_protocol_file(), **{REQUIRE_ID_ENV: "1"})
+    for query in ({}, {"SESSION_ID": "s"}, {"STUDY_ID": "x"}):
+        bare = AppDriver(query)
+        assert bare.errors() == [links.NEED_ID] and bare.shown_page() is None
+    assert bare.study.store.counts()["participants"] == 0
+    with_id = AppDriver({"PROLIFIC_PID": PID, "SESSION_ID": "s"})
+    assert with_id.shown_page() == "consent"
+    assert AppDriver({"p": with_id.token}).shown_page() == "consent"  # the resume link
+    assert with_id.study.store.counts()["participants"] == 1
+
+
+def test_id_pattern_refuses_made_up_ids(serve_app, small_protocol_file) -> None:
+    serve_app(small_protocol_file(("seed: 5", "seed: 5\nrecruitment: {id_pattern: '[0-9a-f]{24}'}")))
+    made_up = AppDriver({"PROLIFIC_PID": "not-a-prolific-id"})
+    assert made_up.errors() == [links.BAD_ID] and made_up.shown_page() is None
+    assert made_up.study.store.counts()["participants"] == 0
+    assert AppDriver({"PROLIFIC_PID": PID}).shown_page() == "consent"
+
+
+def test_a_failing_page_shows_an_error_id_not_the_exception(small, monkeypatch) -> None:
+    from study_app.web.registry import RENDERERS
+
+    def fail(page):
+        raise RuntimeError("SECRET internals at /srv/x.py")
+
+    monkeypatch.setitem(RENDERERS, "consent", fail)
+    driver = AppDriver()
+    assert not driver.at.exception
+    (message,) = driver.errors()
+    assert "error id" in message and "SECRET" not in message and "RuntimeError" not in message

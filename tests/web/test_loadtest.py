@@ -99,8 +99,8 @@ def test_participants_complete_and_the_check_catches_tampering(
             tx.execute("UPDATE responses SET answer_json = '{\"agree\": false}' WHERE "
                        "participant_id = ? AND page_id = 'consent'", [pid])
             tx.execute("INSERT INTO participants SELECT * REPLACE ('stray' AS participant_id, "
-                       "99 AS seq, 'stray-token' AS token_hash) FROM participants "
-                       "WHERE participant_id = ?", [pid])
+                       "99 AS seq, 99 AS consent_seq, 'stray-token' AS token_hash) "
+                       "FROM participants WHERE participant_id = ?", [pid])
         found = "\n".join(check(store, "lt", people)["problems"])
     assert "plan-1 rating None" in found
     assert "consent answer recorded 2 times" in found

@@ -10,6 +10,7 @@ from apptest_driver import REASON, AppDriver, chosen_answer, hare_available
 
 from protocols import pages as pg
 from protocols.schema import load_protocol, shipped_protocols
+from study_app.web import links
 
 
 def _check_stored(driver: AppDriver, done: list[tuple[pg.Page, dict]]) -> None:
@@ -195,7 +196,8 @@ def test_debrief_links_back_to_the_platform_with_the_code(serve_app, small_proto
 
     path = small_protocol_file()
     serve_app(path, **{COMPLETION_URL_ENV: "https://app.example.org/done?cc={code}&x=1"})
-    driver = AppDriver()
+    assert AppDriver().errors() == [links.NEED_ID]  # a completion URL requires an id
+    driver = AppDriver({"PROLIFIC_PID": "p-1", "SESSION_ID": "s-1"})
     driver.walk(load_protocol(path))
     debrief = driver.page()
     assert debrief.kind == "debrief"

@@ -41,5 +41,38 @@ def test_port_in_use_is_refused(tmp_path) -> None:
 def test_serve_is_registered_with_documented_options() -> None:
     r = runner.invoke(app, ["serve", "--help"])
     assert r.exit_code == 0
-    for option in ("--protocol", "--db", "--port", "--completion-url", "--quick"):
+    for option in ("--protocol", "--db", "--port", "--completion-url", "--quick",
+                   "--require-id", "--session-param", "--allowed-host"):
         assert option in r.output
+
+
+def test_short_dashboard_password_is_refused_at_start(tmp_path, monkeypatch) -> None:
+    from study_app.web.auth import PASSWORD_ENV
+
+    monkeypatch.setenv(PASSWORD_ENV, "too short")
+    r = runner.invoke(app, ["serve", "--protocol", "icarma-personalization", "--db",
+                            str(tmp_path / "x.duckdb")])
+    assert r.exit_code == 2 and "at least 12" in r.output
+    assert not (tmp_path / "x.duckdb").exists()
+
+
+def test_every_interface_needs_allowed_hosts(tmp_path) -> None:
+    r = runner.invoke(app, ["serve", "--protocol", "icarma-personalization", "--db",
+                            str(tmp_path / "x.duckdb"), "--address", "0.0.0.0"])
+    assert r.exit_code == 2 and "--allowed-host" in r.output
+    assert not (tmp_path / "x.duckdb").exists()
+
+
+def test_require_id_defaults_on_with_a_completion_url(tmp_path, monkeypatch) -> None:
+    from study_app.web.runtime import from_env, make_config
+
+    plain = make_config("icarma-personalization", tmp_path / "x.duckdb")
+    paid = make_config("icarma-personalization", tmp_path / "x.duckdb",
+                       completion_url="https://app.example.org/done?cc={code}")
+    assert (plain.require_id, paid.require_id) == (False, True)
+    off = make_config("icarma-personalization", tmp_path / "x.duckdb", require_id=False,
+                      completion_url="https://app.example.org/done?cc={code}")
+    assert off.require_id is False
+    for name, value in paid.env().items():
+        monkeypatch.setenv(name, value)
+    assert from_env() == paid  # the server process sees the same configuration
