@@ -55,16 +55,20 @@ start)
         "SELECT 1 FROM pg_database WHERE datname = 'recourse'" | grep -q 1 \
         || as_owner "$BIN/createdb" -h 127.0.0.1 -p "$PORT" recourse
     if [ "$MINUTES" -gt 0 ]; then
-        # the watchdog: stop the server after MINUTES, whatever happens to the caller
-        nohup bash -c "sleep $((MINUTES * 60)); $(declare -f as_owner); as_owner $BIN/pg_ctl -D '$DIR/data' -m fast stop" \
-            >/dev/null 2>&1 &
+        # The watchdog: stop this server after MINUTES, whatever happens to the caller. It
+        # stops only the server it was started with (the same postmaster PID): a later start
+        # in the same DIR gets its own watchdog and is never stopped by an older one.
+        pm="$(head -1 "$DIR/data/postmaster.pid")"
+        setsid nohup bash -c "sleep $((MINUTES * 60)); $(declare -f as_owner);
+            if [ \"\$(head -1 '$DIR/data/postmaster.pid' 2>/dev/null)\" = '$pm' ]; then
+                as_owner $BIN/pg_ctl -D '$DIR/data' -m fast stop; fi" >/dev/null 2>&1 &
         echo $! > "$DIR/watchdog.pid"
     fi
     url
     ;;
 stop)
     if [ -f "$DIR/watchdog.pid" ]; then
-        kill "$(cat "$DIR/watchdog.pid")" 2>/dev/null || true
+        kill -- "-$(cat "$DIR/watchdog.pid")" 2>/dev/null || true  # its sleep too
         rm -f "$DIR/watchdog.pid"
     fi
     as_owner "$BIN/pg_ctl" -D "$DIR/data" -m fast stop >/dev/null 2>&1 || true
