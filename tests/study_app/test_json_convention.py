@@ -70,6 +70,8 @@ def _cheap(tmp: Path) -> dict[str, list[str]]:
                            "2", "--no-calibration-ablation"],
         "benchmark fairness": ["--n", "40", "--bootstrap", "10", "--method", "oracle",
                                "--decision-model", "bayes"],
+        "loadtest": ["--protocol", "tominaga-replication", "--participants", "2",
+                     "--concurrency", "2", "--db", str(tmp / "load.duckdb"), "--quick"],
     }
 
 
