@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export RECOURSE_STUDY_HOME ?= $(CURDIR)/.recourse-study
 
-.PHONY: install blas run test lint browser proxy clean
+.PHONY: install blas run test test-slow mutation lint browser proxy clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH (or make PYTHON=...)"; exit 1; }
@@ -40,8 +40,22 @@ browser:
 proxy:
 	bash scripts/install_proxy.sh
 
+# The fast suite (`-m 'not slow'` is pytest's default here, pyproject.toml).
 test: install lint browser proxy
 	$(BIN)/pytest
+
+# The long checks left out of `make test` (a simulate run killed and resumed, a study server
+# killed mid-study, the analysis' parameter recovery): CI runs them after `make test`.
+test-slow: install browser
+	$(BIN)/pytest -m slow
+
+# Mutation testing of the core modules (scripts/mutation.py, docs/mutation.md): each module
+# against the tests that cover it; prints the killed share per module. Niced: a shared machine.
+# MUTATION_ONLY=metrics,scm runs some modules only.
+MUTATION_ONLY ?=
+mutation: install
+	$(BIN)/pip install --quiet -e ".[mutation]"
+	nice -n 10 $(BIN)/python scripts/mutation.py $(if $(MUTATION_ONLY),--only $(MUTATION_ONLY))
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

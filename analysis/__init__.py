@@ -14,6 +14,8 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
     "analysis.tables": ("recourse_table",),
     "analysis.models": ("AnalysisDataError", "build_model", "prepare"),
     "analysis.fit": ("sample", "SamplingWarning"),
+    "analysis.refit": ("Refitter",),
+    "analysis.power": ("PowerSpec", "PowerInputError", "effects", "clopper_pearson"),
     "analysis.simdata": ("simulate_ratings",),
     "analysis.recovery": ("RecoveryConfig", "recovery_study"),
     "analysis.fairness_plot": ("fairness_figure", "save_fairness_figure"),

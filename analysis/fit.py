@@ -116,18 +116,14 @@ def sample(
     if target_accept is None:
         target_accept = DEFAULT_TARGET_ACCEPT
     start = time.perf_counter()
+    settings = {"draws": draws, "tune": tune, "chains": chains, "cores": cores, "seed": seed,
+                "target_accept": target_accept}
     if backend == "nutpie":
         import nutpie
 
-        compiled = nutpie.compile_pymc_model(model)
-        idata = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, cores=cores,
-                              seed=seed, progress_bar=False, target_accept=target_accept,
-                              save_warmup=False)  # as PyMC: tuning draws are not kept
+        idata = draw_nutpie(nutpie.compile_pymc_model(model), **settings)
     else:
-        with model:
-            idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores,
-                              random_seed=seed, progressbar=False, compute_convergence_checks=False,
-                              target_accept=target_accept)
+        idata = draw_pymc(model, **settings)
     seconds = time.perf_counter() - start
     if log_likelihood:
         with model:
@@ -138,6 +134,26 @@ def sample(
         warnings.warn("sampling diagnostics: " + "; ".join(problems), SamplingWarning,
                       stacklevel=2)
     return Fit(idata, backend, seconds, diag)
+
+
+def draw_nutpie(compiled: Any, *, draws: int, tune: int, chains: int, cores: int, seed: int,
+                target_accept: float) -> az.InferenceData:
+    """nutpie's NUTS on a compiled model (``nutpie.compile_pymc_model``; tuning draws are
+    not kept, as in PyMC)."""
+    import nutpie
+
+    return nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, cores=cores,
+                         seed=seed, progress_bar=False, target_accept=target_accept,
+                         save_warmup=False)
+
+
+def draw_pymc(model: pm.Model, *, draws: int, tune: int, chains: int, cores: int, seed: int,
+              target_accept: float) -> az.InferenceData:
+    """PyMC's default NUTS (``pm.sample``) on ``model``."""
+    with model:
+        return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
+                         progressbar=False, compute_convergence_checks=False,
+                         target_accept=target_accept)
 
 
 def posterior_predictive(model: pm.Model, fit: Fit, seed: int = 0) -> az.InferenceData:

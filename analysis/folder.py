@@ -51,7 +51,7 @@ from data.jsonio import write_json
 TRACE_LEVELS: tuple[str, ...] = ("none", "compact", "full")
 DEFAULT_TRACE = "compact"
 # Modules whose code decides a model's result: a change in any of them refits.
-_CODE = ("models.py", "splines.py", "fit.py", "results.py")
+_CODE = ("models.py", "ordinal.py", "splines.py", "fit.py", "results.py")
 _VERSIONED = ("pymc", "pytensor", "arviz", "nutpie")
 
 
@@ -68,8 +68,7 @@ def fingerprint(spec: ModelSpec, data: ModelData, sampler: dict[str, Any]) -> st
         "spec": [spec.outcome, spec.distance, spec.likelihood, spec.ppc, spec.log_likelihood],
         "participants": data.participants, "arms": data.arms, "terms": sorted(data.terms),
         "basis": None if data.basis is None else [data.basis.lo, data.basis.hi, data.basis.k],
-        "sampler": sampler, "versions": {p: _version(p) for p in _VERSIONED},
-        "code": _code_hashes(),
+        "sampler": sampler, "versions": versions(), "code": code_hashes(_CODE),
     }
     h.update(json.dumps(meta, sort_keys=True, default=str).encode())
     return h.hexdigest()
@@ -145,11 +144,16 @@ def compact(idata: az.InferenceData) -> az.InferenceData:
 
 
 @functools.cache
-def _code_hashes() -> dict[str, str]:
-    """SHA-256 of each module in ``_CODE`` as this process loaded it (read once, so one run
-    never mixes two versions)."""
+def code_hashes(files: tuple[str, ...]) -> dict[str, str]:
+    """SHA-256 of each of these modules of this package as this process loaded them (read
+    once, so one run never mixes two versions)."""
     here = Path(__file__).parent
-    return {f: hashlib.sha256((here / f).read_bytes()).hexdigest() for f in _CODE}
+    return {f: hashlib.sha256((here / f).read_bytes()).hexdigest() for f in files}
+
+
+def versions() -> dict[str, str | None]:
+    """The versions of the libraries that decide a fit (``_VERSIONED``)."""
+    return {p: _version(p) for p in _VERSIONED}
 
 
 @functools.cache

@@ -10,7 +10,7 @@ constraints, and arm a_r:
 
 **Ordinal (cumulative logit)**: P(y_r <= k) = logistic(c_k - eta_r), c_1 < ... < c_6; the same
 likelihood as the synthetic participants (engine.synthetic.rating_model), so its parameters are directly
-comparable with theirs. **Gaussian** (for comparison with the reference study's GAMMs):
+comparable with theirs (evaluated at the observed rating only: analysis.ordinal). **Gaussian** (for comparison with the reference study's GAMMs):
 y_r ~ Normal(alpha + eta_r, sigma_y).
 
 Priors (weakly informative on the logit scale):
@@ -47,6 +47,7 @@ import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
 
+from analysis import ordinal
 from analysis.splines import SplineBasis
 from engine.metric_names import DISTANCES
 
@@ -126,53 +127,75 @@ def prepare(ratings: pd.DataFrame, outcome: str, distance: str, k: int = 8) -> M
                      terms, SplineBasis.fit(d, basis_size(d, k)))
 
 
+def model_arrays(data: ModelData, likelihood: Likelihood = "ordinal") -> dict[str, np.ndarray]:
+    """The arrays ``build_model`` puts into the model, by name (the ratings as 0..6 for the
+    ordinal likelihood, as they are for the Gaussian), each one the model uses and no other
+    (nutpie's compiled model knows only those): with ``shared=True`` they are PyMC data
+    containers of these names, which a compiled model can swap for another study's of the
+    same shape (analysis.refit)."""
+    assert data.basis is not None
+    arrays = {"basis": data.basis(data.d), "participant_index": data.participant.astype("int64"),
+              "d_centred": data.d - data.d_centre}
+    if len(data.arms) > 1:  # one arm: no arm effect, so no arm index in the model
+        arrays["arm_index"] = data.arm.astype("int64")
+    if data.terms:
+        arrays["x_terms"] = np.column_stack([data.terms[t] for t in data.terms])
+    arrays["y_observed"] = (data.y - 1).astype("int64") if likelihood == "ordinal" else (
+        data.y.astype(float))
+    return arrays
+
+
 def build_model(
-    data: ModelData, likelihood: Likelihood = "ordinal", *, keep_probabilities: bool = False
+    data: ModelData, likelihood: Likelihood = "ordinal", *, keep_probabilities: bool = False,
+    shared: bool = False,
 ) -> pm.Model:
     """The model of the module docstring for ``data``.
 
     ``keep_probabilities`` adds the ordinal model's per-rating category probabilities
     P(y_r = k) as the deterministic ``y_probs`` (n x 7 values per draw: 405 MB for 1,810
     ratings x 4,000 draws in float64), which only a ``full`` trace keeps; the posterior,
-    the log-likelihood and posterior predictive draws do not need it."""
+    the log-likelihood and posterior predictive draws do not need it. ``shared`` puts the
+    data in as named containers (``model_arrays``), so the model compiled once can be refit
+    on another study of the same shape (analysis.refit)."""
     if likelihood not in ("ordinal", "gaussian"):
         raise ValueError(f"likelihood must be ordinal or gaussian, got {likelihood!r}")
-    assert data.basis is not None
-    basis = data.basis(data.d)
-    k = basis.shape[1]
+    arrays = model_arrays(data, likelihood)
+    k = arrays["basis"].shape[1]
     coords = {"participant": data.participants, "arm": data.arms,
               "knot": list(range(1, k)), "term": list(data.terms)}
     with pm.Model(coords=coords) as model:
+        x = {name: pm.Data(name, a) if shared else pt.as_tensor_variable(a)
+             for name, a in arrays.items()}
         sigma_f = pm.HalfNormal("sigma_f", 1.0)
         z_f = pm.Normal("z_f", 0.0, 1.0, dims="knot")
         delta_f = pm.Deterministic("delta_f", sigma_f * z_f, dims="knot")
         beta_f = pt.concatenate([pt.zeros(1), pt.cumsum(delta_f)])
-        eta = pt.dot(pt.as_tensor_variable(basis), beta_f)
+        eta = pt.dot(x["basis"], beta_f)
         if data.terms:
-            x_terms = np.column_stack([data.terms[t] for t in data.terms])
             beta = pm.Normal("beta", 0.0, 1.5, dims="term")
-            eta = eta + pt.dot(pt.as_tensor_variable(x_terms), beta)
+            eta = eta + pt.dot(x["x_terms"], beta)
         if len(data.arms) > 1:
             g = pm.Normal("gamma_raw", 0.0, 1.0, shape=len(data.arms) - 1)
             gamma = pm.Deterministic("gamma", pt.concatenate([pt.zeros(1), g]), dims="arm")
-            eta = eta + gamma[data.arm]
+            eta = eta + gamma[x["arm_index"]]
         sigma_u = pm.HalfNormal("sigma_u", 2.0)
         sigma_b = pm.HalfNormal("sigma_b", 1.0)
         z_u = pm.Normal("z_u", 0.0, 1.0, dims="participant")
         z_b = pm.Normal("z_b", 0.0, 1.0, dims="participant")
-        eta = eta + (sigma_u * z_u)[data.participant] + (
-            (sigma_b * z_b)[data.participant] * (data.d - data.d_centre))
+        person = x["participant_index"]
+        eta = eta + (sigma_u * z_u)[person] + (sigma_b * z_b)[person] * x["d_centred"]
         if likelihood == "ordinal":
             first = pm.Normal("cut_first", -2.5, 3.0)
             gaps = pm.HalfNormal("cut_gaps", 2.0, shape=5)
             cut = pm.Deterministic("cutpoints", pt.concatenate(
                 [pt.stack([first]), first + pt.cumsum(gaps)]))
-            pm.OrderedLogistic("y", eta=eta, cutpoints=cut, observed=data.y - 1,
-                              compute_p=keep_probabilities)
+            ordinal.observe("y", eta, cut, x["y_observed"])
+            if keep_probabilities:
+                pm.Deterministic("y_probs", ordinal.probabilities(eta, cut))
         else:
             alpha = pm.Normal("alpha", 4.0, 2.0)
             sigma_y = pm.HalfNormal("sigma_y", 2.0)
-            pm.Normal("y", alpha + eta, sigma_y, observed=data.y.astype(float))
+            pm.Normal("y", alpha + eta, sigma_y, observed=x["y_observed"])
     return model
 
 

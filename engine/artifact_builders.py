@@ -8,7 +8,6 @@ artifact it depends on (engine.artifacts resolves the order and the cache).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,17 +23,6 @@ from engine.scenarios.base import Scenario
 Progress = Callable[[str, int, int, str], None]
 LoadDep = Callable[[str], nn.Module]
 
-# The paper's score-based (Likert) hyper-parameters (specs/loan-scm.md); epochs as ranking.
-_LIKERT = {
-    "elicitation": "likert",
-    "lr": 0.001,
-    "hinge_margin": 0.004,
-    "tau": 0.49,
-    "cost_weight": 1.3,
-    "kl_weight": 0.9,
-    "plausibility_weight": 0.125,
-    "feasibility_weight": 0.1,
-}
 
 
 @dataclass(frozen=True)
@@ -47,21 +35,18 @@ class Built:
 
 def configs(quick: bool) -> dict[str, Any]:
     """Configuration of every artifact (module docstring)."""
+    amortized = {
+        "icarma": ICarmaConfig.fast(),
+        "icarma-likert": ICarmaConfig.fast("likert"),
+        "carma": ICarmaConfig.fast(individual=False),
+    }
     if quick:
         return {
             "decision": DecisionConfig(epochs=40),
             "flow": FlowConfig(epochs=40, patience=10),
-            "icarma": ICarmaConfig.reduced(),
-            "icarma-likert": ICarmaConfig.reduced(**_LIKERT),
-            "carma": ICarmaConfig.reduced(individual=False),
+            **{name: cfg.reduced() for name, cfg in amortized.items()},
         }
-    return {
-        "decision": DecisionConfig(),
-        "flow": FlowConfig(),
-        "icarma": ICarmaConfig(),
-        "icarma-likert": ICarmaConfig(**_LIKERT),
-        "carma": ICarmaConfig(individual=False),
-    }
+    return {"decision": DecisionConfig(), "flow": FlowConfig(), **amortized}
 
 
 def _note(progress: Progress | None, name: str) -> Callable[[int, int, str], None]:
@@ -76,12 +61,13 @@ def build_decision(
     scenario: Scenario, config: DecisionConfig, progress: Progress | None, load_dep: LoadDep
 ) -> Built:
     """Train the decision model; record test accuracy and the Bayes rule's test accuracy."""
-    (xt, yt), (xv, yv), (xs, ys) = (scenario.dataset[s] for s in ("train", "validation", "test"))
+    data = scenario.data("decision")
+    (xt, yt), (xv, yv), (xs, ys) = (data[s] for s in ("train", "validation", "test"))
     report = _note(progress, "decision")
     model, log = train_decision_model(
         xt, yt, xv, yv, config, lambda e, n: report(e, n, f"epoch {e}/{n}")
     )
-    bayes = float(((scenario.scm.label_proba(xs) > 0.5) == ys.bool()).double().mean())
+    bayes = float(((scenario.scm.label_logit(xs) >= 0) == ys.bool()).double().mean())
     with torch.no_grad():
         rejected = int((~model.decision(xs)).sum())
     return Built(
@@ -104,7 +90,7 @@ def build_flow(
     flow, log = train_flow(
         scenario, config, lambda e, n, nll: report(e, n, f"epoch {e}/{n}, val nll {nll:.3f}")
     )
-    xs = scenario.dataset["test"][0]
+    xs = scenario.data("flow")["test"][0]
     roots = torch.zeros(len(xs), dtype=torch.float64)
     for j in flow.context_idx:  # the exact log-mass of the discrete roots, as the flow drops it
         roots += scenario.scm.noise_log_prob(scenario.scm.abduct(xs))[:, j]
@@ -125,10 +111,7 @@ def build_amortized(
     scenario: Scenario, config: ICarmaConfig, progress: Progress | None, load_dep: LoadDep
 ) -> Built:
     """Train iCARMA (or CARMA) on the trained decision model and flow."""
-    name = "carma" if not config.individual else (
-        "icarma-likert" if config.elicitation == "likert" else "icarma"
-    )
-    report = _note(progress, name)
+    report = _note(progress, "icarma" if config.individual else "carma")
     classifier, flow = load_dep("decision"), load_dep("flow")
     model, log = train_amortized(
         scenario,
@@ -139,21 +122,34 @@ def build_amortized(
             e, n, f"epoch {e}/{n}, val validity {info['val_validity']:.3f}"
         ),
     )
-    best = log.epochs.index(log.best_epoch) if log.best_epoch in log.epochs else -1
     return Built(
         model,
         {
             "best_epoch": log.best_epoch,
-            "val_loss": log.val_loss[best] if log.val_loss else math.nan,
-            "val_validity_flow": log.val_validity[best] if log.val_validity else math.nan,
+            "kept_epoch": log.kept_epoch,
+            "val_loss": log.kept("val_loss"),
+            "val_validity_flow": log.kept("val_validity"),
+            "val_cost": log.kept("val_cost"),
+            "val_score": log.val_score,
+            "training_seconds": log.seconds,
         },
     )
 
 
-BUILDERS: dict[str, Callable[[Scenario, Any, Progress | None, LoadDep], Built]] = {
+Builder = Callable[[Scenario, Any, Progress | None, LoadDep], Built]
+BUILDERS: dict[str, Builder] = {
     "decision": build_decision,
     "flow": build_flow,
     "icarma": build_amortized,
     "icarma-likert": build_amortized,
     "carma": build_amortized,
 }
+
+
+def builder_for(name: str) -> Builder:
+    """The builder of artifact ``name`` (every ``icarma...`` model is an amortized one)."""
+    if name in BUILDERS:
+        return BUILDERS[name]
+    if name.startswith("icarma"):
+        return build_amortized
+    raise ValueError(f"no builder for artifact {name!r}")

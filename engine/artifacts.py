@@ -3,7 +3,8 @@
 Artifacts live under ``$RECOURSE_STUDY_HOME/artifacts/<scenario>/`` (default home:
 ``./.recourse-study``):
 
-- ``splits.npz``      the data splits (train / validation / test, x and y) they were trained on;
+- ``splits.npz``      the data splits they were trained on (``<role>_<split>_x`` / ``_y`` for
+                      the roles decision, flow, recourse of engine.scenarios.samples);
 - ``decision``        the decision model (engine.decision);
 - ``flow``            the causal normalizing flow (engine.flows);
 - ``icarma``          iCARMA for ranking / binary elicitation (engine.recourse.icarma_training);
@@ -15,8 +16,12 @@ metrics, training time, the fingerprint and the SHA-256 of the .pt file). The fi
 hashes the scenario's data, the configuration and the fingerprints of the artifacts it was
 trained with (iCARMA depends on the decision model and the flow), so changing any of them
 rebuilds exactly what is stale, and an unchanged request is a cache hit. Files are written
-to temporary names and renamed into place, under a lock file, so a killed build or two
-processes building at once never leave a half-written artifact that loads.
+to temporary names and renamed into place, under a lock file per artifact, so a killed build
+or two processes building at once never leave a half-written artifact that loads (and two
+processes may build different artifacts at the same time).
+
+The paper's iCARMA models (one per elicitation scheme, cost profile and seed, and the
+best-on-validation selection) are artifacts too: engine.paper_models.
 
 ``quick=True`` selects reduced configurations (for tests): same code, less training.
 """
@@ -38,15 +43,20 @@ import numpy as np
 import torch
 from torch import nn
 
-from engine.artifact_builders import BUILDERS, Built, configs
+from engine.artifact_builders import Built, builder_for, configs
 from engine.decision import BayesDecision, Classifier, DecisionConfig, DecisionModel
 from engine.flows import CausalFlow, FlowConfig
 from engine.recourse.icarma_networks import AmortizedRecourse
 from engine.recourse.icarma_training import ICarmaConfig
 from engine.scenarios import get_scenario
 from engine.scenarios.base import Scenario
+from engine.scenarios.samples import ROLES, SPLITS
 
 HOME_ENV = "RECOURSE_STUDY_HOME"
+# Torch threads while training: the models are small and batches of 128-256 rows, so a second
+# thread only adds synchronization (one iCARMA epoch: 0.5 s on one thread, 3.3 s on two, on
+# the 2-core development machine under load); training processes can run side by side.
+TRAINING_THREADS = 1
 ARTIFACTS: tuple[str, ...] = ("decision", "flow", "icarma", "icarma-likert", "carma")
 AMORTIZED: tuple[str, ...] = ("icarma", "icarma-likert", "carma")  # AmortizedRecourse models
 DEPENDS: dict[str, tuple[str, ...]] = {
@@ -80,10 +90,11 @@ def _sha256(data: bytes) -> str:
 def data_fingerprint(scenario: Scenario) -> str:
     """Hash of the scenario's data splits (what every artifact is trained on)."""
     h = hashlib.sha256(scenario.name.encode())
-    for split in ("train", "validation", "test"):
-        x, y = scenario.dataset[split]
-        h.update(x.numpy().tobytes())
-        h.update(y.numpy().tobytes())
+    for role in ROLES:
+        for split in SPLITS:
+            x, y = scenario.data(role)[split]
+            h.update(x.numpy().tobytes())
+            h.update(y.numpy().tobytes())
     return h.hexdigest()
 
 
@@ -101,14 +112,14 @@ def _metadata_path(scenario_name: str, name: str) -> Path:
     return artifact_dir(scenario_name) / f"{name}.json"
 
 
-def _weights_path(scenario_name: str, name: str) -> Path:
+def weights_path(scenario_name: str, name: str) -> Path:
     return artifact_dir(scenario_name) / f"{name}.pt"
 
 
 def read_metadata(scenario_name: str, name: str) -> dict[str, Any] | None:
     """The artifact's metadata if its files exist and agree (SHA-256), else None."""
     meta_path = _metadata_path(scenario_name, name)
-    weights = _weights_path(scenario_name, name)
+    weights = weights_path(scenario_name, name)
     if not meta_path.exists() or not weights.exists():
         return None
     try:
@@ -127,10 +138,22 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 @contextmanager
-def _lock(scenario_name: str) -> Iterator[None]:
+def torch_threads(n: int) -> Iterator[None]:
+    """Run the block with ``n`` torch threads, then restore the previous number."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@contextmanager
+def artifact_lock(scenario_name: str, name: str) -> Iterator[None]:
+    """An exclusive lock on one artifact (builds of different artifacts run in parallel)."""
     d = artifact_dir(scenario_name)
     d.mkdir(parents=True, exist_ok=True)
-    with open(d / ".lock", "w") as fh:
+    with open(d / f".lock-{name}", "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
@@ -143,12 +166,24 @@ def _fingerprint(data_fp: str, config: dict[str, Any], deps: dict[str, str]) -> 
     return _sha256(payload.encode())
 
 
-def _save_splits(scenario: Scenario) -> None:
+def _splits_fingerprint(path: Path) -> str | None:
+    try:
+        with np.load(path) as f:
+            return str(f["data_fingerprint"])
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def _save_splits(scenario: Scenario, data_fp: str) -> None:
+    """Write ``splits.npz`` unless it already holds exactly these data."""
     path = artifact_dir(scenario.name) / "splits.npz"
-    arrays = {}
-    for split in ("train", "validation", "test"):
-        x, y = scenario.dataset[split]
-        arrays[f"{split}_x"], arrays[f"{split}_y"] = x.numpy(), y.numpy()
+    if _splits_fingerprint(path) == data_fp:
+        return
+    arrays: dict[str, Any] = {"data_fingerprint": np.array(data_fp)}
+    for role in ROLES:
+        for split in SPLITS:
+            x, y = scenario.data(role)[split]
+            arrays[f"{role}_{split}_x"], arrays[f"{role}_{split}_y"] = x.numpy(), y.numpy()
     tmp = path.with_name(f".splits.{os.getpid()}.tmp.npz")
     np.savez_compressed(tmp, feature_names=np.array(scenario.feature_names), **arrays)
     os.replace(tmp, path)
@@ -175,47 +210,74 @@ def build_artifacts(
         wanted |= set(DEPENDS[name])
     cfgs = configs(quick)
     records: list[ArtifactRecord] = []
-    with _lock(scenario_name):
-        data_fp = data_fingerprint(scenario)
-        if not (artifact_dir(scenario_name) / "splits.npz").exists():
-            _save_splits(scenario)
-        fingerprints: dict[str, str] = {}
-        for name in ARTIFACTS:
-            if name not in wanted:
-                continue
-            deps = {d: fingerprints[d] for d in DEPENDS[name]}
-            fp = _fingerprint(data_fp, cfgs[name].to_dict(), deps)
-            meta = read_metadata(scenario_name, name)
-            forced = force and (only is None or name in only)
-            if meta is not None and meta.get("fingerprint") == fp and not forced:
-                fingerprints[name] = fp
-                records.append(ArtifactRecord(name, True, 0.0, meta))
-                continue
-            start = time.perf_counter()
-            built: Built = BUILDERS[name](
-                scenario, cfgs[name], progress, lambda dep: _load(scenario_name, dep)
-            )
-            seconds = time.perf_counter() - start
-            buf = _state_bytes(built.module)
-            meta = {
-                "name": name,
-                "scenario": scenario_name,
-                "fingerprint": fp,
-                "depends": deps,
-                "config": cfgs[name].to_dict(),
-                "quick": quick,
-                "metrics": built.metrics,
-                "seconds": seconds,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "torch": torch.__version__,
-                "sha256": _sha256(buf),
-            }
-            _write_atomic(_weights_path(scenario_name, name), buf)
-            _write_atomic(_metadata_path(scenario_name, name), json.dumps(meta, indent=2).encode())
-            _CACHE.pop((str(artifact_dir(scenario_name)), name), None)
-            fingerprints[name] = fp
-            records.append(ArtifactRecord(name, False, seconds, meta))
+    fingerprints: dict[str, str] = {}
+    for name in ARTIFACTS:
+        if name not in wanted:
+            continue
+        forced = force and (only is None or name in only)
+        deps = {d: fingerprints[d] for d in DEPENDS[name]}
+        record = ensure_artifact(
+            scenario, name, cfgs[name], deps, quick=quick, force=forced, progress=progress
+        )
+        fingerprints[name] = record.metadata["fingerprint"]
+        records.append(record)
     return records
+
+
+def ensure_artifact(
+    scenario: Scenario,
+    name: str,
+    config: Any,
+    deps: dict[str, str],
+    *,
+    quick: bool = False,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> ArtifactRecord:
+    """One artifact trained with ``config`` on the fingerprinted ``deps`` (name -> fingerprint
+    of the artifacts it is trained with): a cache hit when its fingerprint is unchanged, else
+    built under the artifact's lock and written atomically. ``name`` picks the builder
+    (artifact_builders.builder_for)."""
+    scenario_name = scenario.name
+    data_fp = data_fingerprint(scenario)
+    fp = _fingerprint(data_fp, config.to_dict(), deps)
+    with artifact_lock(scenario_name, name):
+        _save_splits(scenario, data_fp)
+        meta = read_metadata(scenario_name, name)
+        if meta is not None and meta.get("fingerprint") == fp and not force:
+            return ArtifactRecord(name, True, 0.0, meta)
+        start = time.perf_counter()
+        report = None if progress is None else (
+            lambda _n, done, total, note: progress(name, done, total, note)
+        )
+        with torch_threads(TRAINING_THREADS):
+            built: Built = builder_for(name)(
+                scenario, config, report, lambda dep: _load(scenario_name, dep)
+            )
+        seconds = time.perf_counter() - start
+        meta = {
+            "name": name,
+            "scenario": scenario_name,
+            "fingerprint": fp,
+            "depends": deps,
+            "config": config.to_dict(),
+            "quick": quick,
+            "metrics": built.metrics,
+            "seconds": seconds,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "torch": torch.__version__,
+        }
+        write_artifact(scenario_name, name, _state_bytes(built.module), meta)
+    return ArtifactRecord(name, False, seconds, meta)
+
+
+def write_artifact(scenario_name: str, name: str, weights: bytes, meta: dict[str, Any]) -> None:
+    """Write ``<name>.pt`` and ``<name>.json`` (with the weights' SHA-256) atomically; the
+    caller holds the artifact's lock."""
+    meta = {**meta, "sha256": _sha256(weights)}
+    _write_atomic(weights_path(scenario_name, name), weights)
+    _write_atomic(_metadata_path(scenario_name, name), json.dumps(meta, indent=2).encode())
+    _CACHE.pop((str(artifact_dir(scenario_name)), name), None)
 
 
 def ensure_artifacts(
@@ -254,11 +316,17 @@ def _construct(scenario: Scenario, name: str, meta: dict[str, Any]) -> nn.Module
 def _stat_key(scenario_name: str, name: str) -> tuple[int, ...] | None:
     """(mtime, size) of both files: a cheap check that a cached module is still current."""
     try:
-        a = _weights_path(scenario_name, name).stat()
+        a = weights_path(scenario_name, name).stat()
         b = _metadata_path(scenario_name, name).stat()
     except FileNotFoundError:
         return None
     return (a.st_mtime_ns, a.st_size, b.st_mtime_ns, b.st_size)
+
+
+def train_command(scenario_name: str, name: str) -> str:
+    """The command that builds artifact ``name``."""
+    extra = " --icarma-training paper" if name.startswith("icarma-paper") else ""
+    return f"recourse-study train --scenario {scenario_name}{extra}"
 
 
 def _load(scenario_name: str, name: str) -> nn.Module:
@@ -272,10 +340,10 @@ def _load(scenario_name: str, name: str) -> nn.Module:
         raise ArtifactMissingError(
             f"the {name!r} artifact of scenario {scenario_name!r} is not built (or is "
             f"incomplete) in {artifact_dir(scenario_name)}; run "
-            f"`recourse-study train --scenario {scenario_name}` first"
+            f"`{train_command(scenario_name, name)}` first"
         )
     module = _construct(scenario, name, meta)
-    state = torch.load(_weights_path(scenario_name, name), map_location="cpu", weights_only=True)
+    state = torch.load(weights_path(scenario_name, name), map_location="cpu", weights_only=True)
     module.load_state_dict(state)
     module.eval()
     for p in module.parameters():
@@ -309,8 +377,9 @@ def load_flow(scenario_name: str) -> CausalFlow:
 
 
 def load_amortized(scenario_name: str, name: str) -> AmortizedRecourse:
-    """A trained amortized recourse model: ``icarma``, ``icarma-likert`` or ``carma``."""
-    if name not in AMORTIZED:
+    """A trained amortized recourse model: ``icarma``, ``icarma-likert``, ``carma`` (the fast
+    configuration) or a paper model ``icarma-paper-...`` (engine.paper_models)."""
+    if name not in AMORTIZED and not name.startswith("icarma-paper-"):
         raise ValueError(f"unknown amortized artifact {name!r}")
     model = _load(scenario_name, name)
     assert isinstance(model, AmortizedRecourse)

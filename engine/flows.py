@@ -116,7 +116,7 @@ class CausalFlow(nn.Module):
         self.context_idx: list[int] = context
         self.rest_idx: list[int] = rest
         self.depth = _generations(adjacency[rest][:, rest])
-        x = scenario.dataset["train"][0]
+        x = scenario.data("flow")["train"][0]
         xr = x[:, rest]
         self.register_buffer("mean", xr.mean(dim=0).to(torch.float32))
         self.register_buffer("std", xr.std(dim=0).to(torch.float32))
@@ -245,8 +245,8 @@ def train_flow(
     start = time.perf_counter()
     torch.manual_seed(config.seed)
     flow = CausalFlow(scenario, config)
-    x = scenario.dataset["train"][0].to(torch.float32)
-    x_val = scenario.dataset["validation"][0].to(torch.float32)
+    x = scenario.data("flow")["train"][0].to(torch.float32)
+    x_val = scenario.data("flow")["validation"][0].to(torch.float32)
     c, z = x[:, flow.context_idx], flow._z(x)
     opt = torch.optim.Adam(flow.parameters(), lr=config.lr)
     steps = config.epochs * math.ceil(len(x) / config.batch_size)

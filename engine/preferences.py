@@ -18,6 +18,16 @@ r = (s - 1) / (K_i - 1) in [0, 1] (r = 0 when K_i = 1) and exponent p:
 constant: w = 1 and pi = pi_flat for every feature; concave p = 0.5; linear p = 1; convex
 p = 2. Non-actionable features get prior 0 (they are masked out; never traded off).
 
+Score sampling for Likert elicitation (``SCORE_SAMPLINGS``):
+
+- ``iid`` (the paper, App. B.2 / C.1): every globally actionable feature draws its score
+  independently and uniformly. With the number of actionable features left to chance (hard +
+  soft) the draw is from {1..K+1}, K+1 meaning "cannot change this" (so someone may end up
+  with no actionable feature at all); with |F_i| fixed, the actionable ones (chosen as
+  below) draw from {1..K};
+- ``sorted`` (our earlier sampler): |F_i| uniform on 1..|F_g|, then |F_i| uniform scores
+  sorted and handed out in the Plackett-Luce preference order.
+
 Preference distributions sample, per person, which features are actionable and their order
 by a Plackett-Luce draw over F_g with feature weights (uniform: equal weights; co: loan amount
 and income favoured, i.e. causal order; rco: loan duration and savings favoured;
@@ -50,6 +60,7 @@ COST_PROFILE_EXPONENTS: dict[str, float | None] = {
     "convex": 2.0,
 }
 ELICITATIONS: tuple[str, ...] = ("binary", "ranking", "likert")
+SCORE_SAMPLINGS: tuple[str, ...] = ("iid", "sorted")
 FAVOURED_WEIGHT = 20.0
 # Plackett-Luce weights by feature name; features not named get weight 1.
 PREFERENCE_DISTRIBUTIONS: dict[str, dict[str, float]] = {
@@ -258,12 +269,19 @@ def sample_profiles(
     n_actionable: int | None = None,
     elicitation: Elicitation = "ranking",
     likert_levels: int | None = None,
+    score_sampling: str = "iid",
     seed: int | np.random.Generator = 0,
 ) -> ActionabilityProfiles:
     """Sample n profiles (see module docstring for the Plackett-Luce construction).
 
-    ``n_actionable`` fixes |F_i|; None draws it uniformly from 1..|F_g| per person.
+    ``n_actionable`` fixes |F_i|; None draws it uniformly from 1..|F_g| per person (for
+    Likert scores sampled ``iid``: from the scores, module docstring).
     """
+    if score_sampling not in SCORE_SAMPLINGS:
+        raise ValueError(
+            f"unknown score sampling {score_sampling!r}; expected one of "
+            f"{', '.join(SCORE_SAMPLINGS)}"
+        )
     if distribution not in PREFERENCE_DISTRIBUTIONS:
         raise ValueError(
             f"unknown preference distribution {distribution!r}; expected one of "
@@ -295,6 +313,13 @@ def sample_profiles(
     elif elicitation == "binary":
         sc = np.ones((n, m))
         levels[:] = 1
+    elif score_sampling == "iid":
+        # every feature's score uniform and independent; K + 1 = cannot change (hard + soft)
+        top = k_likert + (1 if n_actionable is None else 0)
+        sc = rng.integers(1, top + 1, size=(n, m)).astype(float)
+        if n_actionable is None:
+            actionable_g = sc <= k_likert
+        levels[:] = k_likert
     else:
         # k uniform scores per person, sorted and handed out in preference order.
         draws = rng.integers(1, k_likert + 1, size=(n, m)).astype(float)

@@ -129,8 +129,12 @@ class StructuralCausalModel(ABC):
         """Raise ``WorldModelInputError`` if a row lies outside the model's support."""
 
     @abstractmethod
+    def label_logit(self, x: ArrayLike) -> Tensor:
+        """The true label logit l(x), P(Y = 1 | x) = sigmoid(l(x)), shape (n,)."""
+
     def label_proba(self, x: ArrayLike) -> Tensor:
-        """The true P(Y = 1 | x), shape (n,)."""
+        """The true P(Y = 1 | x) = sigmoid(l(x)), shape (n,)."""
+        return torch.sigmoid(self.label_logit(x))
 
     # ---- shared machinery ---------------------------------------------------------------
     def sample(self, n: int, seed: int = 0) -> Tensor:

@@ -7,7 +7,10 @@
 
 ``load`` reads the scenario's trained decision model from ``$RECOURSE_STUDY_HOME`` (build it
 with ``recourse-study train``; ``decision_model="bayes"`` needs no artifact); methods load
-their own artifacts on first use. Everything else is the engine's ordinary API
+their own artifacts on first use. Methods run as published (the Oracle's grid around each
+factual, iCARMA without repair), except that ``plans`` uses the iCARMA models
+``recourse-study train`` builds (``training="fast"``); ``plans(..., training="paper")`` uses
+the paper's (``recourse-study train --icarma-training paper``). Everything else is the engine's ordinary API
 (``RecourseContext``, ``get_method``, ``RecourseBatch``), which the workbench only wires.
 """
 
@@ -22,7 +25,13 @@ import numpy as np
 from engine.artifacts import load_classifier
 from engine.decision import Classifier, rejected_rows
 from engine.preferences import ActionabilityProfiles, CostProfile, profiles_from_elicitation
-from engine.recourse import RecourseBatch, RecourseContext, RecourseMethod, build_method
+from engine.recourse import (
+    RecourseBatch,
+    RecourseContext,
+    RecourseMethod,
+    build_method,
+    option_names,
+)
 from engine.scenarios import get_scenario
 from engine.scenarios.base import Scenario
 
@@ -74,15 +83,23 @@ class Workbench:
     def plans(
         self, x: np.ndarray, profiles: ActionabilityProfiles,
         methods: Sequence[str] = ("oracle", "icarma"), cost_profile: str = "linear",
+        **switches: Any,
     ) -> pd.DataFrame:
         """Each method's recourse for each person, one row per (method, person) with every
         metric (``RecourseBatch.to_frame``) and the actions in display units
-        ({feature: suggested value})."""
+        ({feature: suggested value}). ``switches`` (e.g. ``repair=True``, ``grid="shared"``,
+        ``training="paper"``; default ``training="fast"``, module docstring) go to each
+        method whose constructor takes them."""
         import pandas as pd
 
+        taken = {o for name in methods for o in option_names(name)}
+        if unused := sorted(set(switches) - taken):
+            raise TypeError(f"no method of {list(methods)} takes {', '.join(unused)}")
+        switches = {"training": "fast", **switches}
         frames = []
         for name in methods:
-            batch = self.recourse(name, x, profiles, cost_profile)
+            options = {k: v for k, v in switches.items() if k in option_names(name)}
+            batch = self.recourse(name, x, profiles, cost_profile, **options)
             frame = batch.to_frame()
             frame.insert(2, "actions", [self.actions(batch, i) for i in range(len(batch))])
             frames.append(frame)

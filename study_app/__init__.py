@@ -3,6 +3,9 @@
 
     import study_app
     summary = study_app.simulate("icarma-personalization", "pilot.duckdb", 20)
+    run = study_app.PowerRun(protocols.load_protocol("tominaga-replication"), [60, 120],
+                             100, "action.distance", Path("power"))
+    power = study_app.run_power(run)  # the `recourse-study power --json` document
 
 Names are imported on first use (engine.exports).
 """
@@ -13,4 +16,5 @@ from engine.exports import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
     "study_app.simulator": ("simulate", "SyntheticDriver"),
+    "study_app.power": ("PowerRun", "run_power"),
 })

@@ -2,12 +2,23 @@
 
 ``trained_home`` builds the reduced ("quick") artifacts of the Loan scenario once per test
 session into ``$RECOURSE_STUDY_TEST_HOME`` (default ``<repo>/.recourse-study/test-home``, kept
-between runs: an unchanged configuration is a cache hit) and points ``RECOURSE_STUDY_HOME``
-at it for the rest of the session, so subprocesses (the CLI, `serve`) find them too.
+between runs) and points ``RECOURSE_STUDY_HOME`` at it for the rest of the session, so
+subprocesses (the CLI, `serve`) find them too.
+
+The cache is keyed on the data and configuration (the artifacts' own fingerprints) and on
+the training code: ``training_code_hash`` hashes every engine module the artifact builders
+import (transitively) and the scenario modules; when it differs from the hash stored beside
+the artifacts, they are rebuilt, so a change to training code is never tested against models
+the old code trained.
+
+A skipped test fails the run: a missing dependency or an import error must not hide as a
+skip (``pytest_runtest_makereport``).
 """
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,11 +26,53 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+CODE_HASH_FILE = "training-code.sha256"
+TRAINING_ROOTS = ("engine/artifacts.py", "engine/artifact_builders.py")
+
+
+def _engine_imports(path: Path) -> set[Path]:
+    """The engine modules (files) one module imports."""
+    out: set[Path] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        for name in names:
+            if not name.startswith("engine"):
+                continue
+            base = REPO / Path(*name.split("."))
+            for cand in (base.with_suffix(".py"), base / "__init__.py"):
+                if cand.is_file():
+                    out.add(cand)
+    return out
+
+
+def training_code_files() -> list[Path]:
+    """Every engine module the artifact builders depend on, and the scenario modules (the
+    registry names them by string)."""
+    todo = [REPO / p for p in TRAINING_ROOTS] + sorted((REPO / "engine/scenarios").glob("*.py"))
+    seen: set[Path] = set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        todo.extend(_engine_imports(path) - seen)
+    return sorted(seen)
+
+
+def training_code_hash() -> str:
+    h = hashlib.sha256()
+    for path in training_code_files():
+        h.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
 
 
 @pytest.fixture(scope="session")
 def trained_home() -> Iterator[Path]:
-    from engine.artifacts import HOME_ENV, ensure_artifacts
+    from engine.artifacts import HOME_ENV, build_artifacts
 
     home = Path(
         os.environ.get("RECOURSE_STUDY_TEST_HOME") or REPO / ".recourse-study" / "test-home"
@@ -27,7 +80,12 @@ def trained_home() -> Iterator[Path]:
     before = os.environ.get(HOME_ENV)
     os.environ[HOME_ENV] = str(home)
     try:
-        ensure_artifacts("loan", quick=True)
+        code = training_code_hash()
+        marker = home / CODE_HASH_FILE
+        stale = not marker.is_file() or marker.read_text().strip() != code
+        build_artifacts("loan", quick=True, force=stale)
+        if stale:
+            marker.write_text(code + "\n")
         yield home
     finally:
         if before is None:
@@ -97,3 +155,14 @@ def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "duckdb":
         return str(tmp_path / "study.duckdb")
     return request.getfixturevalue("postgres_url")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A skipped test is a failure (the only skips we accept are none)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.longrepr = f"skipped tests fail this suite (a missing dependency?): {reason}"

@@ -1,5 +1,6 @@
 """Benchmarks: every recourse method measured the same way (``recourse``), HARE with
-simulated people (``hare``), and the fairness case study (``fairness``, ``disparities``)."""
+simulated people (``hare``), the fairness case study (``fairness``, ``disparities``) and
+the papers' tables beside ours (``reproduce``: ``recourse-study reproduce TARGET``)."""
 
 from __future__ import annotations
 
@@ -10,4 +11,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
     "engine.benchmarks.hare": ("HareBenchmarkConfig", "run_hare_benchmark"),
     "engine.benchmarks.fairness": ("ASSIGNMENTS", "fairness_population", "run_fairness"),
     "engine.benchmarks.disparities": ("fairness_summary",),
+    "engine.benchmarks.reproduce": ("TARGETS", "TARGET_NAMES", "ReproduceConfig", "run_target"),
 })

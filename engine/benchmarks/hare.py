@@ -13,9 +13,11 @@ ideal plan (a person without a favourable plan keeps x' = x, so failures count a
 deviation over seeds; ``success_rate`` (favourable plans), ``violations`` (acted features
 outside the person's actionable set, summed), ``proximity`` (L1 over the profile) and
 ``sparsity`` (L0 over actions) over favourable plans, ``redundancy`` (acted features whose
-revert alone keeps the plan favourable, mean per favourable plan), ``queries`` (comparisons
-and acceptance questions asked, mean per person) and ``seconds`` (mean per seed: the method's
-own time; base generation is not part of HARE's).
+revert alone keeps the plan favourable, mean per favourable plan), ``queries`` and
+``queries_max`` (comparisons and acceptance questions asked: mean per person, and the most
+any person was asked, never more than the budget), ``keep_incumbent`` (our option of
+engine.recourse.hare_state; off as in the paper) and ``seconds`` (mean per seed: the
+method's own time; base generation is not part of HARE's).
 
 ``step_ms``: one interactive step of a ``HareSession`` as the web app performs it (restore
 from JSON, apply the answer, compute the next query, serialize), driven by a scripted person;
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -64,6 +66,11 @@ class HareBenchmarkConfig:
     seeds: int = 5
     steps: int = 100
     step_sessions: int = 5
+    keep_incumbent: bool = False
+    base_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # (scale, budget, iterations, calibrate) rows to run instead of the ones derived above
+    settings: tuple[tuple[str, int, int, str], ...] = ()
+    step_timing: bool = True
 
     def validate(self, scenario: Scenario) -> None:
         problems = []
@@ -143,8 +150,10 @@ def _aggregate(key: dict[str, Any], per_seed: list[dict[str, float]], n: int) ->
         v = col(m)
         row[f"{m}_mean"] = float(np.nanmean(v))
         row[f"{m}_sd"] = float(np.nanstd(v, ddof=1)) if len(v) > 1 else 0.0
+        row[f"{m}_seeds"] = [float(x) for x in v]
     for m in ("success_rate", "proximity", "sparsity", "redundancy", "queries", "seconds"):
         row[m] = float(np.nanmean(col(m)))
+    row["queries_max"] = int(col("queries_max").max())
     row["violations"] = int(col("violations").sum())
     return row
 
@@ -173,18 +182,15 @@ def run_hare_benchmark(
     """Every row of the benchmark plus the interactive step timing (module docstring)."""
     config.validate(context.scenario)
     note = on_step or (lambda _msg: None)
-    bases: dict[str, RecourseMethod] = {b: get_method(b, context) for b in config.bases}
+    bases: dict[str, RecourseMethod] = {
+        b: get_method(b, context, **config.base_options.get(b, {})) for b in config.bases
+    }
     runs: dict[tuple, list[dict[str, float]]] = {}
 
     def add(key: tuple, metrics: dict[str, float]) -> None:
         runs.setdefault(key, []).append(metrics)
 
-    settings = [(s, config.budget, t, "all") for s in config.scales for t in config.iterations]
-    settings += [(config.ablation_scale, b, t, "all")
-                 for b in config.ablation_budgets for t in config.iterations]
-    if config.calibration_ablation:
-        settings += [(config.ablation_scale, config.budget, 1, "winner")]
-    settings = list(dict.fromkeys(settings))
+    settings = run_settings(config)
     n = 0
     for seed in range(config.seeds):
         x, profiles = _population(context.scenario, context.classifier, config, seed)
@@ -200,24 +206,41 @@ def run_hare_benchmark(
             for s in config.scales:
                 m = plan_metrics(context, plans, people[s])
                 add((name, "base", s, 0, 0, "none"),
-                    {**m, "queries": 0.0, "seconds": base_seconds})
+                    {**m, "queries": 0.0, "queries_max": 0, "seconds": base_seconds})
             for s, budget, t, cal in settings:
                 note(f"seed {seed}: {name} {variant_name(t)} B={budget} T={t} {s} ({cal})")
                 hare = Hare(context, base, budget=budget, iterations=t, calibrate=cal,
-                            steps=config.steps, seed=seed)
+                            steps=config.steps, seed=seed, keep_incumbent=config.keep_incumbent)
                 run = hare.run(x, profiles, people[s], base=plans)
                 m = plan_metrics(context, run.final, people[s])
-                queries = float(run.state.asked.double().mean())
+                asked = run.state.asked
                 add((name, variant_name(t), s, budget, t, cal),
-                    {**m, "queries": queries, "seconds": run.seconds})
+                    {**m, "queries": float(asked.double().mean()),
+                     "queries_max": int(asked.max()), "seconds": run.seconds})
     rows = [
-        _aggregate(dict(zip(("base", "variant", "scale", "budget", "iterations", "calibrate"),
-                            key, strict=True)), per_seed, n)
+        {**_aggregate(dict(zip(("base", "variant", "scale", "budget", "iterations", "calibrate"),
+                               key, strict=True)), per_seed, n),
+         "keep_incumbent": config.keep_incumbent if key[1] != "base" else None}
         for key, per_seed in runs.items()
     ]
-    note("interactive step timing")
-    step = interactive_step_ms(context, bases[config.bases[0]], config)
+    step = None
+    if config.step_timing:
+        note("interactive step timing")
+        step = interactive_step_ms(context, bases[config.bases[0]], config)
     return {"rows": rows, "checks": acceptance_checks(rows, config), "step_ms": step}
+
+
+def run_settings(config: HareBenchmarkConfig) -> list[tuple[str, int, int, str]]:
+    """The (scale, budget, iterations, calibrate) rows of a run: ``settings`` if given, else
+    every scale at the budget, the budget ablation and the calibration ablation."""
+    if config.settings:
+        return list(dict.fromkeys(config.settings))
+    settings = [(s, config.budget, t, "all") for s in config.scales for t in config.iterations]
+    settings += [(config.ablation_scale, b, t, "all")
+                 for b in config.ablation_budgets for t in config.iterations]
+    if config.calibration_ablation:
+        settings += [(config.ablation_scale, config.budget, 1, "winner")]
+    return list(dict.fromkeys(settings))
 
 
 def interactive_step_ms(
@@ -231,7 +254,7 @@ def interactive_step_ms(
     people = SimulatedPeople.draw(context, x, allowed_mask(context, profiles.hard_mask),
                                   config.ablation_scale, seed=0)
     hare = Hare(context, base, budget=config.budget, iterations=max(config.iterations),
-                steps=config.steps)
+                steps=config.steps, keep_incumbent=config.keep_incumbent)
     times: list[float] = []
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as the web server runs: tiny tensors, many requests
@@ -308,4 +331,8 @@ def acceptance_checks(rows: list[dict[str, Any]], config: HareBenchmarkConfig) -
                   f"all {r1['gtd_mean']:.3f} vs winner {rw['gtd_mean']:.3f}")
     check("zero actionability violations", sum(r["violations"] for r in rows) == 0,
           f"{sum(r['violations'] for r in rows)} violations")
+    over = [r for r in rows if r["variant"] != "base" and r["queries_max"] > r["budget"]]
+    check("no person is asked more than the budget (comparisons + accept questions)",
+          not over, f"{len(over)} row(s) over budget; largest max/budget "
+          f"{max((r['queries_max'] / r['budget'] for r in rows if r['budget']), default=0):.2f}")
     return checks

@@ -9,7 +9,10 @@ people with the same profiles. Each (c, cost profile, method) gives one row of t
 ``RecourseBatch.summary`` (validity, plausibility, unweighted cost mean/sd over valid
 recourses, hap, violations, seconds) plus the setting and ``hap_profile`` (hap counted on
 the whole profile change, consequences included, which is how the paper's Oracle hap
-figures behave; see ``hap_profile``).
+figures behave; see ``hap_profile``). Every row names the switches it ran with: the Oracle's
+``oracle_grid`` (factual = the paper's, carma / shared = ours), iCARMA/CARMA's ``repair``
+(off = the paper's) and ``icarma_training`` (paper | fast), the Likert ``score_sampling``
+(iid = the paper's, sorted = ours); the defaults are the paper's.
 
 Speed is measured in the same run, so that machine noise cancels:
 
@@ -26,8 +29,9 @@ Speed is measured in the same run, so that machine noise cancels:
 
 Methods are asked for their capabilities (engine.recourse.base.Capabilities), never their
 names: exact methods run first (they are the speed reference), interactive methods (HARE)
-have their own benchmark (engine.benchmarks.hare). ``bins`` and ``plausibility`` go to the
-methods that take them (the Oracle), and their rows report them.
+have their own benchmark (engine.benchmarks.hare). The switches (``bins``, ``plausibility``,
+``grid``, ``repair``, ``training``) go to the methods whose constructor takes them, and
+their rows report them (None for a method without the option).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from engine.preferences import (
     COST_PROFILE_EXPONENTS,
     ELICITATIONS,
     PREFERENCE_DISTRIBUTIONS,
+    SCORE_SAMPLINGS,
     ActionabilityProfiles,
     CostProfile,
     sample_profiles,
@@ -61,6 +66,8 @@ from engine.recourse import (
 )
 from engine.recourse.base import RecourseContext, RecourseMethod
 from engine.recourse.batch import RecourseBatch
+from engine.recourse.icarma_config import TRAININGS
+from engine.recourse.oracle_grid import GRIDS
 from engine.scenarios.base import Scenario
 
 SPEED_PEOPLE = 5_000
@@ -82,6 +89,10 @@ class BenchmarkConfig:
     plausibility: bool = True
     bins: int = 25
     speedup_sample: int = 8
+    oracle_grid: str = "factual"
+    repair: bool = False
+    icarma_training: str = "paper"
+    score_sampling: str = "iid"
 
     def validate(self, scenario: Scenario) -> None:
         """Raise ValueError naming the first bad setting."""
@@ -91,6 +102,9 @@ class BenchmarkConfig:
         _check_known(
             "preference distribution", (self.preferences,), tuple(PREFERENCE_DISTRIBUTIONS)
         )
+        _check_known("Oracle grid", (self.oracle_grid,), GRIDS)
+        _check_known("iCARMA training", (self.icarma_training,), TRAININGS)
+        _check_known("score sampling", (self.score_sampling,), SCORE_SAMPLINGS)
         for c in self.constraints:
             n_actionable(c, len(scenario.actionable))
         if not self.methods or not self.constraints or not self.cost_profiles:
@@ -143,6 +157,7 @@ def constraint_profiles(
         distribution=config.preferences,
         n_actionable=k,
         elicitation=config.elicitation,  # type: ignore[arg-type]
+        score_sampling=config.score_sampling,
         seed=rng,
     )
 
@@ -159,14 +174,17 @@ def build_methods(
                 raise MethodUnavailableError(
                     f"method {name!r} asks people: benchmark it with `benchmark hare`")
             out[(name, cp)] = build_method(
-                name, context, **grid_options(option_names(name), config))
+                name, context, **method_options(option_names(name), config))
     return out
 
 
-def grid_options(accepted: tuple[str, ...], config: BenchmarkConfig) -> dict[str, Any]:
-    """The benchmark's grid options (bins, plausibility) a method taking the options
-    ``accepted`` gets (the Oracle)."""
-    given = {"bins": config.bins, "plausibility": config.plausibility}
+def method_options(accepted: tuple[str, ...], config: BenchmarkConfig) -> dict[str, Any]:
+    """The benchmark's switches a method taking the options ``accepted`` gets: the Oracle's
+    ``bins``, ``plausibility`` and ``grid``, iCARMA's ``repair`` and ``training`` (CARMA's
+    ``repair``; it is trained one way only)."""
+    given = {"bins": config.bins, "plausibility": config.plausibility,
+             "grid": config.oracle_grid, "repair": config.repair,
+             "training": config.icarma_training}
     return {k: v for k, v in given.items() if k in accepted}
 
 
@@ -238,11 +256,14 @@ def _method_row(
     """One row (module docstring) and the method's seconds per person."""
     scenario, caps, n = method.context.scenario, method.capabilities, len(x)
     if caps.amortized:
-        method.recourse(x[:1], profiles[:1])  # warm-up: load the artifacts
+        try:  # warm-up: load the artifacts
+            method.recourse(x[:1], profiles[:1])
+        except FileNotFoundError as e:  # a trained model is missing (the message says how)
+            raise MethodUnavailableError(f"method {method.name!r}: {e}") from e
     start = time.perf_counter()
     batch = method.recourse(x, profiles)
     seconds = time.perf_counter() - start
-    grid = grid_options(method.option_names(), config)
+    options = method_options(method.option_names(), config)
     row: dict[str, Any] = {
         "scenario": scenario.name,
         "method": method.name,
@@ -257,8 +278,12 @@ def _method_row(
         "seconds": seconds,
         "density_source": batch.density_source,
         "seed": config.seed,
-        "oracle_plausibility": grid.get("plausibility"),
-        "bins": grid.get("bins"),
+        "oracle_plausibility": options.get("plausibility"),
+        "bins": options.get("bins"),
+        "oracle_grid": options.get("grid"),
+        "repair": options.get("repair"),
+        "icarma_training": getattr(method, "training", None),
+        "score_sampling": config.score_sampling if config.elicitation == "likert" else None,
         "oracle_speedup": None,
         "oracle_agreement": None,
         "icarma_speedup": None,

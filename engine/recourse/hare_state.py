@@ -2,19 +2,29 @@
 batch answering at once) and one real participant (a batch of one, ``HareSession``).
 
 Per person u with base shift r_0 (engine.recourse.shift_actions), budget B and T iterations
-(k = B // T comparisons per iteration):
+(k = B // T queries per iteration, paper 002 section 3.4):
 
     for t = 1..T:
         C_t = BoundaryPointSearch(ActionableSampling(r_{t-1}, k, gamma_t))   (hare_search)
-        tournament: the winner starts as r_{t-1}; it meets c_1..c_k in turn, the person
-            says which of the two they prefer (relative feedback), the preferred one stays
+        tournament over C_t: the first candidate is the winner; it meets the others in turn,
+            the person says which of the two they prefer (relative feedback, k - 1 questions)
         r_t = the winner;  gamma_{t+1} = shrink * gamma_t
-        if t < T: ask whether r_t is acceptable (absolute feedback); yes stops
+        if t < T: ask whether r_t is acceptable (absolute feedback, 1 question); yes stops
     return r_T (or the accepted r_t)
+
+so nobody is asked more than T (k - 1) + (T - 1) <= B - 1 questions: comparisons and accept
+questions together stay within the budget (the acceptance question after the last
+tournament could not change the result and is not asked). ``asked`` counts both kinds.
+
+``keep_incumbent`` (our option; off in the paper): r_{t-1} is contender 0 of iteration t's
+tournament, beside k - 1 new candidates, so a later iteration never ends worse than the
+plan it started from; the question count is the same.
 
 Nobody is asked about a plan the decision model rejects: a pair with an unfavourable plan
 resolves itself (the favourable one wins; two unfavourable ones keep the winner), and an
-unfavourable winner is not offered for acceptance. With ``calibrate="winner"`` (the paper's
+unfavourable winner is not offered for acceptance; when no contender of an iteration is
+favourable, the person keeps r_{t-1} (so HARE's success rate is its base's, as the paper
+reports). With ``calibrate="winner"`` (the paper's
 ablation) candidates enter the tournament uncalibrated and only each iteration's winner is
 moved to the boundary. gamma_1 = gamma * max(|r_0|, gamma_floor) (L2 of the shift), so the
 search radius follows the size of the base plan.
@@ -52,15 +62,18 @@ class HareConfig:
     lam: float = 10.0
     bisections: int = 20
     calibrate: Literal["all", "winner"] = "all"
+    keep_incumbent: bool = False
 
     def __post_init__(self) -> None:
         problems = []
         if self.iterations < 1:
             problems.append(f"iterations must be >= 1 (got {self.iterations})")
-        if self.budget < self.iterations:
+        if self.budget < self.iterations or (self.keep_incumbent and self.per_iteration < 2):
+            least = (2 if self.keep_incumbent else 1) * self.iterations
             problems.append(
-                f"budget must be at least the number of iterations (got budget {self.budget}, "
-                f"iterations {self.iterations})"
+                f"budget must be at least {least} for {self.iterations} iteration(s)"
+                f"{' keeping the incumbent' if self.keep_incumbent else ''} (got budget "
+                f"{self.budget})"
             )
         if self.steps < 0 or self.bisections < 0:
             problems.append("steps and bisections must be >= 0")
@@ -200,6 +213,7 @@ class HareState:
             raise ValueError(f"yes must hold {self.n} entries")
         self.accepted |= ask & yes
         self.done |= ask & yes
+        self.asked += ask.long()
         self._next_iteration()
 
     @property
@@ -232,9 +246,10 @@ class HareState:
             z, valid = boundary_point_search(
                 self.context, self.x, z, self.allowed, bisections=self.config.bisections
             )
-        keep = self.done.unsqueeze(1)
-        self.incumbent = torch.where(keep, self.incumbent, z)
-        self.incumbent_valid = torch.where(self.done, self.incumbent_valid, valid)
+        # done people keep their plan; nobody trades a favourable plan for an unfavourable one
+        stay = self.done | (self.incumbent_valid & ~valid)
+        self.incumbent = torch.where(stay.unsqueeze(1), self.incumbent, z)
+        self.incumbent_valid = torch.where(stay, self.incumbent_valid, valid)
         if self.t + 1 < self.config.iterations and bool(self._accept_mask().any()):
             self.phase = "accept"
         else:
@@ -249,10 +264,10 @@ class HareState:
         self._propose()
 
     def _propose(self) -> None:
-        """Candidates of iteration t; the incumbent is contender 0."""
+        """Contenders of iteration t: k new candidates, or the incumbent and k - 1 new ones."""
         cfg = self.config
         gen = torch.Generator().manual_seed(self.seed * 1_000_003 + self.t)
-        k = cfg.per_iteration
+        k = cfg.per_iteration - (1 if cfg.keep_incumbent else 0)
         n, d = self.x.shape
         cand = actionable_sampling(
             self.context, self.x, self.incumbent, self.allowed, self.gamma, k, gen,
@@ -266,8 +281,11 @@ class HareState:
             )
         else:
             valid = is_favourable(self.context, xs, cand, allowed)
-        self.contenders = torch.cat([self.incumbent[:, None], cand.reshape(n, k, d)], dim=1)
-        self.valid = torch.cat([self.incumbent_valid[:, None], valid.reshape(n, k)], dim=1)
+        self.contenders = cand.reshape(n, k, d)
+        self.valid = valid.reshape(n, k)
+        if cfg.keep_incumbent:
+            self.contenders = torch.cat([self.incumbent[:, None], self.contenders], dim=1)
+            self.valid = torch.cat([self.incumbent_valid[:, None], self.valid], dim=1)
         self.winner = torch.zeros(n, dtype=torch.long)
         self.phase = "compare"
         self.pos = 0

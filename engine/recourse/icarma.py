@@ -9,8 +9,14 @@ networks of engine.recourse.icarma_networks give the deterministic mask
 and the intervention values a = x + M * f_theta(x, m, c) on the masked features. Because the
 mask is multiplied by h, a feature outside the person's actionable set can never be acted on.
 
-Final check (``repair``, on by default; an engineering safeguard beyond the paper). The
-proposal's counterfactual is predicted with the causal flow, x'_flow = CF_flow(x, do(x_m = a_m)).
+Models (``training``): ``paper`` (the default) uses the paper's model for the profiles'
+elicitation scheme and the context's cost profile, the best of its seeds on validation
+(engine.paper_models; ``recourse-study train --icarma-training paper`` builds them);
+``fast`` uses our faster configuration's model shared by every cost profile (``icarma`` /
+``icarma-likert``, built by ``recourse-study train``). ``model`` overrides both.
+
+Final check (``repair``, off by default: our engineering safeguard beyond the paper; every
+benchmark row says whether it was on). The proposal's counterfactual is predicted with the causal flow, x'_flow = CF_flow(x, do(x_m = a_m)).
 For people whose x'_flow the decision model still rejects, a few batched alternatives are
 tried: the network's action with every actionable feature switched on, and both proposals
 with their moves scaled by 1.5, 2 and 3 (kept inside the training range). Among the
@@ -34,23 +40,27 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from engine.decision import favourable_logit
 from engine.preferences import ActionabilityProfiles, CostProfile, all_actionable
 from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod, Timer
 from engine.recourse.batch import RecourseBatch
+from engine.recourse.icarma_config import TRAININGS
 from engine.recourse.icarma_networks import AmortizedRecourse, profile_code
-from engine.recourse.icarma_training import decision_logits
 from engine.scm import ArrayLike
 
 REPAIR_SCALES: tuple[float, ...] = (1.5, 2.0, 3.0)
 
 
 class ICarma(RecourseMethod):
-    """iCARMA (module docstring). ``model``/``flow`` override the scenario's artifacts."""
+    """iCARMA (module docstring). ``model``/``flow`` override the scenario's artifacts;
+    ``training`` picks the trained model (``trainings``; default the first: paper),
+    ``repair`` the final check."""
 
     name = "icarma"
     capabilities = Capabilities(candidates=True, amortized=True,
                                 artifacts=("decision", "flow", "icarma", "icarma-likert"))
     individual = True
+    trainings: tuple[str, ...] = TRAININGS
 
     def __init__(
         self,
@@ -58,18 +68,30 @@ class ICarma(RecourseMethod):
         *,
         model: AmortizedRecourse | None = None,
         flow: Any = None,
-        repair: bool = True,
+        repair: bool = False,
+        training: str | None = None,
     ) -> None:
         super().__init__(context)
+        training = training or self.trainings[0]
+        if training not in self.trainings:
+            raise ValueError(
+                f"{self.name}: training must be one of {', '.join(self.trainings)}, got "
+                f"{training!r}"
+            )
         self._model = model
         self._flow = flow
-        self.repair = repair
+        self.repair = bool(repair)
+        self.training = training
 
     # ---- artifacts --------------------------------------------------------------------
     def artifact_name(self, elicitation: str) -> str:
         """The trained model serving profiles elicited with ``elicitation``."""
         if not self.individual:
             return "carma"
+        if self.training == "paper":
+            from engine.paper_models import paper_model_name
+
+            return paper_model_name(elicitation, self.context.cost_profile.name)
         return "icarma-likert" if elicitation == "likert" else "icarma"
 
     def model_for(self, profiles: ActionabilityProfiles) -> AmortizedRecourse:
@@ -131,7 +153,7 @@ class ICarma(RecourseMethod):
         """The final check of the module docstring, on the people the flow says still fail."""
         x32 = x.to(torch.float32)
         clf = self.context.classifier
-        logit = decision_logits(clf, self.flow.counterfactual(x32, model.full_mask(m), values))
+        logit = favourable_logit(clf, self.flow.counterfactual(x32, model.full_mask(m), values))
         bad = (logit <= 0).nonzero().flatten()
         if len(bad) == 0:
             return m, values
@@ -152,7 +174,7 @@ class ICarma(RecourseMethod):
         x_cf = self.flow.counterfactual(
             x_rep, model.full_mask(masks.reshape(k * nb, -1)), vals.reshape(k * nb, -1)
         )
-        cand_logit = decision_logits(clf, x_cf).reshape(k, nb)
+        cand_logit = favourable_logit(clf, x_cf).reshape(k, nb)
         moved = (vals[:, :, idx] - xb[None, :, idx]).abs() / model.ranges[idx]
         wcost = (masks * weights[None] * moved).sum(dim=2)
         score = torch.where(cand_logit > 0, wcost, torch.inf)
@@ -228,9 +250,21 @@ def _unique_rows(key: Tensor) -> tuple[Tensor, Tensor]:
 
 
 class Carma(ICarma):
-    """CARMA: population-level mask and constant profile (module docstring)."""
+    """CARMA: population-level mask and constant profile (module docstring); trained with
+    the fast configuration only."""
 
     name = "carma"
     capabilities = Capabilities(candidates=True, amortized=True,
                                 artifacts=("decision", "flow", "carma"))
     individual = False
+    trainings = ("fast",)
+
+    def __init__(
+        self,
+        context: RecourseContext,
+        *,
+        model: AmortizedRecourse | None = None,
+        flow: Any = None,
+        repair: bool = False,
+    ) -> None:
+        super().__init__(context, model=model, flow=flow, repair=repair, training="fast")

@@ -9,6 +9,7 @@ do(x_m = a_m)) (abduction and prediction, differentiable in m and a). The loss i
                     + lambda_f feas_i ]
 
     hinge_i = max(0, eps - (2 h(x'_i) - 1))            validity with margin eps (CARMA)
+              (fast configuration: max(0, 2 artanh(eps) - logit h(x'_i)), the same margin)
     cost_i  = sum_{j in G} m_ij w_ij |a_ij - x_ij| / M_j  individually weighted L1 action cost
     KL_i    = sum_{j in F_i} KL(Bern(q_ij) || Bern(pi_ij))  mask network vs the priors
     plaus_i = -log p_flow(x'_i)                          plausibility regularizer
@@ -17,16 +18,32 @@ do(x_m = a_m)) (abduction and prediction, differentiable in m and a). The loss i
 with h the decision model's favourable probability, q_ij = sigmoid(l_ij) the mask network's
 probabilities, M_j, lo_j, hi_j the training range of feature j (paper eqs. 6-16).
 
-Preference sampling (data augmentation, appendix B.2). Every batch draws a fresh profile per
-person: how many and which globally actionable features are actionable (uniform), a uniform
-ranking over them (or uniform Likert scores), and a cost profile uniformly among
-constant/concave/linear/convex. The profile code fed to both networks carries the resulting
-weights and priors, so one trained model serves every profile and every cost profile at
-deployment. CARMA (``individual=False``) trains the same networks with every globally
-actionable feature on and the constant cost profile for everybody.
+The hinge's weight lambda_v: ``validity_multiplier = lagrangian`` (the paper's pipeline, as
+CARMA's reference code trains it) treats validity as a constraint with the modified
+differential method of multipliers (Platt & Barr 1988): the batch loss is
 
-Model selection: every ``eval_every`` epochs the loss with deterministic masks is computed on
-the validation split's rejections (with fixed sampled profiles); the best state is kept.
+    L_b = mean_i [cost, KL, plausibility, feasibility terms] + (lambda - d * H_b) * H_b,
+
+H_b = mean_i hinge_i, and after every step lambda <- max(0, lambda + s H_b) (lambda starts
+at 0, d = ``lagrange_damping`` = 10, s = ``lagrange_step`` = 1, CARMA's values), so the
+weight grows for as long as recourses stay invalid. ``fixed`` keeps lambda_v =
+``validity_weight`` (our fast configuration). Validation losses use ``validity_weight``.
+
+Preference sampling (data augmentation, appendix B.2). Every batch draws a fresh profile per
+person: how many and which globally actionable features are actionable (uniform) and a
+uniform ranking over them, or Likert scores (engine.preferences, ``score_sampling``), and a
+cost profile uniformly among the configuration's ``cost_profiles`` (the paper: one model per
+profile; the fast configuration: all four). The profile code fed to both networks carries the
+resulting weights and priors. CARMA (``individual=False``) trains the same networks with
+every globally actionable feature on and the constant cost profile for everybody.
+
+Training runs Adam for ``epochs`` (``schedule``: constant learning rate as the paper, or a
+cosine decay). Every ``eval_every`` epochs the deterministic-mask loss, the flow-predicted
+validity and the mean weighted action cost are computed on the validation split's rejections
+(recourse role, fixed sampled profiles). ``keep``: ``last`` keeps the final state (the paper,
+as CARMA's reference code), ``best`` the state of the lowest validation loss. The kept
+state's validation score, cost + (1 - validity) (CARMA's criterion for picking among
+trained models), is what selects the best of several seeds (engine.artifacts).
 """
 
 from __future__ import annotations
@@ -35,7 +52,7 @@ import copy
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -43,79 +60,32 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from engine.decision import rejected_rows
-from engine.preferences import (
-    COST_PROFILE_EXPONENTS,
-    CostProfile,
-    all_actionable,
-    sample_profiles,
-)
+from engine.decision import favourable_logit, rejected_rows
+from engine.preferences import CostProfile, all_actionable, sample_profiles
+from engine.recourse.icarma_config import ICarmaConfig
 from engine.recourse.icarma_networks import AmortizedRecourse, code_from_parts
 from engine.scenarios.base import Scenario
 
 
-@dataclass(frozen=True)
-class ICarmaConfig:
-    """Hyper-parameters. Defaults: the paper's ranking setting, epochs cut to fit ~5 minutes."""
-
-    epochs: int = 60
-    batch_size: int = 128
-    lr: float = 0.005
-    hinge_margin: float = 0.013
-    validity_weight: float = 1.0
-    tau: float = 0.36
-    cost_weight: float = 1.1
-    plausibility_weight: float = 0.225
-    feasibility_weight: float = 0.1
-    kl_weight: float = 1.5
-    hidden: tuple[int, ...] = (64, 64)
-    individual: bool = True
-    elicitation: str = "ranking"
-    cost_profiles: tuple[str, ...] = ("constant", "concave", "linear", "convex")
-    max_people: int | None = None
-    eval_every: int = 5
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.epochs < 1 or self.batch_size < 1 or self.eval_every < 1:
-            raise ValueError("epochs, batch_size and eval_every must be >= 1")
-        if self.tau <= 0 or self.lr <= 0:
-            raise ValueError("tau and lr must be positive")
-        unknown = [c for c in self.cost_profiles if c not in COST_PROFILE_EXPONENTS]
-        if unknown or not self.cost_profiles:
-            raise ValueError(
-                f"cost_profiles must be a non-empty subset of {', '.join(COST_PROFILE_EXPONENTS)}"
-            )
-
-    @classmethod
-    def reduced(cls, **overrides: Any) -> ICarmaConfig:
-        """A configuration for tests: few people, few epochs (well under a minute)."""
-        base = {"epochs": 8, "batch_size": 128, "max_people": 768, "eval_every": 2}
-        return cls(**{**base, **overrides})
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["hidden"] = list(self.hidden)
-        out["cost_profiles"] = list(self.cost_profiles)
-        return out
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ICarmaConfig:
-        d = dict(d)
-        d["hidden"] = tuple(d["hidden"])
-        d["cost_profiles"] = tuple(d["cost_profiles"])
-        return cls(**d)
-
-
 @dataclass
 class TrainingLog:
-    """What happened during training: per-evaluation validation loss and flow validity."""
+    """What happened during training: per-evaluation validation loss, flow validity and cost;
+    the epoch whose state was kept and that state's validation score."""
 
     epochs: list[int] = field(default_factory=list)
     val_loss: list[float] = field(default_factory=list)
     val_validity: list[float] = field(default_factory=list)
+    val_cost: list[float] = field(default_factory=list)
     best_epoch: int = 0
+    kept_epoch: int = 0
+    val_score: float = math.nan
     seconds: float = 0.0
+
+    def kept(self, name: str) -> float:
+        """A logged validation figure (``val_loss``, ``val_validity``, ``val_cost``) of the
+        kept state."""
+        values = getattr(self, name)
+        return values[self.epochs.index(self.kept_epoch)] if values else math.nan
 
 
 @dataclass
@@ -147,6 +117,7 @@ def sample_profile_batch(
         scenario.actionable,
         n,
         elicitation=config.elicitation,  # type: ignore[arg-type]
+        score_sampling=config.score_sampling,
         seed=rng,
     )
     choice = torch.from_numpy(rng.integers(len(config.cost_profiles), size=n))
@@ -159,14 +130,6 @@ def sample_profile_batch(
 def logit_margin(eps: float) -> float:
     """The logit margin equivalent to the paper's margin eps on 2 h - 1: 2 artanh(eps)."""
     return 2.0 * math.atanh(eps)
-
-
-def decision_logits(classifier: Any, x: Tensor) -> Tensor:
-    """The decision model's favourable logit (its forward pass when it is a torch module)."""
-    if isinstance(classifier, torch.nn.Module):
-        return classifier(x).reshape(-1)
-    p = classifier.predict_proba(x).reshape(-1)
-    return torch.logit(p, eps=1e-6)
 
 
 def bernoulli_kl(q_logits: Tensor, prior: Tensor, hard: Tensor) -> Tensor:
@@ -188,8 +151,10 @@ def recourse_loss(
     bounds: Tensor,
     *,
     deterministic: bool = False,
+    validity_weight: float | Tensor | None = None,
 ) -> tuple[Tensor, dict[str, Tensor]]:
-    """The loss of the module docstring (mean over the batch) and its parts per person."""
+    """The loss of the module docstring (mean over the batch) and its parts per person;
+    ``validity_weight`` (default ``config.validity_weight``) multiplies the hinge."""
     code = prof.code
     logits = model.mask_logits(x, code)
     if deterministic:
@@ -202,13 +167,18 @@ def recourse_loss(
     idx = model.actionable
     moved = (values[:, idx] - x[:, idx].float()).abs() / model.ranges[idx]
     cost = (m * prof.weights * moved).sum(dim=1)
-    hinge = F.relu(logit_margin(config.hinge_margin) - decision_logits(classifier, x_cf))
+    logit = favourable_logit(classifier, x_cf)
+    if config.validity_loss == "hinge-probability":
+        hinge = F.relu(config.hinge_margin - (2.0 * torch.sigmoid(logit) - 1.0))
+    else:
+        hinge = F.relu(logit_margin(config.hinge_margin) - logit)
     kl = bernoulli_kl(logits, prof.priors, prof.hard)
     plaus = -flow.log_prob(x_cf)
     lo, hi = bounds[0].float(), bounds[1].float()
     feas = ((F.relu(lo - x_cf) + F.relu(x_cf - hi)) / model.ranges).sum(dim=1)
+    weight = config.validity_weight if validity_weight is None else validity_weight
     total = (
-        config.validity_weight * hinge
+        weight * hinge
         + config.cost_weight * cost
         + config.kl_weight * kl
         + config.plausibility_weight * plaus
@@ -216,6 +186,28 @@ def recourse_loss(
     )
     parts = {"hinge": hinge, "cost": cost, "kl": kl, "plaus": plaus, "feas": feas, "x_cf": x_cf}
     return total.mean(), parts
+
+
+class ValidityMultiplier:
+    """The hinge's weight during training (module docstring): ``fixed`` =
+    ``config.validity_weight``; ``lagrangian`` = CARMA's modified method of multipliers,
+    weight lambda - d * hinge (the damping part added by the training loop), then
+    lambda <- max(0, lambda + s * hinge) after every step (hinge = the batch mean)."""
+
+    def __init__(self, config: ICarmaConfig) -> None:
+        self.config = config
+        self.lagrangian = config.validity_multiplier == "lagrangian"
+        self.lam = 0.0
+        self.weight: float = config.validity_weight
+
+    def prepare(self) -> None:
+        if self.lagrangian:
+            self.weight = self.lam
+
+    def update(self, hinge: Tensor) -> None:
+        if self.lagrangian:
+            step = self.config.lagrange_step * float(hinge.detach().mean())
+            self.lam = max(0.0, self.lam + step)
 
 
 def train_amortized(
@@ -250,8 +242,13 @@ def train_amortized(
     val_prof = sample_profile_batch(scenario, len(x_val), config, np.random.default_rng(10**6))
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
     steps_per_epoch = math.ceil(len(x_train) / config.batch_size)
-    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(opt, config.epochs * steps_per_epoch)
+    schedule = (
+        torch.optim.lr_scheduler.CosineAnnealingLR(opt, config.epochs * steps_per_epoch)
+        if config.schedule == "cosine"
+        else None
+    )
     log = TrainingLog()
+    multiplier = ValidityMultiplier(config)
     best_loss, best_state = math.inf, copy.deepcopy(model.state_dict())
     for epoch in range(1, config.epochs + 1):
         model.train()
@@ -259,11 +256,20 @@ def train_amortized(
         for b in range(0, len(perm), config.batch_size):
             xb = x_train[perm[b : b + config.batch_size]]
             prof = sample_profile_batch(scenario, len(xb), config, rng)
-            loss, _ = recourse_loss(model, flow, classifier, xb, prof, config, bounds)
+            multiplier.prepare()
+            loss, parts = recourse_loss(
+                model, flow, classifier, xb, prof, config, bounds,
+                validity_weight=multiplier.weight,
+            )
+            if multiplier.lagrangian:  # add the damping term: needs this batch's hinge
+                hinge = parts["hinge"].mean()
+                loss = loss - config.lagrange_damping * hinge.detach() * hinge
             opt.zero_grad()
             loss.backward()
             opt.step()
-            schedule.step()
+            multiplier.update(parts["hinge"])
+            if schedule is not None:
+                schedule.step()
         if epoch % config.eval_every == 0 or epoch == config.epochs:
             model.eval()
             with torch.no_grad():
@@ -274,12 +280,18 @@ def train_amortized(
             log.epochs.append(epoch)
             log.val_loss.append(float(vloss))
             log.val_validity.append(vvalid)
+            log.val_cost.append(float(parts["cost"].mean()))
             if float(vloss) < best_loss:
                 best_loss, log.best_epoch = float(vloss), epoch
                 best_state = copy.deepcopy(model.state_dict())
             if progress is not None:
                 progress(epoch, config.epochs, {"val_loss": float(vloss), "val_validity": vvalid})
-    model.load_state_dict(best_state)
+    if config.keep == "best":
+        model.load_state_dict(best_state)
+        log.kept_epoch = log.best_epoch
+    else:
+        log.kept_epoch = config.epochs
     model.eval()
+    log.val_score = log.kept("val_cost") + (1.0 - log.kept("val_validity"))
     log.seconds = time.perf_counter() - start
     return model, log

@@ -2,7 +2,8 @@
 
 For a person x with actionable set F_i, cost weights w_i and decision model h, the Oracle
 solves, over the grid G of engine.recourse.oracle_grid (no action or one of ``bins`` values
-over the training range, per globally actionable feature),
+per globally actionable feature: by default the paper's bins around the person's factual
+value inside the training range, or one shared grid over the range),
 
     min_{g in G, g acts only on F_i, g != no action}  sum_{j acted} w_ij |a_j - x_j| / M_j
     s.t.  h(x'(g)) = favourable,  and (if ``plausibility``)  log p(x'(g)) >= log p(x),
@@ -66,7 +67,9 @@ class CausalOracle(RecourseMethod):
     """Grid-search Oracle on the exact SCM (math and search in the module docstring).
 
     ``bins``: grid values per actionable feature; ``plausibility``: enforce
-    log p(x') >= log p(x) as a hard constraint; ``chunk_people``: people searched together;
+    log p(x') >= log p(x) as a hard constraint; ``grid``: ``factual`` (the paper's bins around
+    each person's factual value) or ``shared`` (one grid over the training range for
+    everybody; oracle_grid); ``chunk_people``: people searched together;
     ``band``/``max_band``: pairs per person in the first/largest cost band;
     ``batch_rows``: rows per decision-model call.
     """
@@ -80,6 +83,7 @@ class CausalOracle(RecourseMethod):
         bins: int = 25,
         plausibility: bool = True,
         *,
+        grid: str = "factual",
         chunk_people: int = 256,
         band: int = 512,
         max_band: int = 16_384,
@@ -93,7 +97,7 @@ class CausalOracle(RecourseMethod):
             )
         if min(chunk_people, band, max_band, batch_rows) < 1:
             raise ValueError("chunk_people, band, max_band and batch_rows must be >= 1")
-        self.grid = ActionGrid.from_scenario(context.scenario, bins)
+        self.grid = ActionGrid.from_scenario(context.scenario, bins, grid)
         self.plausibility = plausibility
         self.chunk_people = chunk_people
         self.band = band

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from engine.decision import favourable_logit as decision_logit
 from engine.recourse.base import RecourseContext
 
 # Shifts smaller than this (in units of the feature's range) are "not acted on".
@@ -101,10 +102,8 @@ def shift_of(
 
 
 def favourable_logit(context: RecourseContext, x_cf: Tensor) -> Tensor:
-    """logit P(favourable | x'), differentiable where the classifier is."""
-    p = context.classifier.predict_proba(x_cf.float()).to(x_cf.dtype)
-    p = p.clamp(1e-7, 1 - 1e-7)
-    return torch.log(p) - torch.log1p(-p)
+    """logit P(favourable | x'), differentiable where the classifier is (engine.decision)."""
+    return decision_logit(context.classifier, x_cf)
 
 
 def _column(j: int, x: Tensor) -> Tensor:

@@ -1,4 +1,8 @@
-"""Scenarios: one module per world (features, world model, display maps)."""
+"""Scenarios: one module per world (features, world model, display maps, data source).
+
+Each registered name is one scenario setting: its world and where its data come from
+(engine.scenarios.samples): the label rule and the samples are scenario-level choices.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,17 @@ from collections.abc import Callable
 
 from engine.scenarios.base import DisplayMap, FeatureSpec, Role, Scenario
 from engine.scenarios.loan import make_loan
+from engine.scenarios.samples import CARMA_LOAN
 
-_REGISTRY: dict[str, Callable[[], Scenario]] = {"loan": make_loan}
+_REGISTRY: dict[str, Callable[[], Scenario]] = {
+    "loan": make_loan,
+    "loan-carma": lambda: make_loan(
+        "loan-carma", "Car loan (CARMA's published samples)", samples=CARMA_LOAN
+    ),
+    "loan-bernoulli": lambda: make_loan(
+        "loan-bernoulli", "Car loan (Bernoulli labels)", label_rule="bernoulli"
+    ),
+}
 _CACHE: dict[str, Scenario] = {}
 
 

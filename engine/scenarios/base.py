@@ -17,6 +17,13 @@ import torch
 from torch import Tensor
 
 from engine.metrics import changed_items
+from engine.scenarios.samples import (
+    LABEL_RULES,
+    ROLES,
+    DataSource,
+    SCMSamples,
+    Splits,
+)
 from engine.scm import StructuralCausalModel
 
 
@@ -99,24 +106,32 @@ class FeatureSpec:
 
 @dataclass
 class Scenario:
-    """A scenario: features in column order, the exact SCM, and the data-generating setup.
+    """A scenario: features in column order, the exact SCM, and where its data come from.
 
-    ``bounds`` are model-unit (min, max) per feature over the training split, which is drawn
-    deterministically from the SCM (``n_samples`` at ``data_seed``, split by ``split``), so
-    every process agrees on them without any trained artifact.
+    ``samples`` is the data source and ``label_rule`` how labels are made from the SCM
+    (engine.scenarios.samples: ``threshold`` by default, ``bernoulli`` as a named option;
+    published samples carry their own labels). ``bounds`` are the model-unit (min, max) per
+    feature over the recourse role's training split; every split is deterministic, so every
+    process agrees on them without any trained artifact.
     """
 
     name: str
     title: str
     features: tuple[FeatureSpec, ...]
     scm: StructuralCausalModel
-    n_samples: int = 20_000
-    split: tuple[float, float, float] = (0.5, 0.25, 0.25)
-    data_seed: int = 0
+    samples: DataSource = field(default_factory=SCMSamples)
+    label_rule: str = "threshold"
     story: str = ""
     favourable_label: str = "approved"
     unfavourable_label: str = "rejected"
     extras: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.label_rule not in LABEL_RULES:
+            raise ValueError(
+                f"scenario {self.name!r}: unknown label rule {self.label_rule!r}; expected one "
+                f"of {', '.join(LABEL_RULES)}"
+            )
 
     @property
     def feature_names(self) -> tuple[str, ...]:
@@ -151,18 +166,20 @@ class Scenario:
         return m
 
     @cached_property
-    def dataset(self) -> dict[str, tuple[Tensor, Tensor]]:
-        """The deterministic data splits: name -> (x (n, d) float64, y (n,) float64 labels)."""
-        x = self.scm.sample(self.n_samples, seed=self.data_seed)
-        g = torch.Generator().manual_seed(self.data_seed + 1)
-        y = torch.bernoulli(self.scm.label_proba(x), generator=g)
-        n_train = int(round(self.split[0] * self.n_samples))
-        n_val = int(round(self.split[1] * self.n_samples))
-        return {
-            "train": (x[:n_train], y[:n_train]),
-            "validation": (x[n_train : n_train + n_val], y[n_train : n_train + n_val]),
-            "test": (x[n_train + n_val :], y[n_train + n_val :]),
-        }
+    def datasets(self) -> dict[str, Splits]:
+        """role -> split -> (x (n, d) float64, y (n,) float64), from ``samples``."""
+        return self.samples.load(self.scm, self.label_rule)
+
+    def data(self, role: str) -> Splits:
+        """The splits of one role: ``decision``, ``flow`` or ``recourse``."""
+        if role not in ROLES:
+            raise ValueError(f"unknown data role {role!r}; expected one of {', '.join(ROLES)}")
+        return self.datasets[role]
+
+    @property
+    def dataset(self) -> Splits:
+        """The recourse role's splits (deployment population = its test split)."""
+        return self.data("recourse")
 
     @cached_property
     def bounds(self) -> Tensor:

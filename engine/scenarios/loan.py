@@ -11,9 +11,11 @@ income I, savings S. With sigma the logistic sigmoid:
     I = -4 + 0.1 (A + 35) + 2 G + G E + U_I,             U_I ~ N(0, 2^2)
     S = -4 + 1.5 * 1[I > 0] * I + U_S,                   U_S ~ N(0, 5^2)
 
-Label: P(Y = 1 | x) = sigma(0.3 (-L - D + I + S + sgn(I, S) I S)), sgn = +1 iff I >= 0 and
-S >= 0, else -1. Abduction is exact; its Jacobian is 1 except for E, where
-u_E = logit(E + 0.5) + 1 - 0.5 G - sigma(0.1 A) and |du_E/dE| = 1 / (z (1 - z)), z = E + 0.5.
+Label logit: l(x) = 0.3 (-L - D + I + S + sgn(I, S) I S), sgn = +1 iff I >= 0 and S >= 0,
+else -1, and P(Y = 1 | x) = sigma(l(x)). The published CARMA samples label deterministically,
+Y = 1[l(x) >= 0] (the scenario's label rule, engine.scenarios.samples).
+
+Abduction is exact; its Jacobian is 1 except for E, where u_E = logit(E + 0.5) + 1 - 0.5 G - sigma(0.1 A) and |du_E/dE| = 1 / (z (1 - z)), z = E + 0.5.
 Gender is discrete: its log-mass log 0.5 enters log_prob as a constant.
 
 Display maps (monotone, invertible; documented for participants' realistic units): age in
@@ -31,6 +33,7 @@ import torch
 from torch import Tensor
 
 from engine.scenarios.base import DisplayMap, FeatureSpec, Role, Scenario
+from engine.scenarios.samples import DataSource, SCMSamples
 from engine.scm import ArrayLike, StructuralCausalModel, WorldModelInputError, as_batch
 
 G, A, E, L, D, INC, S = range(7)
@@ -130,16 +133,26 @@ class LoanSCM(StructuralCausalModel):
                 f"(row {int(bad_e.nonzero()[0])})"
             )
 
-    def label_proba(self, x: ArrayLike) -> Tensor:
+    def label_logit(self, x: ArrayLike) -> Tensor:
         t, dtype = as_batch(x, self.d)
         inc, sav = t[:, INC], t[:, S]
         sgn = torch.where((inc >= 0) & (sav >= 0), 1.0, -1.0).to(t.dtype)
-        logits = 0.3 * (-t[:, L] - t[:, D] + inc + sav + sgn * inc * sav)
-        return torch.sigmoid(logits).to(dtype)
+        return (0.3 * (-t[:, L] - t[:, D] + inc + sav + sgn * inc * sav)).to(dtype)
 
 
-def make_loan() -> Scenario:
-    """The Loan scenario: features, roles, display maps and the exact SCM."""
+def make_loan(
+    name: str = "loan",
+    title: str = "Car loan",
+    *,
+    samples: DataSource | None = None,
+    label_rule: str = "threshold",
+) -> Scenario:
+    """The Loan scenario: features, roles, display maps, the exact SCM and its data source.
+
+    Registered variants (engine.scenarios): ``loan`` (20,000 SCM samples, deterministic
+    labels), ``loan-carma`` (the CARMA reference code's published samples, the people of
+    the iCARMA paper's tables), ``loan-bernoulli`` (SCM samples, Bernoulli labels).
+    """
     features = (
         FeatureSpec(
             "gender",
@@ -187,10 +200,12 @@ def make_loan() -> Scenario:
         ),
     )
     return Scenario(
-        name="loan",
-        title="Car loan",
+        name=name,
+        title=title,
         features=features,
         scm=LoanSCM(),
+        samples=SCMSamples() if samples is None else samples,
+        label_rule=label_rule,
         story=(
             "You want to buy a car and apply to a bank for a loan. An automated system "
             "screens your application and decides whether the loan is approved."

@@ -23,8 +23,10 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "import_ratings",
     "analyze",
     "bench_analysis",
+    "power",
     "serve",
     "loadtest",
+    "reproduce",
 )
 
 for _name in _COMMAND_MODULES:

@@ -1,7 +1,9 @@
-"""`recourse-study benchmark analysis`: the ordinal model's fit time, chosen backend vs PyMC."""
+"""`recourse-study benchmark analysis`: the ordinal model's fit time, single and amortized over
+studies fitted with the model compiled once, against PyMC's default NUTS."""
 
 from __future__ import annotations
 
+import os
 import warnings
 from pathlib import Path
 
@@ -27,23 +29,51 @@ def analysis(
              "analysis.fit.DEFAULT_TARGET_ACCEPT, 0.95)."),
     seed: int = typer.Option(0, help="Data and sampling seed."),
     baseline: bool = typer.Option(True, help="Also time PyMC's default NUTS (the baseline)."),
+    cores: int = typer.Option(
+        2, min=1, help="Processes the chains run in (both backends). 1: every chain in this "
+        "process, one after another, and the CPU seconds of each fit are reported too."),
+    refits: int = typer.Option(
+        3, min=0, help="Further simulated studies of the same size fitted with the model "
+        "compiled once (analysis.refit): the amortized per-fit time. 0: none."),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
     """Simulate a study of the reference size (engine.synthetic.rating_model, reference behaviour),
     then fit the full ordinal model (smooth of L1 over the profile, satisfaction, violation,
-    arms, participant intercepts and slopes) once with ``--backend`` and once with PyMC's
-    default NUTS, in the same run; compilation counts. Both use the same NUTS settings
-    (draws, chains, target_accept 0.95 — PyMC's own 0.8 leaves divergences on this model);
-    only the tuning length is each backend's default.
+    arms, participant intercepts and slopes) with ``--backend`` and with PyMC's default NUTS,
+    in the same run. Both use the same NUTS settings (draws, chains, target_accept 0.95 —
+    PyMC's own 0.8 leaves divergences on this model) and ``--cores``; only the tuning length
+    is each backend's default.
+
+    The backend's model is compiled once (analysis.refit, as ``power`` does): its first fit
+    (compilation included) is the single fit, timed against PyMC's; then ``--refits`` more
+    studies of the same size (seeds seed+1, ...) are fitted on the compiled model, and their
+    mean sampling time is the amortized seconds per fit. Each speedup divides PyMC's time by
+    the backend's; ``converged`` says whether every fit of the backend (and the baseline)
+    reached R-hat <= 1.01 and bulk ESS >= 400.
+
+    Wall seconds depend on what else runs on the machine, and PyMC's multiprocess sampler
+    (``--cores`` > 1) trades every draw with its parent process, so on a busy machine it
+    waits for the scheduler more than it computes (measured here under a load average of
+    ~28: 7 s of CPU in 3 minutes). With ``--cores 1`` both backends sample in this
+    process, and the CPU seconds of each fit (user + system, all threads), which do not
+    depend on the load, give the ``cpu_*`` figures and speedups.
 
     JSON: {participants, plans, outcome, draws, tune, chains, target_accept, blas (the BLAS
-    link flags PyTensor found, "" for none: PyMC's sampler is then much slower), backend, seconds, max_rhat,
-    min_ess_bulk, min_ess_tail, divergences, baseline_backend ("pymc"), baseline_seconds,
-    baseline_max_rhat, baseline_min_ess_bulk, baseline_divergences, speedup}.
+    link flags PyTensor found, "" for none: PyMC's sampler is then much slower), backend,
+    seconds (first fit, compilation included), compile_seconds, max_rhat, min_ess_bulk,
+    min_ess_tail, divergences, refits, amortized_seconds_per_fit (null without refits),
+    amortized_fits [{seed, seconds, max_rhat, min_ess_bulk, divergences}],
+    amortized_max_rhat, amortized_min_ess_bulk, converged, baseline_backend ("pymc"),
+    baseline_seconds, baseline_max_rhat, baseline_min_ess_bulk, baseline_min_ess_tail,
+    baseline_divergences, baseline_converged, speedup (single fit), amortized_speedup, cores,
+    and with --cores 1: cpu_seconds (first fit, compilation included),
+    amortized_cpu_seconds_per_fit, baseline_cpu_seconds, cpu_speedup,
+    amortized_cpu_speedup (null otherwise)}.
     """
-    from analysis.fit import DEFAULT_TARGET_ACCEPT, SamplingWarning, sample
+    from analysis.fit import DEFAULT_TARGET_ACCEPT, ESS_MIN, RHAT_MAX, SamplingWarning, sample
     from analysis.models import build_model, prepare
+    from analysis.refit import Refitter
     from analysis.simdata import simulate_ratings
 
     if outcome not in ("acceptance", "action"):
@@ -52,28 +82,99 @@ def analysis(
         fail(f"--backend must be nutpie or pymc, got {backend!r}", 2)
     if target_accept is None:
         target_accept = DEFAULT_TARGET_ACCEPT
-    ratings = simulate_ratings(participants, plans, seed=seed)
-    data = prepare(ratings, outcome, "l1_profile")
+
+    def study(s: int):
+        return prepare(simulate_ratings(participants, plans, seed=s), outcome, "l1_profile")
+
+    def ok(d) -> bool:
+        return bool(d.max_rhat <= RHAT_MAX and d.min_ess_bulk >= ESS_MIN)
+
     doc: dict = {"participants": participants, "plans": plans, "outcome": outcome,
                  "draws": draws, "tune": tune or "backend default", "chains": chains,
-                 "target_accept": target_accept, "blas": _blas()}
-    runs = [("", backend)] + ([("baseline_", "pymc")] if baseline else [])
-    for prefix, name in runs:
-        err.print(f"fitting with {name} ...")
+                 "target_accept": target_accept, "blas": _blas(), "backend": backend,
+                 "cores": cores}
+    refitter = Refitter("ordinal", backend, draws, tune, chains, cores=cores,
+                        target_accept=target_accept)
+    fits = []
+    for i in range(1 + refits):
+        err.print(f"fitting with {backend} ({'compiling, then ' if i == 0 else ''}study "
+                  f"{i + 1} of {1 + refits}) ...")
+        data = study(seed + i)
+        cpu = _cpu()
+        fit = refitter.fit(data, seed=seed + i)
+        cpu = round(_cpu() - cpu, 2)
+        d = fit.diagnostics
+        fits.append({"seed": seed + i, "seconds": round(fit.seconds, 2), "cpu_seconds": cpu,
+                     "max_rhat": d.max_rhat, "min_ess_bulk": d.min_ess_bulk,
+                     "divergences": d.divergences,
+                     "compile_seconds": round(fit.compile_seconds, 2), "ok": ok(d)})
+        err.print(f"  {fit.compile_seconds + fit.seconds:.1f} s (compilation "
+                  f"{fit.compile_seconds:.1f} s), max R-hat {d.max_rhat:.3f}, min bulk ESS "
+                  f"{d.min_ess_bulk:.0f}, {d.divergences} divergences")
+        if i == 0:
+            doc.update({"seconds": round(fit.compile_seconds + fit.seconds, 2),
+                        "cpu_seconds": cpu,
+                        "compile_seconds": round(fit.compile_seconds, 2),
+                        "max_rhat": d.max_rhat, "min_ess_bulk": d.min_ess_bulk,
+                        "min_ess_tail": d.min_ess_tail, "divergences": d.divergences})
+    later = fits[1:]
+    doc.update({
+        "refits": refits,
+        "amortized_seconds_per_fit": _mean(f["seconds"] for f in later),
+        "amortized_cpu_seconds_per_fit": _mean(f["cpu_seconds"] for f in later),
+        "amortized_fits": [{k: v for k, v in f.items() if k not in ("ok", "compile_seconds")}
+                           for f in later],
+        "amortized_max_rhat": max((f["max_rhat"] for f in later), default=None),
+        "amortized_min_ess_bulk": min((f["min_ess_bulk"] for f in later), default=None),
+        "converged": all(f["ok"] for f in fits)})
+    if baseline:
+        err.print("fitting with pymc (PyMC's default NUTS, the baseline) ...")
+        model = build_model(study(seed))
+        cpu = _cpu()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SamplingWarning)
-            fit = sample(build_model(data), backend=name, draws=draws, tune=tune,  # type: ignore[arg-type]
-                         chains=chains, seed=seed, target_accept=target_accept)
+            fit = sample(model, backend="pymc", draws=draws, tune=tune, chains=chains,
+                         cores=cores, seed=seed, target_accept=target_accept)
+        cpu = round(_cpu() - cpu, 2)
         d = fit.diagnostics
-        doc.update({f"{prefix}backend": name, f"{prefix}seconds": round(fit.seconds, 2),
-                    f"{prefix}max_rhat": d.max_rhat, f"{prefix}min_ess_bulk": d.min_ess_bulk,
-                    f"{prefix}min_ess_tail": d.min_ess_tail, f"{prefix}divergences": d.divergences})
-        err.print(f"  {name}: {fit.seconds:.1f} s, max R-hat {d.max_rhat:.3f}, "
-                       f"min bulk ESS {d.min_ess_bulk:.0f}, {d.divergences} divergences")
-    if baseline:
-        doc["speedup"] = round(doc["baseline_seconds"] / doc["seconds"], 2)
-        err.print(f"speedup {doc['speedup']}x over PyMC's default NUTS")
+        doc.update({"baseline_backend": "pymc", "baseline_seconds": round(fit.seconds, 2),
+                    "baseline_max_rhat": d.max_rhat, "baseline_min_ess_bulk": d.min_ess_bulk,
+                    "baseline_min_ess_tail": d.min_ess_tail, "baseline_divergences": d.divergences,
+                    "baseline_converged": ok(d),
+                    "speedup": round(fit.seconds / doc["seconds"], 2),
+                    "amortized_speedup": _ratio(fit.seconds, doc["amortized_seconds_per_fit"]),
+                    "baseline_cpu_seconds": cpu if cores == 1 else None,
+                    "cpu_speedup": _ratio(cpu, doc["cpu_seconds"]) if cores == 1 else None,
+                    "amortized_cpu_speedup": _ratio(cpu, doc["amortized_cpu_seconds_per_fit"])
+                    if cores == 1 else None})
+        err.print(f"  pymc: {fit.seconds:.1f} s, max R-hat {d.max_rhat:.3f}, min bulk ESS "
+                  f"{d.min_ess_bulk:.0f}, {d.divergences} divergences")
+        err.print(f"speedup {doc['speedup']}x (single fit, compilation included), "
+                  f"{doc['amortized_speedup']}x amortized over PyMC's default NUTS")
+        if cores == 1:
+            err.print(f"CPU seconds: speedup {doc['cpu_speedup']}x single, "
+                      f"{doc['amortized_cpu_speedup']}x amortized")
+    if cores != 1:  # other processes' CPU is not this process's to count
+        for key in ("cpu_seconds", "amortized_cpu_seconds_per_fit"):
+            doc[key] = None
+        for f in doc["amortized_fits"]:
+            f["cpu_seconds"] = None
     emit(doc, json_out=json_out, json_file=json_file)
+
+
+def _cpu() -> float:
+    """User + system CPU seconds of this process (all threads) and its waited-for children."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _mean(values) -> float | None:
+    values = list(values)
+    return round(sum(values) / len(values), 2) if values else None
+
+
+def _ratio(num: float, den: float | None) -> float | None:
+    return round(num / den, 2) if den else None
 
 
 def _blas() -> str:

@@ -15,7 +15,9 @@ from study_app.cli.output import emit, err, fail, json_file_option, json_option,
 TABLE_WIDTH = 140  # the gap table needs about 130 columns: never squeeze it
 
 
-def _build_method(scenario_name: str, method_name: str, decision_model: str) -> Any:
+def _build_method(
+    scenario_name: str, method_name: str, decision_model: str, options: dict[str, Any]
+) -> Any:
     """The decision model, the method on it, with the scenario's exact SCM for densities."""
     from engine.recourse import METHODS, MethodUnavailableError, RecourseContext, build_method
     from engine.scenarios import UnknownScenarioError, get_scenario
@@ -30,8 +32,8 @@ def _build_method(scenario_name: str, method_name: str, decision_model: str) -> 
         )
     classifier = benchmark_classifier(scenario, decision_model)
     try:
-        return build_method(method_name, RecourseContext(scenario, classifier))
-    except MethodUnavailableError as e:
+        return build_method(method_name, RecourseContext(scenario, classifier), **options)
+    except (MethodUnavailableError, ValueError) as e:
         fail(f"method {method_name!r} cannot be built: {e}", 2)
 
 
@@ -81,6 +83,13 @@ def fairness(
         "trained",
         help="trained (the scenario's artifact) | bayes (the exact Bayes rule, a reference).",
     ),
+    icarma_training: str = typer.Option(
+        "paper", help="iCARMA: paper (the paper's models) | fast (ours)."
+    ),
+    repair: bool = typer.Option(
+        False, "--repair/--no-repair", help="iCARMA/CARMA: our final validity check (off: the "
+        "paper)."
+    ),
     n_boot: int = typer.Option(1000, "--bootstrap", min=1, help="Bootstrap resamples."),
     level: float = typer.Option(0.95, help="Interval level, in (0, 1)."),
     json_out: bool = json_option(),
@@ -97,7 +106,8 @@ def fairness(
     exactly two features (privileged: biased toward income and savings; non-privileged:
     toward loan amount and duration). Densities are exact (the scenario's SCM).
 
-    JSON: scenario, method, method_label, decision_model, seed, n_boot, level, density_source;
+    JSON: scenario, method, method_label, decision_model, repair and icarma_training (null
+    for methods without the option), seed, n_boot, level, density_source;
     population {n, n_test, n_rejected, cells {cell: count}}; assignments [{name, label,
     privileged_share, n_actionable, validity, seconds}]; groups [{assignment, metric (cost |
     log_prob_cf | validity), axis (gender | race | intersection), group, estimate, lo, hi, n,
@@ -114,7 +124,12 @@ def fairness(
         raise typer.BadParameter(f"--level must be in (0, 1), got {level}")
     if plot is not None and plot.suffix.lower() != ".png":
         raise typer.BadParameter(f"--plot must name a .png file, got {plot.name!r}")
-    recourse = _build_method(scenario, method, decision_model)
+    from engine.recourse import METHODS, option_names
+
+    switches = {"repair": repair, "training": icarma_training}
+    options = ({k: v for k, v in switches.items() if k in option_names(method)}
+               if method in METHODS else {})
+    recourse = _build_method(scenario, method, decision_model, options)
     try:
         population = study.fairness_population(
             recourse.context.scenario, recourse.context.classifier, n, seed
@@ -129,9 +144,12 @@ def fairness(
         console=err,
     ) as progress:
         task = progress.add_task(f"{method} recourse for {len(population)} applicants", total=4)
-        outcomes = study.run_fairness(
-            recourse, population, seed=seed, on_done=lambda a: progress.advance(task)
-        )
+        try:
+            outcomes = study.run_fairness(
+                recourse, population, seed=seed, on_done=lambda a: progress.advance(task)
+            )
+        except FileNotFoundError as e:  # an amortized method whose model is not trained
+            fail(e, 2)
         progress.update(task, description="bootstrap intervals")
         try:
             summary = disparities.fairness_summary(
@@ -144,6 +162,8 @@ def fairness(
         "method": method,
         "method_label": recourse.name,
         "decision_model": decision_model,
+        "repair": options.get("repair"),
+        "icarma_training": getattr(recourse, "training", None),
         "seed": seed,
         **summary,
     }

@@ -28,7 +28,7 @@ def _table(rows: list[dict[str, Any]]) -> Table:
     for col in ("base", "variant", "scale", "B", "T", "calibrate"):
         table.add_column(col, no_wrap=True)
     for col in ("GTP", "GTD", "success", "violations", "proximity", "sparsity", "redundancy",
-                "queries", "seconds"):
+                "queries", "max q", "seconds"):
         table.add_column(col, justify="right", no_wrap=True)
     for r in rows:
         table.add_row(
@@ -37,9 +37,18 @@ def _table(rows: list[dict[str, Any]]) -> Table:
             f"{r['gtp_mean']:.3f}±{r['gtp_sd']:.3f}", f"{r['gtd_mean']:.3f}±{r['gtd_sd']:.3f}",
             f"{r['success_rate']:.3f}", str(r["violations"]), f"{r['proximity']:.3f}",
             f"{r['sparsity']:.2f}", f"{r['redundancy']:.2f}", f"{r['queries']:.1f}",
-            f"{r['seconds']:.2f}",
+            str(r["queries_max"]), f"{r['seconds']:.2f}",
         )
     return table
+
+
+def base_options(bases: tuple[str, ...], switches: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per base, the switches its constructor takes (an unknown base is left to the
+    benchmark's validation)."""
+    from engine.recourse import METHODS, option_names
+
+    return {b: {k: v for k, v in switches.items() if k in option_names(b)}
+            for b in bases if b in METHODS}
 
 
 @benchmark_app.command("hare")
@@ -60,6 +69,17 @@ def hare(
     seeds: int = typer.Option(5, min=1, help="Seeds (people, profiles, ideals, search)."),
     steps: int = typer.Option(100, min=0, help="ActionableSampling gradient steps."),
     decision_model: str = typer.Option("trained", help="trained | bayes."),
+    keep_incumbent: bool = typer.Option(
+        False, "--keep-incumbent",
+        help="Our option: the previous iteration's plan joins each tournament (the paper "
+        "compares new candidates only). The question count is the same."),
+    icarma_training: str = typer.Option(
+        "paper", help="iCARMA base: paper (the paper's models) | fast (ours)."),
+    repair: bool = typer.Option(
+        False, "--repair/--no-repair",
+        help="iCARMA/CARMA bases: our final validity check (off: the paper)."),
+    oracle_grid: str = typer.Option(
+        "factual", help="Oracle base grid: factual (the paper's) | carma | shared (ours)."),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
@@ -68,8 +88,10 @@ def hare(
     JSON: {config, rows, checks, step_ms}: rows [{base, variant (base | hare |
     multi-hare), scale, budget, iterations, calibrate (all | winner | none), n, seeds,
     gtp_mean, gtp_sd, gtd_mean, gtd_sd, success_rate, violations, proximity, sparsity,
-    redundancy, queries, seconds}] (means over seeds, sd across seeds; definitions in
-    engine/benchmarks/hare.py); checks [{check, passed, detail}] (the acceptance criteria);
+    redundancy, queries (mean per person), queries_max (the most any person was asked:
+    comparisons + accept questions, never above the budget), keep_incumbent, seconds}] (means
+    over seeds, sd across seeds; definitions in engine/benchmarks/hare.py); checks [{check,
+    passed, detail}] (the acceptance criteria);
     step_ms {steps, p50, p95, max}: one interactive HareSession step (restore, answer, next
     query, save).
     """
@@ -87,7 +109,9 @@ def hare(
         budget=budget, iterations=_ints(iterations, "--iterations"),
         ablation_budgets=_ints(budgets, "--budgets"), ablation_scale=ablation_scale,
         calibration_ablation=calibration_ablation, constraint=constraint, n=n, seeds=seeds,
-        steps=steps,
+        steps=steps, keep_incumbent=keep_incumbent,
+        base_options=base_options(split_list(bases, "--bases"), {
+            "training": icarma_training, "repair": repair, "grid": oracle_grid}),
     )
     context = RecourseContext(sc, classifier)
     try:

@@ -19,13 +19,23 @@ def _fmt(v: float | None, digits: int = 3) -> str:
     return "-" if v is None else f"{v:.{digits}f}"
 
 
+def variant_label(row: dict[str, Any]) -> str:
+    """Which switches a row ran with, e.g. "grid factual" or "paper, repair off"."""
+    if row.get("oracle_grid"):
+        return f"grid {row['oracle_grid']}"
+    if row.get("repair") is not None:
+        training = f"{row['icarma_training']}, " if row.get("icarma_training") else ""
+        return f"{training}repair {'on' if row['repair'] else 'off'}"
+    return "-"
+
+
 def _table(rows: list[dict[str, Any]], title: str) -> Table:
     """The paper's layout: one line per (constraint, cost profile, method).
 
     ``hap x'`` is ``hap_profile``: the least-preferred feature changes in the counterfactual.
     """
     table = Table(title=title, box=box.SIMPLE_HEAD)
-    for col in ("constraint", "cost profile", "method"):
+    for col in ("constraint", "cost profile", "method", "variant"):
         table.add_column(col, no_wrap=True)
     for col in (
         "validity",
@@ -46,6 +56,7 @@ def _table(rows: list[dict[str, Any]], title: str) -> Table:
             r["constraint"],
             r["cost_profile"],
             r["method"],
+            variant_label(r),
             _fmt(r["validity"]),
             _fmt(r["plausibility"]),
             cost,
@@ -58,8 +69,12 @@ def _table(rows: list[dict[str, Any]], title: str) -> Table:
     return table
 
 
-def _run_with_progress(world: Any, classifier: Any, config: Any) -> list[dict[str, Any]]:
-    """The benchmark's rows, with a progress bar on stderr (exit 2: a method is missing)."""
+def _run_with_progress(
+    world: Any, classifier: Any, config: Any, threads: int
+) -> list[dict[str, Any]]:
+    """The benchmark's rows on ``threads`` torch threads, with a progress bar on stderr
+    (exit 2: a method is missing)."""
+    from engine.artifacts import torch_threads
     from engine.benchmarks.recourse import run_benchmark
     from engine.recourse import MethodUnavailableError
 
@@ -74,7 +89,8 @@ def _run_with_progress(world: Any, classifier: Any, config: Any) -> list[dict[st
                 f"{row['method']} {row['constraint']} {row['cost_profile']}"))
 
         try:
-            return run_benchmark(world, classifier, config, on_row=done)
+            with torch_threads(threads):
+                return run_benchmark(world, classifier, config, on_row=done)
         except MethodUnavailableError as e:
             fail(e, 2)
 
@@ -105,6 +121,27 @@ def recourse(
         False, "--no-plausibility", help="Drop the Oracle's plausibility constraint."
     ),
     bins: int = typer.Option(25, min=1, help="Oracle grid values per actionable feature."),
+    oracle_grid: str = typer.Option(
+        "factual",
+        help="Oracle grid: factual (the paper's: bins around each person's value, clipped to "
+        "the training range) | carma (CARMA's reference layout) | shared (ours: one grid "
+        "over the range for everybody).",
+    ),
+    repair: bool = typer.Option(
+        False,
+        "--repair/--no-repair",
+        help="iCARMA/CARMA: our final validity check (off in the paper; every row says).",
+    ),
+    icarma_training: str = typer.Option(
+        "paper",
+        help="iCARMA's trained models: paper (one per cost profile, best of the seeds on "
+        "validation; `train --icarma-training paper`) | fast (ours; `train`).",
+    ),
+    score_sampling: str = typer.Option(
+        "iid",
+        help="Likert scores: iid (the paper's: uniform, with a 'cannot change' level when "
+        "the actionable set is random) | sorted (ours).",
+    ),
     speedup_sample: int = typer.Option(
         8,
         min=0,
@@ -113,6 +150,10 @@ def recourse(
     decision_model: str = typer.Option(
         "trained",
         help="trained (the scenario's artifact) | bayes (the exact Bayes rule, a reference).",
+    ),
+    threads: int = typer.Option(
+        1, min=1, help="Torch threads (one is fastest on a shared 2-core machine: the Oracle "
+        "took 8.5 s for everyone on one thread, 60 s on two, under load)."
     ),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
@@ -126,9 +167,12 @@ def recourse(
     any work.
 
     JSON: {config {methods, constraints, elicitation, cost_profiles, preferences, n, seed,
-    plausibility, bins, speedup_sample, decision_model}, rows}; rows holds one row per
-    (constraint, cost profile, method): scenario, method, constraint ("all" | "k" | "random"), n_actionable (int, null for random),
-    preferences, elicitation, cost_profile, n, validity, plausibility, cost_mean, cost_sd
+    plausibility, bins, speedup_sample, oracle_grid, repair, icarma_training, score_sampling,
+    decision_model, threads}, rows}; rows holds one row per (constraint, cost profile,
+    method): scenario, method, constraint ("all" | "k" | "random"), n_actionable (int, null
+    for random), preferences, elicitation, cost_profile, oracle_grid (Oracle rows), repair and
+    icarma_training (iCARMA/CARMA rows), score_sampling (Likert), n, validity, plausibility,
+    cost_mean, cost_sd
     (unweighted cost over valid recourses), hap, violations (actions outside the person's
     actionable set, summed), hap_profile (hap counting the least-preferred feature's change in
     the counterfactual profile, consequences included), found (share with an action), seconds (wall time of the
@@ -157,20 +201,25 @@ def recourse(
         plausibility=not no_plausibility,
         bins=bins,
         speedup_sample=speedup_sample,
+        oracle_grid=oracle_grid,
+        repair=repair,
+        icarma_training=icarma_training,
+        score_sampling=score_sampling,
     )
     try:
         config.validate(world)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from e
     classifier = benchmark_classifier(world, decision_model)
-    rows = _run_with_progress(world, classifier, config)
+    rows = _run_with_progress(world, classifier, config, threads)
     title = (
         f"Recourse on {world.name} ({rows[0]['n']} rejected applicants; preferences "
         f"{config.preferences}, {config.elicitation}; plausibility "
         f"{'on' if config.plausibility else 'off'} for the Oracle; decision model "
         f"{decision_model})"
     )
-    doc = {"config": {**vars(config), "decision_model": decision_model}, "rows": rows}
-    # The table needs about 125 columns; never squeeze it below that.
+    doc = {"config": {**vars(config), "decision_model": decision_model,
+                      "threads": threads}, "rows": rows}
+    # The table needs about 145 columns; never squeeze it below that.
     emit(doc, json_out=json_out, json_file=json_file,
-         human=lambda: result_console(json_out, min_width=130).print(_table(rows, title)))
+         human=lambda: result_console(json_out, min_width=160).print(_table(rows, title)))

@@ -45,11 +45,29 @@ def store(request, tmp_path_factory):
     web = study.start()  # one web participant, left on the decision page
     for answer in ({"agree": True}, {}, {}):
         web.submit(web.current_page().id, answer)
+    _fix_clock(s, web.participant_id)
     snap = s.snapshot()
     yield snap
     if snap is not s:
         snap.close()
     s.close()
+
+
+T0 = "2026-01-05 10:00:00"
+
+
+def _fix_clock(store, web_pid) -> None:
+    """Known times: everyone starts at T0 and answers the page of step s (0, 1, ...) at
+    T0 + (s + 1)^2 seconds (so that page took 2s + 1 seconds); the web participant answered
+    last 90 minutes before the database's now()."""
+    with store.transaction() as tx:
+        tx.execute("UPDATE participants SET created_at = ?::TIMESTAMP WHERE study_id = 'dash'",
+                   [T0])
+        tx.execute("UPDATE responses SET answered_at = ?::TIMESTAMP "
+                   "+ (step + 1) * (step + 1) * INTERVAL '1 second' WHERE study_id = 'dash'",
+                   [T0])  # SQL both backends run
+        tx.execute("UPDATE participants SET updated_at = now()::TIMESTAMP "
+                   "- INTERVAL '90 minutes' WHERE participant_id = ?", [web_pid])
 
 
 def test_status_by_arm_and_sources(store) -> None:
@@ -73,16 +91,27 @@ def test_funnel_and_drop_off(store) -> None:
     drop = q.drop_off(store, "dash")
     assert drop[["page_id", "participants"]].to_dict("records") == [
         {"page_id": "decision", "participants": 1}]
-    assert drop["idle_minutes"].iloc[0] >= 0
+    # 90 minutes idle (plus the seconds between the fixture and this query)
+    assert drop["idle_minutes"].iloc[0] == pytest.approx(90.0, abs=0.5)
 
 
 def test_durations_and_ratings(store) -> None:
     durations = q.page_durations(store, "dash")
     answers = store.query("SELECT count(*) AS n FROM responses WHERE study_id = 'dash'")[0]["n"]
     assert durations["answers"].sum() == answers
-    assert (durations["median_seconds"] >= 0).all()
+    steps = store.query("SELECT page_id, min(step) AS lo, max(step) AS hi FROM responses "
+                        "WHERE study_id = 'dash' GROUP BY page_id")
+    assert all(r["lo"] == r["hi"] for r in steps)  # this protocol: a page has one step
+    step_of = {r["page_id"]: r["lo"] for r in steps}
+    assert min(step_of.values()) == 0
+    expected = {pid: float(2 * k + 1) for pid, k in step_of.items()}
+    assert dict(zip(durations["page_id"], durations["median_seconds"], strict=True)) == expected
+    assert list(durations["page_id"]) == sorted(step_of, key=step_of.get)
     done = q.completion_times(store, "dash").iloc[0]
-    assert done["participants"] == 6 and done["median_minutes"] >= 0
+    last = max(step_of.values())  # the complete ones answered every page, the last one at
+    assert done["participants"] == 6  # (last + 1)^2 seconds
+    assert done["median_minutes"] == pytest.approx((last + 1) ** 2 / 60)
+    assert done["p90_minutes"] == pytest.approx((last + 1) ** 2 / 60)
     assert q.completion_times(store, "dash", "web").iloc[0]["participants"] == 0
     dist = q.rating_distribution(store, "dash")
     n = store.query("SELECT count(*) AS n FROM ratings WHERE study_id = 'dash'")[0]["n"]

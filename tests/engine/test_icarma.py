@@ -1,5 +1,7 @@
-"""iCARMA and CARMA at deployment (quick trained artifacts): hard constraints are never
-violated, the profile matters, save/load round trips, candidate sets, training config."""
+"""iCARMA and CARMA at deployment (quick trained artifacts of the fast configuration, the one
+shared by every cost profile): hard constraints are never violated, the profile matters,
+save/load round trips, candidate sets, training config. The paper's models:
+test_icarma_paper.py."""
 
 from __future__ import annotations
 
@@ -36,6 +38,11 @@ def _ctx(loan, clf, cost_profile="constant"):
     return RecourseContext(loan, clf, cost_profile=CostProfile(cost_profile))
 
 
+def _fast(loan, clf, cost_profile="constant", **options):
+    """iCARMA with the fast configuration's (quick-trained) model."""
+    return get_method("icarma", _ctx(loan, clf, cost_profile), training="fast", **options)
+
+
 def _profiles(loan, n, k=None, seed=0, elicitation="ranking"):
     return sample_profiles(
         loan.feature_names, loan.actionable, n, n_actionable=k, elicitation=elicitation, seed=seed
@@ -46,7 +53,8 @@ def _profiles(loan, n, k=None, seed=0, elicitation="ranking"):
 @pytest.mark.parametrize("repair", [True, False])
 @pytest.mark.parametrize("k", [1, 2, None])
 def test_never_acts_outside_the_actionable_set(loan, clf, people, name, repair, k):
-    method = get_method(name, _ctx(loan, clf, "convex"), repair=repair)
+    fast = {"training": "fast"} if name == "icarma" else {}  # CARMA is trained one way
+    method = get_method(name, _ctx(loan, clf, "convex"), repair=repair, **fast)
     profiles = _profiles(loan, len(people), k, seed=11)
     batch = method.recourse(people, profiles)
     assert int(batch.violations.sum()) == 0
@@ -56,7 +64,7 @@ def test_never_acts_outside_the_actionable_set(loan, clf, people, name, repair, 
 
 def test_adversarial_single_feature_profiles(loan, clf, people):
     """Each person may act only on the feature the unconstrained model likes least."""
-    method = get_method("icarma", _ctx(loan, clf))
+    method = _fast(loan, clf)
     everyone = _profiles(loan, len(people), 4, seed=1)
     free = method.recourse(people, everyone)
     unused = (~free.action_mask[:, list(loan.actionable)]).float().argmax(dim=1)
@@ -71,8 +79,8 @@ def test_adversarial_single_feature_profiles(loan, clf, people):
 
 def test_soft_preferences_move_actions_away_from_the_hardest_feature(loan, clf, people):
     profiles = _profiles(loan, len(people), 4, seed=5)
-    const = get_method("icarma", _ctx(loan, clf, "constant")).recourse(people, profiles)
-    convex = get_method("icarma", _ctx(loan, clf, "convex")).recourse(people, profiles)
+    const = _fast(loan, clf, "constant").recourse(people, profiles)
+    convex = _fast(loan, clf, "convex").recourse(people, profiles)
     assert convex.summary()["hap"] < const.summary()["hap"]
 
 
@@ -86,17 +94,17 @@ def test_carma_ignores_scores(loan, clf, people):
 
 def test_save_load_round_trip_gives_identical_recourses(loan, clf, people, tmp_path):
     profiles = _profiles(loan, 200, None, seed=4)
-    first = get_method("icarma", _ctx(loan, clf)).recourse(people[:200], profiles)
+    first = _fast(loan, clf).recourse(people[:200], profiles)
     artifacts._CACHE.clear()  # force a fresh load from disk
     model = artifacts.load_amortized("loan", "icarma")
-    second = get_method("icarma", _ctx(loan, clf), model=model).recourse(people[:200], profiles)
+    second = _fast(loan, clf, model=model).recourse(people[:200], profiles)
     assert torch.equal(first.action_mask, second.action_mask)
     assert torch.equal(first.action_values, second.action_values)
     assert torch.equal(first.x_cf, second.x_cf)
 
 
 def test_likert_profiles_use_the_likert_model(loan, clf):
-    method = get_method("icarma", _ctx(loan, clf))
+    method = _fast(loan, clf)
     likert = _profiles(loan, 3, None, elicitation="likert")
     assert method.model_for(likert) is artifacts.load_amortized("loan", "icarma-likert")
     assert method.model_for(_profiles(loan, 3)) is artifacts.load_amortized("loan", "icarma")
@@ -104,24 +112,27 @@ def test_likert_profiles_use_the_likert_model(loan, clf):
 
 def test_candidates_are_valid_distinct_and_within_the_set(loan, clf, people):
     profiles = _profiles(loan, 20, None, seed=8)
-    method = get_method("icarma", _ctx(loan, clf, "linear"))
+    method = _fast(loan, clf, "linear")
     cands = method.candidates(people[:20], profiles)
     assert bool(cands.valid.all()) and int(cands.violations.sum()) == 0
     assert not bool((cands.action_mask & ~profiles.hard_mask[cands.person]).any())
     counts = torch.bincount(cands.person, minlength=20)
     assert int(counts.max()) > 1  # a choice of plans, at several sparsity levels
+    levels = []
     for i in cands.person.unique().tolist():
         rows = cands.person == i
-        assert cands.l0_actions[rows].unique().numel() >= 1
+        assert bool((cands.l0_actions[rows] >= 1).all())  # every candidate acts
+        levels.append(cands.l0_actions[rows].unique().numel())
         w = cands.weighted_cost[rows]
         assert bool((w[1:] >= w[:-1]).all())
         key = cands.action_values[rows]
         assert torch.unique(key, dim=0).shape[0] == key.shape[0]
+    assert max(levels) >= 2  # someone is offered plans of different sparsity
 
 
 def test_reduced_config_is_small_and_validated():
-    cfg = ICarmaConfig.reduced()
-    assert cfg.epochs <= 10 and cfg.max_people is not None
+    cfg = ICarmaConfig.fast().reduced()
+    assert cfg.epochs <= 20 and cfg.max_people is not None
     with pytest.raises(ValueError, match="cost_profiles"):
         ICarmaConfig(cost_profiles=("steep",))
     assert ICarmaConfig.from_dict(cfg.to_dict()) == cfg

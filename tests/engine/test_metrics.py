@@ -40,9 +40,46 @@ def test_deltas_and_distances_over_actions_and_profile():
     mask = torch.tensor([[False, True, False, False]])
     delta = metrics.feature_deltas(x, x_cf, RANGES, CATEGORICAL)
     assert delta[0].tolist() == pytest.approx([1.0, 0.2, 0.5, 0.0])
+    # a categorical change counts 1 whatever its size (the numeric formula would give 3 and
+    # 0.25 here); an unchanged category counts 0
+    far = metrics.feature_deltas(_t([[0.0, 1.0, 0.0, 0.0], [2.0, 1.0, 0.0, 0.0]]),
+                                 _t([[3.0, 1.0, 0.0, 0.0], [2.0, 1.0, 0.0, 0.0]]),
+                                 RANGES, CATEGORICAL)
+    assert far.tolist() == [[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]
+    assert metrics.feature_deltas(_t([[0.0, 1.0, 0.0, 0.0]]), _t([[3.0, 1.0, 0.0, 0.0]]),
+                                  RANGES)[0, 0] == pytest.approx(3.0)  # numeric without the flag
     dist = metrics.distances(x, x_cf, mask, RANGES, CATEGORICAL)
     assert float(dist.l0_actions[0]) == 1 and float(dist.l1_actions[0]) == pytest.approx(0.2)
     assert float(dist.l0_profile[0]) == 3 and float(dist.l1_profile[0]) == pytest.approx(1.7)
+
+
+def test_changed_items_and_the_change_tolerance():
+    """A change counts when delta > CHANGE_TOLERANCE (strictly): exactly at it, not."""
+    tol = metrics.CHANGE_TOLERANCE
+    ones = torch.ones(4, dtype=torch.float64)
+    x = _t([[0.0, 0.0, 0.0, 0.0]])
+    x_cf = _t([[0.0, tol, tol / 2, 2 * tol]])
+    ch = metrics.changed_items(x, x_cf, ones)
+    assert ch.dtype == torch.bool and ch.tolist() == [[False, False, False, True]]
+    cat = metrics.changed_items(_t([[1.0, 0, 0, 0]]), _t([[2.0, 0, 0, 0]]), RANGES, CATEGORICAL)
+    assert cat.tolist() == [[True, False, False, False]]
+    # a category changes or not, whatever the size of the code difference
+    tiny = metrics.changed_items(_t([[1.0, 0, 0, 0]]), _t([[1.0 + tol / 2, 0, 0, 0]]), RANGES,
+                                 CATEGORICAL)
+    assert tiny.tolist() == [[True, False, False, False]]
+    mask = torch.tensor([[False, True, True, True]])
+    dist = metrics.distances(x, x_cf, mask, ones)
+    assert dist.changed.tolist() == ch.tolist()
+    assert dist.l0_actions.dtype == dist.l0_profile.dtype == torch.float64
+    assert float(dist.l0_actions[0]) == 1 and float(dist.l0_profile[0]) == 1
+    # the categorical flag reaches distances: a category moved by 3 counts 1
+    d2 = metrics.distances(_t([[0.0, 0, 0, 0]]), _t([[3.0, 0, 0, 0]]),
+                           torch.tensor([[True, False, False, False]]), RANGES, CATEGORICAL)
+    assert float(d2.l1_actions[0]) == 1.0 and float(d2.l1_profile[0]) == 1.0
+    assert metrics.feature_deltas(_t([[0.0, 0, 0, 0]]), _t([[3.0, 0, 0, 0]]), RANGES,
+                                  CATEGORICAL).dtype == torch.float64
+    w = metrics.action_cost(x, x_cf, mask, ones)
+    assert w.dtype == torch.float64 and float(w[0]) == pytest.approx(3.5 * tol)
 
 
 def test_an_action_that_keeps_the_value_is_not_a_change():
@@ -53,7 +90,7 @@ def test_an_action_that_keeps_the_value_is_not_a_change():
 
 
 def test_ranges_must_be_positive():
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(ValueError, match="^feature ranges must be positive$"):
         metrics.feature_deltas(_t([[0.0]]), _t([[1.0]]), _t([0.0]))
 
 
@@ -83,8 +120,24 @@ def test_gtp_gtd():
     r = _t([[1.0, 0.0]])
     gt = _t([[0.0, 2.0]])
     assert float(metrics.gtp(r, gt)[0]) == pytest.approx(math.sqrt(5))
+    assert metrics.gtp(_t([[3.0, 1.0], [1.0, 1.0]]), _t([[1.0, 1.0], [1.0, 1.0]])).tolist() == [
+        2.0, 0.0]
     assert float(metrics.gtd(x, r, gt)[0]) == pytest.approx(1.0)  # orthogonal
     assert float(metrics.gtd(x, 2 * gt, gt)[0]) == pytest.approx(0.0)
+    assert float(metrics.gtd(x, -gt, gt)[0]) == pytest.approx(2.0)  # opposite direction
+    x2 = _t([[1.0, 1.0], [1.0, 1.0]])  # measured from the factual, not from the origin
+    r2 = _t([[2.0, 2.0], [1.0, 2.0]])
+    gt2 = _t([[3.0, 3.0], [2.0, 1.0]])
+    assert metrics.gtd(x2, r2, gt2).tolist() == pytest.approx([0.0, 1.0])
+    tiny = 1e-3  # short shifts: the direction counts, not the length
+    for tiny_ in (1e-3, 1e-9):
+        assert metrics.gtd(x, _t([[tiny_, 0.0]]), _t([[-tiny_, 0.0]])).tolist() == pytest.approx(
+            [2.0])
+    # float32 in: float64 out (every metric is computed in double precision)
+    x32 = x.float()
+    assert metrics.gtd(x32, r.float(), gt.float()).dtype == torch.float64
+    assert metrics.feature_deltas(x32, r.float(), RANGES[:2].float()).dtype == torch.float64
+    assert metrics.gtd(x, _t([[tiny, 0.0]]), _t([[-tiny, 0.0]])).tolist() == pytest.approx([2.0])
 
 
 def test_nan_aware_summaries():

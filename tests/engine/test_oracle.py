@@ -69,13 +69,61 @@ def _manual_profiles(loan, hard: list[list[int]], scores: list[list[float]] | No
     return ActionabilityProfiles(mask, sc, torch.full((n,), 4.0, dtype=torch.float64), "likert")
 
 
-def test_catalogue_builds_the_oracle(loan, clf):
-    oracle = get_method("oracle", _context(loan, clf), bins=5)
+def _expected_grid(lo, hi, start, stop, bins=25):
+    t = torch.linspace(0.0, 1.0, bins, dtype=torch.float64)
+    raw = start[..., None] + (stop - start)[..., None] * t
+    return torch.minimum(torch.maximum(raw, lo[:, None]), hi[:, None])
+
+
+def test_catalogue_builds_the_oracle_with_the_papers_grid(loan, clf, people):
+    """Default grid: 25 bins centred on the factual, one bin = 1/24 of the training range,
+    clipped to the range; duplicates from clipping are unavailable."""
+    oracle = get_method("oracle", _context(loan, clf))
     assert isinstance(oracle, CausalOracle)
-    assert oracle.grid.values.shape == (4, 5)
-    lo, hi = loan.bounds
-    assert torch.allclose(oracle.grid.values[:, 0], lo[list(loan.actionable)])
-    assert torch.allclose(oracle.grid.values[:, -1], hi[list(loan.actionable)])
+    assert (oracle.grid.layout, oracle.grid.bins) == ("factual", 25)
+    x = people[:6]
+    vals, ok = oracle.grid.values(x)
+    assert vals.shape == ok.shape == (6, 4, 25)
+    lo, hi = loan.bounds[:, list(loan.actionable)]
+    xa = x[:, list(loan.actionable)]
+    half = (hi - lo) / 2
+    assert torch.allclose(vals, _expected_grid(lo, hi, xa - half, xa + half))
+    assert torch.allclose(vals[..., 12], xa)  # the centre bin is the factual value ...
+    assert not bool(ok[..., 12].any())  # ... which is no change, so not an option
+    for i in range(6):
+        for k in range(4):
+            v = vals[i, k][ok[i, k]]
+            assert len(v.unique()) == len(v)
+            assert float(v.min()) >= float(lo[k]) and float(v.max()) <= float(hi[k])
+            # a bin apart: 1/24 of the range between consecutive values inside the range
+            inner = v[(v > lo[k]) & (v < hi[k])]
+            steps = (inner[1:] - inner[:-1]) / ((hi[k] - lo[k]) / 24)
+            assert torch.allclose(steps[steps < 1.5], torch.ones(1, dtype=torch.float64))
+            assert torch.allclose(steps[steps >= 1.5], 2 * torch.ones(1, dtype=torch.float64))
+
+
+def test_carmas_reference_grid_is_an_option(loan, clf, people):
+    """CARMA's brute-force Oracle: 25 values over [x - 2 (x - lo), x + 2 (hi - x)], clipped
+    (so the first is lo, the last hi and about half fall inside the range)."""
+    oracle = get_method("oracle", _context(loan, clf), grid="carma")
+    x = people[:6]
+    vals, ok = oracle.grid.values(x)
+    lo, hi = loan.bounds[:, list(loan.actionable)]
+    xa = x[:, list(loan.actionable)]
+    assert torch.allclose(vals, _expected_grid(lo, hi, xa - 2 * (xa - lo), xa + 2 * (hi - xa)))
+    assert torch.equal(vals[..., 0], lo.expand(6, 4)) and torch.equal(vals[..., -1], hi.expand(6, 4))
+    assert 12 <= int(ok.sum(dim=2).min()) and int(ok.sum(dim=2).max()) <= 15
+
+
+def test_the_shared_grid_is_an_option(loan, clf, people):
+    oracle = get_method("oracle", _context(loan, clf), bins=5, grid="shared")
+    vals, ok = oracle.grid.values(people[:3])
+    lo, hi = loan.bounds[:, list(loan.actionable)]
+    assert bool(ok.all())
+    assert torch.allclose(vals[1], vals[0]) and torch.allclose(vals[0, :, 0], lo)
+    assert torch.allclose(vals[0, :, -1], hi)
+    with pytest.raises(ValueError, match="unknown Oracle grid"):
+        CausalOracle(_context(loan, clf), grid="everywhere")
 
 
 def test_loan_splits_into_two_independent_blocks(loan):
@@ -167,10 +215,11 @@ def test_reference_search_matches_a_point_by_point_loop(loan, clf, people):
                 continue
             mask = torch.zeros(1, loan.d, dtype=torch.bool)
             values = x.clone()
+            grid_vals = grid.values(x)[0][0]
             for j, c in zip(feats, codes, strict=True):
                 if c:
                     mask[0, j] = True
-                    values[0, j] = grid.values[grid.features.index(j), c - 1]
+                    values[0, j] = grid_vals[grid.features.index(j), c - 1]
             x_cf = loan.scm.counterfactual(x, mask, values)
             if not bool(clf.decision(x_cf.float())[0]):
                 continue
@@ -321,15 +370,16 @@ def test_candidates_cover_every_sparsity_level_and_its_extremes(loan, clf, peopl
     for i in range(4):
         x = people[i]
         plans = []
+        grid_vals, grid_ok = (g[0] for g in oracle.grid.values(x.reshape(1, -1)))
         for codes in itertools.product(range(6), repeat=4):
-            if not any(codes):
+            if not any(codes) or not all(c == 0 or grid_ok[k, c - 1] for k, c in enumerate(codes)):
                 continue
             mask = torch.zeros(1, loan.d, dtype=torch.bool)
             values = x.clone().reshape(1, -1)
             for j, c in zip((L, D, INC, S), codes, strict=True):
                 if c:
                     mask[0, j] = True
-                    values[0, j] = oracle.grid.values[j - L, c - 1]
+                    values[0, j] = grid_vals[j - L, c - 1]
             plans.append((mask, values))
         mask = torch.cat([p[0] for p in plans])
         values = torch.cat([p[1] for p in plans])

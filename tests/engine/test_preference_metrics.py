@@ -45,3 +45,24 @@ def test_binary_and_missing_elicitation() -> None:
     m = _mask(sc, "income").repeat(3, 1)
     assert torch.isnan(metrics.preference_satisfaction(m, None)).all()
     assert torch.isnan(metrics.preference_violation(m, None)).all()
+
+
+def test_a_batch_of_plans_and_people_row_by_row() -> None:
+    """Two people, two plans: each row uses its own person's ranks (no mixing across rows)."""
+    sc, prof = _profiles([{"income": 1, "savings": 2, "loan_amount": 3, "loan_duration": None},
+                          {"income": 3, "savings": 1, "loan_amount": 2, "loan_duration": 4}])
+    mask = torch.cat([_mask(sc, "income", "savings"), _mask(sc, "income", "loan_duration")])
+    sat = metrics.preference_satisfaction(mask, prof)
+    assert sat.dtype == torch.float64 and sat.shape == (2,)
+    # person 1: r = 0, 0.5 -> 0.75; person 2 (K = 4): income r = 2/3, duration r = 1
+    assert sat.tolist() == [0.75, 1 - (2 / 3 + 1) / 2]
+    vio = metrics.preference_violation(mask, prof.hard_mask)
+    assert vio.dtype == torch.float64 and vio.tolist() == [0.0, 0.0]
+    none = metrics.preference_satisfaction(mask, None)
+    assert none.dtype == torch.float64 and none.shape == (2,)
+    none_v = metrics.preference_violation(mask, None)
+    assert none_v.dtype == torch.float64 and none_v.shape == (2,)
+    import pytest
+
+    with pytest.raises(ValueError, match=r"^3 action masks but 2 profiles$"):
+        metrics.preference_satisfaction(mask.repeat(2, 1)[:3], prof)

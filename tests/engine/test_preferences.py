@@ -124,6 +124,10 @@ def test_binary_answer_means_indifference():
     for name in COST_PROFILE_EXPONENTS:
         assert bool((p.weights(CostProfile(name))[0, [L, INC, S]] == 1).all())
     assert int(p.least_preferred()[0].sum()) == 3  # all tie
+    # binary: a scale of one level; scores 1 where changeable, 2 (levels + 1) elsewhere
+    assert p.levels.tolist() == [1.0] and p.elicitation == "binary"
+    assert p.scores.dtype == torch.float64
+    assert p.scores[0, [L, D, INC, S]].tolist() == [1.0, 2.0, 1.0, 1.0]
 
 
 @pytest.mark.parametrize(
@@ -134,6 +138,11 @@ def test_binary_answer_means_indifference():
         ({"loan_amount": 5}, "likert", "likert scores must be 1..4"),
         ({"age": 1}, "likert", "not globally actionable"),
         ({"education": 1}, "binary", "not globally actionable"),
+        ({"income": 1, "education": 1, "age": 1}, "binary",
+         r"^answer 0: not globally actionable feature\(s\): age, education$"),
+        ({"income": 1, "savings": 1}, "ranking",
+         r"^answer 0: ranks must be 1..2 each used once, got \[1, 1\]$"),
+        ({"income": 5, "savings": 0}, "likert", r"^answer 0: likert scores must be 1..4 \(income\)$"),
     ],
 )
 def test_bad_answers_raise(answer, elicitation, match):
@@ -161,11 +170,36 @@ def test_sampled_rankings_are_bijections(k):
 
 
 def test_likert_samples_stay_on_the_scale():
-    p = sample_profiles(NAMES, GLOB, 300, n_actionable=None, elicitation="likert", seed=3)
+    """Our earlier ("sorted") sampler: |F_i| uniform on 1..4, sorted scores."""
+    p = sample_profiles(NAMES, GLOB, 300, n_actionable=None, elicitation="likert",
+                        score_sampling="sorted", seed=3)
     s = p.scores[p.hard_mask]
     assert bool(((s >= 1) & (s <= 4)).all())
     assert bool((p.scores[:, list(GLOB)][~p.hard_mask[:, list(GLOB)]] == 5).all())
     assert set(p.n_actionable.tolist()) == {1, 2, 3, 4}
+
+
+def test_paper_likert_scores_are_iid_uniform_with_a_cannot_level():
+    """The paper's sampler (App. C.1): hard + soft = every feature uniform on 1..5 on its own,
+    5 = cannot change; so |F_i| ~ Binomial(4, 0.8) and someone may have nothing to change."""
+    n = 20_000
+    p = sample_profiles(NAMES, GLOB, n, n_actionable=None, elicitation="likert", seed=4)
+    sc = p.scores[:, list(GLOB)]
+    for level in range(1, 6):
+        assert bool(((sc == level).double().mean(dim=0) - 0.2).abs().max() < 0.012)
+    assert torch.equal(p.hard_mask[:, list(GLOB)], sc <= 4)
+    assert bool((p.levels == 4).all())
+    share = torch.bincount(p.n_actionable.long(), minlength=5).double() / n
+    expected = torch.tensor([0.0016, 0.0256, 0.1536, 0.4096, 0.4096], dtype=torch.float64)
+    assert bool(((share - expected).abs() < 0.012).all())
+    corr = torch.corrcoef(sc.T)
+    assert bool((corr - torch.eye(4, dtype=torch.float64)).abs().max() < 0.03)  # independent
+    soft = sample_profiles(NAMES, GLOB, n, n_actionable=4, elicitation="likert", seed=5)
+    ssc = soft.scores[:, list(GLOB)]
+    assert bool(soft.hard_mask[:, list(GLOB)].all()) and bool(((ssc >= 1) & (ssc <= 4)).all())
+    assert bool(((ssc == 4).double().mean(dim=0) - 0.25).abs().max() < 0.015)
+    with pytest.raises(ValueError, match="score sampling"):
+        sample_profiles(NAMES, GLOB, 3, elicitation="likert", score_sampling="sorted-ish")
 
 
 def test_sampling_is_seeded():
@@ -202,8 +236,51 @@ def test_sampler_rejects_bad_arguments():
 
 def test_all_actionable_and_indexing():
     p = all_actionable(NAMES, GLOB, 5)
+    assert p.elicitation == "binary" and p.levels.dtype == p.scores.dtype == torch.float64
+    assert p.levels.tolist() == [1.0] * 5
+    assert p.scores[0].tolist() == [2.0, 2.0, 2.0, 1.0, 1.0, 1.0, 1.0]
     assert bool(p.hard_mask[:, list(GLOB)].all()) and not bool(p.hard_mask[:, :3].any())
     w = p.weights(CostProfile("convex"))
     assert bool((w[:, list(GLOB)] == 1).all())  # indifference: every actionable feature easiest
     assert len(p[1:3]) == 2 and len(p[[0, 4]]) == 2 and len(p[2]) == 1
     assert torch.equal(p[torch.tensor([True, False, True, False, False])].scores, p.scores[[0, 2]])
+
+
+def test_indexing_concat_and_plain_lists_round_trip():
+    p = sample_profiles(NAMES, GLOB, 6, distribution="uniform", n_actionable=None,
+                        elicitation="ranking", seed=2)
+    # an int is a batch of one: that person's rows, -1 the last person
+    for i in (0, 3, -1):
+        one = p[i]
+        assert len(one) == 1 and one.elicitation == "ranking"
+        assert torch.equal(one.hard_mask, p.hard_mask[[i]])
+        assert torch.equal(one.scores, p.scores[[i]]) and torch.equal(one.levels, p.levels[[i]])
+    assert torch.equal(p[[4, 1]].scores, p.scores[[4, 1]])
+    assert torch.equal(p[torch.tensor([5, 0])].levels, p.levels[[5, 0]])
+    assert torch.equal(p[2:5].hard_mask, p.hard_mask[2:5])
+    both = ActionabilityProfiles.concat([p[0:2], p[4:6]])
+    assert len(both) == 4 and both.elicitation == "ranking"
+    for field in ("hard_mask", "scores", "levels"):
+        assert torch.equal(getattr(both, field), getattr(p, field)[[0, 1, 4, 5]])
+    plain = p.to_lists()
+    assert set(plain) == {"hard_mask", "scores", "levels", "elicitation"}
+    assert plain["hard_mask"] == p.hard_mask.tolist() and plain["levels"] == p.levels.tolist()
+    back = ActionabilityProfiles.from_lists(**plain)
+    assert back.hard_mask.dtype == torch.bool and back.scores.dtype == torch.float64
+    assert back.levels.dtype == torch.float64 and back.elicitation == "ranking"
+    for field in ("hard_mask", "scores", "levels"):
+        assert torch.equal(getattr(back, field), getattr(p, field))
+
+
+def test_least_preferred_is_the_highest_score_with_ties():
+    hard = torch.tensor([[False, True, True, True], [False, True, True, False],
+                         [False, False, False, True]])
+    scores = torch.tensor([[5.0, 1.0, 3.0, 3.0], [9.0, 2.0, 1.0, 9.0], [1.0, 1.0, 1.0, 1.0]],
+                          dtype=torch.float64)
+    p = ActionabilityProfiles(hard, scores, torch.tensor([3.0, 2.0, 1.0], dtype=torch.float64),
+                              "ranking")
+    # a non-actionable feature's score never counts (feature 0: 5; feature 3 of person 2: 9)
+    assert p.least_preferred().tolist() == [[False, False, True, True],
+                                            [False, True, False, False],
+                                            [False, False, False, True]]
+    assert p.n_actionable.tolist() == [3, 2, 1]

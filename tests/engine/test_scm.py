@@ -164,3 +164,117 @@ def test_bounds_come_from_the_training_split(loan):
     assert torch.equal(loan.bounds[0], x.min(dim=0).values)
     assert torch.equal(loan.bounds[1], x.max(dim=0).values)
     assert len(loan.dataset["train"][0]) == 10_000 and len(loan.dataset["test"][0]) == 5_000
+
+
+def test_graph_descendants_and_adjacency(loan):
+    scm = loan.scm
+    assert scm.descendants(G) == {E, L, D, INC, S}
+    assert scm.descendants(E) == {INC, S}
+    assert scm.descendants(L) == {D}
+    assert scm.descendants(INC) == {S}
+    assert scm.descendants(S) == set() and scm.descendants(D) == set()
+    a = scm.adjacency()
+    assert a.dtype == torch.bool and a.shape == (7, 7)
+    expected = torch.eye(7, dtype=torch.bool)
+    for child, parents in {E: (G, A), L: (G, A), D: (G, A, L), INC: (G, A, E), S: (INC,)}.items():
+        expected[child, list(parents)] = True
+    assert torch.equal(a, expected)
+
+
+def test_shift_counterfactual_is_the_hard_intervention_on_the_shifted_values(loan, x):
+    """x'_j = clamp(f_j(x'_pa, u_j) + s_j): the same as do(x_j = x'_j) computed in order."""
+    scm = loan.scm
+    xs = x[:50]
+    lower = torch.full((7,), -1e9, dtype=torch.float64)
+    upper = torch.full((7,), 1e9, dtype=torch.float64)
+    mask = torch.zeros(50, 7, dtype=torch.bool)
+    mask[:, L] = True
+    mask[::2, INC] = True
+    s = torch.zeros(50, 7, dtype=torch.float64)
+    s[:, L] = 0.3
+    s[:, INC] = -0.2
+    out = scm.shift_counterfactual(xs, mask, s, lower, upper)
+    # loan amount: no mutable parents changed, so x'_L = x_L + s; duration follows it
+    torch.testing.assert_close(out[:, L], xs[:, L] + 0.3)
+    torch.testing.assert_close(out[::2, INC], xs[::2, INC] - 0.2)  # income has no shifted parent
+    torch.testing.assert_close(out[1::2, INC], xs[1::2, INC])  # not shifted: unchanged
+    hard = scm.counterfactual(xs, mask, out)
+    torch.testing.assert_close(out, hard)
+    torch.testing.assert_close(out[:, [G, A, E]], xs[:, [G, A, E]])
+    assert not torch.allclose(out[::2, S], xs[::2, S])  # savings follow income
+    # no shift is the factual; the bounds clamp the shifted features only
+    torch.testing.assert_close(scm.shift_counterfactual(xs, mask, torch.zeros_like(s), lower,
+                                                        upper), xs)
+    cap = upper.clone()
+    cap[L] = float(xs[:, L].min())
+    capped = scm.shift_counterfactual(xs, mask, s, lower, cap)
+    assert torch.all(capped[:, L] == cap[L])
+    floor = lower.clone()
+    floor[INC] = float(xs[:, INC].max()) + 1
+    floored = scm.shift_counterfactual(xs, mask, s, floor, upper)
+    assert torch.all(floored[::2, INC] == floor[INC])
+    assert torch.equal(floored[1::2, INC], xs[1::2, INC])  # the bound acts on shifted rows only
+    # one row of mask and shifts broadcasts to the batch; float32 in, float32 out
+    one = scm.shift_counterfactual(xs.float(), mask[:1], s[:1], lower, upper)
+    assert one.dtype == torch.float32 and one.shape == (50, 7)
+    torch.testing.assert_close(one.double()[:, L], xs[:, L] + 0.3, atol=1e-5, rtol=1e-5)
+    with pytest.raises(WorldModelInputError, match="action_values has 2 rows, x has 50"):
+        scm.shift_counterfactual(xs, mask, s[:2], lower, upper)
+    with pytest.raises(WorldModelInputError, match="immutable feature.*gender"):
+        scm.shift_counterfactual(xs, torch.eye(7)[[0]].expand(50, 7), s, lower, upper)
+
+
+def test_input_checks_name_what_is_wrong(loan, x):
+    from engine.scm import as_action_mask, as_batch
+
+    names, imm = loan.feature_names, loan.immutable
+    t, dtype = as_batch(np.zeros(7), 7)  # one profile as a row
+    assert t.shape == (1, 7) and t.dtype == torch.float64 and dtype == torch.float64
+    assert as_batch(torch.zeros(2, 7, dtype=torch.float32), 7)[1] == torch.float32
+    assert as_batch(torch.zeros(2, 7, dtype=torch.long), 7)[1] == torch.float64
+    with pytest.raises(WorldModelInputError, match=r"^profile must have shape \(n, 7\) \(one "
+                       r"column per feature\), got \(2, 3, 7\)$"):
+        as_batch(torch.zeros(2, 3, 7), 7, "profile")
+    bad = torch.zeros(3, 7)
+    bad[2, 4] = float("inf")
+    with pytest.raises(WorldModelInputError, match=r"^x holds NaN or inf \(first at row 2, "
+                       r"column 4\)$"):
+        as_batch(bad, 7)
+    m = as_action_mask(torch.tensor([[0, 0, 1, 0, 0, 1, 0]]), 4, names, imm)
+    assert m.shape == (4, 7) and m.dtype == torch.float64
+    assert m.sum().item() == 8 and bool((m[:, [2, 5]] == 1).all())
+    assert as_action_mask(torch.zeros(1, 7), 1, names, ()).shape == (1, 7)
+    with pytest.raises(WorldModelInputError, match=r"^action_mask has 2 rows, x has 3$"):
+        as_action_mask(torch.zeros(2, 7), 3, names, imm)
+    with pytest.raises(WorldModelInputError, match=r"^action_mask must hold only 0/1"):
+        as_action_mask(torch.full((1, 7), 2.0), 1, names, imm)
+    with pytest.raises(WorldModelInputError, match=r"^action_mask acts on immutable "
+                       r"feature\(s\): gender, age$"):
+        as_action_mask(torch.tensor([[1, 1, 0, 0, 0, 0, 0]]), 1, names, imm)
+    # the same mask is fine when nothing is immutable
+    assert as_action_mask(torch.tensor([[1, 1, 0, 0, 0, 0, 0]]), 1, names, ()).sum() == 2
+    # a floating mask keeps its graph (straight-through training)
+    soft = torch.zeros(1, 7, requires_grad=True)
+    assert as_action_mask(soft + 0, 1, names, imm).requires_grad
+    with pytest.raises(WorldModelInputError, match=r"^action_values has 2 rows, x has 3$"):
+        loan.scm.counterfactual(x[:3], torch.zeros(3, 7), x[:2])
+    cf = loan.scm.counterfactual(x[:3], torch.zeros(1, 7), x[:1])  # one row broadcasts
+    torch.testing.assert_close(cf, x[:3])
+
+
+def test_sample_predict_abduct_and_log_prob_values(loan, x):
+    scm = loan.scm
+    assert scm.sample(0).shape == (0, 7)
+    with pytest.raises(ValueError, match="n must be >= 0, got -1"):
+        scm.sample(-1)
+    torch.testing.assert_close(scm.sample(5, seed=3), scm.sample(5, seed=3))
+    assert not torch.equal(scm.sample(5, seed=3), scm.sample(5, seed=4))
+    u = scm.abduct(x[:20])
+    assert u.dtype == torch.float64 and u.shape == (20, 7)
+    torch.testing.assert_close(scm.predict(u), x[:20])
+    assert scm.abduct(x[:20].float()).dtype == torch.float32
+    lp = scm.log_prob(x[:20])
+    assert lp.shape == (20,) and lp.dtype == torch.float64 and torch.isfinite(lp).all()
+    assert scm.log_prob(x[:20].float()).dtype == torch.float32
+    torch.testing.assert_close(lp, scm.noise_log_prob(u).sum(dim=1)
+                               + scm.log_abs_det_jacobian(x[:20]))

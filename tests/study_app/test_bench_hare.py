@@ -32,8 +32,21 @@ def test_small_benchmark_writes_rows_checks_and_step_times(trained_home, tmp_pat
             ("hare", 4, 1, "all"), ("hare", 8, 1, "winner")} <= variants
     assert all(r["seeds"] == 2 and r["n"] == 12 for r in rows)
     assert all(r["violations"] == 0 for r in rows)
-    assert {c["check"] for c in doc["checks"]} >= {"zero actionability violations"}
-    assert doc["step_ms"]["steps"] > 0 and doc["step_ms"]["p95"] > 0
+    checks = {c["check"]: c for c in doc["checks"]}
+    assert checks["zero actionability violations"]["passed"] is True
+    # the base asks nothing; HARE stays within its budget (mean questions per person)
+    for r in rows:
+        if r["variant"] == "base":
+            assert r["queries"] == 0
+        else:
+            assert 0 < r["queries"] <= r["budget"] - 1, r  # questions within the budget
+        assert 0 <= r["success_rate"] <= 1 and r["gtd_mean"] <= 2
+    by = {(r["variant"], r["budget"], r["iterations"], r["calibrate"]): r for r in rows}
+    base, hare = by[("base", 0, 0, "none")], by[("hare", 8, 1, "all")]
+    assert hare["gtd_mean"] < base["gtd_mean"]  # the person's answers move the plan toward
+    assert hare["gtp_mean"] < base["gtp_mean"]  # their hidden ideal
+    ms = doc["step_ms"]
+    assert ms["steps"] > 0 and 0 < ms["p50"] <= ms["p95"] <= ms["max"]
 
 
 def test_bad_options_are_reported(trained_home):

@@ -40,6 +40,10 @@ ROW_KEYS = {
     "oracle_agreement",
     "icarma_speedup",
     "seconds_5000",
+    "oracle_grid",
+    "repair",
+    "icarma_training",
+    "score_sampling",
 }
 
 BASE = ["benchmark", "recourse", "--decision-model", "bayes", "--n", "60", "--bins", "8"]
@@ -76,6 +80,7 @@ def test_oracle_rows_and_json(tmp_path):
         assert r["plausibility"] == 1.0
         assert r["oracle_agreement"] == 1.0 and r["oracle_speedup"] > 0
         assert r["icarma_speedup"] is None and r["bins"] == 8
+        assert r["oracle_grid"] == "factual" and r["repair"] is None  # the paper's Oracle
     by = {(r["constraint"], r["cost_profile"]): r for r in rows}
     assert by[("all", "constant")]["n_actionable"] == 4
     assert by[("random", "constant")]["n_actionable"] is None
@@ -126,6 +131,9 @@ def test_a_missing_method_fails_before_any_work(monkeypatch):
         ("--preferences", "skewed", "unknown preference distribution"),
         ("--elicitation", "slider", "unknown elicitation"),
         ("--decision-model", "oracle", "--decision-model"),
+        ("--oracle-grid", "everywhere", "unknown Oracle grid"),
+        ("--icarma-training", "slow", "unknown iCARMA training"),
+        ("--score-sampling", "sorted-ish", "unknown score sampling"),
     ],
 )
 def test_bad_arguments_are_named(option, value, match):
@@ -135,18 +143,36 @@ def test_bad_arguments_are_named(option, value, match):
 
 
 def test_amortized_rows_on_the_trained_models(trained_home, tmp_path):
-    out = tmp_path / "rows.json"
-    res = _run(
-        [
+    """Every amortized row says which model and whether repair ran; repair only helps."""
+    rows = {}
+    for flag in ("--no-repair", "--repair"):
+        out = tmp_path / f"{flag}.json"
+        args = [
             "benchmark", "recourse", "--methods", "oracle,icarma,carma", "--constraints", "all,1",
-            "--n", "80", "--bins", "8", "--speedup-sample", "0", "--json-file", str(out),
+            "--n", "80", "--bins", "8", "--speedup-sample", "0", "--icarma-training", "fast",
+            "--json-file", str(out),
         ]
-    )
-    assert res.exit_code == 0, res.output
-    rows = json.loads(out.read_text())["rows"]
-    assert [r["method"] for r in rows] == ["oracle", "icarma", "carma"] * 2
-    for r in rows:
-        assert r["violations"] == 0
-        if r["method"] != "oracle":
-            assert r["icarma_speedup"] > 0 and r["seconds_5000"] > 0
-            assert r["density_source"] == "scm"
+        res = _run([*args, flag])
+        assert res.exit_code == 0, res.output
+        rows[flag] = json.loads(out.read_text())["rows"]
+        assert "fast, repair " + ("on" if flag == "--repair" else "off") in res.output
+    for flag, got in rows.items():
+        assert [r["method"] for r in got] == ["oracle", "icarma", "carma"] * 2
+        for r in got:
+            assert r["violations"] == 0
+            if r["method"] != "oracle":
+                assert r["icarma_speedup"] > 0 and r["seconds_5000"] > 0
+                assert r["density_source"] == "scm"
+                assert r["repair"] is (flag == "--repair")
+                assert r["icarma_training"] == "fast" and r["oracle_grid"] is None
+    for off, on in zip(rows["--no-repair"], rows["--repair"], strict=True):
+        assert on["validity"] >= off["validity"]
+
+
+def test_the_papers_icarma_is_the_default_and_says_how_to_build_it(trained_home):
+    """Without the paper's models for a cost profile the command stops before any table."""
+    res = _run(["benchmark", "recourse", "--methods", "icarma", "--constraints", "all",
+                "--cost-profiles", "linear", "--n", "20"])
+    assert res.exit_code == 2
+    assert "icarma-paper-ranking-linear" in res.output and "--icarma-training" in res.output
+    assert "Recourse on" not in res.output

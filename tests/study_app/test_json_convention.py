@@ -72,6 +72,11 @@ def _cheap(tmp: Path) -> dict[str, list[str]]:
                                "--decision-model", "bayes"],
         "loadtest": ["--protocol", "tominaga-replication", "--participants", "2",
                      "--concurrency", "2", "--db", str(tmp / "load.duckdb"), "--quick"],
+        "power": ["--protocol", "tominaga-replication", "--participants", "4", "--sims", "1",
+                  "--backend", "pymc", "--draws", "30", "--tune", "30", "--chains", "1",
+                  "--decision-model", "bayes", "--workers", "1", "--out", str(tmp / "power")],
+        "reproduce": ["hare-calibration", "--scenario", "loan", "--quick", "--fast", "--n", "3",
+                      "--seeds", "1"],
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from study_app.cli import app
@@ -21,8 +22,13 @@ KEYS = {
 }
 
 
-def test_train_json_and_cache_hit(tmp_path, monkeypatch):
-    monkeypatch.setenv("RECOURSE_STUDY_HOME", str(tmp_path))
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    return tmp_path_factory.mktemp("train-home")
+
+
+def test_train_json_and_cache_hit(home, monkeypatch):
+    monkeypatch.setenv("RECOURSE_STUDY_HOME", str(home))
     runner = CliRunner()
     res = runner.invoke(app, ["train", "--quick", "--json", "--only", "flow,decision"])
     assert res.exit_code == 0, res.output
@@ -30,6 +36,7 @@ def test_train_json_and_cache_hit(tmp_path, monkeypatch):
     assert set(doc) == KEYS and doc["cache_hit"] is False
     assert set(doc["artifacts"]) == {"decision", "flow"}
     assert doc["decision_accuracy"] > 0.8 and doc["flow_test_nll"] - doc["exact_test_nll"] < 0.5
+    assert doc["bayes_accuracy"] == 1.0  # deterministic labels: the Bayes rule never errs
     again = json.loads(
         runner.invoke(app, ["train", "--quick", "--json", "--only", "flow,decision"]).stdout
     )
@@ -42,3 +49,22 @@ def test_train_rejects_bad_arguments():
     assert res.exit_code == 2 and "unknown scenario 'mortgage'" in res.output
     res = runner.invoke(app, ["train", "--only", "decision,magic"])
     assert res.exit_code == 2 and "unknown artifact(s) magic" in res.output
+
+
+def test_train_the_papers_icarma_models_and_select_the_best_seed(home, monkeypatch):
+    monkeypatch.setenv("RECOURSE_STUDY_HOME", str(home))
+    args = ["train", "--quick", "--json", "--icarma-training", "paper", "--seeds", "2",
+            "--elicitations", "ranking", "--cost-profiles", "convex"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    names = {"icarma-paper-ranking-convex-s1000", "icarma-paper-ranking-convex-s2000",
+             "icarma-paper-ranking-convex"}
+    assert set(doc["artifacts"]) == names
+    chosen = doc["selected"]["icarma-paper-ranking-convex"]
+    scores = {int(k): v for k, v in chosen["val_scores"].items()}
+    assert set(scores) == {1000, 2000} and chosen["seed"] == min(scores, key=scores.get)
+    again = json.loads(CliRunner().invoke(app, args).stdout)
+    assert again["cache_hit"] is True
+    res = CliRunner().invoke(app, [*args[:4], "paper", "--elicitations", "binary"])
+    assert res.exit_code == 2 and "unknown elicitation 'binary'" in res.output

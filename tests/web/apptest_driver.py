@@ -10,7 +10,6 @@ fails.
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -27,18 +26,6 @@ from study_app.web.render_plan import ACCEPT, GO_ON, OPTION_LABELS
 
 APP = Path(__file__).resolve().parents[2] / "study_app" / "web" / "app.py"
 REASON = "Plausible <b>but</b> hard; '; DROP TABLE ratings;-- été 😀"
-
-
-def hare_available() -> bool:
-    """Whether the HARE method and its interactive session are installed."""
-    from engine.recourse import MethodUnavailableError, method_class
-
-    try:
-        method_class("hare")
-        importlib.import_module("engine.recourse.hare_session")
-    except (ImportError, MethodUnavailableError):
-        return False
-    return True
 
 
 def configure(monkeypatch: Any, protocol: str, db: Path, **env: str) -> None:

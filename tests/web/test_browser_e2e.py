@@ -133,6 +133,7 @@ def test_complete_session_with_reload_and_back_button(server, browser) -> None:
     assert len(long) >= 995 and "overflow" not in long  # typing stopped at max_chars
 
 
+@pytest.mark.slow  # a server start, a SIGKILL and a restart (make test-slow)
 def test_server_killed_mid_study_resumes_with_nothing_lost(server, browser) -> None:
     page = browser.new_page(viewport=PHONE)
     bot = BrowserParticipant(page, load_protocol(PROTOCOL))

@@ -43,8 +43,12 @@ def small(serve_app, small_protocol_file):
     return load_protocol(path), db
 
 
-@pytest.mark.parametrize("password", [None, "", "wrong"])
-def test_dashboard_refuses_missing_or_wrong_password(small, monkeypatch, password) -> None:
+@pytest.mark.parametrize(("password", "message"), [
+    (None, "The researcher dashboard is locked: no password is configured."),
+    ("", "Wrong password."),
+    ("wrong", "Wrong password.")])
+def test_dashboard_refuses_missing_or_wrong_password(small, monkeypatch, password,
+                                                     message) -> None:
     if password is None:
         monkeypatch.delenv(PASSWORD_ENV, raising=False)
     else:
@@ -55,7 +59,9 @@ def test_dashboard_refuses_missing_or_wrong_password(small, monkeypatch, passwor
         at.button[0].click().run()
     assert not at.exception
     assert not at.metric and not at.dataframe
-    assert "locked" in _texts(at) or "Wrong password" in _texts(at)
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith(message), errors
+    assert (not at.text_input) == (password is None)  # no login form without a password
 
 
 @pytest.fixture(params=["duckdb", "postgresql"])

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from apptest_driver import REASON, AppDriver, chosen_answer, hare_available
+from apptest_driver import REASON, AppDriver, chosen_answer
 
+from protocols import display
 from protocols import pages as pg
 from protocols.schema import load_protocol, shipped_protocols
 from study_app.web import links
@@ -37,13 +38,7 @@ def _check_stored(driver: AppDriver, done: list[tuple[pg.Page, dict]]) -> None:
         assert json.loads(r["impossible_json"]) == a["impossible"]
 
 
-SHIPPED = [pytest.param(p, marks=pytest.mark.skipif(
-    p == "hare-interactive" and not hare_available(),
-    reason="the HARE method (engine.recourse.hare / hare_session) is not installed yet"))
-    for p in shipped_protocols()]
-
-
-@pytest.mark.parametrize("protocol_id", SHIPPED)
+@pytest.mark.parametrize("protocol_id", shipped_protocols())
 def test_full_flow_of_each_shipped_protocol(protocol_id, trained_home, serve_app) -> None:
     db = serve_app(protocol_id)
     protocol = load_protocol(protocol_id)
@@ -59,6 +54,11 @@ def test_full_flow_of_each_shipped_protocol(protocol_id, trained_home, serve_app
         assert {"hare_choice", "hare_accept"} <= kinds
         hare_pages = sum(p.kind.startswith("hare_") for p, _ in done)
         assert driver.study.store.counts()["comparisons"] == hare_pages
+        (budget,) = {a.options["budget"] for a in protocol.arms if a.method == "hare"}
+        choices = [p for p, _ in done if p.kind == "hare_choice"]
+        # comparisons and acceptance questions together within the budget (at most B - 1)
+        assert 0 < len(choices) and hare_pages <= budget - 1
+        assert {p.payload.budget for p in choices} == {budget}
     final = driver.page()
     assert final.kind == "debrief" and driver.session.status == "complete"
     html = driver.texts()
@@ -88,10 +88,14 @@ def test_own_profile_entry_and_impossible_items(trained_home, serve_app) -> None
     done = driver.walk(protocol)
     entry = next(a for p, a in done if p.kind == "profile_entry")
     stored = driver.study.store.query("SELECT display_json, source FROM profiles")[0]
-    assert stored["source"] in ("own", "persona_fallback")
-    if stored["source"] == "own":
-        shown = json.loads(stored["display_json"])
-        assert set(shown) == set(entry["values"])
+    # the entered profile is kept unless the decision model approves it (then the protocol's
+    # on_approved: persona falls back to a rejected persona)
+    x = display.profile_from_answer(driver.study.scenario, entry["values"])
+    approved = driver.study.context.approves(x)
+    assert protocol.profile.on_approved == "persona"
+    assert stored["source"] == ("persona_fallback" if approved else "own")
+    shown = json.loads(stored["display_json"])
+    assert set(shown) == set(entry["values"])
     reasons = driver.study.store.query("SELECT acceptance_why FROM ratings")
     assert {r["acceptance_why"] for r in reasons} == {REASON}
     assert any(p.kind == "plan" and p.payload.impossible for p, _ in done)

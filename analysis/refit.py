@@ -1,0 +1,125 @@
+"""Compile a model once, refit it on many studies: the hot path of a power analysis.
+
+A simulated power analysis fits one model to hundreds of studies that differ only in their
+data. ``Refitter`` builds the model with its data as named containers
+(``analysis.models.build_model(shared=True)``), compiles it once per *shape* and, for each
+new study, swaps the arrays in:
+
+- ``nutpie`` (default): nutpie compiles the log-density and its gradient with numba once
+  (``compile_pymc_model``: 20-50 s here, more than the sampling itself) and
+  ``CompiledPyMCModel.with_data`` points the compiled function at the next study's arrays,
+  so a refit costs the sampling alone;
+- ``pymc``: PyMC's own NUTS on the same model, the data swapped with ``pm.set_data`` (PyMC
+  builds its sampler functions again on every call; PyTensor's on-disk cache of compiled C
+  keeps that short). The reference backend, and cheap to start in tests.
+
+The shape of a model is what sizes its parameters: the likelihood, the number of
+participants (one random intercept and slope each), of arms, of spline basis functions and
+the satisfaction / violation terms present. Studies of one shape share a compiled model;
+the number of ratings may differ between them (a data container's length is not part of
+the compiled function). A power curve therefore compiles once per sample size (and per
+worker process). Padding every study to the largest sample size would compile once, but
+would sample the padded participants' parameters from their prior on every fit.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import arviz as az
+import pymc as pm
+
+from analysis import fit as fitting
+from analysis.models import Likelihood, ModelData, build_model, model_arrays
+
+Shape = tuple[str, int, int, int, tuple[str, ...]]
+
+
+def shape_of(data: ModelData, likelihood: str) -> Shape:
+    """(likelihood, participants, arms, basis functions, terms) of the module docstring."""
+    assert data.basis is not None
+    return (likelihood, len(data.participants), len(data.arms), data.basis.k,
+            tuple(data.terms))
+
+
+@dataclass
+class Refit:
+    """One refit: its trace and diagnostics, the sampling time (compilation excluded) and
+    the compilation time this fit paid (0 when it reused a compiled model)."""
+
+    idata: az.InferenceData
+    diagnostics: fitting.Diagnostics
+    seconds: float
+    compile_seconds: float
+    backend: str
+
+
+@dataclass
+class _Compiled:
+    model: pm.Model
+    names: list[str]
+    nutpie: Any = None  # nutpie's CompiledPyMCModel (backend nutpie)
+
+
+@dataclass
+class Refitter:
+    """Fits ``likelihood`` models with one sampler setting, compiling once per shape."""
+
+    likelihood: Likelihood = "ordinal"
+    backend: str = "nutpie"
+    draws: int = 1000
+    tune: int | None = None
+    chains: int = 4
+    cores: int = 1
+    target_accept: float | None = None
+    compiles: int = 0
+    _cache: dict[Shape, _Compiled] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.backend not in fitting.BACKENDS:
+            raise ValueError(f"unknown backend {self.backend!r}; expected one of "
+                             f"{', '.join(fitting.BACKENDS)}")
+        if self.tune is None:
+            self.tune = fitting.DEFAULT_TUNE[self.backend]
+        if self.target_accept is None:
+            self.target_accept = fitting.DEFAULT_TARGET_ACCEPT
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The sampler settings (each default resolved)."""
+        return {"backend": self.backend, "draws": self.draws, "tune": self.tune,
+                "chains": self.chains, "target_accept": self.target_accept}
+
+    def fit(self, data: ModelData, seed: int = 0) -> Refit:
+        """Sample the posterior of the model of ``data`` (compiling only for a new shape)."""
+        key = shape_of(data, self.likelihood)
+        compile_seconds = 0.0
+        if key not in self._cache:
+            start = time.perf_counter()
+            self._cache[key] = self._compile(data)
+            compile_seconds = time.perf_counter() - start
+            self.compiles += 1
+        compiled = self._cache[key]
+        arrays = model_arrays(data, self.likelihood)
+        draw = {"draws": self.draws, "tune": self.tune, "chains": self.chains,
+                "cores": self.cores, "seed": seed, "target_accept": self.target_accept}
+        start = time.perf_counter()
+        if self.backend == "nutpie":
+            idata = fitting.draw_nutpie(compiled.nutpie.with_data(**arrays), **draw)
+        else:
+            pm.set_data(arrays, model=compiled.model)
+            idata = fitting.draw_pymc(compiled.model, **draw)
+        seconds = time.perf_counter() - start
+        return Refit(idata, fitting.diagnose(idata, compiled.names), seconds, compile_seconds,
+                     self.backend)
+
+    def _compile(self, data: ModelData) -> _Compiled:
+        model = build_model(data, self.likelihood, shared=True)
+        out = _Compiled(model, fitting.free_names(model))
+        if self.backend == "nutpie":
+            import nutpie
+
+            out.nutpie = nutpie.compile_pymc_model(model)
+        return out

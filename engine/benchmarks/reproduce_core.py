@@ -1,0 +1,170 @@
+"""What a paper reproduction produces: ``Cell``s (ours beside the paper's) and ``Check``s.
+
+A ``TargetResult`` holds:
+
+- ``cells``: per published value, its table and row, the paper's value, ours (the value the
+  paper's procedure reports, e.g. iCARMA's best-on-validation seed), the mean and sd over
+  seeds, the difference ours - paper and whether it lies within the stated tolerance;
+- ``checks``: the claims the paper makes about its table (a trend, an ordering), each with
+  the figures it was decided on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from engine.benchmarks.paper_values import target_values
+
+Progress = Callable[[str], None]
+TARGET_NAMES: tuple[str, ...] = (
+    "icarma-table1",
+    "icarma-table2",
+    "icarma-table3",
+    "icarma-fairness",
+    "hare-budget",
+    "hare-iterations",
+    "hare-calibration",
+    "hare-scale",
+)
+
+
+@dataclass(frozen=True)
+class ReproduceConfig:
+    """How to run a target: ``seeds`` (iCARMA models / HARE seeds; None = the paper's),
+    ``fast`` (module docstring), ``n`` (first n rejected applicants; None = all)."""
+
+    target: str
+    scenario: str = "loan-carma"
+    seeds: int | None = None
+    fast: bool = False
+    n: int | None = None
+    quick: bool = False  # reduced artifacts (tests only)
+    validity_multiplier: str = "lagrangian"  # iCARMA: CARMA's multiplier, or "fixed"
+
+    def __post_init__(self) -> None:
+        if self.target not in TARGET_NAMES:
+            raise ValueError(
+                f"unknown target {self.target!r}; expected one of {', '.join(TARGET_NAMES)}"
+            )
+        if self.seeds is not None and self.seeds < 1:
+            raise ValueError(f"seeds must be >= 1, got {self.seeds}")
+        if self.n is not None and self.n < 1:
+            raise ValueError(f"n must be >= 1, got {self.n}")
+
+
+@dataclass
+class Cell:
+    """One published value and ours."""
+
+    table: str
+    row: str
+    method: str
+    metric: str
+    paper: float | None
+    ours: float | None
+    ours_mean: float | None = None
+    ours_sd: float | None = None
+    seeds: int = 1
+    tolerance: float | None = None
+    within: bool | None = None
+    paper_range: tuple[float, float] | None = None
+    note: str = ""
+    setting: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def diff(self) -> float | None:
+        if self.paper is None or self.ours is None:
+            return None
+        return self.ours - self.paper
+
+    def judge(self) -> Cell:
+        """Set ``within``: |ours - paper| <= tolerance, or ours inside ``paper_range``
+        widened by the tolerance when the paper gives a range (HARE's datasets)."""
+        if self.ours is None or not math.isfinite(self.ours):
+            self.within = None if self.paper is None else False
+        elif self.paper_range is not None:
+            lo, hi = self.paper_range
+            tol = self.tolerance or 0.0
+            self.within = lo - tol <= self.ours <= hi + tol
+        elif self.paper is not None and self.tolerance is not None:
+            self.within = abs(self.ours - self.paper) <= self.tolerance + 1e-12
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["diff"] = self.diff
+        out["paper_range"] = list(self.paper_range) if self.paper_range else None
+        return {k: _plain(v) for k, v in out.items()}
+
+
+@dataclass
+class Check:
+    """A claim of the paper about its table, decided on our figures."""
+
+    claim: str
+    passed: bool
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"claim": self.claim, "passed": bool(self.passed), "detail": self.detail}
+
+
+@dataclass
+class TargetResult:
+    target: str
+    title: str
+    table: str
+    paper: dict[str, str]
+    config: dict[str, Any]
+    cells: list[Cell]
+    checks: list[Check]
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        judged = [c for c in self.cells if c.within is not None]
+        return {
+            "target": self.target,
+            "title": self.title,
+            "table": self.table,
+            "paper": self.paper,
+            "config": self.config,
+            "seconds": self.seconds,
+            "cells": [c.to_dict() for c in self.cells],
+            "checks": [c.to_dict() for c in self.checks],
+            "summary": {
+                "cells": len(self.cells),
+                "within": sum(bool(c.within) for c in judged),
+                "judged": len(judged),
+                "checks_passed": sum(c.passed for c in self.checks),
+                "checks": len(self.checks),
+            },
+            "notes": self.notes,
+            **({"extras": self.extras} if self.extras else {}),
+        }
+
+
+def seed_stats(values: list[float]) -> tuple[float | None, float | None]:
+    """(mean, sd with ddof 1; 0 for one value) of finite values, None when there are none."""
+    arr = np.array([v for v in values if v is not None and math.isfinite(v)], dtype=float)
+    if arr.size == 0:
+        return None, None
+    return float(arr.mean()), float(arr.std(ddof=1)) if arr.size > 1 else 0.0
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def describe(target: str) -> tuple[str, str]:
+    """(title, table) of a target, from the paper values."""
+    v = target_values(target)
+    return v["title"], v["table"]

@@ -1,0 +1,150 @@
+"""iCARMA's training configurations: the paper's (the default) and our faster one.
+
+``ICarmaConfig()`` is the paper's rank-based setting (specs/loan-scm.md, paper 001 App. C.2.4):
+batch 128, 450 epochs, Adam at a constant lr 0.005, hinge margin 0.013 on 2 h - 1 weighted
+by CARMA's Lagrange multiplier (engine.recourse.icarma_training), Gumbel tau 0.36, cost
+weight 1.1, plausibility 0.225, feasibility 0.1, mask KL 1.5, one model per cost profile,
+the final state of each run kept; seeds 1000, 2000, ... and the best seed on
+validation reported (engine.artifacts). ``ICarmaConfig.paper("likert", profile)`` is the
+score-based setting: 900 epochs, lr 0.001, margin 0.004, tau 0.49, cost 1.3, KL 0.9,
+plausibility 0.125, feasibility 0.1.
+
+``ICarmaConfig.fast()`` is our configuration for interactive use (what ``train`` builds for
+studies): the same losses but 60 epochs, a cosine learning-rate decay, the hinge on the logit
+with the equivalent margin 2 artanh(eps) (its gradient does not vanish for confident
+rejections) at a fixed weight 1, one model shared by the four cost profiles (each person's profile draws one),
+and the best validation-loss epoch kept. ``reduced()`` shrinks either for tests.
+
+Named switches (fields): ``validity_loss`` hinge-probability | hinge-logit;
+``validity_multiplier`` lagrangian | fixed; ``schedule``
+constant | cosine; ``keep`` last | best; ``score_sampling`` iid | sorted
+(engine.preferences.sample_profiles); ``cost_profiles`` the profiles one model is trained
+for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from engine.preferences import COST_PROFILE_EXPONENTS, SCORE_SAMPLINGS
+
+VALIDITY_LOSSES: tuple[str, ...] = ("hinge-probability", "hinge-logit")
+VALIDITY_MULTIPLIERS: tuple[str, ...] = ("lagrangian", "fixed")
+SCHEDULES: tuple[str, ...] = ("constant", "cosine")
+KEEP: tuple[str, ...] = ("last", "best")
+TRAININGS: tuple[str, ...] = ("paper", "fast")
+PAPER_SEED_STEP = 1000  # the paper's seeds: 1000, 2000, ..., 10000
+
+# The paper's score-based (Likert) hyper-parameters (specs/loan-scm.md).
+_LIKERT: dict[str, Any] = {
+    "epochs": 900,
+    "lr": 0.001,
+    "hinge_margin": 0.004,
+    "tau": 0.49,
+    "cost_weight": 1.3,
+    "kl_weight": 0.9,
+    "plausibility_weight": 0.125,
+    "feasibility_weight": 0.1,
+}
+
+
+@dataclass(frozen=True)
+class ICarmaConfig:
+    """Hyper-parameters (module docstring); the defaults are the paper's ranking setting."""
+
+    epochs: int = 450
+    batch_size: int = 128
+    lr: float = 0.005
+    hinge_margin: float = 0.013
+    validity_weight: float = 1.0
+    tau: float = 0.36
+    cost_weight: float = 1.1
+    plausibility_weight: float = 0.225
+    feasibility_weight: float = 0.1
+    kl_weight: float = 1.5
+    hidden: tuple[int, ...] = (64, 64)
+    individual: bool = True
+    elicitation: str = "ranking"
+    cost_profiles: tuple[str, ...] = ("constant",)
+    validity_loss: str = "hinge-probability"
+    validity_multiplier: str = "lagrangian"
+    lagrange_damping: float = 10.0
+    lagrange_step: float = 1.0
+    schedule: str = "constant"
+    keep: str = "last"
+    score_sampling: str = "iid"
+    max_people: int | None = None
+    eval_every: int = 5
+    seed: int = PAPER_SEED_STEP
+
+    def __post_init__(self) -> None:
+        if self.epochs < 1 or self.batch_size < 1 or self.eval_every < 1:
+            raise ValueError("epochs, batch_size and eval_every must be >= 1")
+        if self.tau <= 0 or self.lr <= 0:
+            raise ValueError("tau and lr must be positive")
+        if self.lagrange_damping < 0 or self.lagrange_step <= 0:
+            raise ValueError("lagrange_damping must be >= 0 and lagrange_step > 0")
+        if not 0 < self.hinge_margin < 1:
+            raise ValueError("hinge_margin must lie in (0, 1) (a margin on 2 h - 1)")
+        unknown = [c for c in self.cost_profiles if c not in COST_PROFILE_EXPONENTS]
+        if unknown or not self.cost_profiles:
+            raise ValueError(
+                f"cost_profiles must be a non-empty subset of {', '.join(COST_PROFILE_EXPONENTS)}"
+            )
+        for name, value, allowed in (
+            ("validity_loss", self.validity_loss, VALIDITY_LOSSES),
+            ("validity_multiplier", self.validity_multiplier, VALIDITY_MULTIPLIERS),
+            ("schedule", self.schedule, SCHEDULES),
+            ("keep", self.keep, KEEP),
+            ("score_sampling", self.score_sampling, SCORE_SAMPLINGS),
+        ):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+
+    # ---- presets ------------------------------------------------------------------------
+    @classmethod
+    def paper(
+        cls, elicitation: str = "ranking", cost_profile: str = "constant", seed: int = 1000
+    ) -> ICarmaConfig:
+        """The paper's configuration for one elicitation scheme and one cost profile."""
+        extra = _LIKERT if elicitation == "likert" else {}
+        return cls(
+            elicitation=elicitation, cost_profiles=(cost_profile,), seed=seed, **extra
+        )
+
+    @classmethod
+    def fast(cls, elicitation: str = "ranking", **overrides: Any) -> ICarmaConfig:
+        """Our fast configuration (module docstring): one model for every cost profile."""
+        extra = {k: v for k, v in _LIKERT.items() if k != "epochs"}
+        base: dict[str, Any] = {
+            **(extra if elicitation == "likert" else {}),
+            "elicitation": elicitation,
+            "epochs": 60,
+            "cost_profiles": tuple(COST_PROFILE_EXPONENTS),
+            "validity_loss": "hinge-logit",
+            "validity_multiplier": "fixed",
+            "schedule": "cosine",
+            "keep": "best",
+            "score_sampling": "sorted",
+            "seed": 0,
+        }
+        return cls(**{**base, **overrides})
+
+    def reduced(self, **overrides: Any) -> ICarmaConfig:
+        """This configuration for tests: few people, few epochs (well under a minute)."""
+        base = {"epochs": 20, "batch_size": 128, "max_people": 768, "eval_every": 5}
+        return replace(self, **{**base, **overrides})
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["hidden"] = list(self.hidden)
+        out["cost_profiles"] = list(self.cost_profiles)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ICarmaConfig:
+        d = dict(d)
+        d["hidden"] = tuple(d["hidden"])
+        d["cost_profiles"] = tuple(d["cost_profiles"])
+        return cls(**d)

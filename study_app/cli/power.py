@@ -1,0 +1,174 @@
+"""`recourse-study power`: how many participants a protocol needs (study_app.power)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from study_app.cli.apps import app
+from study_app.cli.output import (
+    emit,
+    err,
+    fail,
+    json_file_option,
+    json_option,
+    result_console,
+)
+
+
+@app.command("power")
+def power(
+    protocol: str = typer.Option(..., help="A shipped protocol id or a protocol YAML file."),
+    participants: str = typer.Option(
+        "60,120,240,362", help="Sample sizes to try, comma-separated."),
+    sims: int = typer.Option(100, help="Simulated studies per sample size."),
+    effect: str = typer.Option(
+        "action.distance", help="What to detect: <outcome>.distance (the smooth), "
+        "<outcome>.satisfaction, <outcome>.violation (with an elicitation), "
+        "<outcome>.arm.<arm>-<reference> (several arms); outcome acceptance or action."),
+    null: bool = typer.Option(
+        False, "--null", help="Simulate with the effect set to 0: the false-positive rate."),
+    target: float = typer.Option(0.8, help="Power to reach: the smallest N reaching it."),
+    rule: str = typer.Option(
+        "band", help="Smooth effects: band (the simultaneous 95% band excludes 0 somewhere in "
+        "the range) | contrast (the 95% interval of f(hi) - f(lo) excludes 0)."),
+    distance_range: str | None = typer.Option(
+        None, "--range", help="LO,HI: the distances a smooth effect is judged over (default: "
+        "every distance the study observed)."),
+    distance: str | None = typer.Option(
+        None, help="The model's distance (default: the one the synthetic ratings depend on)."),
+    out: Path | None = typer.Option(
+        None, help="Folder for results.jsonl, power.json, power.html, power.png (default: "
+        "$RECOURSE_STUDY_HOME/power/<protocol>/<effect>, shared by the --null run). A "
+        "rerun resumes there."),
+    seed: int | None = typer.Option(None, help="Seed (default: the protocol's simulation.seed)."),
+    decision_model: str | None = typer.Option(
+        None, help="Override the protocol's decision model: trained | bayes."),
+    backend: str = typer.Option("nutpie", help="Sampler: nutpie (compiled once) | pymc."),
+    draws: int = typer.Option(1000, min=10, help="Posterior draws per chain."),
+    tune: int | None = typer.Option(None, min=10, help="Tuning steps per chain (default: "
+                                    "the backend's own, nutpie 300, PyMC 1000)."),
+    chains: int = typer.Option(4, min=1, help="Chains per fit (run one after another)."),
+    target_accept: float | None = typer.Option(None, min=0.5, max=0.999,
+                                               help="NUTS step-size target (default 0.95)."),
+    address: str | None = typer.Option(
+        None, help="Join this Ray cluster (host:port of its head, or auto) instead of "
+        "starting a local one."),
+    workers: int | None = typer.Option(
+        None, min=1, help="Local Ray: worker processes (default: this machine's cores)."),
+    json_out: bool = json_option(),
+    json_file: Path | None = json_file_option(),
+) -> None:
+    """Simulated-study power: for each N, simulate the protocol --sims times with N
+    synthetic participants, fit the analysis model to each (Ray tasks, one core each; the
+    model is compiled once per N and worker) and count the studies that detect --effect.
+    Results stream to OUT/results.jsonl as each study finishes: rerunning the same command
+    (after an interruption, even kill -9) fits only the studies not yet finished.
+
+    JSON (= OUT/power.json): {protocol, effect, null, truth {the synthetic parameter},
+    distance, rule (band | contrast | interval), distance_range, participants, sims, seed,
+    target, decision_model, sampler, rows [{participants, power, false_positive}] (each
+    {sims, detected, rate, lo, hi (Clopper-Pearson 95%), failed, rhat_above_1_05,
+    mean_estimate} or null), smallest_n (smallest N with power >= target, or null),
+    smallest_n_lower_bound (... whose interval's lower end is >= target), false_positive_rate
+    (pooled over N, or null), fits {planned, finished, fitted_now, reused, failed [{key,
+    error}], rhat_above_1_05, max_rhat, min_ess_bulk, divergent_fits, seconds_per_fit
+    (sampling, after compilation), compile_seconds, compiles, simulate_seconds_per_study},
+    ray {address, cpus}, wall_seconds, out, files {json, html, plot, results}}.
+    """
+    from analysis.power import PowerInputError
+    from engine.artifacts import home
+    from protocols.resources import MethodUnavailableError
+    from protocols.schema import ProtocolError, load_protocol
+    from study_app.power import PowerRun, prepare_run, run_power
+
+    sizes = _numbers(participants, "--participants", int)
+    span = _numbers(distance_range, "--range", float) if distance_range else None
+    if span is not None and len(span) != 2:
+        fail(f"--range must be LO,HI, got {distance_range!r}", 2)
+    if sims < 1:
+        fail(f"--sims must be at least 1, got {sims}", 2)
+    if decision_model not in (None, "trained", "bayes"):
+        fail(f"--decision-model must be trained or bayes, got {decision_model!r}", 2)
+    if backend not in ("nutpie", "pymc"):
+        fail(f"--backend must be nutpie or pymc, got {backend!r}", 2)
+    try:
+        proto = load_protocol(protocol)
+    except ProtocolError as e:
+        fail(e, 2, keep_lines=True)
+    # One folder for the effect and its --null run: each page then shows both curves.
+    folder = out or home() / "power" / proto.id / effect
+    sampler = {"backend": backend, "draws": draws, "tune": tune, "chains": chains,
+               "target_accept": target_accept}
+    run = PowerRun(proto, sizes, sims, effect, folder, null=null, target=target, rule=rule,
+                   distance=distance, distance_range=tuple(span) if span else None, seed=seed,
+                   decision_model=decision_model, sampler=_resolved(sampler), address=address,
+                   workers=workers)
+    try:
+        plan = prepare_run(run)
+    except (PowerInputError, MethodUnavailableError, FileNotFoundError) as e:
+        fail(e, 2)
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+    try:
+        with Progress(*columns, console=err, transient=json_out) as progress:
+            bar = progress.add_task(f"power {proto.id} {effect}", total=None)
+            doc = run_power(
+                run, plan=plan, on_start=lambda total, reused: progress.update(
+                    bar, total=total, completed=reused),
+                on_result=lambda r: progress.advance(bar),
+                on_log=lambda m: progress.console.print(m, highlight=False, markup=False))
+    except (PowerInputError, MethodUnavailableError, FileNotFoundError) as e:
+        fail(e, 2)
+    except KeyboardInterrupt:
+        fail(f"interrupted; the finished simulated studies are saved in "
+             f"{folder / 'results.jsonl'}: rerun the same command to fit only the rest", 130)
+    emit(doc, json_out=json_out, json_file=json_file, human=lambda: _print(doc, json_out))
+    if doc["fits"]["failed"]:
+        first = doc["fits"]["failed"][0]
+        fail(f"{len(doc['fits']['failed'])} simulated studies failed (first: {first['key']}: "
+             f"{first['error']}); rerun the same command to retry only them", 1)
+
+
+def _numbers(text: str, option: str, kind: type) -> list:
+    try:
+        values = [kind(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        fail(f"{option} must be comma-separated numbers, got {text!r}", 2)
+    if not values:
+        fail(f"{option} is empty", 2)
+    return values
+
+
+def _resolved(sampler: dict) -> dict:
+    """The sampler settings with each default resolved (they enter the fingerprint)."""
+    from analysis.fit import DEFAULT_TARGET_ACCEPT, DEFAULT_TUNE
+
+    return {**sampler, "tune": sampler["tune"] or DEFAULT_TUNE[sampler["backend"]],
+            "target_accept": sampler["target_accept"] or DEFAULT_TARGET_ACCEPT}
+
+
+def _print(doc: dict, json_out: bool) -> None:
+    console = result_console(json_out)
+    for r in doc["rows"]:
+        parts = [f"N={r['participants']:>5}"]
+        for key, label in (("power", "power"), ("false_positive", "false positives")):
+            v = r[key]
+            if v and v["rate"] is not None:
+                parts.append(f"{label} {v['rate']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}] "
+                             f"({v['detected']}/{v['sims']})")
+        console.print("  ".join(parts), highlight=False)
+    f = doc["fits"]
+    err.print(f"smallest N with power >= {doc['target']}: {doc['smallest_n']}; "
+              f"{f['finished']}/{f['planned']} fits ({f['reused']} reused), "
+              f"{f['rhat_above_1_05']} with R-hat > 1.05; {doc['wall_seconds']} s; "
+              f"report {doc['files']['html']}", highlight=False)

@@ -1,0 +1,207 @@
+"""HARE's query budget B in the engine (paper 002 section 3.4): k = B // T candidates per
+iteration, so k - 1 comparisons per tournament and one acceptance question between
+iterations; at most T (k - 1) + (T - 1) <= B - 1 questions per person, exactly that many for a
+person who sees only favourable pairs and never accepts (the exact Bayes decision rule: no
+trained artifact needed)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from engine.benchmarks.recourse import rejected_population
+from engine.decision import BayesDecision
+from engine.preferences import sample_profiles
+from engine.recourse.base import RecourseContext
+from engine.recourse.hare import Hare
+from engine.scenarios import get_scenario
+
+N = 12
+
+
+@pytest.fixture(scope="module")
+def setup():
+    loan = get_scenario("loan")
+    ctx = RecourseContext(loan, BayesDecision(loan))
+    x = rejected_population(loan, ctx.classifier, N).double()
+    profiles = sample_profiles(loan.feature_names, loan.actionable, N, distribution="uniform",
+                               n_actionable=None, elicitation="ranking", seed=4)
+    return ctx, x, profiles
+
+
+def _drive(state, choose_right: bool):
+    """Answer every query like Hare.run does; record each person's comparisons per
+    iteration and the iterations at which acceptance was asked."""
+    per_iteration: dict[int, torch.Tensor] = {t: torch.zeros(state.n, dtype=torch.long)
+                                              for t in range(state.config.iterations)}
+    accept_at: list[int] = []
+    while state.phase != "done":
+        q = state.query()
+        if q.kind == "compare":
+            per_iteration[state.t] += q.ask.long()
+            state.answer(torch.full((state.n,), int(choose_right)))
+        else:
+            accept_at.append(state.t)
+            asked_accept = q.ask.long()
+            per_iteration[-1] = per_iteration.get(-1, torch.zeros(state.n, dtype=torch.long))
+            per_iteration[-1] += asked_accept
+            state.accept(torch.zeros(state.n, dtype=torch.bool))  # never accept: run to T
+    return per_iteration, accept_at
+
+
+@pytest.mark.parametrize(("budget", "iterations"), [(7, 2), (9, 3), (15, 1)])
+@pytest.mark.parametrize("choose_right", [False, True])
+def test_comparisons_never_exceed_the_budget(setup, budget, iterations, choose_right):
+    ctx, x, profiles = setup
+    hare = Hare(ctx, "gs", budget=budget, iterations=iterations, steps=5)
+    base = hare.base_plans(x, profiles)
+    state = hare.start(x, profiles, base, 0)
+    per_iteration, accept_at = _drive(state, choose_right)
+    k = budget // iterations
+    accepts = per_iteration.pop(-1, torch.zeros(N, dtype=torch.long))
+    assert sorted(per_iteration) == list(range(iterations))
+    for t, asked in per_iteration.items():
+        assert int(asked.max()) <= k - 1, (t, asked.tolist())  # k candidates: k - 1 pairs
+    assert int(accepts.max()) <= iterations - 1
+    total = sum(per_iteration.values()) + accepts
+    assert torch.equal(total, state.asked)  # the state counts comparisons and acceptances
+    assert int(state.asked.max()) <= iterations * (k - 1) + iterations - 1 <= budget - 1
+    assert accept_at == list(range(iterations - 1))  # between iterations, never after the last
+
+
+class _ApproveAll:
+    """A decision model that approves every profile: every pair is favourable, so every
+    person is asked every comparison the budget allows."""
+
+    def predict_proba(self, x):
+        return torch.ones(x.shape[0], dtype=x.dtype)
+
+    def decision(self, x):
+        return torch.ones(x.shape[0], dtype=torch.bool)
+
+
+@pytest.mark.parametrize(("budget", "iterations"), [(7, 1), (7, 2), (9, 3), (4, 4), (15, 1)])
+@pytest.mark.parametrize("calibrate", ["all", "winner"])
+def test_with_only_favourable_pairs_exactly_the_budget_is_asked(setup, budget, iterations,
+                                                                 calibrate):
+    ctx, x, profiles = setup
+    lenient = RecourseContext(ctx.scenario, _ApproveAll())
+    hare = Hare(lenient, "gs", budget=budget, iterations=iterations, steps=2,
+                calibrate=calibrate)
+    state = hare.start(x, profiles, hare.base_plans(x, profiles), 0)
+    per_iteration, accept_at = _drive(state, choose_right=True)
+    k = budget // iterations
+    accepts = per_iteration.pop(-1, torch.zeros(N, dtype=torch.long))
+    assert {t: a.tolist() for t, a in per_iteration.items()} == {
+        t: [k - 1] * N for t in range(iterations)}
+    assert accepts.tolist() == [iterations - 1] * N
+    assert state.asked.tolist() == [iterations * (k - 1) + iterations - 1] * N
+    assert accept_at == list(range(iterations - 1))
+
+
+def test_state_round_trips_through_plain_data_mid_run(setup):
+    """to_dict / from_dict (exact floats through JSON) gives the same machine: the same next
+    question and, answered alike, the same end."""
+    import json
+
+    from engine.recourse.hare_state import HareState
+
+    ctx, x, profiles = setup
+    hare = Hare(ctx, "gs", budget=6, iterations=2, steps=5)
+    state = hare.start(x[:4], profiles[torch.arange(4)], hare.base_plans(x[:4],
+                       profiles[torch.arange(4)]), 3)
+    for step in range(20):
+        text = json.dumps(state.to_dict())
+        twin = HareState.from_dict(ctx, json.loads(text))
+        assert twin.to_dict() == state.to_dict()
+        assert (twin.phase, twin.t, twin.pos) == (state.phase, state.t, state.pos)
+        if state.phase == "done":
+            break
+        q, q2 = state.query(), twin.query()
+        assert q.kind == q2.kind and torch.equal(q.ask, q2.ask)
+        for a, b in zip(q.options, q2.options, strict=True):
+            assert torch.equal(a, b)
+        if q.kind == "compare":
+            choice = torch.tensor([step % 2, 1, 0, 1])
+            state.answer(choice)
+            twin.answer(choice)
+        else:
+            state.accept(torch.tensor([False, True, False, False]))
+            twin.accept(torch.tensor([False, True, False, False]))
+        assert twin.to_dict() == state.to_dict()
+    assert state.phase == "done"
+    assert state.accepted.tolist()[1] in (True, False)
+    z, valid = state.result
+    assert z.shape == (4, 7) and valid.dtype == torch.bool
+
+
+def test_wrong_answers_and_configurations_are_named(setup):
+    from engine.recourse.hare_state import HareConfig
+
+    ctx, x, profiles = setup
+    lenient = RecourseContext(ctx.scenario, _ApproveAll())  # every pair is asked
+    hare = Hare(lenient, "gs", budget=4, iterations=2, steps=2)
+    state = hare.start(x[:3], profiles[torch.arange(3)],
+                       hare.base_plans(x[:3], profiles[torch.arange(3)]), 0)
+    assert state.phase == "compare" and state.n == 3
+    with pytest.raises(ValueError, match=r"^choice must hold 3 entries of 0 or 1$"):
+        state.answer(torch.tensor([0, 1]))
+    with pytest.raises(ValueError, match=r"^choice must hold 3 entries of 0 or 1$"):
+        state.answer(torch.full((3,), 2))
+    with pytest.raises(ValueError, match=r"^no acceptance question is pending \(the machine "
+                       r"is at 'compare'\)$"):
+        state.accept(torch.zeros(3, dtype=torch.bool))
+    while state.phase == "compare":
+        state.answer(torch.zeros(3, dtype=torch.long))
+    assert state.phase == "accept"
+    with pytest.raises(ValueError, match=r"^no comparison is pending \(the machine is at "
+                       r"'accept'\)$"):
+        state.answer(torch.zeros(3, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"^yes must hold 3 entries$"):
+        state.accept(torch.zeros(2, dtype=torch.bool))
+    state.accept(torch.ones(3, dtype=torch.bool))  # everyone accepts: done before t = T
+    assert state.phase == "done" and state.accepted.all() and state.t == 1
+    assert state.query().kind == "done" and not state.query().ask.any()
+    cases = [
+        (dict(iterations=0), "iterations must be >= 1 (got 0)"),
+        (dict(budget=2, iterations=3), "budget must be at least 3 for 3 iteration(s) (got "
+                                       "budget 2)"),
+        (dict(budget=3, iterations=2, keep_incumbent=True),
+         "budget must be at least 4 for 2 iteration(s) keeping the incumbent (got budget 3)"),
+        (dict(steps=-1), "steps and bisections must be >= 0"),
+        (dict(bisections=-1), "steps and bisections must be >= 0"),
+        (dict(lr=0.0), "lr, gamma and gamma_floor must be > 0 and lam >= 0"),
+        (dict(gamma=0.0), "lr, gamma and gamma_floor must be > 0 and lam >= 0"),
+        (dict(gamma_floor=0.0), "lr, gamma and gamma_floor must be > 0 and lam >= 0"),
+        (dict(lam=-0.1), "lr, gamma and gamma_floor must be > 0 and lam >= 0"),
+        (dict(shrink=0.0), "shrink must lie in (0, 1] (got 0.0)"),
+        (dict(shrink=1.5), "shrink must lie in (0, 1] (got 1.5)"),
+        (dict(calibrate="some"), "calibrate must be 'all' or 'winner' (got 'some')"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError) as err:
+            HareConfig(**kwargs)
+        assert str(err.value) == message
+    assert HareConfig(budget=3, iterations=3, shrink=1.0, lam=0.0).per_iteration == 1
+    assert HareConfig(budget=7, iterations=2).per_iteration == 3
+    with pytest.raises(ValueError) as err:
+        HareConfig(iterations=0, shrink=2.0)
+    assert str(err.value) == ("iterations must be >= 1 (got 0); shrink must lie in (0, 1] "
+                              "(got 2.0)")
+
+
+def test_the_search_radius_follows_the_base_plan_and_shrinks(setup):
+    """gamma_1 = gamma * max(|r_0|, gamma_floor); gamma_{t+1} = shrink * gamma_t."""
+    ctx, x, profiles = setup
+    hare = Hare(ctx, "gs", budget=4, iterations=2, steps=2, gamma=2.0, gamma_floor=0.5,
+                shrink=0.25)
+    base = hare.base_plans(x, profiles)
+    state = hare.start(x, profiles, base, 0)
+    r0 = state.incumbent  # r_0: the base plan's shift (nobody has answered yet)
+    torch.testing.assert_close(state.gamma, 2.0 * r0.norm(dim=1).clamp(min=0.5))
+    first = state.gamma.clone()
+    while state.phase == "compare":
+        state.answer(torch.zeros(N, dtype=torch.long))
+    state.accept(torch.zeros(N, dtype=torch.bool))
+    assert state.t == 1
+    torch.testing.assert_close(state.gamma, 0.25 * first)

@@ -1,0 +1,169 @@
+"""iCARMA as the paper trains and deploys it: the configuration, the hinge on 2h - 1, CARMA's
+Lagrange multiplier, one model per cost profile with the best seed on validation, repair
+off unless asked (quick-trained models in the test home)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from engine import artifacts
+from engine.benchmarks.recourse import rejected_population
+from engine.paper_models import ensure_paper_models, paper_model_name, paper_seeds
+from engine.preferences import CostProfile, sample_profiles
+from engine.recourse import get_method, option_names
+from engine.recourse.base import RecourseContext
+from engine.recourse.icarma import Carma, ICarma
+from engine.recourse.icarma_config import ICarmaConfig
+from engine.recourse.icarma_training import (
+    ProfileBatch,
+    ValidityMultiplier,
+    logit_margin,
+    recourse_loss,
+)
+from engine.scenarios import get_scenario
+
+
+@pytest.fixture(scope="module")
+def loan():
+    return get_scenario("loan")
+
+
+@pytest.fixture(scope="module")
+def clf(trained_home):
+    return artifacts.load_decision_model("loan")
+
+
+@pytest.fixture(scope="module")
+def paper(trained_home):
+    """Two quick seeds of the paper's ranking/constant setup and one of ranking/convex."""
+    return {
+        "constant": ensure_paper_models("loan", "ranking", "constant", 2, quick=True),
+        "convex": ensure_paper_models("loan", "ranking", "convex", 1, quick=True),
+    }
+
+
+def test_the_papers_configuration_is_the_default():
+    r, s = ICarmaConfig(), ICarmaConfig.paper("likert", "linear", 3000)
+    assert (r.epochs, r.batch_size, r.lr, r.hinge_margin, r.tau) == (450, 128, 0.005, 0.013, 0.36)
+    assert (r.cost_weight, r.plausibility_weight, r.feasibility_weight, r.kl_weight) == (
+        1.1, 0.225, 0.1, 1.5)
+    assert (s.epochs, s.lr, s.hinge_margin, s.tau, s.cost_weight, s.kl_weight) == (
+        900, 0.001, 0.004, 0.49, 1.3, 0.9)
+    assert (s.plausibility_weight, s.feasibility_weight) == (0.125, 0.1)
+    assert s.cost_profiles == ("linear",) and s.seed == 3000 and s.elicitation == "likert"
+    assert (r.validity_loss, r.validity_multiplier, r.schedule, r.keep, r.score_sampling) == (
+        "hinge-probability", "lagrangian", "constant", "last", "iid")
+    f = ICarmaConfig.fast()
+    assert (f.epochs, f.validity_loss, f.validity_multiplier, f.schedule, f.keep) == (
+        60, "hinge-logit", "fixed", "cosine", "best")
+    assert len(f.cost_profiles) == 4 and f.score_sampling == "sorted"
+    assert paper_seeds(3) == (1000, 2000, 3000)
+    with pytest.raises(ValueError, match="validity_multiplier"):
+        ICarmaConfig(validity_multiplier="sometimes")
+
+
+class _Constant(torch.nn.Module):
+    """A decision model whose logit is a fixed number, and a flow that changes nothing."""
+
+    def __init__(self, logit: float) -> None:
+        super().__init__()
+        self.logit = logit
+
+    def forward(self, x):
+        return torch.full((x.shape[0],), self.logit)
+
+    def decision(self, x):
+        return self(x) >= 0
+
+
+class _Identity:
+    def counterfactual(self, x, mask, values):
+        return torch.where(mask.bool(), values, x)
+
+    def log_prob(self, x):
+        return torch.zeros(x.shape[0])
+
+
+@pytest.mark.parametrize("logit", [-3.0, 0.0, 0.02, 2.0])
+def test_the_hinge_is_on_2h_minus_1_with_margin_eps(loan, logit):
+    from engine.recourse.icarma_networks import AmortizedRecourse
+
+    x = loan.dataset["train"][0][:5].float()
+    model = AmortizedRecourse(x.mean(0), x.std(0) + 1, loan.ranges, torch.tensor(loan.actionable))
+    hard = torch.ones(5, 4)
+    prof = ProfileBatch(hard, torch.ones(5, 4), torch.full((5, 4), 0.5))
+    cfg = ICarmaConfig()
+    _, parts = recourse_loss(model, _Identity(), _Constant(logit), x, prof, cfg, loan.bounds)
+    h = 1 / (1 + math.exp(-logit))
+    want = max(0.0, 0.013 - (2 * h - 1))
+    assert torch.allclose(parts["hinge"], torch.full((5,), want), atol=1e-6)
+    fast = ICarmaConfig.fast()
+    _, parts = recourse_loss(model, _Identity(), _Constant(logit), x, prof, fast, loan.bounds)
+    want = max(0.0, logit_margin(0.013) - logit)
+    assert torch.allclose(parts["hinge"], torch.full((5,), want), atol=1e-6)
+    # the two hinges vanish at the same point: h = (1 + eps) / 2  <=>  logit = 2 artanh(eps)
+    assert math.isclose(1 / (1 + math.exp(-logit_margin(0.013))), (1 + 0.013) / 2)
+
+
+def test_carmas_multiplier_grows_with_the_hinge_and_never_goes_negative():
+    m = ValidityMultiplier(ICarmaConfig())
+    assert m.lagrangian and m.lam == 0.0
+    for h in (0.5, 0.25, 0.0):
+        m.prepare()
+        m.update(torch.full((4,), h))
+    assert m.lam == pytest.approx(0.75)
+    m.prepare()
+    assert m.weight == pytest.approx(0.75)
+    fixed = ValidityMultiplier(ICarmaConfig.fast())
+    fixed.prepare()
+    fixed.update(torch.ones(3))
+    assert not fixed.lagrangian and fixed.weight == 1.0
+
+
+def test_one_model_per_cost_profile_and_the_best_seed_is_selected(paper):
+    pm = paper["constant"]
+    assert pm.seeds == (1000, 2000)
+    scores = {int(r.metadata["config"]["seed"]): r.metadata["metrics"]["val_score"]
+              for r in pm.members}
+    best = min(scores, key=scores.get)
+    assert pm.selected_seed == best
+    for r in pm.members:  # one profile per model, the paper's hyper-parameters, kept last
+        cfg = r.metadata["config"]
+        assert cfg["cost_profiles"] == ["constant"] and cfg["lr"] == 0.005
+        assert r.metadata["metrics"]["kept_epoch"] == cfg["epochs"]
+    selected = artifacts.weights_path("loan", pm.selected.name).read_bytes()
+    assert selected == artifacts.weights_path("loan", pm.member_name(best)).read_bytes()
+    again = ensure_paper_models("loan", "ranking", "constant", 2, quick=True)
+    assert again.selected.cache_hit and all(r.cache_hit for r in again.members)
+    assert paper["convex"].members[0].metadata["config"]["cost_profiles"] == ["convex"]
+
+
+def test_icarma_loads_the_paper_model_of_its_cost_profile(loan, clf, paper):
+    profiles = sample_profiles(loan.feature_names, loan.actionable, 4, seed=1)
+    for cp in ("constant", "convex"):
+        method = get_method("icarma", RecourseContext(loan, clf, cost_profile=CostProfile(cp)))
+        assert method.training == "paper" and method.repair is False
+        assert method.model_for(profiles) is artifacts.load_amortized(
+            "loan", paper_model_name("ranking", cp))
+    linear = get_method("icarma", RecourseContext(loan, clf, cost_profile=CostProfile("linear")))
+    with pytest.raises(artifacts.ArtifactMissingError, match="--icarma-training paper"):
+        linear.model_for(profiles)
+    with pytest.raises(ValueError, match="training must be one of"):
+        ICarma(RecourseContext(loan, clf), training="slow")
+    assert "training" not in option_names("carma")  # CARMA is trained one way only
+    with pytest.raises(TypeError, match="training"):
+        Carma(RecourseContext(loan, clf), training="paper")
+
+
+def test_repair_is_off_unless_asked_and_only_ever_helps_validity(loan, clf, paper):
+    x = rejected_population(loan, clf, 300)
+    profiles = sample_profiles(loan.feature_names, loan.actionable, len(x), seed=3)
+    ctx = RecourseContext(loan, clf)
+    plain = get_method("icarma", ctx).recourse(x, profiles)
+    repaired = get_method("icarma", ctx, repair=True).recourse(x, profiles)
+    assert float(repaired.valid.double().mean()) >= float(plain.valid.double().mean())
+    assert not torch.equal(plain.action_values, repaired.action_values)
+    assert int(repaired.violations.sum()) == 0 == int(plain.violations.sum())

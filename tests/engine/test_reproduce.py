@@ -1,0 +1,103 @@
+"""`reproduce`: paper values as data, cells judged against tolerances, a smoke run of each
+kind of target on the quick artifacts, and the CLI's JSON contract (one object on stdout).
+
+The full-size runs (`reproduce TARGET --fast` on CARMA's samples) are in test_reproduce_slow.py
+(``pytest -m slow``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from engine.benchmarks.paper_values import paper_values, target_values, tolerance
+from engine.benchmarks.reproduce import TARGET_NAMES, TARGETS, ReproduceConfig, run_target
+from engine.benchmarks.reproduce_core import Cell
+from study_app.cli import app
+
+
+def test_every_target_has_paper_values_with_their_source():
+    assert tuple(TARGETS) == TARGET_NAMES
+    papers = paper_values()["papers"]
+    assert set(papers) == {"icarma", "hare"}
+    for name in TARGET_NAMES:
+        spec = target_values(name)
+        assert spec["title"] and spec["table"].startswith(("Table", "Figure"))
+    t1 = target_values("icarma-table1")["rows"]
+    assert len(t1) == 10 and t1[0] == {
+        "row": "Loan, all (4)", "constraint": "all", "cost_profile": "constant",
+        "method": "oracle", "validity": 0.959, "plausibility": 1.0}
+    assert tolerance("oracle", "validity") == 0.03 and tolerance("icarma", "validity") == 0.05
+    budget = target_values("hare-budget")
+    assert budget["values"]["wachter"]["adult"]["gtd"] == [0.87, 0.10, 0.09, 0.10, 0.12]
+    with pytest.raises(KeyError, match="known"):
+        target_values("icarma-table9")
+
+
+def test_cells_are_judged_by_tolerance_or_by_the_papers_range():
+    c = Cell("T", "r", "oracle", "validity", paper=0.959, ours=0.93, tolerance=0.03).judge()
+    assert c.within and c.diff == pytest.approx(-0.029)
+    assert not Cell("T", "r", "oracle", "validity", 0.959, 0.92, tolerance=0.03).judge().within
+    ranged = Cell("T", "r", "hare", "GTD ratio", paper=0.3, ours=0.06, tolerance=0.05,
+                  paper_range=(0.1, 0.5))
+    assert ranged.judge().within  # 0.06 >= 0.1 - 0.05
+    ranged.ours = 0.04
+    assert not ranged.judge().within
+    assert Cell("F", "r", "icarma", "cost gap", None, 0.1).judge().within is None
+    with pytest.raises(ValueError, match="unknown target"):
+        ReproduceConfig("table-one")
+
+
+def test_table1_smoke_on_quick_artifacts(trained_home):
+    """Every row of Table 1 gets ours beside the paper's, with the paper's methods."""
+    result = run_target(ReproduceConfig(
+        "icarma-table1", scenario="loan", fast=True, quick=True, n=60, seeds=1))
+    doc = result.to_dict()
+    json.dumps(doc)  # plain JSON
+    assert doc["config"]["repair"] is False and doc["config"]["oracle_grid"] == "factual"
+    assert len(doc["cells"]) == 20
+    by = {(c["row"], c["method"], c["metric"]): c for c in doc["cells"]}
+    for row in ("Loan, all (4)", "Loan, 3", "Loan, 2", "Loan, 1", "Loan, random"):
+        oracle = by[(row, "oracle", "plausibility")]
+        assert oracle["ours"] == 1.0 and oracle["within"] is True  # a hard constraint
+        icarma = by[(row, "icarma", "validity")]
+        assert icarma["setting"]["repair"] is False and icarma["seeds"] == 1
+        assert icarma["diff"] == pytest.approx(icarma["ours"] - icarma["paper"])
+        assert icarma["within"] == (abs(icarma["diff"]) <= 0.05)
+    v = [by[(r, "oracle", "validity")]["ours"] for r in ("Loan, all (4)", "Loan, 1")]
+    assert v[0] > v[1]
+    claims = [c["claim"] for c in doc["checks"]]
+    assert any("oracle validity within 0.03" in c for c in claims)
+    assert any("icarma plausibility falls" in c for c in claims)
+    assert doc["extras"]["icarma_models"]["ranking/constant"]["seeds"] == [1000]
+    assert doc["summary"]["cells"] == 20 and any("fast" in n for n in doc["notes"])
+
+
+def test_the_cli_prints_one_json_object_and_logs_on_stderr(trained_home, tmp_path):
+    out = tmp_path / "calibration.json"
+    res = CliRunner().invoke(app, [
+        "reproduce", "hare-calibration", "--scenario", "loan", "--quick", "--fast", "--n", "4",
+        "--seeds", "1", "--json", "--json-file", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)  # exactly one object: no table, no progress
+    assert doc == json.loads(out.read_text())
+    assert "hare-calibration" in res.stderr
+    assert doc["target"] == "hare-calibration" and doc["config"]["keep_incumbent"] is False
+    assert [c["row"] for c in doc["cells"]][::2] == [
+        "@Best (winner only) / base", "@Every / base", "@Every / @Best"]
+    for c in doc["cells"]:
+        lo, hi = c["paper_range"]
+        assert lo <= c["paper"] <= hi and c["seeds"] == 1
+    budget = next(c for c in doc["checks"] if "budget" in c["claim"])
+    assert budget["passed"], budget["detail"]
+    rows = doc["extras"]["rows"]
+    assert all(r["queries_max"] <= r["budget"] for r in rows if r["variant"] != "base")
+
+
+def test_the_cli_names_bad_arguments():
+    res = CliRunner().invoke(app, ["reproduce", "table-one"])
+    assert res.exit_code == 2 and "icarma-table1" in res.output
+    res = CliRunner().invoke(app, ["reproduce", "icarma-table1", "--scenario", "mars"])
+    assert res.exit_code == 2 and "unknown scenario" in res.output
