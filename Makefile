@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export RECOURSE_STUDY_HOME ?= $(CURDIR)/.recourse-study
 
-.PHONY: install blas run test test-slow mutation lint browser clean
+.PHONY: install blas run test test-slow mutation lint browser proxy clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH (or make PYTHON=...)"; exit 1; }
@@ -35,8 +35,13 @@ lint: install
 browser:
 	bash scripts/install_chromium.sh
 
+# HAProxy for several server processes (serve/loadtest --workers K); PostgreSQL is installed
+# and started by the tests themselves (scripts/local_postgres.sh).
+proxy:
+	bash scripts/install_proxy.sh
+
 # The fast suite (`-m 'not slow'` is pytest's default here, pyproject.toml).
-test: install lint browser
+test: install lint browser proxy
 	$(BIN)/pytest
 
 # The long checks left out of `make test` (a simulate run killed and resumed, a study server

@@ -92,6 +92,16 @@ def export(
         raise ValueError(f"unknown export format {fmt!r}; expected parquet or csv")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    snap = store.snapshot()  # DuckDB's COPY writes the files (a copy of a PostgreSQL store)
+    try:
+        return _export(snap, out, fmt, free_text, linkage)
+    finally:
+        if snap is not store:
+            snap.close()
+
+
+def _export(store: Any, out: Path, fmt: Format, free_text: bool,
+            linkage: bool) -> dict[str, Any]:
     cur = store.cursor()
     left_out = withheld(free_text, linkage)
     counts: dict[str, int] = {}

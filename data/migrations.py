@@ -241,11 +241,12 @@ class SchemaVersionError(RuntimeError):
     """The database's schema is newer than this code, or too old to read without migrating."""
 
 
-def current_version(cursor: Any) -> int:
-    """The highest applied migration (0 for a new database)."""
+def current_version(cursor: Any, schema: str = "main") -> int:
+    """The highest applied migration (0 for a new database); ``schema``: where the tables
+    live (DuckDB: main; PostgreSQL: the connection's current schema)."""
     exists = cursor.execute(
         "SELECT count(*) FROM information_schema.tables "
-        "WHERE table_schema = 'main' AND table_name = 'schema_version'"
+        "WHERE table_schema = ? AND table_name = 'schema_version'", [schema]
     ).fetchone()[0]
     if not exists:
         return 0
@@ -253,9 +254,12 @@ def current_version(cursor: Any) -> int:
     return int(row[0] or 0)
 
 
-def migrate(cursor: Any) -> int:
-    """Apply every pending migration, each in one transaction; return the final version."""
-    version = current_version(cursor)
+def migrate(cursor: Any, schema: str = "main") -> int:
+    """Apply every pending migration, each in one transaction; return the final version.
+
+    ``cursor`` runs DuckDB's SQL with ``?`` placeholders (data.postgres_store gives one that
+    translates for PostgreSQL)."""
+    version = current_version(cursor, schema)
     if version > LATEST:
         raise SchemaVersionError(
             f"the database has schema version {version}, newer than this code's {LATEST}; "
@@ -285,9 +289,9 @@ def migrate(cursor: Any) -> int:
     return version
 
 
-def check_readable(cursor: Any) -> None:
+def check_readable(cursor: Any, schema: str = "main") -> None:
     """Refuse a database a read-only connection cannot use as is."""
-    version = current_version(cursor)
+    version = current_version(cursor, schema)
     if version != LATEST:
         raise SchemaVersionError(
             f"the database has schema version {version}, this code expects {LATEST}; open it "

@@ -84,3 +84,22 @@ def participant_index(store: Store, study_id: str) -> list[dict[str, Any]]:
         "ORDER BY seq",
         [study_id],
     )
+
+
+def study_counts(store: Store, study_id: str) -> dict[str, Any]:
+    """participants, complete, plans, ratings, comparisons (counts) and mean_acceptance,
+    mean_action (None without ratings) of a study."""
+    row = store.query(
+        """SELECT
+             (SELECT count(*) FROM participants WHERE study_id = ?) AS participants,
+             (SELECT count(*) FROM participants WHERE study_id = ? AND status = 'complete')
+               AS complete,
+             (SELECT count(*) FROM plans WHERE study_id = ?) AS plans,
+             (SELECT count(*) FROM ratings WHERE study_id = ?) AS ratings,
+             (SELECT count(*) FROM comparisons WHERE study_id = ?) AS comparisons,
+             (SELECT avg(acceptance) FROM ratings WHERE study_id = ?) AS mean_acceptance,
+             (SELECT avg(action) FROM ratings WHERE study_id = ?) AS mean_action""",
+        [study_id] * 7,
+    )[0]
+    return {k: (None if v is None else float(v) if k.startswith("mean_") else int(v))
+            for k, v in row.items()}

@@ -1,384 +1,62 @@
-"""The DuckDB store: one shared connection per database file and process, transactions, reads.
+"""The store contract: what every driver writes and reads through, whatever the database.
 
-DuckDB allows one read-write connection per file per process (and one writing process per
-file). ``Store(path)`` therefore shares one connection per resolved path among every Store
-object of the process (reference counted) and gives each thread its own cursor
-(``connection.cursor()``), so many threads can read and write at once. Every write goes
-through ``Store.transaction()``: all statements of the block commit together or not at all;
-DuckDB's optimistic concurrency reports a conflicting concurrent write (the same primary
-key, the same row updated) at the statement or at commit, which surfaces here as
-``WriteConflictError`` after the transaction was rolled back.
+``Store(target)`` opens a study database: a DuckDB file (the embedded default,
+``data.duckdb_store``) or a PostgreSQL database given as ``postgresql://...``
+(``data.postgres_store``: several server processes on one study). Both keep one contract:
 
-Opening read-write applies pending migrations (``data.migrations``); a new database file is
-created private to its owner (mode 600). A read-only Store in a
-process that already holds the file read-write reuses that connection; a read-only Store
-in another process fails while a writer holds the file (DuckDB's file lock).
+- ``transaction()``: a block whose statements (``execute``, ``query``, ``insert``,
+  ``update`` with an optional optimistic guard) commit together or not at all; a
+  concurrent write of the same rows (primary key, unique index, guarded row) surfaces as
+  ``WriteConflictError`` after the rollback, so callers can retry;
+- ``lock``: a context manager held around short read-then-write sections (sequence
+  numbers): a thread lock for DuckDB (one writing process per file), a thread lock plus a
+  PostgreSQL advisory lock for PostgreSQL (every process of the study);
+- reads: ``query`` (rows as dicts), ``frame`` (a DataFrame), ``table``, ``studies``,
+  ``plans``, ``ratings_long``, ``counts``, ``columns`` (name, DuckDB type name);
+- ``snapshot()``: a DuckDB store holding the same rows, for reads written in DuckDB's SQL
+  (dashboard queries, export): the store itself for DuckDB, an in-memory copy taken in one
+  repeatable-read transaction for PostgreSQL;
+- opening read-write applies pending migrations (``data.migrations``); read-only refuses a
+  database that is not at this code's schema version.
 
-Read API (used by analysis and the web app): ``studies()``, ``plans(study_id)``,
-``ratings_long(study_id)`` and ``table(name, study_id)``; columns in ``data.codebook``.
+SQL given to ``query``, ``frame`` and transactions is the portable subset both databases
+run, with ``?`` placeholders. Columns are documented in ``data.codebook``.
 """
 
 from __future__ import annotations
 
-import os
-import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
-import duckdb
-import pandas as pd
-import pyarrow as pa
-
-from data.migrations import check_readable, migrate
-
-# Never let DuckDB fetch an extension at run time: everything we use is statically linked.
-_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
-
-TABLES: tuple[str, ...] = (
-    "studies",
-    "participants",
-    "events",
-    "responses",
-    "profiles",
-    "elicitations",
-    "plans",
-    "ratings",
-    "comparisons",
-    "sim_participants",
-    "sim_ratings",
-    "tokens",
-    "dashboard_logins",
-    "schema_version",
+from data.contract import (
+    POSTGRES_SCHEMES,
+    TABLES,
+    VIEWS,
+    StoreBase,
+    StoreError,
+    Transaction,
+    WriteConflictError,
+    describe,
+    is_postgres,
+    resolve_target,
 )
-VIEWS: tuple[str, ...] = ("ratings_long",)
+from data.duckdb_store import DuckDBStore
 
-_ARROW_TYPES: dict[str, pa.DataType] = {
-    "VARCHAR": pa.string(),
-    "INTEGER": pa.int32(),
-    "BIGINT": pa.int64(),
-    "DOUBLE": pa.float64(),
-    "BOOLEAN": pa.bool_(),
-    "TIMESTAMP": pa.timestamp("us"),
-}
+__all__ = ["POSTGRES_SCHEMES", "TABLES", "VIEWS", "DuckDBStore", "Store", "StoreError",
+           "Transaction", "WriteConflictError", "describe", "is_postgres", "resolve_target"]
 
 
-class StoreError(RuntimeError):
-    """The database cannot be opened or used as asked."""
+class Store(StoreBase):
+    r"""Opens a study database: ``Store(path_or_url, read_only=False)`` is a ``DuckDBStore``
+    for a file, a ``PostgresStore`` for a ``postgresql://`` URL (both are ``Store``\ s)."""
+
+    def __new__(cls, target: str | Path, *, read_only: bool = False) -> Store:  # type: ignore[misc]
+        if is_postgres(target):
+            from data.postgres_store import PostgresStore  # psycopg only when asked for
+
+            Store.register(PostgresStore)
+            return PostgresStore(str(target), read_only=read_only)  # type: ignore[return-value]
+        return DuckDBStore(target, read_only=read_only)  # type: ignore[return-value]
 
 
-class WriteConflictError(StoreError):
-    """A concurrent transaction wrote the same rows first; this one was rolled back."""
+Store.register(DuckDBStore)
 
-
-class _Shared:
-    """One DuckDB connection shared by the Store objects of a process for one file."""
-
-    def __init__(self, con: duckdb.DuckDBPyConnection, read_only: bool) -> None:
-        self.con = con
-        self.read_only = read_only
-        self.refs = 0
-        self.local = threading.local()
-        # (owning thread, cursor); a dead thread's cursor is closed when the next one opens
-        # (a web server runs every request in a fresh thread: without this, one cursor of
-        # ~10 kB would leak per page view).
-        self.cursors: list[tuple[threading.Thread, duckdb.DuckDBPyConnection]] = []
-        self.lock = threading.Lock()  # serializes short critical sections (sequence numbers)
-        self.columns: dict[str, list[tuple[str, str]]] = {}
-
-
-_REGISTRY: dict[str, _Shared] = {}
-_REGISTRY_LOCK = threading.Lock()
-
-
-def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """Open the file; a new database is created readable by its owner only (it holds
-    participants' answers), whatever the process' umask."""
-    if read_only or path.exists():
-        return duckdb.connect(str(path), read_only=read_only, config=_CONFIG)
-    previous = os.umask(0o077)
-    try:
-        con = duckdb.connect(str(path), config=_CONFIG)
-    finally:
-        os.umask(previous)
-    os.chmod(path, 0o600)
-    return con
-
-
-def _open_shared(path: Path, read_only: bool) -> _Shared:
-    key = str(path)
-    with _REGISTRY_LOCK:
-        shared = _REGISTRY.get(key)
-        if shared is not None:
-            if shared.read_only and not read_only:
-                raise StoreError(
-                    f"{path} is already open read-only in this process; close it before "
-                    "opening it for writing"
-                )
-        else:
-            if read_only and not path.exists():
-                raise StoreError(f"no database at {path}")
-            if not read_only:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                con = _connect(path, read_only)
-            except duckdb.IOException as e:
-                raise StoreError(
-                    f"cannot open {path}: {e} (another process may be writing to it)"
-                ) from e
-            except duckdb.Error as e:
-                raise StoreError(f"cannot open {path} as a DuckDB database: {e}") from e
-            try:
-                (check_readable if read_only else migrate)(con)
-            except Exception:
-                con.close()
-                raise
-            shared = _Shared(con, read_only)
-            _REGISTRY[key] = shared
-        shared.refs += 1
-        return shared
-
-
-def _release_shared(path: Path) -> None:
-    key = str(path)
-    with _REGISTRY_LOCK:
-        shared = _REGISTRY.get(key)
-        if shared is None:
-            return
-        shared.refs -= 1
-        if shared.refs <= 0:
-            for _, cur in shared.cursors:
-                try:
-                    cur.close()
-                except duckdb.Error:
-                    pass
-            shared.con.close()
-            del _REGISTRY[key]
-
-
-class Transaction:
-    """The statements of one ``Store.transaction()`` block (one thread's cursor)."""
-
-    def __init__(self, store: Store, cursor: duckdb.DuckDBPyConnection) -> None:
-        self._store = store
-        self._cur = cursor
-
-    def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
-        self._cur.execute(sql, params or [])
-
-    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
-        return _fetch_dicts(self._cur.execute(sql, params or []))
-
-    def insert(self, table: str, rows: Sequence[Mapping[str, Any]]) -> int:
-        """Insert ``rows`` (dicts keyed by column name; missing columns are NULL)."""
-        if not rows:
-            return 0
-        data = self._store.arrow_rows(table, rows)
-        self._cur.register("_rs_rows", data)
-        try:
-            cols = ", ".join(data.column_names)
-            self._cur.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _rs_rows")
-        finally:
-            self._cur.unregister("_rs_rows")
-        return len(rows)
-
-    def update(
-        self,
-        table: str,
-        keys: Sequence[str],
-        rows: Sequence[Mapping[str, Any]],
-        *,
-        guard: str | None = None,
-        expected: Sequence[Any] | None = None,
-    ) -> int:
-        """Update rows matched on ``keys``; every row must carry the same columns.
-
-        With ``guard``, a row is only updated while its column ``guard`` still equals the
-        matching ``expected`` value (optimistic concurrency); if any row was not, the whole
-        transaction fails with ``WriteConflictError``. Returns the number of rows updated.
-        """
-        if not rows:
-            return 0
-        data = self._store.arrow_rows(table, rows, only=list(rows[0]))
-        sets = ", ".join(f"{c} = u.{c}" for c in data.column_names if c not in keys)
-        on = " AND ".join(f"{table}.{k} = u.{k}" for k in keys)
-        if guard is not None:
-            if expected is None or len(expected) != len(rows):
-                raise ValueError("a guarded update needs one expected value per row")
-            dtype = dict(self._store.columns(table))[guard]
-            data = data.append_column(
-                "_rs_expected", pa.array(list(expected), type=_ARROW_TYPES[dtype])
-            )
-            on += f" AND {table}.{guard} = u._rs_expected"
-        self._cur.register("_rs_upd", data)
-        try:
-            done = self._cur.execute(
-                f"UPDATE {table} SET {sets} FROM _rs_upd AS u WHERE {on}"
-            ).fetchone()[0]
-        finally:
-            self._cur.unregister("_rs_upd")
-        if guard is not None and done != len(rows):
-            raise WriteConflictError(
-                f"{len(rows) - done} row(s) of {table} changed since they were read"
-            )
-        return int(done)
-
-
-def _fetch_dicts(result: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    names = [d[0] for d in result.description]
-    return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
-
-
-class Store:
-    """A study database (see the module docstring). Usable as a context manager."""
-
-    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
-        self.path = Path(path).expanduser().resolve()
-        self.read_only = read_only
-        self._shared = _open_shared(self.path, read_only)
-        self._closed = False
-
-    # ---- lifecycle ----------------------------------------------------------------------
-    def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            _release_shared(self.path)
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def cursor(self) -> duckdb.DuckDBPyConnection:
-        """This thread's cursor on the shared connection."""
-        if self._closed:
-            raise StoreError(f"the store {self.path} is closed")
-        shared = self._shared
-        cur = getattr(shared.local, "cursor", None)
-        if cur is None:
-            with _REGISTRY_LOCK:
-                cur = shared.con.cursor()
-                alive = []
-                for thread, old in shared.cursors:
-                    if thread.is_alive():
-                        alive.append((thread, old))
-                    else:
-                        try:
-                            old.close()
-                        except duckdb.Error:
-                            pass
-                shared.cursors = alive + [(threading.current_thread(), cur)]
-            shared.local.cursor = cur
-        return cur
-
-    @property
-    def lock(self) -> threading.Lock:
-        """A process-wide lock for this file (for short read-then-write critical sections)."""
-        return self._shared.lock
-
-    # ---- writing ------------------------------------------------------------------------
-    @contextmanager
-    def transaction(self) -> Iterator[Transaction]:
-        """One transaction on this thread's cursor: commit at the end, roll back on error."""
-        if self.read_only:
-            raise StoreError(f"the store {self.path} was opened read-only")
-        cur = self.cursor()
-        cur.execute("BEGIN TRANSACTION")
-        try:
-            yield Transaction(self, cur)
-        except BaseException as e:
-            try:
-                cur.execute("ROLLBACK")
-            except duckdb.Error:
-                pass  # a failed statement already ended the transaction
-            if isinstance(e, duckdb.TransactionException | duckdb.ConstraintException):
-                raise WriteConflictError(str(e)) from e
-            raise
-        try:
-            cur.execute("COMMIT")
-        except (duckdb.TransactionException, duckdb.ConstraintException) as e:
-            try:
-                cur.execute("ROLLBACK")
-            except duckdb.Error:
-                pass
-            raise WriteConflictError(str(e)) from e
-
-    def columns(self, table: str) -> list[tuple[str, str]]:
-        """(name, DuckDB type) of a table's columns, in order."""
-        cached = self._shared.columns.get(table)
-        if cached is None:
-            rows = self.cursor().execute(
-                "SELECT column_name, data_type FROM information_schema.columns "
-                "WHERE table_schema = 'main' AND table_name = ? ORDER BY ordinal_position",
-                [table],
-            ).fetchall()
-            if not rows:
-                raise StoreError(f"unknown table {table!r}")
-            cached = [(r[0], r[1]) for r in rows]
-            self._shared.columns[table] = cached
-        return cached
-
-    def arrow_rows(
-        self, table: str, rows: Sequence[Mapping[str, Any]], only: list[str] | None = None
-    ) -> pa.Table:
-        """Rows as an Arrow table typed like ``table`` (columns ``only``, or those given)."""
-        cols = self.columns(table)
-        known = {name for name, _ in cols}
-        given = set().union(*(r.keys() for r in rows))
-        unknown = sorted(given - known)
-        if unknown:
-            raise StoreError(f"table {table} has no column(s) {', '.join(unknown)}")
-        wanted = [(n, t) for n, t in cols if (n in only if only is not None else n in given)]
-        arrays = {
-            name: pa.array([r.get(name) for r in rows], type=_ARROW_TYPES[dtype])
-            for name, dtype in wanted
-        }
-        return pa.table(arrays)
-
-    # ---- reading ------------------------------------------------------------------------
-    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
-        """Rows of a read query as dicts."""
-        return _fetch_dicts(self.cursor().execute(sql, params or []))
-
-    def frame(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
-        return self.cursor().execute(sql, params or []).df()
-
-    def table(self, name: str, study_id: str | None = None) -> pd.DataFrame:
-        """A whole table or view (optionally one study's rows) as a DataFrame."""
-        if name not in TABLES + VIEWS:
-            raise StoreError(f"unknown table {name!r}; expected one of {', '.join(TABLES + VIEWS)}")
-        if study_id is None or name == "schema_version":
-            return self.frame(f"SELECT * FROM {name}")
-        return self.frame(f"SELECT * FROM {name} WHERE study_id = ?", [study_id])
-
-    def studies(self) -> pd.DataFrame:
-        """One row per study (protocol and simulation settings as JSON text)."""
-        return self.frame("SELECT * FROM studies ORDER BY created_at, study_id")
-
-    def plans(self, study_id: str | None = None) -> pd.DataFrame:
-        """Every plan shown (one row per plan) with its recourse metrics."""
-        where, params = _study_filter(study_id)
-        return self.frame(
-            f"SELECT * FROM plans {where} ORDER BY study_id, participant_id, position", params
-        )
-
-    def ratings_long(self, study_id: str | None = None) -> pd.DataFrame:
-        """One row per rated plan (columns in ``data.codebook``)."""
-        where, params = _study_filter(study_id)
-        return self.frame(
-            f"SELECT * FROM ratings_long {where} ORDER BY study_id, participant_id, position",
-            params,
-        )
-
-    def counts(self) -> dict[str, int]:
-        """Row count of every table and view."""
-        cur = self.cursor()
-        return {t: cur.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES + VIEWS}
-
-
-def _study_filter(study_id: str | None) -> tuple[str, list[Any]]:
-    if study_id is None:
-        return "", []
-    return "WHERE study_id = ?", [study_id]

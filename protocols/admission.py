@@ -214,9 +214,17 @@ class Admission:
         """The participant holding ``token``; UnknownTokenError if there is none."""
         if not isinstance(token, str) or not token:
             raise UnknownTokenError("no participant token given")
-        row = records.participant_by_token(self.store, hash_token(token))
-        if row is None or row["study_id"] != self.study_id:
-            raise UnknownTokenError(
-                "unknown participant token: the link may be mistyped or belong to another study"
-            )
-        return ParticipantSession(self, row["participant_id"], token)
+        key = hash_token(token)
+        pid = self._tokens.get(key)
+        if pid is None:
+            # A token never changes hands (tokens are never reissued to another participant),
+            # so it is looked up once per process: the web app resumes by token on every
+            # script run, i.e. on every click (docs/deploy.md, "Capacity").
+            row = records.participant_by_token(self.store, key)
+            if row is None or row["study_id"] != self.study_id:
+                raise UnknownTokenError(
+                    "unknown participant token: the link may be mistyped or belong to another "
+                    "study")
+            pid = row["participant_id"]
+            self._tokens[key] = pid
+        return ParticipantSession(self, pid, token)

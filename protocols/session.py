@@ -97,6 +97,8 @@ __all__ = [
 ]
 # Participants whose state and built page a process keeps in memory (reloaded after).
 CACHE_SIZE = 4096
+# Resume tokens whose participant a process remembers (~150 bytes each).
+TOKEN_CACHE_SIZE = 50_000
 
 
 class Study(Admission):
@@ -126,6 +128,7 @@ class Study(Admission):
         self._salt = register_study(store, self.study_id, protocol, simulation)
         self._cache: BoundedCache[str, Participant] = BoundedCache(CACHE_SIZE)
         self._pages: BoundedCache[str, tuple[Participant, pg.Page]] = BoundedCache(CACHE_SIZE)
+        self._tokens: BoundedCache[str, str] = BoundedCache(TOKEN_CACHE_SIZE)  # hash -> pid
         self._locks = StripedLocks()
         id_pattern = protocol.recruitment.id_pattern
         self._id_pattern = re.compile(id_pattern) if id_pattern else None

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -36,21 +35,13 @@ TARGET_TRANSITION_P95_MS = 500.0
 TARGET_PLANS_READY_MS = 1000.0
 
 
-def _stats(values_s: list[float]) -> dict[str, Any]:
-    ms = sorted(1000 * v for v in values_s)
-    if not ms:
-        return {"n": 0}
-    p95 = ms[min(len(ms) - 1, max(0, round(0.95 * len(ms)) - 1))]
-    return {"n": len(ms), "p50_ms": round(statistics.median(ms), 1), "p95_ms": round(p95, 1),
-            "max_ms": round(ms[-1], 1)}
-
-
 def run(protocol_id: str, participants: int, quick: bool) -> dict[str, Any]:
     from browser_harness import StudyServer, launch_chromium
     from browser_participant import BrowserParticipant
     from playwright.sync_api import sync_playwright
 
     from protocols.schema import load_protocol
+    from study_app.web.load.run import latency_stats
 
     protocol = load_protocol(protocol_id)
     # the page whose answer makes the session generate the plans (protocols.pages: plans_needed)
@@ -83,11 +74,11 @@ def run(protocol_id: str, participants: int, quick: bool) -> dict[str, Any]:
                 browser.close()
         finally:
             server.stop()
-    t, p = _stats(transitions), _stats(plans_ready)
+    t, p = latency_stats(transitions), latency_stats(plans_ready)
     return {
         "protocol": protocol_id, "participants": participants, "quick_artifacts": quick,
         "server_start_s": round(startup, 1),
-        "transitions": {**t, "by_kind": {k: _stats(v) for k, v in sorted(by_kind.items())}},
+        "transitions": {**t, "by_kind": {k: latency_stats(v) for k, v in sorted(by_kind.items())}},
         "plans_ready": p,
         "targets": {"transition_p95_ms": TARGET_TRANSITION_P95_MS,
                     "plans_ready_ms": TARGET_PLANS_READY_MS},

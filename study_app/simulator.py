@@ -140,25 +140,21 @@ def simulate(
 
 def summary(store: Store, study_id: str, seconds: float, **extra: Any) -> dict[str, Any]:
     """Counts, rating means and data quality of a study (the ``--json`` shape)."""
-    row = store.query(
-        """SELECT
-             (SELECT count(*) FROM participants WHERE study_id = $1) AS participants,
-             (SELECT count(*) FROM participants WHERE study_id = $1 AND status = 'complete')
-               AS complete,
-             (SELECT count(*) FROM plans WHERE study_id = $1) AS plans,
-             (SELECT count(*) FROM ratings WHERE study_id = $1) AS ratings,
-             (SELECT count(*) FROM comparisons WHERE study_id = $1) AS comparisons,
-             (SELECT avg(acceptance) FROM ratings WHERE study_id = $1) AS mean_acceptance,
-             (SELECT avg(action) FROM ratings WHERE study_id = $1) AS mean_action""",
-        [study_id],
-    )[0]
-    shortfalls = dashboard_queries.plan_shortfalls(store, study_id)
-    failures = dashboard_queries.attention_failures(store, study_id)
+    row = records.study_counts(store, study_id)
+    # the data-quality queries are DuckDB SQL: on PostgreSQL they read a snapshot
+    view = store.snapshot()
+    try:
+        shortfalls = dashboard_queries.plan_shortfalls(view, study_id)
+        failures = dashboard_queries.attention_failures(view, study_id)
+        short = view.query(
+            "SELECT count(*) AS n FROM events WHERE study_id = $1 AND event = 'plans' "
+            "AND json_extract(detail_json, '$.short')::BOOLEAN", [study_id])[0]["n"]
+    finally:
+        if view is not store:
+            view.close()
     quality = {
         "plan_shortfalls": shortfalls.to_dict(orient="records"),
-        "participants_short": int(store.query(
-            "SELECT count(*) AS n FROM events WHERE study_id = $1 AND event = 'plans' "
-            "AND json_extract(detail_json, '$.short')::BOOLEAN", [study_id])[0]["n"]),
+        "participants_short": int(short),
         "attention_failed": int(failures["participants"].sum()) if len(failures) else 0,
     }
     return {"study_id": study_id, **extra, **row, **quality, "seconds": round(seconds, 3)}

@@ -37,6 +37,7 @@ ROOMS_APART = {
 CONFINED = {
     "streamlit": ("study_app.web",),
     "duckdb": ("data",),
+    "psycopg": ("data",),
     "torch": ("engine", "study_app"),
 }
 MAX_LINES = 400

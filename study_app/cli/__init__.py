@@ -25,6 +25,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "bench_analysis",
     "power",
     "serve",
+    "loadtest",
     "reproduce",
     "validate",
     "protocol_docs",

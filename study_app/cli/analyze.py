@@ -9,13 +9,14 @@ import pandas as pd
 import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from data.store import is_postgres
 from study_app.cli.apps import app
 from study_app.cli.output import emit, err, fail, json_file_option, json_option
 
 
 @app.command("analyze")
 def analyze(
-    db: Path = typer.Option(..., help="The study database (DuckDB)."),
+    db: str = typer.Option(..., help="The study database: a DuckDB file or postgresql://..."),
     out: Path = typer.Option(..., help="Folder for report.html, summary.json, models/ and traces/."),
     study: str | None = typer.Option(None, help="Study id (default: the only study in the DB)."),
     distance: str = typer.Option(
@@ -101,14 +102,14 @@ def _sampler(distance: str, backend: str, draws: int, tune: int | None, chains: 
         fail(f"{'--distance' if 'distance' in str(e) else '--backend'}: {e}", 2)
 
 
-def load_study(db: Path, study: str | None) -> tuple[str, pd.DataFrame, pd.DataFrame,
+def load_study(db: str, study: str | None) -> tuple[str, pd.DataFrame, pd.DataFrame,
                                                      dict[str, Any]]:
     """(study id, ratings, plans, the study's row: protocol and simulation settings) of
     ``study`` in ``db``; a one-line error and exit 2 when the database is missing,
     unreadable or held by another process, or the study does not exist or has no ratings."""
     from data.store import Store, StoreError
 
-    if not db.exists():
+    if not is_postgres(db) and not Path(db).exists():
         fail(f"no database at {db}", 2)
     try:
         with Store(db, read_only=True) as store:
@@ -158,7 +159,7 @@ def study_rules(ratings: pd.DataFrame, settings: dict[str, Any]) -> tuple[
     return kept, record, truth
 
 
-def _choose_study(db: Path, studies: list[str], study: str | None) -> str:
+def _choose_study(db: str, studies: list[str], study: str | None) -> str:
     held = ", ".join(studies) or "none"
     if study is None:
         if not studies:

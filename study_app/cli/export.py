@@ -6,13 +6,14 @@ from pathlib import Path
 
 import typer
 
+from data.store import is_postgres
 from study_app.cli.apps import app
 from study_app.cli.output import emit, err, fail, json_file_option, json_option
 
 
 @app.command()
 def export(
-    db: Path = typer.Option(..., help="The study database (DuckDB file)."),
+    db: str = typer.Option(..., help="The study database: a DuckDB file or postgresql://..."),
     out: Path = typer.Option(..., help="Directory to write into (created if missing)."),
     format: str = typer.Option("parquet", "--format", help="parquet | csv."),
     free_text: bool = typer.Option(
@@ -41,7 +42,7 @@ def export(
 
     if format not in ("parquet", "csv"):
         fail(f"--format: expected parquet or csv, got {format!r}", 2)
-    if not db.exists():
+    if not is_postgres(db) and not Path(db).exists():
         fail(f"no database at {db}", 2)
     try:
         with Store(db, read_only=True) as store:

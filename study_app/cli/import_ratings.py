@@ -14,7 +14,7 @@ from study_app.cli.output import emit, err, fail, json_file_option, json_option
 @app.command("import-ratings")
 def import_ratings(
     csv: Path = typer.Option(..., "--csv", help="The long CSV (one row per rated plan)."),
-    db: Path = typer.Option(..., help="The study database (created if missing)."),
+    db: str = typer.Option(..., help="The study database: a DuckDB file (created if missing) or postgresql://..."),
     study: str = typer.Option(..., help="Study name the ratings go into."),
     ignore_unknown_columns: bool = typer.Option(
         False, "--ignore-unknown-columns",

@@ -60,7 +60,7 @@ def _ensure_artifacts(scenario: str, quick: bool) -> None:
 @app.command()
 def serve(
     protocol: str = typer.Option(..., help="A shipped protocol id or a protocol YAML file."),
-    db: Path = typer.Option(..., help="DuckDB file of the study (created if missing)."),
+    db: str = typer.Option(..., help="The study database: a DuckDB file (created if missing) or postgresql://... (needed for --workers > 1)."),
     port: int = typer.Option(8501, min=1, max=65535, help="Port to listen on."),
     address: str = typer.Option(
         "localhost", help="Address to listen on (0.0.0.0 to accept other machines)."
@@ -101,6 +101,11 @@ def serve(
     quick: bool = typer.Option(
         False, "--quick", help="Use reduced ('quick') artifacts, as `train --quick` builds them "
         "(tests and smoke runs)."
+    ),
+    workers: int = typer.Option(
+        1, min=1, help="Server processes. K > 1 starts K `serve` processes on internal ports "
+        "behind HAProxy (deploy/haproxy.cfg, sticky sessions) on --address:--port, all on the "
+        "PostgreSQL store of --db; a worker that dies is restarted."
     ),
 ) -> None:
     """Serve a protocol to participants at http://ADDRESS:PORT/ and the researcher dashboard
@@ -150,7 +155,24 @@ def serve(
     methods = {a.method for a in proto.arms} | {a.base for a in proto.arms if a.base}
     trained = any((caps := method_capabilities(m)) is not None and caps.artifacts
                   for m in methods)
-    if (decision_model or proto.decision_model) == "trained" or trained:
+    needs_artifacts = (decision_model or proto.decision_model) == "trained" or trained
+    if workers > 1:
+        # the workers see the public Host header through HAProxy: they allow the same hosts
+        forwarded = ["--protocol", protocol, "--db", db, "--id-param", id_param,
+                     "--session-param", session_param,
+                     *[a for h in hash_param for a in ("--hash-param", h)],
+                     *[a for h in hosts for a in ("--allowed-host", h)],
+                     *([] if require_id is None
+                       else ["--require-id" if require_id else "--no-require-id"]),
+                     *(["--study", study] if study else []),
+                     *(["--decision-model", decision_model] if decision_model else []),
+                     *(["--completion-url", completion_url] if completion_url else []),
+                     *(["--reports", str(reports)] if reports else []),
+                     *(["--quick"] if quick else [])]
+        _serve_workers(proto.scenario if needs_artifacts else None, config.db, forwarded,
+                       workers, address, port, quick)
+        return
+    if needs_artifacts:
         _ensure_artifacts(proto.scenario, quick)
     import torch
 
@@ -179,3 +201,45 @@ def serve(
         runtime.run_server(address, port, hosts)
     finally:
         runtime.release_all()  # close the database cleanly when the server stops
+
+
+def _serve_workers(scenario: str | None, db: str, forwarded: list[str], workers: int,
+                   address: str, port: int, quick: bool) -> None:
+    """``serve --workers K``: migrate the store once, build missing artifacts once, then K
+    workers behind HAProxy until interrupted (study_app.web.cluster)."""
+    import signal
+    import time
+
+    from data.store import Store, StoreError, describe, is_postgres
+    from study_app.web.cluster import Cluster, ClusterError, temporary_workdir
+
+    if not is_postgres(db):
+        _fail("--workers > 1 needs a store several processes can write: --db "
+              "postgresql://... (DuckDB allows one writing process per file)", 2)
+    try:
+        Store(db).close()  # migrations run once, before the workers start
+    except StoreError as e:
+        _fail(str(e))
+    if scenario is not None:  # trained once here, not by every worker at once
+        _ensure_artifacts(scenario, quick)
+    workdir = temporary_workdir()
+    cluster = Cluster(forwarded, workers, workdir, address=address, port=port)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    with _console.status(f"starting {workers} workers (logs in {workdir})"):
+        try:
+            cluster.start()
+        except ClusterError as e:
+            _fail(str(e), keep_lines=True)
+    _console.print(f"{workers} workers on {describe(db)} behind HAProxy at {cluster.url}/ "
+                   f"(dashboard {cluster.url}/dashboard); logs in {workdir}", highlight=False)
+    try:
+        while True:
+            time.sleep(1.0)
+            dead = [w.port for w in cluster.workers if not w.alive()]
+            if dead:
+                _console.print(f"worker(s) on port(s) {dead} died; restarting", highlight=False)
+                cluster.restart_dead()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        cluster.stop()

@@ -15,7 +15,7 @@ from study_app.cli.output import emit, err, fail, json_file_option, json_option
 def simulate(
     protocol: str = typer.Option(..., help="A shipped protocol id or a protocol YAML file."),
     participants: int = typer.Option(100, min=1, help="Number of synthetic participants."),
-    db: Path = typer.Option(..., help="DuckDB file to write (created if missing)."),
+    db: str = typer.Option(..., help="The study database: a DuckDB file (created if missing) or postgresql://..."),
     seed: int | None = typer.Option(
         None, help="Seed of the synthetic participants (default: the protocol's simulation.seed)."
     ),

@@ -28,6 +28,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from data import dashboard_queries as q
 from data import logins
+from data.store import describe
 from protocols.session import Study
 from study_app.web import runtime
 from study_app.web.auth import idle_expired, require_password, sign_out, signed_in_at
@@ -254,27 +255,35 @@ def render_dashboard() -> None:
     except Exception:  # nothing about the configuration before the password
         show_error("the dashboard cannot load the study")
         return
-    store = study.store
-    if not require_password(store):
+    live = study.store
+    if not require_password(live):
         return
     _idle_watch()
-    studies = q.study_list(store)
-    ids = list(studies["study_id"]) or [study.study_id]
-    default = ids.index(study.study_id) if study.study_id in ids else 0
-    left, right, out = st.columns([3, 2, 1], vertical_alignment="bottom")
-    chosen = left.selectbox("Study", ids, index=default, key="rs_dash_study")
-    src = right.radio("Participants", ["all", *q.SOURCES], horizontal=True, key="rs_dash_src")
-    if out.button("Sign out", key="rs_sign_out"):
-        sign_out()
-        st.rerun()
-    source = None if src == "all" else src
-    st.caption(f"Serving `{study.study_id}` ({study.protocol.title}) from `{config.db}`.")
-    _flags(store, chosen)
-    _overview(store, chosen, source)
-    _funnel(store, chosen, source)
-    _ratings(store, chosen, source)
-    _quality(store, chosen, source)
+    # the queries are DuckDB SQL: on PostgreSQL they read a snapshot taken for this view
+    store = live.snapshot()
+    try:
+        studies = q.study_list(store)
+        ids = list(studies["study_id"]) or [study.study_id]
+        default = ids.index(study.study_id) if study.study_id in ids else 0
+        left, right, out = st.columns([3, 2, 1], vertical_alignment="bottom")
+        chosen = left.selectbox("Study", ids, index=default, key="rs_dash_study")
+        src = right.radio("Participants", ["all", *q.SOURCES], horizontal=True,
+                          key="rs_dash_src")
+        if out.button("Sign out", key="rs_sign_out"):
+            sign_out()
+            st.rerun()
+        source = None if src == "all" else src
+        st.caption(f"Serving `{study.study_id}` ({study.protocol.title}) from "
+                   f"`{describe(config.db)}`.")
+        _flags(store, chosen)
+        _overview(store, chosen, source)
+        _funnel(store, chosen, source)
+        _ratings(store, chosen, source)
+        _quality(store, chosen, source)
+    finally:
+        if store is not live:
+            store.close()
     _export(study)
     _pilot(study)
     _report(config)
-    _sign_ins(store)
+    _sign_ins(live)

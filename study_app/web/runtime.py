@@ -30,6 +30,7 @@ Environment (set by ``serve``):
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import threading
@@ -38,7 +39,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from data.store import Store
+from data.store import Store, resolve_target
 from protocols.planning import PlanRequest, generate_plans
 from protocols.schema import load_protocol, resolve
 from protocols.session import Study
@@ -125,7 +126,7 @@ def make_config(
     if session_param == id_param:
         raise ConfigError("the session parameter must differ from the participant id parameter")
     return WebConfig(
-        protocol=str(resolve(protocol).resolve()), db=str(Path(db).expanduser().resolve()),
+        protocol=str(resolve(protocol).resolve()), db=resolve_target(db),
         study_id=study_id or None, decision_model=decision_model,
         completion_url=completion_url or None, id_param=id_param,
         session_param=session_param, hash_params=tuple(hash_params),
@@ -135,28 +136,34 @@ def make_config(
 
 
 def from_env() -> WebConfig:
-    """The configuration from the environment (module docstring)."""
-    protocol, db = os.environ.get(PROTOCOL_ENV), os.environ.get(DB_ENV)
+    """The configuration from the environment (module docstring); built once per distinct
+    environment (every script run asks for it)."""
+    return _config_of(tuple(os.environ.get(name) for name in _CONFIG_ENV))
+
+
+_CONFIG_ENV = (PROTOCOL_ENV, DB_ENV, STUDY_ID_ENV, DECISION_ENV, COMPLETION_URL_ENV,
+               ID_PARAM_ENV, SESSION_PARAM_ENV, HASH_PARAMS_ENV, REQUIRE_ID_ENV, REPORTS_ENV)
+
+
+@functools.lru_cache(maxsize=8)
+def _config_of(values: tuple[str | None, ...]) -> WebConfig:
+    (protocol, db, study_id, decision, completion, id_param, session_param, hash_params,
+     require_id, reports) = values
     if not protocol or not db:
         raise ConfigError(
             f"no study configured: start the app with `recourse-study serve --protocol ID "
             f"--db FILE` (or set {PROTOCOL_ENV} and {DB_ENV})"
         )
-    hash_params = tuple(p.strip() for p in
-                        os.environ.get(HASH_PARAMS_ENV, "STUDY_ID,SESSION_ID").split(",")
-                        if p.strip())
-    require = os.environ.get(REQUIRE_ID_ENV, "").strip().lower()
+    names = tuple(p.strip() for p in (hash_params or "STUDY_ID,SESSION_ID").split(",")
+                  if p.strip())
+    require = (require_id or "").strip().lower()
     if require not in ("", "0", "1", "true", "false"):
         raise ConfigError(f"{REQUIRE_ID_ENV} must be 1 or 0, got {require!r}")
     return make_config(
-        protocol, db, study_id=os.environ.get(STUDY_ID_ENV),
-        decision_model=os.environ.get(DECISION_ENV),
-        completion_url=os.environ.get(COMPLETION_URL_ENV),
-        id_param=os.environ.get(ID_PARAM_ENV) or "PROLIFIC_PID",
-        session_param=os.environ.get(SESSION_PARAM_ENV) or "SESSION_ID",
-        hash_params=hash_params,
-        require_id=None if require == "" else require in ("1", "true"),
-        reports=os.environ.get(REPORTS_ENV) or None,
+        protocol, db, study_id=study_id, decision_model=decision, completion_url=completion,
+        id_param=id_param or "PROLIFIC_PID", session_param=session_param or "SESSION_ID",
+        hash_params=names, require_id=None if require == "" else require in ("1", "true"),
+        reports=reports or None,
     )
 
 

@@ -25,16 +25,31 @@ plans: {per_participant: 2, design: stratified, distance: l1_profile}
 """)
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    s = Store(tmp_path_factory.mktemp("dash") / "d.duckdb")
+@pytest.fixture(scope="module", params=["duckdb", "postgresql"])
+def store(request, tmp_path_factory):
+    """The study on each backend; on PostgreSQL the queries read a snapshot, as the
+    dashboard does (they are DuckDB SQL)."""
+    if request.param == "duckdb":
+        target = str(tmp_path_factory.mktemp("dash") / "d.duckdb")
+    else:
+        import psycopg
+
+        server = request.getfixturevalue("postgres_server")
+        with psycopg.connect(server, autocommit=True) as admin:
+            admin.execute("DROP SCHEMA IF EXISTS dash_queries CASCADE")
+            admin.execute("CREATE SCHEMA dash_queries")
+        target = f"{server}?options=-csearch_path%3Ddash_queries"
+    s = Store(target)
     simulate(PROTOCOL, s, 6, chunk=3)
     study = Study(PROTOCOL, s)
     web = study.start()  # one web participant, left on the decision page
     for answer in ({"agree": True}, {}, {}):
         web.submit(web.current_page().id, answer)
     _fix_clock(s, web.participant_id)
-    yield s
+    snap = s.snapshot()
+    yield snap
+    if snap is not s:
+        snap.close()
     s.close()
 
 
@@ -48,10 +63,11 @@ def _fix_clock(store, web_pid) -> None:
     with store.transaction() as tx:
         tx.execute("UPDATE participants SET created_at = ?::TIMESTAMP WHERE study_id = 'dash'",
                    [T0])
-        tx.execute("UPDATE responses SET answered_at = ?::TIMESTAMP + to_seconds((step + 1) * (step + 1)) "
-                   "WHERE study_id = 'dash'", [T0])
-        tx.execute("UPDATE participants SET updated_at = now()::TIMESTAMP - INTERVAL 90 MINUTE "
-                   "WHERE participant_id = ?", [web_pid])
+        tx.execute("UPDATE responses SET answered_at = ?::TIMESTAMP "
+                   "+ (step + 1) * (step + 1) * INTERVAL '1 second' WHERE study_id = 'dash'",
+                   [T0])  # SQL both backends run
+        tx.execute("UPDATE participants SET updated_at = now()::TIMESTAMP "
+                   "- INTERVAL '90 minutes' WHERE participant_id = ?", [web_pid])
 
 
 def test_status_by_arm_and_sources(store) -> None:

@@ -25,8 +25,8 @@ def _fill(store: Store) -> None:
                 continue
             cols = store.columns(table)
             notnull = {r["column_name"] for r in store.query(
-                "SELECT column_name FROM duckdb_columns() WHERE table_name = ? "
-                "AND NOT is_nullable", [table])}
+                "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+                "AND table_schema = current_schema() AND is_nullable = 'NO'", [table])}
             full = {n: SAMPLE[t] for n, t in cols if n != "event_id"}
             sparse = {n: SAMPLE[t] for n, t in cols if n in notnull and n != "event_id"}
             for key in ("participant_id", "plan_id", "page_id", "study_id"):
@@ -45,8 +45,8 @@ SECRETS = [c for cols in NOT_EXPORTED.values() for c in cols]
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
-def test_export_round_trip(tmp_path, fmt: str) -> None:
-    with Store(tmp_path / "db.duckdb") as store:
+def test_export_round_trip(tmp_path, store_target, fmt: str) -> None:
+    with Store(store_target) as store:
         _fill(store)
         manifest = export(store, tmp_path / "out", fmt,  # type: ignore[arg-type]
                           free_text=True, linkage=True)

@@ -14,10 +14,10 @@ P2,1,2,0.4,3,3,1,1,oracle
 """
 
 
-def test_good_file_lands_in_ratings_long(tmp_path) -> None:
+def test_good_file_lands_in_ratings_long(tmp_path, store_target) -> None:
     csv = tmp_path / "r.csv"
     csv.write_text(GOOD)
-    with Store(tmp_path / "db.duckdb") as store:
+    with Store(store_target) as store:
         result = import_ratings(store, csv, "reference")
         assert (result.participants, result.new_participants, result.ratings) == (2, 2, 3)
         long = store.ratings_long("reference")

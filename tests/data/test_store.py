@@ -1,4 +1,5 @@
-"""The DuckDB store: migrations, transactions, shared connections, read API."""
+"""What only the DuckDB store does: shared connections, thread cursors, its file checks
+(the contract both backends keep: test_store_contract.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from datetime import datetime
 import duckdb
 import pytest
 
-from data.migrations import LATEST, SchemaVersionError
+from data.migrations import SchemaVersionError
 from data.store import Store, StoreError, WriteConflictError
 
 AT = datetime(2024, 1, 1)
@@ -19,15 +20,6 @@ def _study(tx, sid: str = "s") -> None:
                            "created_at": AT}])
 
 
-def test_new_database_is_migrated_and_versioned(tmp_path) -> None:
-    path = tmp_path / "a.duckdb"
-    with Store(path) as store:
-        assert store.query("SELECT max(version) AS v FROM schema_version")[0]["v"] == LATEST
-        assert set(store.counts()) >= {"studies", "ratings_long", "sim_ratings"}
-    with Store(path) as store:  # reopening applies nothing twice
-        assert store.counts()["schema_version"] == LATEST
-
-
 def test_newer_schema_is_refused(tmp_path) -> None:
     path = tmp_path / "a.duckdb"
     Store(path).close()
@@ -36,44 +28,6 @@ def test_newer_schema_is_refused(tmp_path) -> None:
     con.close()
     with pytest.raises(SchemaVersionError, match="newer than this code"):
         Store(path)
-
-
-def test_transaction_is_all_or_nothing(tmp_path) -> None:
-    with Store(tmp_path / "a.duckdb") as store:
-        with pytest.raises(RuntimeError, match="boom"):
-            with store.transaction() as tx:
-                _study(tx)
-                raise RuntimeError("boom")
-        assert store.counts()["studies"] == 0
-        with pytest.raises(WriteConflictError):
-            with store.transaction() as tx:
-                _study(tx, "x")
-                _study(tx, "x")  # duplicate key inside one transaction
-        assert store.counts()["studies"] == 0
-        with pytest.raises(StoreError, match="no column"):
-            with store.transaction() as tx:
-                tx.insert("studies", [{"study_id": "y", "colour": "blue"}])
-
-
-def test_guarded_update_detects_stale_state(tmp_path) -> None:
-    with Store(tmp_path / "a.duckdb") as store:
-        with store.transaction() as tx:
-            _study(tx)
-            tx.insert("participants", [{"study_id": "s", "participant_id": "p", "seq": 0,
-                                        "source": "web", "status": "active", "step": 3,
-                                        "state_json": "{}", "created_at": AT,
-                                        "updated_at": AT}])
-        row = {"study_id": "s", "participant_id": "p", "step": 4, "state_json": "{\"a\": 1}"}
-        with pytest.raises(WriteConflictError, match="changed since"):
-            with store.transaction() as tx:
-                tx.update("participants", ["study_id", "participant_id"], [row],
-                          guard="step", expected=[2])
-        assert store.query("SELECT step FROM participants")[0]["step"] == 3
-        with store.transaction() as tx:
-            tx.update("participants", ["study_id", "participant_id"], [row],
-                      guard="step", expected=[3])
-        assert store.query("SELECT step, state_json FROM participants")[0] == {
-            "step": 4, "state_json": "{\"a\": 1}"}
 
 
 def test_one_shared_connection_per_file_and_thread_cursors(tmp_path) -> None:

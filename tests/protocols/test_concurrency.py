@@ -14,10 +14,11 @@ def _walk(session, answer) -> None:
         page = session.submit(page.id, answer(page))
 
 
-def test_sixteen_threads_exact_counts_no_duplicates(tmp_path, small_protocol, answer) -> None:
+def test_sixteen_threads_exact_counts_no_duplicates(store_target, small_protocol,
+                                                    answer) -> None:
     per_thread, threads = 3, 16
     errors: list[BaseException] = []
-    with Store(tmp_path / "study.duckdb") as store:
+    with Store(store_target) as store:
         study = Study(small_protocol, store)
 
         def work() -> None:
@@ -47,13 +48,14 @@ def test_sixteen_threads_exact_counts_no_duplicates(tmp_path, small_protocol, an
         assert sorted(parts["seq"]) == list(range(n))
         assert (parts["status"] == "complete").all() and parts["step"].sum() == c["responses"]
         dup = store.query("SELECT count(*) AS n FROM (SELECT plan_id FROM ratings "
-                          "GROUP BY study_id, participant_id, plan_id HAVING count(*) > 1)")
+                          "GROUP BY study_id, participant_id, plan_id HAVING count(*) > 1) AS d")
         assert dup[0]["n"] == 0
         assert parts["arm"].value_counts().to_dict() == {"pool": n // 2, "oracle": n // 2}
 
 
-def test_same_page_submitted_by_two_threads_at_once(tmp_path, small_protocol, answer) -> None:
-    with Store(tmp_path / "study.duckdb") as store:
+def test_same_page_submitted_by_two_threads_at_once(store_target, small_protocol,
+                                                     answer) -> None:
+    with Store(store_target) as store:
         study = Study(small_protocol, store)
         sessions = [study.start() for _ in range(8)]
         for s in sessions:

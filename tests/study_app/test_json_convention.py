@@ -70,6 +70,8 @@ def _cheap(tmp: Path) -> dict[str, list[str]]:
                            "2", "--no-calibration-ablation"],
         "benchmark fairness": ["--n", "40", "--bootstrap", "10", "--method", "oracle",
                                "--decision-model", "bayes"],
+        "loadtest": ["--protocol", "tominaga-replication", "--participants", "2",
+                     "--concurrency", "2", "--db", str(tmp / "load.duckdb"), "--quick"],
         "power": ["--protocol", "tominaga-replication", "--participants", "4", "--sims", "1",
                   "--backend", "pymc", "--draws", "30", "--tune", "30", "--chains", "1",
                   "--decision-model", "bayes", "--workers", "1", "--out", str(tmp / "power")],

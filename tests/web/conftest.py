@@ -50,10 +50,11 @@ def serve_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Calla
     """Configure the app for a protocol and a fresh database; the database path."""
     from apptest_driver import configure
 
-    def make(protocol: str | Path, **env: str) -> Path:
-        db = tmp_path / "web.duckdb"
-        configure(monkeypatch, str(protocol), db, **env)
-        return db
+    def make(protocol: str | Path, db: str | Path | None = None, **env: str) -> Path:
+        """``db``: another store (a PostgreSQL URL) instead of a fresh DuckDB file."""
+        target = db if db is not None else tmp_path / "web.duckdb"
+        configure(monkeypatch, str(protocol), target, **env)  # type: ignore[arg-type]
+        return target  # type: ignore[return-value]
 
     yield make
     runtime.release_all()

@@ -64,8 +64,16 @@ def test_dashboard_refuses_missing_or_wrong_password(small, monkeypatch, passwor
     assert (not at.text_input) == (password is None)  # no login form without a password
 
 
-def test_dashboard_shows_progress_runs_a_pilot_and_exports(small, monkeypatch) -> None:
-    protocol, db = small
+@pytest.fixture(params=["duckdb", "postgresql"])
+def small_any(request, serve_app, small_protocol_file):
+    """The small study on each backend (the dashboard reads a snapshot of PostgreSQL)."""
+    path = small_protocol_file()
+    db = request.getfixturevalue("postgres_url") if request.param == "postgresql" else None
+    return load_protocol(path), serve_app(path, db)
+
+
+def test_dashboard_shows_progress_runs_a_pilot_and_exports(small_any, monkeypatch) -> None:
+    protocol, db = small_any
     web = AppDriver()  # one real (web) participant, left at the decision page
     for _ in range(4):
         page = web.page()

@@ -1,0 +1,191 @@
+"""The store contract both backends implement (``data.store`` explains it and opens one):
+the base class with the read API built on ``query`` / ``frame``, the transaction interface,
+the errors and the table list."""
+
+
+from __future__ import annotations
+
+from abc import ABCMeta
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+TABLES: tuple[str, ...] = (
+    "studies",
+    "participants",
+    "events",
+    "responses",
+    "profiles",
+    "elicitations",
+    "plans",
+    "ratings",
+    "comparisons",
+    "sim_participants",
+    "sim_ratings",
+    "schema_version",
+    "tokens",
+    "dashboard_logins",
+)
+VIEWS: tuple[str, ...] = ("ratings_long",)
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+class StoreError(RuntimeError):
+    """The database cannot be opened or used as asked."""
+
+
+class WriteConflictError(StoreError):
+    """A concurrent transaction wrote the same rows first; this one was rolled back."""
+
+
+def is_postgres(target: str | Path) -> bool:
+    """Whether ``target`` names a PostgreSQL database (a ``postgresql://`` URL)."""
+    return isinstance(target, str) and target.startswith(POSTGRES_SCHEMES)
+
+
+def resolve_target(target: str | Path) -> str:
+    """A PostgreSQL URL as given, a DuckDB file as its absolute path."""
+    if is_postgres(target):
+        return str(target)
+    return str(Path(target).expanduser().resolve())
+
+
+def describe(target: str | Path) -> str:
+    """``target`` fit for messages and logs (a URL's password removed)."""
+    if not is_postgres(target):
+        return str(target)
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(str(target))
+    if parts.password is None:
+        return str(target)
+    netloc = parts.netloc.rsplit("@", 1)
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{netloc[-1]}"))
+
+
+class Transaction:
+    """The statements of one ``Store.transaction()`` block."""
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
+        raise NotImplementedError
+
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def insert(self, table: str, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Insert ``rows`` (dicts keyed by column name; missing columns are NULL)."""
+        raise NotImplementedError
+
+    def update(self, table: str, keys: Sequence[str], rows: Sequence[Mapping[str, Any]], *,
+               guard: str | None = None, expected: Sequence[Any] | None = None) -> int:
+        """Update rows matched on ``keys``; every row must carry the same columns.
+
+        With ``guard``, a row is only updated while its column ``guard`` still equals the
+        matching ``expected`` value (optimistic concurrency); if any row was not, the whole
+        transaction fails with ``WriteConflictError``. Returns the number of rows updated.
+        """
+        raise NotImplementedError
+
+
+def check_columns(table: str, known: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> None:
+    """StoreError naming the columns ``rows`` give that ``table`` does not have."""
+    unknown = sorted(set().union(*(r.keys() for r in rows)) - set(known))
+    if unknown:
+        raise StoreError(f"table {table} has no column(s) {', '.join(unknown)}")
+
+
+def check_guard(table: str, guard: str | None, expected: Sequence[Any] | None,
+                rows: Sequence[Any]) -> None:
+    if guard is not None and (expected is None or len(expected) != len(rows)):
+        raise ValueError("a guarded update needs one expected value per row")
+
+
+def guard_failed(table: str, rows: int, done: int) -> WriteConflictError:
+    return WriteConflictError(f"{rows - done} row(s) of {table} changed since they were read")
+
+
+class StoreBase(metaclass=ABCMeta):
+    """A study database (``data.store``'s docstring). Usable as a context manager."""
+
+    path: Path | str
+    read_only: bool
+
+    # ---- lifecycle ----------------------------------------------------------------------
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> StoreBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def backend(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def lock(self) -> AbstractContextManager[Any]:
+        """A lock for short read-then-write critical sections (module docstring)."""
+        raise NotImplementedError
+
+    def transaction(self) -> AbstractContextManager[Transaction]:
+        raise NotImplementedError
+
+    def columns(self, table: str) -> list[tuple[str, str]]:
+        """(name, DuckDB type name) of a table's columns, in order."""
+        raise NotImplementedError
+
+    def snapshot(self) -> StoreBase:
+        """A DuckDB store with the same rows (module docstring); close it when done unless
+        it is this store."""
+        raise NotImplementedError
+
+    # ---- reading ------------------------------------------------------------------------
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        """Rows of a read query as dicts."""
+        raise NotImplementedError
+
+    def frame(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
+        raise NotImplementedError
+
+    def table(self, name: str, study_id: str | None = None) -> pd.DataFrame:
+        """A whole table or view (optionally one study's rows) as a DataFrame."""
+        if name not in TABLES + VIEWS:
+            raise StoreError(f"unknown table {name!r}; expected one of {', '.join(TABLES + VIEWS)}")
+        if study_id is None or name == "schema_version":
+            return self.frame(f"SELECT * FROM {name}")
+        return self.frame(f"SELECT * FROM {name} WHERE study_id = ?", [study_id])
+
+    def studies(self) -> pd.DataFrame:
+        """One row per study (protocol and simulation settings as JSON text)."""
+        return self.frame("SELECT * FROM studies ORDER BY created_at, study_id")
+
+    def plans(self, study_id: str | None = None) -> pd.DataFrame:
+        """Every plan shown (one row per plan) with its recourse metrics."""
+        where, params = _study_filter(study_id)
+        return self.frame(
+            f"SELECT * FROM plans {where} ORDER BY study_id, participant_id, position", params
+        )
+
+    def ratings_long(self, study_id: str | None = None) -> pd.DataFrame:
+        """One row per rated plan (columns in ``data.codebook``)."""
+        where, params = _study_filter(study_id)
+        return self.frame(
+            f"SELECT * FROM ratings_long {where} ORDER BY study_id, participant_id, position",
+            params,
+        )
+
+    def counts(self) -> dict[str, int]:
+        """Row count of every table and view."""
+        return {t: int(self.query(f"SELECT count(*) AS n FROM {t}")[0]["n"])
+                for t in TABLES + VIEWS}
+
+
+def _study_filter(study_id: str | None) -> tuple[str, list[Any]]:
+    if study_id is None:
+        return "", []
+    return "WHERE study_id = ?", [study_id]

@@ -1,0 +1,104 @@
+"""`recourse-study loadtest`: concurrent participants against real servers, then the
+database check (study_app.web.load)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from study_app.cli.apps import app
+from study_app.cli.output import emit, err, fail, json_file_option, json_option
+
+
+@app.command()
+def loadtest(
+    protocol: str = typer.Option(..., help="A shipped protocol id or a protocol YAML file."),
+    participants: int = typer.Option(50, min=1, help="Participants in total (N)."),
+    concurrency: int = typer.Option(10, min=1, help="Participants in the study at once (C)."),
+    db: str = typer.Option(..., help="The store: a DuckDB file or postgresql://... "
+                           "(a study of its own is created in it)."),
+    workers: int = typer.Option(1, min=1, help="Server processes (K > 1: behind HAProxy, "
+                                "needs PostgreSQL)."),
+    think: float = typer.Option(0.0, min=0.0, help="Mean seconds a participant reads a page "
+                                "before answering (0: answer at once, the worst case)."),
+    kill_one_at: float | None = typer.Option(
+        None, min=0.0, max=1.0, help="SIGKILL one worker once this share of participants "
+        "finished (its participants reconnect with their resume link)."),
+    seed: int = typer.Option(0, help="Seed of the participants' answers."),
+    timeout: float = typer.Option(120.0, min=1.0, help="Seconds one page may take."),
+    quick: bool = typer.Option(False, "--quick", help="Serve with the reduced ('quick') "
+                               "artifacts (tests and smoke runs)."),
+    keep_logs: Path | None = typer.Option(None, help="Keep the servers' logs in this folder."),
+    json_out: bool = json_option(),
+    json_file: Path | None = json_file_option(),
+) -> None:
+    """Load-test a protocol: start the servers, let N participants (C at a time) walk it
+    over Streamlit's own websocket protocol (no browser), stop, check the database.
+
+    Exit 1 when a participant failed or the database check found a problem.
+
+    --json prints: protocol, study_id, backend, participants, concurrency, workers,
+    think_s, server_start_s, wall_s, pages_per_s, complete, errors, error_list,
+    reconnects, transitions {n, p50_ms, p95_ms, max_ms, by_kind {kind: {...}}},
+    first_page {...}, killed_worker (null or {port, pid, after_finished,
+    participants_mid_study}), database_check {exact, participants_checked,
+    answers_checked, problem_count, problems}, machine {cpus, load_avg_1m_before,
+    load_avg_1m_end}.
+    """
+    from protocols.schema import ProtocolError, load_protocol
+    from study_app.web.cluster import ClusterError
+    from study_app.web.load.run import LoadSettings, is_postgres, run_load
+
+    try:
+        proto = load_protocol(protocol)
+    except ProtocolError as e:
+        fail(e, 2, keep_lines=True)
+    if workers > 1 and not is_postgres(db):
+        fail("--workers > 1 needs a store several processes can write: --db postgresql://... "
+             "(DuckDB allows one writing process)", 2)
+    if kill_one_at is not None and workers < 2:
+        fail("--kill-one-at needs --workers 2 or more (someone must take over)", 2)
+    settings = LoadSettings(proto, protocol, participants, concurrency, db, workers, think,
+                            quick, kill_one_at, seed, timeout)
+    workdir = Path(tempfile.mkdtemp(prefix="rs-loadtest-"))
+    try:
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=err, transient=json_out) as progress:
+            task = progress.add_task("participants", total=participants)
+            result = run_load(
+                settings, workdir,
+                on_progress=lambda d, t: progress.update(task, completed=d, total=t),
+                on_status=lambda m: progress.console.print(m, highlight=False))
+    except ClusterError as e:
+        fail(e, 1, keep_lines=True)
+    finally:
+        if keep_logs is not None:
+            shutil.copytree(workdir, keep_logs, dirs_exist_ok=True)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    def human() -> None:
+        t = result["transitions"]
+        check = result["database_check"]
+        err.print(f"{result['complete']} of {participants} complete, {result['errors']} errors, "
+                  f"{result['reconnects']} reconnects in {result['wall_s']} s "
+                  f"({result['pages_per_s']} pages/s)", highlight=False)
+        err.print(f"page transitions: n={t.get('n')} p50 {t.get('p50_ms')} ms, p95 "
+                  f"{t.get('p95_ms')} ms, max {t.get('max_ms')} ms", highlight=False)
+        for kind, s in t.get("by_kind", {}).items():
+            err.print(f"  {kind:22s} n={s['n']:4d} p50 {s['p50_ms']:8.1f} ms  p95 "
+                      f"{s['p95_ms']:8.1f} ms  max {s['max_ms']:8.1f} ms", highlight=False)
+        err.print(f"database check: {'exact' if check['exact'] else 'PROBLEMS'} "
+                  f"({check['answers_checked']} answers of {check['participants_checked']} "
+                  "participants)", highlight=False)
+        for line in check["problems"]:
+            err.print(f"  {line}", highlight=False)
+        for e in result["error_list"]:
+            err.print(f"  participant {e['participant']}: {e['error']}", highlight=False)
+
+    emit(result, json_out=json_out, json_file=json_file, human=human)
+    if result["errors"] or not result["database_check"]["exact"]:
+        raise typer.Exit(1)

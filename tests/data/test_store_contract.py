@@ -1,0 +1,198 @@
+"""The store contract, run on both backends (DuckDB file, PostgreSQL schema): migrations,
+all-or-nothing transactions, conflicts, guarded updates, the cross-process lock, typed reads,
+snapshots and a whole study written by many threads through two store objects."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime
+
+import numpy as np
+import pytest
+
+from data.migrations import LATEST, SchemaVersionError
+from data.store import Store, StoreError, WriteConflictError
+
+AT = datetime(2024, 1, 1)
+
+
+def _study(tx, sid: str = "s") -> None:
+    tx.insert("studies", [{"study_id": sid, "protocol_id": "p", "source": "protocol",
+                           "created_at": AT}])
+
+
+def _participant(tx, pid: str = "p", step: int = 3, seq: int = 0) -> None:
+    tx.insert("participants", [{"study_id": "s", "participant_id": pid, "seq": seq,
+                                "source": "web", "status": "active", "step": step,
+                                "state_json": "{}", "created_at": AT, "updated_at": AT}])
+
+
+def test_new_database_is_migrated_and_versioned(store_target) -> None:
+    with Store(store_target) as store:
+        assert store.query("SELECT max(version) AS v FROM schema_version")[0]["v"] == LATEST
+        assert set(store.counts()) >= {"studies", "ratings_long", "sim_ratings"}
+    with Store(store_target) as store:  # reopening applies nothing twice
+        assert store.counts()["schema_version"] == LATEST
+        with store.transaction() as tx:
+            tx.execute("INSERT INTO schema_version VALUES (?, ?, ?)", [999, "future", AT])
+    with pytest.raises(SchemaVersionError, match="newer than this code"):
+        Store(store_target)
+
+
+def test_transaction_is_all_or_nothing(store_target) -> None:
+    with Store(store_target) as store:
+        with pytest.raises(RuntimeError, match="boom"):
+            with store.transaction() as tx:
+                _study(tx)
+                raise RuntimeError("boom")
+        assert store.counts()["studies"] == 0
+        with pytest.raises(WriteConflictError):
+            with store.transaction() as tx:
+                _study(tx, "x")
+                _study(tx, "x")  # duplicate key inside one transaction
+        assert store.counts()["studies"] == 0
+        with pytest.raises(StoreError, match="no column"):
+            with store.transaction() as tx:
+                tx.insert("studies", [{"study_id": "y", "colour": "blue"}])
+        with store.transaction() as tx:  # the store is usable after every failure
+            _study(tx)
+        assert store.counts()["studies"] == 1
+
+
+def test_guarded_update_detects_stale_state(store_target) -> None:
+    with Store(store_target) as store:
+        with store.transaction() as tx:
+            _study(tx)
+            _participant(tx)
+        row = {"study_id": "s", "participant_id": "p", "step": 4, "state_json": "{\"a\": 1}"}
+        with pytest.raises(WriteConflictError, match="changed since"):
+            with store.transaction() as tx:
+                tx.insert("events", [{"study_id": "s", "participant_id": "p",
+                                      "event": "answer", "occurred_at": AT}])
+                tx.update("participants", ["study_id", "participant_id"], [row],
+                          guard="step", expected=[2])
+        assert store.query("SELECT step FROM participants")[0]["step"] == 3
+        assert store.counts()["events"] == 0  # the event went with the failed update
+        with store.transaction() as tx:
+            assert tx.update("participants", ["study_id", "participant_id"], [row],
+                             guard="step", expected=[3]) == 1
+        assert store.query("SELECT step, state_json FROM participants")[0] == {
+            "step": 4, "state_json": "{\"a\": 1}"}
+
+
+def test_two_writers_of_one_step_one_wins(store_target) -> None:
+    """Two store objects (two server processes on PostgreSQL) submit the same step: exactly
+    one commits, the other gets WriteConflictError and its rows are gone."""
+    a, b = Store(store_target), Store(store_target)
+    try:
+        with a.transaction() as tx:
+            _study(tx)
+            _participant(tx, step=0)
+        barrier = threading.Barrier(2)
+        outcome: dict[str, str] = {}
+
+        def submit(store, name: str) -> None:
+            try:
+                with store.transaction() as tx:
+                    assert tx.query("SELECT step FROM participants")[0]["step"] == 0
+                    barrier.wait(timeout=10)  # both read step 0 before either writes
+                    tx.insert("responses", [{"study_id": "s", "participant_id": "p",
+                                             "page_id": "consent", "kind": "consent", "step": 0,
+                                             "answer_json": f'"{name}"', "answered_at": AT}])
+                    tx.update("participants", ["study_id", "participant_id"],
+                              [{"study_id": "s", "participant_id": "p", "step": 1}],
+                              guard="step", expected=[0])
+                outcome[name] = "committed"
+            except WriteConflictError:
+                outcome[name] = "conflict"
+
+        threads = [threading.Thread(target=submit, args=(s, n)) for s, n in ((a, "a"), (b, "b"))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(outcome.values()) == ["committed", "conflict"]
+        winner = next(n for n, o in outcome.items() if o == "committed")
+        assert a.query("SELECT answer_json FROM responses") == [{"answer_json": f'"{winner}"'}]
+        assert a.query("SELECT step FROM participants")[0]["step"] == 1
+    finally:
+        a.close()
+        b.close()
+
+
+def test_lock_excludes_other_store_objects(store_target) -> None:
+    """``lock`` sections of two store objects never overlap (on PostgreSQL: two processes)."""
+    a, b = Store(store_target), Store(store_target)
+    inside: list[str] = []
+    overlaps = []
+
+    def work(store, name: str) -> None:
+        for _ in range(5):
+            with store.lock:
+                inside.append(name)
+                if len(inside) > 1:
+                    overlaps.append(list(inside))
+                time.sleep(0.01)
+                inside.remove(name)
+
+    try:
+        threads = [threading.Thread(target=work, args=(s, n)) for s, n in ((a, "a"), (b, "b"))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert overlaps == []
+    finally:
+        a.close()
+        b.close()
+
+
+def test_reads_are_typed_alike_and_numpy_values_are_stored(store_target, tmp_path) -> None:
+    with Store(store_target) as store:
+        with store.transaction() as tx:
+            _study(tx)
+            tx.insert("plans", [{"study_id": "s", "participant_id": "p", "plan_id": "x",
+                                 "position": np.int64(2), "valid": np.bool_(True),
+                                 "cost": np.float32(0.5), "created_at": AT}])
+        plans = store.plans("s")
+        reference = Store(tmp_path / "reference.duckdb")
+        with reference.transaction() as tx:
+            tx.insert("plans", [{"study_id": "s", "participant_id": "p", "plan_id": "x",
+                                 "position": 2, "valid": True, "cost": 0.5, "created_at": AT}])
+        expected = reference.plans("s")
+        reference.close()
+        assert plans.dtypes.to_dict() == expected.dtypes.to_dict()
+        assert plans.iloc[0].to_dict().keys() == expected.iloc[0].to_dict().keys()
+        assert (plans.position[0], bool(plans.valid[0]), plans.cost[0]) == (2, True, 0.5)
+        assert store.columns("plans")[:3] == [("study_id", "VARCHAR"),
+                                              ("participant_id", "VARCHAR"),
+                                              ("plan_id", "VARCHAR")]
+        with pytest.raises(StoreError, match="unknown table"):
+            store.table("secrets")
+
+
+def test_snapshot_holds_the_same_rows(store_target) -> None:
+    with Store(store_target) as store:
+        with store.transaction() as tx:
+            _study(tx)
+            _participant(tx)
+            tx.insert("events", [{"study_id": "s", "participant_id": "p", "event": "start",
+                                  "occurred_at": AT}] * 3)
+        snap = store.snapshot()
+        try:
+            assert snap.counts() == store.counts()
+            # DuckDB's SQL (the dashboard's) runs on the snapshot
+            assert snap.query("SELECT count(*) AS n FROM events GROUP BY ALL")[0]["n"] == 3
+        finally:
+            if snap is not store:
+                snap.close()
+
+
+def test_read_only_refuses_writes(store_target) -> None:
+    Store(store_target).close()
+    with Store(store_target, read_only=True) as store:
+        assert store.counts()["studies"] == 0
+        with pytest.raises(StoreError, match="read-only"):
+            with store.transaction():
+                pass
