@@ -26,7 +26,7 @@ import hashlib
 import queue
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -114,7 +114,9 @@ class PostgresTransaction(Transaction):
     def insert(self, table: str, rows: Sequence[Mapping[str, Any]]) -> int:
         if not rows:
             return 0
-        types = dict(self._store.columns(table))
+        # this transaction's own connection: asking the pool for a second one while holding
+        # one deadlocks once every pooled connection is held by a writer doing the same
+        types = dict(self._store.columns(table, via=self.query))
         check_columns(table, list(types), rows)
         cols = [c for c in types if any(c in r for r in rows)]
         marks = ", ".join(["%s"] * len(cols))
@@ -288,10 +290,13 @@ class PostgresStore(StoreBase):
             except _CONFLICTS as e:
                 raise WriteConflictError(str(e).strip()) from e
 
-    def columns(self, table: str) -> list[tuple[str, str]]:
+    def columns(self, table: str, via: Callable[..., list[dict[str, Any]]] | None = None
+                ) -> list[tuple[str, str]]:
+        """(name, DuckDB type) of ``table``'s columns, read once; ``via`` runs the lookup
+        (a transaction's own query) instead of a pooled connection."""
         cached = self._columns.get(table)
         if cached is None:
-            rows = self.query(
+            rows = (via or self.query)(
                 "SELECT column_name, data_type FROM information_schema.columns "
                 "WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position",
                 [self.schema, table])

@@ -47,8 +47,8 @@ def test_simulate_export_and_analysis_reads_on_postgres(tmp_path, postgres_url) 
         manifest = _run("export", "--db", postgres_url, "--format", "csv", "--out",
                         str(tmp_path / "out"))
         assert manifest["tables"]["ratings"] == on_pg["ratings"] == 12
-        study, ratings, plans = load_study(postgres_url, None)
-    _, file_ratings, file_plans = load_study(file_db, None)
+        study, ratings, plans, _ = load_study(postgres_url, None)
+    _, file_ratings, file_plans, _ = load_study(file_db, None)
     assert study == "pg-cli"
     assert list(ratings.columns) == list(file_ratings.columns)
     assert ratings.dtypes.to_dict() == file_ratings.dtypes.to_dict()
