@@ -51,11 +51,11 @@ test-slow: install browser
 
 # Mutation testing of the core modules (scripts/mutation.py, docs/mutation.md): each module
 # against the tests that cover it; prints the killed share per module. Niced: a shared machine.
-# MUTATION_ONLY=metrics,scm runs some modules only.
+# MUTATION_ONLY=metrics,scm runs some modules only; MUTATION_ARGS=--resume continues a stopped run.
 MUTATION_ONLY ?=
 mutation: install
 	$(BIN)/pip install --quiet -e ".[mutation]"
-	nice -n 10 $(BIN)/python scripts/mutation.py $(if $(MUTATION_ONLY),--only $(MUTATION_ONLY))
+	nice -n 10 $(BIN)/python scripts/mutation.py $(if $(MUTATION_ONLY),--only $(MUTATION_ONLY)) $(MUTATION_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -278,3 +278,49 @@ def test_sample_predict_abduct_and_log_prob_values(loan, x):
     assert scm.log_prob(x[:20].float()).dtype == torch.float32
     torch.testing.assert_close(lp, scm.noise_log_prob(u).sum(dim=1)
                                + scm.log_abs_det_jacobian(x[:20]))
+
+
+def test_each_message_names_its_argument_and_one_row_broadcasts(loan, x):
+    """Which argument was wrong is part of every message; one row of a mask or of values
+    broadcasts over a batch of two (the smallest batch that needs it)."""
+    import pandas as pd
+
+    from engine.scm import as_action_mask, as_batch
+
+    scm, names, imm = loan.scm, loan.feature_names, loan.immutable
+    nan = torch.full((1, 7), float("nan"))
+    with pytest.raises(WorldModelInputError, match=r"^action_mask holds NaN or inf"):
+        as_action_mask(nan, 1, names, imm)
+    with pytest.raises(WorldModelInputError, match=r"^action_values holds NaN or inf"):
+        scm.counterfactual(x[:2], torch.zeros(2, 7), nan)
+    off = x[:2].clone()
+    off[:, G] = 0.5
+    with pytest.raises(WorldModelInputError, match=r"^x: gender must be 0 or 1"):
+        scm.counterfactual(off, torch.zeros(2, 7), x[:2])
+    with pytest.raises(WorldModelInputError, match=r"^x: gender must be 0 or 1"):
+        scm.shift_counterfactual(off, torch.zeros(2, 7), torch.zeros(2, 7),
+                                 torch.full((7,), -1e9), torch.full((7,), 1e9))
+    mask = torch.zeros(2, 7)
+    mask[:, E] = 1
+    values = x[:2].clone()
+    values[:, E] = 0.7  # education outside its support: the counterfactual is refused
+    with pytest.raises(WorldModelInputError, match=r"^action_values: education must lie"):
+        scm.counterfactual(x[:2], mask, values)
+    assert as_action_mask(torch.eye(7)[[5]], 2, names, imm).shape == (2, 7)
+    raise_income = x[:1].clone()
+    raise_income[0, INC] += 1.0
+    cf = scm.counterfactual(x[:2], torch.eye(7)[[INC]], raise_income)
+    assert torch.equal(cf[:, INC], raise_income[0, INC].expand(2))
+    # a DataFrame is array-like: converted through numpy
+    frame = pd.DataFrame(x[:2].numpy(), columns=list(names))
+    torch.testing.assert_close(as_batch(frame, 7)[0], x[:2])
+
+
+def test_label_proba_default_seed_and_predict_dtype(loan, x):
+    scm = loan.scm
+    p = scm.label_proba(x[:50])
+    torch.testing.assert_close(p, torch.sigmoid(scm.label_logit(x[:50])))
+    assert p.shape == (50,) and bool(((p > 0) & (p < 1)).all())
+    assert torch.equal(scm.sample(5), scm.sample(5, seed=0))  # the default seed is 0
+    u = scm.abduct(x[:5]).float()
+    assert scm.predict(u).dtype == torch.float64  # predict computes in float64 always
