@@ -100,7 +100,9 @@ def _pyproject(module: Module) -> str:
         f"source_paths = {arr(PACKAGES)}",
         f"only_mutate = {arr(module.path.split(','))}",
         f"pytest_add_cli_args_test_selection = {arr(t for t in module.tests if (REPO / t).exists())}",
-        f"pytest_add_cli_args = {arr(['-p', 'no:cacheprovider', '-m', 'not slow', '-x', '-q', *module.pytest_args])}",
+        # -p torch._dynamo: imported once in mutmut's fork server (torch's optimizers import it
+        # lazily at first use, 5-20 s that every forked test run would pay again)
+        f"pytest_add_cli_args = {arr(['-p', 'no:cacheprovider', '-p', 'torch._dynamo', '-m', 'not slow', '-x', '-q', *module.pytest_args])}",
         "process_isolation = \"forkserver\"",
         "use_git_change_detection = false",
         "",

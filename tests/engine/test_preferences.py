@@ -284,3 +284,46 @@ def test_least_preferred_is_the_highest_score_with_ties():
                                             [False, True, False, False],
                                             [False, False, False, True]]
     assert p.n_actionable.tolist() == [3, 2, 1]
+
+
+def test_cost_profile_bounds_are_inclusive_and_messages_exact():
+    # 0 <= pi_min <= pi_max <= 1 and a >= 0, every bound inclusive
+    assert CostProfile("linear", pi_min=0.0, pi_max=0.0, a=0.0).a == 0.0
+    assert CostProfile("linear", pi_min=1.0, pi_max=1.0, a=0.5).pi_max == 1.0
+    with pytest.raises(ValueError, match=r"^cost profile priors need 0 <= pi_min <= pi_max "
+                       r"<= 1$"):
+        CostProfile("linear", pi_max=1.5)
+    with pytest.raises(ValueError, match=r"^cost profile weight slope a must be >= 0$"):
+        CostProfile("linear", a=-0.5)
+    with pytest.raises(ValueError, match=r"^unknown cost profile 'steep'; expected one of "
+                       r"constant, concave, linear, convex$"):
+        CostProfile("steep")  # type: ignore[arg-type]
+
+
+def test_weights_off_the_hard_mask_and_a_two_level_scale():
+    """A feature the person cannot change weighs 1 + a (the hardest); on a two-level scale
+    score 2 is the hardest (r = 1), score 1 the easiest (r = 0)."""
+    p = ActionabilityProfiles.from_lists(
+        [[False, False, False, True, True, False, False]],
+        [[0, 0, 0, 2, 1, 3, 3]], [2], "likert")
+    torch.testing.assert_close(p.relative_difficulty()[0, [L, D]],
+                               torch.tensor([1.0, 0.0], dtype=torch.float64))
+    w = p.weights(CostProfile("linear", a=3.0))
+    assert w[0, [L, D, INC, S]].tolist() == [4.0, 1.0, 4.0, 4.0]
+
+
+def test_sampled_binary_and_sorted_likert_scores():
+    b = sample_profiles(NAMES, GLOB, 50, elicitation="binary", seed=2)
+    assert b.elicitation == "binary" and b.levels.tolist() == [1.0] * 50
+    assert bool((b.scores[b.hard_mask] == 1).all())
+    assert bool((b.scores[:, list(GLOB)][~b.hard_mask[:, list(GLOB)]] == 2).all())
+    # the sorted sampler reaches both ends of the 1..K scale
+    p = sample_profiles(NAMES, GLOB, 300, elicitation="likert", score_sampling="sorted",
+                        likert_levels=5, seed=3)
+    s = p.scores[p.hard_mask]
+    assert s.min().item() == 1 and s.max().item() == 5
+    r = sample_profiles(NAMES, GLOB, 300, elicitation="ranking", seed=3)
+    assert set(r.n_actionable.tolist()) == {1, 2, 3, 4}  # |F_i| uniform on 1..4
+    # the default seed is 0
+    assert torch.equal(sample_profiles(NAMES, GLOB, 20).scores,
+                       sample_profiles(NAMES, GLOB, 20, seed=0).scores)
