@@ -63,7 +63,8 @@ MODULES: tuple[Module, ...] = (
     Module("session", "protocols/session.py",
            ("tests/protocols/test_session.py", "tests/protocols/test_concurrency.py",
             "tests/protocols/test_two_writers.py"),
-           pytest_args=("-k", "not processes")),  # the subprocess version: same code path
+           # the subprocess version runs the same code path; PostgreSQL: the store's concern
+           pytest_args=("-k", "not processes and not postgres")),
     # the store: data/store.py only picks a driver; the DuckDB driver and the contract's shared
     # code are the store (the PostgreSQL driver runs the same tests against a server: the
     # contract tests' PostgreSQL half is left out to keep a mutant's run to seconds)

@@ -29,6 +29,16 @@ def setup():
     return ctx, x, profiles
 
 
+@pytest.fixture(scope="module")
+def base(setup):
+    """The base method's plans (gs), under the Bayes rule and under an approve-all model:
+    they do not depend on HARE's configuration, so every test of a batch shares them."""
+    ctx, x, profiles = setup
+    lenient = RecourseContext(ctx.scenario, _ApproveAll())
+    return {"bayes": Hare(ctx, "gs").base_plans(x, profiles),
+            "lenient": Hare(lenient, "gs").base_plans(x, profiles)}
+
+
 def _drive(state, choose_right: bool):
     """Answer every query like Hare.run does; record each person's comparisons per
     iteration and the iterations at which acceptance was asked."""
@@ -51,11 +61,10 @@ def _drive(state, choose_right: bool):
 
 @pytest.mark.parametrize(("budget", "iterations"), [(7, 2), (9, 3), (15, 1)])
 @pytest.mark.parametrize("choose_right", [False, True])
-def test_comparisons_never_exceed_the_budget(setup, budget, iterations, choose_right):
+def test_comparisons_never_exceed_the_budget(setup, base, budget, iterations, choose_right):
     ctx, x, profiles = setup
     hare = Hare(ctx, "gs", budget=budget, iterations=iterations, steps=5)
-    base = hare.base_plans(x, profiles)
-    state = hare.start(x, profiles, base, 0)
+    state = hare.start(x, profiles, base["bayes"], 0)
     per_iteration, accept_at = _drive(state, choose_right)
     k = budget // iterations
     accepts = per_iteration.pop(-1, torch.zeros(N, dtype=torch.long))
@@ -82,13 +91,13 @@ class _ApproveAll:
 
 @pytest.mark.parametrize(("budget", "iterations"), [(7, 1), (7, 2), (9, 3), (4, 4), (15, 1)])
 @pytest.mark.parametrize("calibrate", ["all", "winner"])
-def test_with_only_favourable_pairs_exactly_the_budget_is_asked(setup, budget, iterations,
+def test_with_only_favourable_pairs_exactly_the_budget_is_asked(setup, base, budget, iterations,
                                                                  calibrate):
     ctx, x, profiles = setup
     lenient = RecourseContext(ctx.scenario, _ApproveAll())
     hare = Hare(lenient, "gs", budget=budget, iterations=iterations, steps=2,
                 calibrate=calibrate)
-    state = hare.start(x, profiles, hare.base_plans(x, profiles), 0)
+    state = hare.start(x, profiles, base["lenient"], 0)
     per_iteration, accept_at = _drive(state, choose_right=True)
     k = budget // iterations
     accepts = per_iteration.pop(-1, torch.zeros(N, dtype=torch.long))
@@ -190,13 +199,12 @@ def test_wrong_answers_and_configurations_are_named(setup):
                               "(got 2.0)")
 
 
-def test_the_search_radius_follows_the_base_plan_and_shrinks(setup):
+def test_the_search_radius_follows_the_base_plan_and_shrinks(setup, base):
     """gamma_1 = gamma * max(|r_0|, gamma_floor); gamma_{t+1} = shrink * gamma_t."""
     ctx, x, profiles = setup
     hare = Hare(ctx, "gs", budget=4, iterations=2, steps=2, gamma=2.0, gamma_floor=0.5,
                 shrink=0.25)
-    base = hare.base_plans(x, profiles)
-    state = hare.start(x, profiles, base, 0)
+    state = hare.start(x, profiles, base["bayes"], 0)
     r0 = state.incumbent  # r_0: the base plan's shift (nobody has answered yet)
     torch.testing.assert_close(state.gamma, 2.0 * r0.norm(dim=1).clamp(min=0.5))
     first = state.gamma.clone()
