@@ -172,3 +172,63 @@ def test_closing_twice_and_reopening_after_the_last_close(tmp_path) -> None:
     c.close()
     with Store(path, read_only=True) as r:  # every writer closed: a read-only open works
         assert r.counts()["studies"] == 0
+
+
+def test_plans_and_ratings_by_study_and_studies_in_creation_order(tmp_path) -> None:
+    later = datetime(2024, 1, 2)
+    with Store(tmp_path / "a.duckdb") as store:
+        with store.transaction() as tx:
+            tx.insert("studies", [{"study_id": "a", "protocol_id": "p", "source": "protocol",
+                                   "created_at": later}])
+            _study(tx, "z")  # created first: listed first although "z" > "a"
+            _study(tx, "m")  # the same time as "z": the id breaks the tie
+            tx.insert("participants", [_participant("z", "p"), _participant("m", "p")])
+            tx.insert("plans", [{"study_id": s, "participant_id": "p", "plan_id": f"{s}1",
+                                 "position": 0, "created_at": AT} for s in ("z", "m")])
+            tx.insert("ratings", [{"study_id": s, "participant_id": "p", "plan_id": f"{s}1",
+                                   "acceptance": 5, "action": 4, "answered_at": AT}
+                                  for s in ("z", "m")])
+        assert list(store.studies()["study_id"]) == ["m", "z", "a"]
+        assert list(store.plans("z")["plan_id"]) == ["z1"]
+        assert list(store.plans()["plan_id"]) == ["m1", "z1"]
+        assert list(store.ratings_long("m")["plan_id"]) == ["m1"]
+        assert list(store.ratings_long()["study_id"]) == ["m", "z"]
+        assert store.plans("a").empty
+        with pytest.raises(StoreError, match=r"^unknown table 'nope'; expected one of studies, "
+                           r"participants, "):
+            store.table("nope")
+
+
+def test_a_memory_store_is_migrated_private_and_closes(tmp_path) -> None:
+    from data.duckdb_store import DuckDBStore
+    from data.migrations import LATEST
+
+    one, two = DuckDBStore.memory(), DuckDBStore.memory()
+    assert one.query("SELECT max(version) AS v FROM schema_version") == [{"v": LATEST}]
+    assert str(one.path) == ":memory:" and not one.read_only and one.backend == "duckdb"
+    with one.transaction() as tx:
+        _study(tx, "s")
+    assert len(one.studies()) == 1 and two.studies().empty  # not shared
+    assert one.snapshot() is one
+    one.close()
+    with pytest.raises(StoreError, match=r"^the store :memory: is closed$"):
+        one.cursor()
+    with pytest.raises(duckdb.ConnectionException):  # the private connection is closed too
+        one._shared.con.execute("SELECT 1")
+    assert two.query("SELECT 1 AS one") == [{"one": 1}]  # the other one stays open
+    two.close()
+
+
+def test_targets_are_resolved_and_described_without_passwords(tmp_path, monkeypatch) -> None:
+    from data.contract import describe, resolve_target
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert resolve_target("~/s.duckdb") == str(tmp_path.resolve() / "s.duckdb")
+    monkeypatch.chdir(tmp_path)
+    assert resolve_target("rel.duckdb") == str(tmp_path.resolve() / "rel.duckdb")
+    url = "postgresql://u:secret@db.example:5432/study"
+    assert resolve_target(url) == url
+    assert describe(url) == "postgresql://u:***@db.example:5432/study"
+    assert describe("postgresql://u@host/db") == "postgresql://u@host/db"
+    assert describe("postgres://a:b:c@h/d") == "postgres://a:***@h/d"
+    assert describe(tmp_path / "s.duckdb") == str(tmp_path / "s.duckdb")
