@@ -45,7 +45,7 @@ test: install lint browser proxy
 	$(BIN)/pytest
 
 # The long checks left out of `make test` (a simulate run killed and resumed, a study server
-# killed mid-study, the analysis' parameter recovery): CI runs them after `make test`.
+# killed mid-study, the analysis' parameter recovery, the paper reproductions): by hand (README).
 test-slow: install browser
 	$(BIN)/pytest -m slow
 
