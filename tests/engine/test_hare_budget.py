@@ -213,3 +213,38 @@ def test_the_search_radius_follows_the_base_plan_and_shrinks(setup, base):
     state.accept(torch.zeros(N, dtype=torch.bool))
     assert state.t == 1
     torch.testing.assert_close(state.gamma, 0.25 * first)
+
+
+def test_answers_per_person_acceptance_sticks_and_invalid_plans_are_never_asked(setup, base):
+    """Mixed answers (plain lists of 0/1, as a web form gives them): a person who accepts is
+    done for good (accepted stays set, no further question); nobody is asked to compare a pair
+    with an unfavourable plan or to accept an unfavourable plan."""
+    ctx, x, profiles = setup
+    hare = Hare(ctx, "gs", budget=9, iterations=3, steps=5)
+    state = hare.start(x, profiles, base["bayes"], 0)
+    alternate = [i % 2 for i in range(N)]
+    accepted_at: dict[int, int] = {}
+    asked_invalid = 0
+    while state.phase != "done":
+        q = state.query()
+        if q.kind == "compare":
+            both = state.valid[torch.arange(N), state.winner] & state.valid[:, state.pos]
+            assert torch.equal(q.ask, both & ~state.done)
+            asked_invalid += int((~both).sum())
+            state.answer(alternate)
+        else:
+            ask = q.ask.clone()
+            assert torch.equal(ask, state.incumbent_valid & ~state.done)
+            asked_invalid += int((~state.incumbent_valid).sum())
+            before = state.asked.clone()
+            yes = [1 - a for a in alternate] if state.t == 0 else alternate  # odd, then even
+            state.accept(yes)
+            for i in torch.nonzero(ask & torch.tensor(yes, dtype=torch.bool)).flatten().tolist():
+                accepted_at[i] = int(before[i]) + 1
+            assert torch.equal(state.asked - before, ask.long())
+        for i, n_asked in accepted_at.items():  # accepted: done, asked nothing more
+            assert bool(state.accepted[i]) and bool(state.done[i])
+            assert int(state.asked[i]) == n_asked
+    assert accepted_at, "somebody accepted"
+    assert sorted(accepted_at) == torch.nonzero(state.accepted).flatten().tolist()
+    assert asked_invalid > 0  # the rule was exercised: some pair or plan was unfavourable
