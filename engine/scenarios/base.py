@@ -18,6 +18,7 @@ import torch
 from torch import Tensor
 
 from engine.metrics import changed_items
+from engine.scenarios.pool_world import PoolWorld
 from engine.scenarios.samples import (
     LABEL_RULES,
     ROLES,
@@ -25,7 +26,6 @@ from engine.scenarios.samples import (
     SCMSamples,
     Splits,
 )
-from engine.scenarios.pool_world import PoolWorld
 from engine.scm import StructuralCausalModel
 
 
@@ -186,6 +186,16 @@ class Scenario:
         for i, pa in self.parents.items():
             a[i, list(pa)] = True
         return a
+
+    @property
+    def exact_scm(self) -> StructuralCausalModel | None:
+        """The exact SCM: the world's own, else (a data world) the ``truth`` scenario's that
+        made the data, else None."""
+        if self.scm is not None or self.truth is None:
+            return self.scm
+        from engine.scenarios import get_scenario  # the registry imports this module
+
+        return get_scenario(self.truth).scm
 
     def require_scm(self, what: str) -> StructuralCausalModel:
         """The exact SCM, or a ValueError saying that ``what`` needs one."""

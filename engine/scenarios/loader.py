@@ -38,12 +38,19 @@ from engine.scenarios.schema import (
     EquationsWorld,
     FeatureFileSpec,
     GeneratorSpec,
-    PoolWorld as PoolWorldSpec,
     ScenarioFile,
     dotted,
 )
-from engine.scenarios.tables import TableError, check_columns, label_column, read_csv, \
-    to_model_units
+from engine.scenarios.schema import (
+    PoolWorld as PoolWorldSpec,
+)
+from engine.scenarios.tables import (
+    TableError,
+    check_columns,
+    label_column,
+    read_csv,
+    to_model_units,
+)
 from engine.scm import StructuralCausalModel
 
 SCENARIO_DIR = Path(__file__).resolve().parent
