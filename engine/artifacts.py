@@ -209,7 +209,7 @@ def build_artifacts(
     be a scenario file's path. A pool world has nothing to train (an empty list).
     """
     scenario = get_scenario(scenario_name)
-    if scenario.world_kind == "pool":  # a fixed rule, no world model: nothing to train
+    if scenario.pool is not None:  # a fixed rule, no world model: nothing to train
         return []
     wanted = set(ARTIFACTS if only is None else only)
     unknown = sorted(wanted - set(ARTIFACTS))

@@ -135,8 +135,8 @@ class Scenario:
     ``world_kind`` is ``equations`` (``scm`` is the exact SCM), ``pool`` (``pool`` holds the
     profiles and the fixed decision rule; no SCM) or ``data`` (no exact SCM: ``graph`` holds
     the causal parents, the world model is the causal flow learned from the samples, and
-    ``truth`` may name the scenario whose exact SCM made the data). ``source`` is the
-    scenario file.
+    ``truth`` may name the scenario whose exact SCM, ``truth_scm``, made the data).
+    ``source`` is the scenario file.
 
     ``samples`` is the data source and ``label_rule`` how labels are made from the SCM
     (engine.scenarios.samples: ``threshold`` by default, ``bernoulli`` as a named option;
@@ -159,6 +159,7 @@ class Scenario:
     graph: dict[int, tuple[int, ...]] | None = None
     pool: PoolWorld | None = None
     truth: str | None = None
+    truth_scm: StructuralCausalModel | None = None
     source: Path | None = None
 
     def __post_init__(self) -> None:
@@ -189,13 +190,9 @@ class Scenario:
 
     @property
     def exact_scm(self) -> StructuralCausalModel | None:
-        """The exact SCM: the world's own, else (a data world) the ``truth`` scenario's that
-        made the data, else None."""
-        if self.scm is not None or self.truth is None:
-            return self.scm
-        from engine.scenarios import get_scenario  # the registry imports this module
-
-        return get_scenario(self.truth).scm
+        """The exact SCM: the world's own, else (a data world) the SCM of the ``truth``
+        scenario that made the data, else None."""
+        return self.scm if self.scm is not None else self.truth_scm
 
     def require_scm(self, what: str) -> StructuralCausalModel:
         """The exact SCM, or a ValueError saying that ``what`` needs one."""
