@@ -102,6 +102,11 @@ CASES = [
     ("equations-class-missing",
      _set(DATA, ("world",), {"kind": "equations", "module": "engine.scenarios.loan",
                              "scm": "NoSuchSCM"}), None, "world.scm", "cannot import"),
+    ("yaml-boolean-level", _set(POOL, ("features", 2, "levels"), [False, True]), POOL_CSV,
+     "features[2].levels[0]", "YAML reads unquoted yes/no"),
+    ("discrete-feature-with-causes",
+     _set(DATA, ("features", 1), {"name": "b", "kind": "binary", "levels": ["x", "y"]}), None,
+     "features[1].kind", "only as a cause"),
     ("range-reversed", _set(POOL, ("features", 3, "range"), [5, 1]), POOL_CSV,
      "features[3].range", "low < high"),
 ]
