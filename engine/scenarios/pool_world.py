@@ -11,8 +11,7 @@ so ``decide`` takes the display columns of model-unit profiles (Scenario.display
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -31,7 +30,6 @@ class PoolWorld:
     rule: RuleFunction
     rule_text: str
     source: str
-    extras: dict = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.x.shape[0])
@@ -43,8 +41,3 @@ class PoolWorld:
         if out.shape != (n,):
             raise ValueError(f"the rule returned shape {out.shape}, expected ({n},)")
         return out
-
-    @property
-    def source_path(self) -> Path | None:
-        p = Path(self.source)
-        return p if p.suffix == ".csv" else None
