@@ -217,9 +217,12 @@ def exclusions_section(analysis: Analysis) -> str:
         return "<p>No exclusions were applied.</p>"
     rules = ", ".join(k for k, on in ex["rules"].items() if on) or "none"
     counts = ", ".join(f"{k}: {v}" for k, v in ex["counts"].items())
+    dropped = ", ".join(f"{k}: {v}" for k, v in ex.get("ratings_excluded", {}).items())
+    kept = (f" Ratings analysed: {ex['n_ratings_kept']} of {ex['n_ratings_before']} "
+            f"(left out by rule: {html.escape(dropped)})." if "n_ratings_kept" in ex else "")
     return (f"<p>Rules (the protocol's <code>exclusions</code>): {html.escape(rules)}. "
-            f"Participants excluded: {html.escape(counts)}. They stay in the database and "
-            "the export.</p>")
+            f"Participants excluded: {html.escape(counts)}.{kept} They stay in the database "
+            "and the export.</p>")
 
 
 def _main(models: list[ModelResult]) -> str:

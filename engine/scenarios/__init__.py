@@ -11,6 +11,7 @@ from collections.abc import Callable
 from engine.scenarios.base import DisplayMap, FeatureSpec, Role, Scenario
 from engine.scenarios.loan import make_loan
 from engine.scenarios.samples import CARMA_LOAN
+from engine.scenarios.tominaga import make_tominaga
 
 _REGISTRY: dict[str, Callable[[], Scenario]] = {
     "loan": make_loan,
@@ -20,6 +21,7 @@ _REGISTRY: dict[str, Callable[[], Scenario]] = {
     "loan-bernoulli": lambda: make_loan(
         "loan-bernoulli", "Car loan (Bernoulli labels)", label_rule="bernoulli"
     ),
+    "tominaga": make_tominaga,
 }
 _CACHE: dict[str, Scenario] = {}
 

@@ -96,6 +96,13 @@ class FeatureSpec:
     ``display_min``/``display_max`` (display units) bound the values a plan may show a
     person (a loan of at least $1,000); None: the training split's 0.1% / 99.9% quantile
     (``Scenario.display_bounds``).
+    ``range``: the M_i of the distances and costs (model units) when the scenario states it
+    (an ordinal item's number of levels - 1); None: max - min over the training split.
+    ``in_plan``: shown as a row of a plan (False: a condition of the decision that a plan
+    does not ask to change, e.g. the reference study's income and loan).
+    ``derived_from``: (feature, factor): not entered by a participant but set to factor x
+    that feature's model-unit value when a profile is entered (the reference study's loan,
+    one third of the entered income).
     """
 
     name: str
@@ -107,6 +114,9 @@ class FeatureSpec:
     discrete: bool = False
     display_min: float | None = None
     display_max: float | None = None
+    range: float | None = None
+    in_plan: bool = True
+    derived_from: tuple[str, float] | None = None
 
     @property
     def resolution(self) -> float:
@@ -217,9 +227,13 @@ class Scenario:
 
     @property
     def ranges(self) -> Tensor:
-        """(d,) max - min of each feature over the training split (the M_i of the metrics)."""
+        """(d,) the M_i of the metrics: a feature's stated ``range``, else its max - min over
+        the training split."""
         b = self.bounds
-        return b[1] - b[0]
+        data = b[1] - b[0]
+        stated = torch.tensor([float("nan") if f.range is None else f.range
+                               for f in self.features], dtype=data.dtype)
+        return torch.where(torch.isnan(stated), data, stated)
 
     @property
     def categorical(self) -> Tensor:
@@ -244,9 +258,16 @@ class Scenario:
             for row in arr
         ]
 
+    @property
+    def entered(self) -> tuple[FeatureSpec, ...]:
+        """The features a participant enters (every feature not ``derived_from`` another)."""
+        return tuple(f for f in self.features if f.derived_from is None)
+
     def from_display(self, values: dict[str, float]) -> np.ndarray:
-        """One profile from display values (every feature required) to model units."""
-        missing = [f.name for f in self.features if f.name not in values]
+        """One profile from display values (every entered feature required; a derived one
+        may be left out and is then computed) to model units."""
+        values = dict(values)
+        missing = [f.name for f in self.entered if f.name not in values]
         if missing:
             raise ValueError(f"profile is missing feature(s): {', '.join(missing)}")
         unknown = sorted(set(values) - set(self.feature_names))
@@ -254,8 +275,14 @@ class Scenario:
             raise ValueError(f"profile has unknown feature(s): {', '.join(unknown)}")
         out = np.empty(self.d)
         for i, f in enumerate(self.features):
+            if f.name not in values:
+                continue  # derived: set below
             v = values[f.name]
             if v is None or (isinstance(v, float) and math.isnan(v)):
                 raise ValueError(f"{f.label}: a value is required")
             out[i] = float(f.display.from_display(float(v)))
+        for i, f in enumerate(self.features):
+            if f.derived_from is not None and f.name not in values:
+                source, factor = f.derived_from
+                out[i] = factor * out[self.index(source)]
         return out

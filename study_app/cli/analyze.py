@@ -62,7 +62,8 @@ def analyze(
     model names), failed [{model, error}], loo {outcome: [{model, rank, elpd_loo, se, elpd_diff, dse, weight}]},
     recourse_table [{arm, method, plans, validity, plausibility, cost, hap, l0_actions,
     l1_actions, l0_profile, l1_profile, satisfaction, violation}] (null: not recorded),
-    exclusions {rules {failed_attention, fewer_plans}, counts {reason: participants},
+    exclusions {rules {impossible_items, failed_attention, fewer_plans}, counts {reason:
+    participants}, ratings_excluded {rule: ratings}, n_ratings_before, n_ratings_kept,
     excluded [{participant_id, reason}]} (the stored protocol's exclusions; excluded
     participants are left out of every model), truth_vs_recovered (simulated studies, else
     null: {distance, outcomes [{outcome, model, truth_shape (falls | rises | flat),
@@ -77,10 +78,11 @@ def analyze(
     sampler = _sampler(distance, backend, draws, tune, chains, seed, target_accept)
     study_id, ratings, plans, settings = load_study(db, study)
     ratings, exclusions, truth = study_rules(ratings, settings)
-    if exclusions["excluded"]:
-        err.print(f"excluding {len(exclusions['excluded'])} participant(s) by the protocol's "
-                  f"exclusions ({', '.join(f'{k}: {v}' for k, v in exclusions['counts'].items())})",
-                  highlight=False)
+    if exclusions["excluded"] or exclusions["ratings_excluded"]["impossible_items"]:
+        dropped = ", ".join(f"{k}: {v}" for k, v in exclusions["ratings_excluded"].items())
+        err.print(f"excluding {len(exclusions['excluded'])} participant(s) and "
+                  f"{exclusions['n_ratings_before'] - exclusions['n_ratings_kept']} rating(s) "
+                  f"by the protocol's exclusions (ratings by rule: {dropped})", highlight=False)
     result = _fit_all(ratings, plans, study_id, distance, sampler, gaussian, out, resume, trace,
                       truth=truth, exclusions=exclusions)
     summary = _write_outputs(result, out)
@@ -139,10 +141,11 @@ def study_rules(ratings: pd.DataFrame, settings: dict[str, Any]) -> tuple[
     from engine.synthetic.rating_model import RatingBehaviour
     from protocols.schema import Protocol
 
-    failed_attention, expected = False, None
+    failed_attention, expected, impossible_items = False, None, False
     try:
         protocol = Protocol.model_validate_json(settings.get("protocol_json") or "")
         failed_attention = protocol.exclusions.failed_attention
+        impossible_items = protocol.exclusions.impossible_items
         if protocol.exclusions.fewer_plans:
             first_arm = ratings.groupby(ratings["participant_id"].astype(str))["arm"].first()
             expected = {pid: protocol.plans_per_participant(arm)
@@ -151,7 +154,7 @@ def study_rules(ratings: pd.DataFrame, settings: dict[str, Any]) -> tuple[
         err.print(f"note: the stored protocol cannot be read here ({type(e).__name__}); no "
                   "exclusions applied", highlight=False)
     kept, record = apply_exclusions(ratings, failed_attention=failed_attention,
-                                    expected=expected)
+                                    expected=expected, impossible_items=impossible_items)
     truth = None
     sim = json.loads(settings.get("simulation_json") or "null")
     if isinstance(sim, dict) and isinstance(sim.get("behaviour"), dict):

@@ -36,8 +36,10 @@ _TAGS: dict[str, str] = {
 }
 
 
-def plan_table_html(rows: Sequence[PlanRowLike], *, title: str = "", legend: bool = True) -> str:
-    """HTML table of ``rows`` with a caption; every cell's text is escaped."""
+def plan_table_html(rows: Sequence[PlanRowLike], *, title: str = "", legend: bool = True,
+                    current_label: str = "Your profile now",
+                    suggested_label: str = "Suggested profile") -> str:
+    """HTML table of ``rows`` with a caption and column headings; every text is escaped."""
     if not rows:
         raise ValueError("a plan table needs at least one row")
     body = []
@@ -67,8 +69,9 @@ def plan_table_html(rows: Sequence[PlanRowLike], *, title: str = "", legend: boo
     )
     return (
         f'{key}<table class="rs-plan" data-testid="rs-plan-table">{caption}'
-        "<thead><tr><th scope='col'>Item</th><th scope='col'>Your profile now</th>"
-        "<th aria-hidden='true'></th><th scope='col'>Suggested profile</th></tr></thead>"
+        f"<thead><tr><th scope='col'>Item</th><th scope='col'>{html.escape(current_label)}"
+        "</th><th aria-hidden='true'></th>"
+        f"<th scope='col'>{html.escape(suggested_label)}</th></tr></thead>"
         f"<tbody>{''.join(body)}</tbody></table>"
     )
 
