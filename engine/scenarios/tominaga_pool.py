@@ -37,9 +37,10 @@ Codes are 0-based option indices of Table 1 (0 = the first option). For each per
     ... 900-990).
 11. Facebook: P = sigmoid(0.3 - 0.03 (a - 22) + 0.3 overseas); LinkedIn: P = sigmoid(-3.0
     + 0.3 education + 1.0 overseas work + 0.3 TOEIC band / 7).
-12. Annual income (million JPY): log income = log 2.3 + 0.016 min(c, 35) + 0.1 position
+12. Annual income (million JPY): log income = log 2.1 + 0.01 min(c, 35) + 0.1 position
     + 0.07 education + 0.12 Tokyo + 0.05 public + 0.06 (working-hours level - 3)
-    + 0.08 side jobs (capped at 2) + N(0, 0.3), clipped to 1.0..25.0, rounded to 0.1.
+    + 0.08 side jobs (capped at 2) + 0.012 min(t, 30) (seniority pay) + 0.04 TOEIC band
+    + 0.1 overseas work + N(0, 0.3), clipped to 1.0..25.0, rounded to 0.1.
 13. Disclosure: 374 of 4,057 people (9.2%, the paper's share) chosen at random do not
     disclose their income; they are dropped from the counterfactual pool (3,683 remain).
 """
@@ -99,9 +100,10 @@ def generate(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     toeic = np.where(no_score, 0, band)
     facebook = rng.random(n) < _sigmoid(0.3 - 0.03 * (age - 22.0) + 0.3 * abroad_work)
     linkedin = rng.random(n) < _sigmoid(-3.0 + 0.3 * edu + 1.0 * abroad_work + 0.3 * toeic / 7)
-    log_income = (np.log(2.3) + 0.016 * np.minimum(career, 35.0) + 0.1 * position
+    log_income = (np.log(2.1) + 0.01 * np.minimum(career, 35.0) + 0.1 * position
                   + 0.07 * edu + 0.12 * tokyo + 0.05 * public + 0.06 * (hours - 3)
-                  + 0.08 * np.minimum(side, 2) + rng.normal(0.0, 0.3, n))
+                  + 0.08 * np.minimum(side, 2) + 0.012 * np.minimum(tenure, 30.0)
+                  + 0.04 * toeic + 0.1 * abroad_work + rng.normal(0.0, 0.3, n))
     income = np.round(np.clip(np.exp(log_income), 1.0, 25.0), 1)
     items = np.column_stack([
         (~tokyo).astype(int), (~owned).astype(int), edu, public.astype(int), position,

@@ -19,8 +19,9 @@ def analyze(
     db: str = typer.Option(..., help="The study database: a DuckDB file or postgresql://..."),
     out: Path = typer.Option(..., help="Folder for report.html, summary.json, models/ and traces/."),
     study: str | None = typer.Option(None, help="Study id (default: the only study in the DB)."),
-    distance: str = typer.Option(
-        "l1_profile", help="Main distance: l0_actions | l1_actions | l0_profile | l1_profile."),
+    distance: str | None = typer.Option(
+        None, help="Main distance: l0_actions | l1_actions | l0_profile | l1_profile "
+        "(default: the stored protocol's proximity, else l1_profile)."),
     backend: str = typer.Option("nutpie", help="Sampler: nutpie (fastest here) | pymc."),
     draws: int = typer.Option(1000, min=50, help="Posterior draws per chain."),
     tune: int | None = typer.Option(
@@ -31,7 +32,9 @@ def analyze(
         None, min=0.5, max=0.999,
         help="NUTS step-size target (default 0.95, analysis.fit); raise it "
              "(e.g. 0.99) if a model reports divergences."),
-    gaussian: bool = typer.Option(True, help="Also fit the Gaussian variant."),
+    gaussian: bool = typer.Option(
+        True, help="Also fit the Gaussian GAMM (the reference study's Eq. 4: random "
+        "smooths per participant) with L0 and with L1."),
     resume: bool = typer.Option(
         False, "--resume", help="Reuse every model result stored in OUT whose data, model and "
         "sampler settings are unchanged (fingerprint); fit only the missing or changed ones."),
@@ -75,8 +78,11 @@ def analyze(
 
     if trace not in TRACE_LEVELS:
         fail(f"--trace must be one of {', '.join(TRACE_LEVELS)}, got {trace!r}", 2)
-    sampler = _sampler(distance, backend, draws, tune, chains, seed, target_accept)
+    if distance is not None:
+        _sampler(distance, backend, draws, tune, chains, seed, target_accept)  # fail early
     study_id, ratings, plans, settings = load_study(db, study)
+    distance = distance or protocol_distance(settings)
+    sampler = _sampler(distance, backend, draws, tune, chains, seed, target_accept)
     ratings, exclusions, truth = study_rules(ratings, settings)
     if exclusions["excluded"] or exclusions["ratings_excluded"]["impossible_items"]:
         dropped = ", ".join(f"{k}: {v}" for k, v in exclusions["ratings_excluded"].items())
@@ -128,6 +134,19 @@ def load_study(db: str, study: str | None) -> tuple[str, pd.DataFrame, pd.DataFr
     if ratings.empty:
         fail(f"study {study!r} in {db} has no ratings yet: nothing to analyse", 2)
     return study, ratings, plans, row
+
+
+def protocol_distance(settings: dict[str, Any]) -> str:
+    """The stored protocol's proximity (tominaga design) or distance (stratified design):
+    the distance its plans were chosen by; l1_profile when the protocol cannot be read."""
+    from protocols.schema import Protocol
+
+    try:
+        protocol = Protocol.model_validate_json(settings.get("protocol_json") or "")
+    except Exception:  # noqa: BLE001 - imported studies or older protocol versions
+        return "l1_profile"
+    spec = protocol.plans
+    return spec.proximity if spec.design == "tominaga" else spec.distance
 
 
 def study_rules(ratings: pd.DataFrame, settings: dict[str, Any]) -> tuple[
