@@ -44,7 +44,13 @@ import torch
 from torch import nn
 
 from engine.artifact_builders import Built, builder_for, configs
-from engine.decision import BayesDecision, Classifier, DecisionConfig, DecisionModel
+from engine.decision import (
+    BayesDecision,
+    Classifier,
+    DecisionConfig,
+    DecisionModel,
+    RuleDecision,
+)
 from engine.flows import CausalFlow, FlowConfig
 from engine.recourse.icarma_networks import AmortizedRecourse
 from engine.recourse.icarma_training import ICarmaConfig
@@ -354,7 +360,16 @@ def _load(scenario_name: str, name: str) -> nn.Module:
 
 def load_classifier(scenario: Scenario, kind: str = "trained") -> Classifier:
     """A scenario's decision model: ``trained`` (its artifact; ArtifactMissingError says how
-    to build it) or ``bayes`` (the exact Bayes rule under its SCM; no artifact)."""
+    to build it) or ``bayes`` (the exact Bayes rule under its SCM; no artifact). A pool +
+    rule world decides by its fixed rule whatever is asked (``rule``, or ``bayes``: with
+    labels made by the rule, the rule is the Bayes decision; nothing is ever trained)."""
+    if scenario.pool is not None and scenario.scm is None:
+        if kind not in ("rule", "bayes", "trained"):
+            raise ValueError(f"unknown decision model {kind!r}; expected rule, trained or bayes")
+        return RuleDecision(scenario)
+    if kind == "rule":
+        raise ValueError(f"scenario {scenario.name!r} has no fixed rule (a "
+                         f"{scenario.world_kind} world): use trained or bayes")
     if kind == "bayes":
         return BayesDecision(scenario)
     if kind != "trained":

@@ -3,10 +3,12 @@
 ``Classifier`` is the contract every decision model meets (``predict_proba``, ``decision``);
 ``rejected_rows`` is the one selection of the people a model rejects (benchmarks, training,
 studies and the fairness case study all draw from it); ``decide`` is the numpy view a study
-uses. Two models:
+uses. Three models:
 
 ``BayesDecision``: the Bayes-optimal rule under the exact SCM, h(x) = 1[P(Y=1 | x) >= 1/2],
 a reference for how much of a result is due to the trained model.
+
+``RuleDecision``: a pool world's fixed rule (engine.scenarios.rules), nothing trained.
 
 ``DecisionModel``: the trained MLP classifier h(x),
 
@@ -63,6 +65,25 @@ class BayesDecision:
 
     def decision(self, x: Tensor) -> Tensor:
         return self.scm.label_logit(x.double()) >= 0
+
+
+class RuleDecision:
+    """A pool world's fixed rule as a decision model: h(x) = rule(display values of x)
+    (engine.scenarios.rules); ``predict_proba`` is 1 where favourable, else 0."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        if scenario.pool is None:
+            raise ValueError(f"scenario {scenario.name!r} has no fixed rule (a "
+                             f"{scenario.world_kind} world)")
+        self.scenario = scenario
+        self.pool = scenario.pool
+
+    def decision(self, x: Tensor) -> Tensor:
+        ok = self.pool.decide(self.scenario.display_columns(x.detach().double().numpy()))
+        return torch.from_numpy(ok)
+
+    def predict_proba(self, x: Tensor) -> Tensor:
+        return self.decision(x).to(x.dtype if x.is_floating_point() else torch.float32)
 
 
 def decide(classifier: Classifier, x: ArrayLike) -> tuple[np.ndarray, np.ndarray]:

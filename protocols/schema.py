@@ -65,7 +65,7 @@ class Protocol(Strict):
     title: str = Field(min_length=1)
     scenario: str = "loan"
     seed: int = 0
-    decision_model: Literal["trained", "bayes"] = "trained"
+    decision_model: Literal["trained", "bayes", "rule"] = "trained"
     consent: str = "Do you agree to take part in this study?"
     screening: list[ScreeningQuestion] = Field(default_factory=list)
     scenario_text: str | None = None

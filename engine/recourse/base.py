@@ -30,6 +30,7 @@ from engine.decision import Classifier
 from engine.preferences import ActionabilityProfiles, CostProfile, all_actionable
 from engine.recourse.batch import RecourseBatch
 from engine.scenarios.base import Scenario
+from engine.scenarios.pool_model import PoolWorldModel
 from engine.scm import ArrayLike, as_batch
 
 
@@ -76,7 +77,9 @@ class RecourseContext:
     """What a method needs from the world: scenario, decision model, world model, cost profile.
 
     ``world`` computes consequences and densities when evaluating an action; it defaults to
-    the scenario's exact SCM (``density_source = "scm"``).
+    the scenario's exact SCM (``density_source = "scm"``), or for a pool + rule world to its
+    pool model (engine.scenarios.pool_model: no consequences, item-frequency densities;
+    ``density_source = "pool"``).
     """
 
     scenario: Scenario
@@ -86,8 +89,11 @@ class RecourseContext:
     density_source: str = "scm"
 
     def __post_init__(self) -> None:
+        if self.world is None and self.scenario.scm is None and self.scenario.pool is not None:
+            self.world = PoolWorldModel(self.scenario)
+            self.density_source = "pool"
         if self.world is None:
-            self.world = self.scenario.scm
+            self.world = self.scenario.require_scm("evaluating plans without a world model")
 
     @property
     def ranges(self) -> Tensor:

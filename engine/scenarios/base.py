@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -24,6 +25,7 @@ from engine.scenarios.samples import (
     SCMSamples,
     Splits,
 )
+from engine.scenarios.pool_world import PoolWorld
 from engine.scm import StructuralCausalModel
 
 
@@ -92,12 +94,14 @@ class FeatureSpec:
     """One feature: name, label for people, role, display map, allowed direction of change.
 
     ``direction`` is +1 (may only increase), -1 (only decrease) or 0 (either) and is used by
-    methods that restrict changes the way the reference user study did.
+    methods that restrict changes the way the reference user study did. ``kind`` is binary,
+    ordinal, categorical or continuous (engine.scenarios.schema); ``discrete`` features
+    (binary, categorical) count any change fully in L1, ordinal ones by levels. ``range``
+    (model units) is the M_i of the distances when the scenario file states it (None: the
+    training split's max - min).
     ``display_min``/``display_max`` (display units) bound the values a plan may show a
     person (a loan of at least $1,000); None: the training split's 0.1% / 99.9% quantile
     (``Scenario.display_bounds``).
-    ``range``: the M_i of the distances and costs (model units) when the scenario states it
-    (an ordinal item's number of levels - 1); None: max - min over the training split.
     ``in_plan``: shown as a row of a plan (False: a condition of the decision that a plan
     does not ask to change, e.g. the reference study's income and loan).
     ``derived_from``: (feature, factor): not entered by a participant but set to factor x
@@ -114,9 +118,15 @@ class FeatureSpec:
     discrete: bool = False
     display_min: float | None = None
     display_max: float | None = None
-    range: float | None = None
+    kind: str = "continuous"
+    range: tuple[float, float] | None = None
     in_plan: bool = True
     derived_from: tuple[str, float] | None = None
+
+    @property
+    def levels(self) -> tuple[str, ...]:
+        """Level labels of a binary / ordinal / categorical feature (codes 0..k-1)."""
+        return self.display.categories if self.display.kind == "categorical" else ()
 
     @property
     def resolution(self) -> float:
@@ -127,7 +137,13 @@ class FeatureSpec:
 
 @dataclass
 class Scenario:
-    """A scenario: features in column order, the exact SCM, and where its data come from.
+    """A scenario: features in column order, its world, and where its data come from.
+
+    ``world_kind`` is ``equations`` (``scm`` is the exact SCM), ``pool`` (``pool`` holds the
+    profiles and the fixed decision rule; no SCM) or ``data`` (no exact SCM: ``graph`` holds
+    the causal parents, the world model is the causal flow learned from the samples, and
+    ``truth`` may name the scenario whose exact SCM made the data). ``source`` is the
+    scenario file.
 
     ``samples`` is the data source and ``label_rule`` how labels are made from the SCM
     (engine.scenarios.samples: ``threshold`` by default, ``bernoulli`` as a named option;
@@ -139,13 +155,18 @@ class Scenario:
     name: str
     title: str
     features: tuple[FeatureSpec, ...]
-    scm: StructuralCausalModel
+    scm: StructuralCausalModel | None
     samples: DataSource = field(default_factory=SCMSamples)
     label_rule: str = "threshold"
     story: str = ""
     favourable_label: str = "approved"
     unfavourable_label: str = "rejected"
     extras: dict = field(default_factory=dict)
+    world_kind: str = "equations"
+    graph: dict[int, tuple[int, ...]] | None = None
+    pool: PoolWorld | None = None
+    truth: str | None = None
+    source: Path | None = None
 
     def __post_init__(self) -> None:
         if self.label_rule not in LABEL_RULES:
@@ -157,6 +178,28 @@ class Scenario:
     @property
     def feature_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.features)
+
+    @property
+    def parents(self) -> dict[int, tuple[int, ...]]:
+        """Causal parents per feature index: the SCM's, else the file's graph (a pool world
+        has none: its features are taken as independent)."""
+        if self.scm is not None:
+            return dict(self.scm.parents)
+        return dict(self.graph or {})
+
+    def adjacency(self) -> Tensor:
+        """Boolean (d, d): A[i, j] iff x_j is a parent of x_i (or i == j)."""
+        a = torch.eye(self.d, dtype=torch.bool)
+        for i, pa in self.parents.items():
+            a[i, list(pa)] = True
+        return a
+
+    def require_scm(self, what: str) -> StructuralCausalModel:
+        """The exact SCM, or a ValueError saying that ``what`` needs one."""
+        if self.scm is None:
+            raise ValueError(f"{what} needs an exact SCM; scenario {self.name!r} is a "
+                             f"{self.world_kind} world")
+        return self.scm
 
     @property
     def d(self) -> int:
@@ -189,7 +232,7 @@ class Scenario:
     @cached_property
     def datasets(self) -> dict[str, Splits]:
         """role -> split -> (x (n, d) float64, y (n,) float64), from ``samples``."""
-        return self.samples.load(self.scm, self.label_rule)
+        return self.samples.load(self.scm, self.label_rule)  # type: ignore[arg-type]
 
     def data(self, role: str) -> Splits:
         """The splits of one role: ``decision``, ``flow`` or ``recourse``."""
@@ -227,13 +270,14 @@ class Scenario:
 
     @property
     def ranges(self) -> Tensor:
-        """(d,) the M_i of the metrics: a feature's stated ``range``, else its max - min over
-        the training split."""
+        """(d,) the M_i of the metrics: a feature's stated ``range`` (high - low), else its
+        max - min over the training split."""
         b = self.bounds
-        data = b[1] - b[0]
-        stated = torch.tensor([float("nan") if f.range is None else f.range
-                               for f in self.features], dtype=data.dtype)
-        return torch.where(torch.isnan(stated), data, stated)
+        out = b[1] - b[0]
+        for j, f in enumerate(self.features):
+            if f.range is not None:
+                out[j] = f.range[1] - f.range[0]
+        return out
 
     @property
     def categorical(self) -> Tensor:
@@ -249,6 +293,13 @@ class Scenario:
     @cached_property
     def stds(self) -> Tensor:
         return self.dataset["train"][0].std(dim=0)
+
+    def display_columns(self, x: np.ndarray | Tensor) -> dict[str, np.ndarray]:
+        """Profiles (n, d) in model units as feature -> display values (level codes for
+        level features): what a fixed rule reads."""
+        arr = np.asarray(x, dtype=float).reshape(-1, self.d)
+        return {f.name: np.asarray(f.display.to_display(arr[:, i]), dtype=float)
+                for i, f in enumerate(self.features)}
 
     def to_display(self, x: np.ndarray | Tensor) -> list[dict[str, float]]:
         """Rows of model-unit profiles as dicts of display values."""

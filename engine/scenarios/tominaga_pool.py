@@ -7,6 +7,11 @@ and shape from a generator of our own. Every choice is written here; nothing is 
 the paper's data (which we do not have). Deterministic: ``generate(n, seed)`` returns the
 same profiles on every machine (numpy's PCG64 ``default_rng``; a test pins a checksum).
 
+The scenario file engine/scenarios/tominaga.yaml names ``pool_table`` (the pool) and
+``applicants_table`` (people like the study's participants) as its generators: rows in
+display units, items as the option labels of Table 1 (``LEVELS``; the loader checks each
+against the file's levels), income and the loan (one third of it) in million JPY.
+
 Codes are 0-based option indices of Table 1 (0 = the first option). For each person:
 
 1. Age a ~ Normal(42, 11) clipped to 20..64 (working age; not an item, it only links the
@@ -48,12 +53,37 @@ Codes are 0-based option indices of Table 1 (0 = the first option). For each per
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
-ITEMS: tuple[str, ...] = (
-    "residence", "housing", "education", "workplace", "position", "service_years",
-    "management", "working_hours", "telework_hours", "side_jobs", "job_change",
-    "overseas_work", "overseas_study", "toeic", "facebook", "linkedin",
-)
+_HOURS = ("0-2 hours", "2-4 hours", "4-6 hours", "6-8 hours", "8-10 hours", "10-12 hours",
+          "12- hours")
+_NO_YES = ("No", "Yes")
+LEVELS: dict[str, tuple[str, ...]] = {  # the options of Table 1, in its order
+    "residence": ("Tokyo", "Other than Tokyo"),
+    "housing": ("Owned house", "Rental housing"),
+    "education": ("High school", "Junior college", "University (bachelor)",
+                  "Graduate school (master)", "Graduate school (doctor)"),
+    "workplace": ("Private company", "Public institution"),
+    "position": ("Employee", "Supervisor", "Section Head", "Section Chief",
+                 "Assistant General Manager", "Manager", "General Manager",
+                 "Executive Director", "Senior Executive Director", "President"),
+    "service_years": ("0-1 year", "1-3 years", "3-5 years", "5-10 years", "10-20 years",
+                      "20- years"),
+    "management": ("No", "0-1 year", "1-3 years", "3-5 years", "5-10 years", "10-20 years",
+                   "20- years"),
+    "working_hours": _HOURS,
+    "telework_hours": _HOURS,
+    "side_jobs": ("No", "1 job", "2 jobs", "3 jobs", "4 jobs", "5- jobs"),
+    "job_change": _NO_YES,
+    "overseas_work": _NO_YES,
+    "overseas_study": _NO_YES,
+    "toeic": ("No", "10-400", "400-495", "500-595", "600-695", "700-795", "800-895",
+              "900-990"),
+    "facebook": _NO_YES,
+    "linkedin": _NO_YES,
+}
+ITEMS: tuple[str, ...] = tuple(LEVELS)
+LOAN_SHARE = 1.0 / 3.0  # the loan applied for: one third of annual income (section 3.1.2)
 POOL_SIZE = 4_057  # profiles collected (Appendix A)
 UNDISCLOSED = 374  # of which did not disclose their income: 4,057 - 3,683
 _START_AGE = np.array([18.0, 20.0, 22.0, 24.0, 27.0])
@@ -133,3 +163,23 @@ def applicants(n: int, seed: int, max_income: float = 10.0) -> tuple[np.ndarray,
         raise ValueError(f"only {len(keep)} of {4 * n} generated people earn below "
                          f"{max_income}M JPY; ask for fewer")
     return items[keep], income[keep]
+
+
+def table(items: np.ndarray, income: np.ndarray) -> pd.DataFrame:
+    """Profiles in display units: option labels, income and loan (million JPY)."""
+    cols = {name: np.asarray(LEVELS[name], dtype=object)[items[:, j]]
+            for j, name in enumerate(ITEMS)}
+    return pd.DataFrame({**cols, "income": income,
+                         "loan_amount": np.round(LOAN_SHARE * income, 10)})
+
+
+def pool_table(seed: int = 2023) -> pd.DataFrame:
+    """The counterfactual pool (``pool``) as a scenario file's generator; each member
+    carries the loan they would apply for (one third of their own income)."""
+    return table(*pool(seed))
+
+
+def applicants_table(seed: int = 2024, n: int = 2_000) -> pd.DataFrame:
+    """``n`` applicants earning below 10M JPY (``applicants``) as a scenario file's
+    generator: the people a simulated study's participants are drawn from."""
+    return table(*applicants(n, seed))
