@@ -61,10 +61,11 @@ def plan_table_html(rows: Sequence[PlanRowLike], *, title: str = "", legend: boo
     caption = (
         f'<caption class="rs-plan-caption">{html.escape(title)}</caption>' if title else ""
     )
+    follows = (f" &nbsp; {_TAGS['consequence']} an item that changes as a result"
+               if any(r.kind == "consequence" for r in rows) else "")
     key = (
         '<div class="rs-legend">'
-        f"{_TAGS['action']} an item the plan asks you to change &nbsp; "
-        f"{_TAGS['consequence']} an item that changes as a result</div>"
+        f"{_TAGS['action']} an item the plan asks you to change{follows}</div>"
         if legend else ""
     )
     return (
