@@ -50,9 +50,38 @@ def test_simulate_writes_answers_and_truth_apart(tmp_path, tominaga) -> None:
         truth = store.frame("SELECT r.impossible, s.violation_true FROM ratings r JOIN "
                             "sim_ratings s USING (study_id, participant_id, plan_id)")
         assert (truth["impossible"] == (truth["violation_true"] == 1.0)).all()
+        _every_plan_meets_the_pool_conditions(store)
         params = json.loads(store.table("sim_participants")["params_json"][0])
         assert {"hard_mask", "ranks", "effects", "threshold"} <= set(params)
         assert "params_json" not in store.ratings_long().columns
+
+
+def _every_plan_meets_the_pool_conditions(store: Store) -> None:
+    """Paper 003 section 3.2.1 on every stored plan: a pool member's profile with at least
+    4/3 of the participant's income, no forbidden decrease, the participant's own loan; and
+    every participant's own profile rejected by the hidden rule."""
+    from engine.scenarios import get_scenario
+
+    sc = get_scenario("tominaga")
+    rows = store.query("SELECT x_json, x_cf_json, valid FROM plans")
+    assert rows and all(r["valid"] for r in rows)
+
+    def arr(text: str) -> np.ndarray:
+        v = json.loads(text)
+        return np.array([v[f] for f in sc.feature_names] if isinstance(v, dict) else v, float)
+
+    x = np.stack([arr(r["x_json"]) for r in rows])
+    cf = np.stack([arr(r["x_cf_json"]) for r in rows])
+    inc, loan = sc.index("income"), sc.index("loan_amount")
+    up = [j for j, f in enumerate(sc.features) if f.direction == 1]
+    assert len(up) == 8
+    assert (cf[:, inc] >= 4 / 3 * x[:, inc] - 1e-9).all()
+    assert (cf[:, up] >= x[:, up]).all()
+    assert (cf[:, loan] == x[:, loan]).all() and (x[:, inc] < 4 * x[:, loan]).all()
+    pool = {tuple(r) for r in sc.pool.x.numpy()[:, :inc + 1].round(9).tolist()}
+    assert all(tuple(r) in pool for r in cf[:, :inc + 1].round(9).tolist())
+    sources = store.query("SELECT DISTINCT source FROM profiles")
+    assert [r["source"] for r in sources] == ["own"]  # nobody switched to a persona
 
 
 def test_same_seed_same_data_and_resume(tmp_path, tominaga) -> None:
