@@ -205,9 +205,12 @@ def build_artifacts(
 ) -> list[ArtifactRecord]:
     """Build every stale or missing artifact (``only``: these and what they depend on).
 
-    ``force`` rebuilds the requested ones even when the cache is fresh.
+    ``force`` rebuilds the requested ones even when the cache is fresh. ``scenario_name`` may
+    be a scenario file's path. A pool world has nothing to train (an empty list).
     """
     scenario = get_scenario(scenario_name)
+    if scenario.pool is not None:  # a fixed rule, no world model: nothing to train
+        return []
     wanted = set(ARTIFACTS if only is None else only)
     unknown = sorted(wanted - set(ARTIFACTS))
     if unknown:
@@ -360,16 +363,10 @@ def _load(scenario_name: str, name: str) -> nn.Module:
 
 def load_classifier(scenario: Scenario, kind: str = "trained") -> Classifier:
     """A scenario's decision model: ``trained`` (its artifact; ArtifactMissingError says how
-    to build it) or ``bayes`` (the exact Bayes rule under its SCM; no artifact). A pool +
-    rule world decides by its fixed rule whatever is asked (``rule``, or ``bayes``: with
-    labels made by the rule, the rule is the Bayes decision; nothing is ever trained)."""
-    if scenario.pool is not None and scenario.scm is None:
-        if kind not in ("rule", "bayes", "trained"):
-            raise ValueError(f"unknown decision model {kind!r}; expected rule, trained or bayes")
+    to build it) or ``bayes`` (the exact Bayes rule under its SCM; no artifact). A pool
+    world's decision is its fixed rule (RuleDecision) either way."""
+    if scenario.pool is not None:
         return RuleDecision(scenario)
-    if kind == "rule":
-        raise ValueError(f"scenario {scenario.name!r} has no fixed rule (a "
-                         f"{scenario.world_kind} world): use trained or bayes")
     if kind == "bayes":
         return BayesDecision(scenario)
     if kind != "trained":

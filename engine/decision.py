@@ -58,7 +58,11 @@ class BayesDecision:
     P(Y=1 | x) >= 1/2 (with the deterministic label rule it makes no error at all)."""
 
     def __init__(self, scenario: Scenario) -> None:
-        self.scm = scenario.scm
+        scm = scenario.exact_scm  # a data world's: the SCM that made its data, if known
+        if scm is None:
+            raise ValueError(f"the Bayes rule needs the exact SCM; scenario {scenario.name!r} "
+                             f"is a {scenario.world_kind} world without one")
+        self.scm = scm
 
     def predict_proba(self, x: Tensor) -> Tensor:
         return self.scm.label_proba(x.double()).to(x.dtype)

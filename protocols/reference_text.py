@@ -10,7 +10,9 @@ from __future__ import annotations
 MEANING: dict[str, str] = {
     "Protocol.id": "Study id (lower case, digits, '-' or '_'); the database's study id by default.",
     "Protocol.title": "The study's title (dashboard, reports).",
-    "Protocol.scenario": "Scenario whose world, features and story the study uses.",
+    "Protocol.scenario": "Scenario whose world, features and story the study uses: a shipped "
+                         "name (`recourse-study scenarios`) or a scenario file's path "
+                         "(docs/scenarios.md).",
     "Protocol.seed": "Seed of assignment, counterbalancing, personas and plan selection.",
     "Protocol.decision_model": "trained: the scenario's trained classifier (artifact); bayes: "
     "the exact Bayes rule of the scenario's SCM (no artifact; a reference); rule: a pool "

@@ -7,24 +7,27 @@ after another at phone width (the test suite's browser participant: tests/web), 
   over every page of every participant (target: p95 <= 500 ms);
 - plans ready: from the click on Continue of the page whose answer makes the session
   generate the plans (the elicitation; the profile page when a protocol has none) to the
-  next page being rendered (target: <= 1 s).
-
-    .venv/bin/python scripts/bench_web.py --participants 5 [--quick] [--json]
-
-``--quick`` serves with the reduced test artifacts (`train --quick`; the default home of the
-test suite unless RECOURSE_STUDY_HOME is set); without it the full artifacts of
-$RECOURSE_STUDY_HOME (default ./.recourse-study) are used, built first if missing. Timings
-depend on the machine and on whatever else runs on it: report them as measured.
+  next page being rendered (target: <= 1 s);
+- the split of each transition, from the websocket frames the page sends and receives:
+  ``input`` (click to the rerun request leaving the browser: Playwright's actionability
+  checks and Streamlit's click handling), ``server`` (request sent to the frame in which the
+  server says its script run finished — ``script_finished``, not the early finish of an
+  ``st.rerun``: the span ``recourse-study loadtest`` measures without a browser) and
+  ``drawing`` (the rest: the browser's rendering and the harness's polling). This split
+  calibrates the load generator: its concurrency-1 figures should match ``server``; a
+  participant's browser adds ``input`` and ``drawing``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +38,14 @@ TARGET_TRANSITION_P95_MS = 500.0
 TARGET_PLANS_READY_MS = 1000.0
 
 
-def run(protocol_id: str, participants: int, quick: bool) -> dict[str, Any]:
+def run(protocol_id: str, participants: int, quick: bool,
+        calibrate: bool = False) -> dict[str, Any]:
     from browser_harness import StudyServer, launch_chromium
     from browser_participant import BrowserParticipant
     from playwright.sync_api import sync_playwright
 
     from protocols.schema import load_protocol
+    from study_app.web.load.participant import LoadParticipant
     from study_app.web.load.run import latency_stats
 
     protocol = load_protocol(protocol_id)
@@ -50,6 +55,9 @@ def run(protocol_id: str, participants: int, quick: bool) -> dict[str, Any]:
     transitions: list[float] = []
     by_kind: dict[str, list[float]] = {}
     plans_ready: list[float] = []
+    split: dict[str, list[float]] = {"input": [], "server": [], "drawing": []}
+    loadtest: list[float] = []
+    server_by_kind: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="rs-bench-web-") as tmp:
         server = StudyServer(protocol_id, Path(tmp) / "bench.duckdb", Path(tmp) / "serve.log",
                              quick=quick)
@@ -61,7 +69,9 @@ def run(protocol_id: str, participants: int, quick: bool) -> dict[str, Any]:
                 browser = launch_chromium(pw)
                 for k in range(participants):
                     context = browser.new_context(viewport={"width": 390, "height": 844})
-                    bot = BrowserParticipant(context.new_page(), protocol)
+                    page = context.new_page()
+                    sent, finished = _watch_frames(page)
+                    bot = BrowserParticipant(page, protocol)
                     end = bot.run(start=bot.open(f"{server.url}/?PROLIFIC_PID=bench{k:04d}"))
                     if end[1] != "debrief":
                         raise RuntimeError(f"participant {k} ended on {end}")
@@ -70,7 +80,21 @@ def run(protocol_id: str, participants: int, quick: bool) -> dict[str, Any]:
                         by_kind.setdefault(step.kind, []).append(step.seconds)
                         if step.kind in generating:
                             plans_ready.append(step.seconds)
+                        parts = _split(step.clicked, step.seconds, sent, finished)
+                        if parts is not None:
+                            for name, value in zip(("input", "server", "drawing"), parts,
+                                                   strict=True):
+                                split[name].append(value)
+                            server_by_kind.setdefault(step.kind, []).append(parts[1])
                     context.close()
+                    if calibrate:  # the load generator's participant, on the same server
+                        twin = LoadParticipant(k, protocol, server.url, seed=0xCA1)
+                        # Playwright's sync API owns this thread's event loop
+                        with ThreadPoolExecutor(1) as pool:
+                            pool.submit(asyncio.run, twin.run()).result()
+                        if twin.end_kind != "debrief":
+                            raise RuntimeError(f"load participant {k} ended on {twin.end_kind}")
+                        loadtest.extend(step.seconds for step in twin.steps)
                 browser.close()
         finally:
             server.stop()
@@ -80,6 +104,13 @@ def run(protocol_id: str, participants: int, quick: bool) -> dict[str, Any]:
         "server_start_s": round(startup, 1),
         "transitions": {**t, "by_kind": {k: latency_stats(v) for k, v in sorted(by_kind.items())}},
         "plans_ready": p,
+        "split": {"input": latency_stats(split["input"]),
+                  "server": {**latency_stats(split["server"]),
+                             "by_kind": {k: latency_stats(v)
+                                         for k, v in sorted(server_by_kind.items())}},
+                  "drawing": latency_stats(split["drawing"])},
+        "calibration": _calibration(latency_stats(loadtest), latency_stats(split["server"]),
+                                    t) if calibrate else None,
         "targets": {"transition_p95_ms": TARGET_TRANSITION_P95_MS,
                     "plans_ready_ms": TARGET_PLANS_READY_MS},
         "meets_targets": bool(t.get("p95_ms", 1e9) <= TARGET_TRANSITION_P95_MS
@@ -88,19 +119,83 @@ def run(protocol_id: str, participants: int, quick: bool) -> dict[str, Any]:
     }
 
 
+def _watch_frames(page: Any) -> tuple[list[float], list[float]]:
+    """time.perf_counter() of every rerun request the page's websocket sends and of every
+    finished script run it receives (a run ended early by ``st.rerun`` is not finished: the
+    next run follows at once)."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    sent: list[float] = []
+    finished: list[float] = []
+
+    def received(payload: str | bytes) -> None:
+        if isinstance(payload, str):
+            return
+        msg = ForwardMsg()
+        msg.ParseFromString(payload)
+        if (msg.WhichOneof("type") == "script_finished"
+                and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN):
+            finished.append(time.perf_counter())
+
+    def sending(payload: str | bytes) -> None:
+        if isinstance(payload, str):
+            return
+        msg = BackMsg()
+        msg.ParseFromString(payload)
+        if msg.WhichOneof("type") == "rerun_script":
+            sent.append(time.perf_counter())
+
+    def watch(ws: Any) -> None:
+        ws.on("framereceived", received)
+        ws.on("framesent", sending)
+
+    page.on("websocket", watch)
+    return sent, finished
+
+
+def _calibration(load: dict[str, Any], server: dict[str, Any],
+                 browser: dict[str, Any]) -> dict[str, Any]:
+    """The load generator's transitions against the browser's server span and whole
+    transition: ratios load / browser of the p50s and p95s."""
+    def ratio(a: dict[str, Any], b: dict[str, Any], q: str) -> float | None:
+        return round(a[q] / b[q], 2) if a.get(q) and b.get(q) else None
+
+    return {"loadtest": load,
+            "ratio_to_browser_server": {q: ratio(load, server, q) for q in ("p50_ms", "p95_ms")},
+            "ratio_to_browser_transition": {q: ratio(load, browser, q)
+                                            for q in ("p50_ms", "p95_ms")}}
+
+
+def _split(clicked: float, seconds: float, sent: list[float],
+           finished: list[float]) -> tuple[float, float, float] | None:
+    """(input, server, drawing) seconds of the transition clicked at ``clicked`` that took
+    ``seconds``: the first rerun request after the click, the first finished run after it."""
+    request = next((t for t in sent if t >= clicked), None)
+    if request is None:
+        return None
+    done = next((t for t in finished if t > request), None)
+    if done is None or done - clicked > seconds:
+        return None
+    return request - clicked, done - request, clicked + seconds - done
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--protocol", default="icarma-personalization")
     parser.add_argument("--participants", type=int, default=5)
     parser.add_argument("--quick", action="store_true",
                         help="serve with the quick (test) artifacts")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="also walk the study with the load generator after each browser "
+                        "participant and compare")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     if args.participants < 1:
         parser.error("--participants must be >= 1")
     if args.quick and not os.environ.get("RECOURSE_STUDY_HOME"):
         os.environ["RECOURSE_STUDY_HOME"] = str(REPO / ".recourse-study" / "test-home")
-    result = run(args.protocol, args.participants, args.quick)
+    result = run(args.protocol, args.participants, args.quick, args.calibrate)
     if args.json:
         print(json.dumps(result, indent=2))
         return
@@ -111,6 +206,20 @@ def main() -> None:
           f"max {t['max_ms']} ms (target p95 <= {TARGET_TRANSITION_P95_MS:.0f} ms)")
     for kind, s in t["by_kind"].items():
         print(f"  {kind:22s} n={s['n']:3d} p50 {s['p50_ms']:7.1f} ms  p95 {s['p95_ms']:7.1f} ms")
+    for name, what in (("input", "click to rerun request"),
+                       ("server", "request to finished run: what `loadtest` measures"),
+                       ("drawing", "finished run to page ready")):
+        q = result["split"][name]
+        if q["n"]:
+            print(f"  {name:8s} p50 {q['p50_ms']:7.1f} ms  p95 {q['p95_ms']:7.1f} ms  ({what})")
+    c = result["calibration"]
+    if c is not None:
+        lt = c["loadtest"]
+        print(f"loadtest on the same server: p50 {lt['p50_ms']} ms, p95 {lt['p95_ms']} ms; "
+              f"ratio to the browser's server span p50 {c['ratio_to_browser_server']['p50_ms']}"
+              f", p95 {c['ratio_to_browser_server']['p95_ms']}; to its whole transition p50 "
+              f"{c['ratio_to_browser_transition']['p50_ms']}, p95 "
+              f"{c['ratio_to_browser_transition']['p95_ms']}")
     if p["n"]:
         print(f"plans ready after the answer that generates them: p50 {p['p50_ms']} ms, max {p['max_ms']} ms "
               f"(target <= {TARGET_PLANS_READY_MS:.0f} ms)")

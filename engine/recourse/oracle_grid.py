@@ -223,8 +223,10 @@ def build_tables(
     x: Tensor,
     hard_mask: Tensor,
     weights: Tensor,
+    world: StructuralCausalModel | None = None,
 ) -> PersonTables:
-    """Per-block option tables for people x (p, d), through the scenario's exact SCM.
+    """Per-block option tables for people x (p, d), through ``world`` (default: the
+    scenario's exact SCM; a data scenario's learned world is an SCM too, engine.flow_scm).
 
     Options acting on a feature outside ``hard_mask`` (or on a grid value the person's grid
     lacks) get weighted cost +inf. The noise u = f^-1(x) is abducted once per person; an
@@ -235,7 +237,7 @@ def build_tables(
         log p(x') - log p(x^0) = sum_{j acted} [log p_j(u'_j) - log p_j(u_j)]
                                  + log|det| (x') - log|det| (x^0),   u'_j = f_j^-1(a_j; x'_pa(j)).
     """
-    scm, ranges = scenario.scm, scenario.ranges
+    scm, ranges = world or scenario.require_scm("the Oracle"), scenario.ranges
     p, d = x.shape
     u = scm.abduct(x)
     x0 = scm.counterfactual(x, torch.zeros(p, d, dtype=torch.bool), x)
@@ -330,6 +332,7 @@ def reference_grid_search(
     hard_mask: Tensor,
     weights: Tensor,
     plausibility: bool = True,
+    world: StructuralCausalModel | None = None,
 ) -> ReferenceResult:
     """Straightforward Oracle for ONE person: evaluate the whole grid, keep the cheapest.
 
@@ -339,7 +342,7 @@ def reference_grid_search(
     model on all of them, and returns argmin weighted cost over valid (and, if asked,
     plausible: log p(x') >= log p(x) + PLAUSIBILITY_MARGIN) points.
     """
-    scm, d = scenario.scm, scenario.d
+    scm, d = world or scenario.require_scm("the Oracle"), scenario.d
     feats = [j for j in grid.features if bool(hard_mask[j])]
     if not feats:
         empty = torch.zeros(d, dtype=torch.bool)

@@ -18,6 +18,7 @@ import torch
 from torch import Tensor
 
 from engine.metrics import changed_items
+from engine.scenarios.pool_world import PoolWorld
 from engine.scenarios.samples import (
     LABEL_RULES,
     ROLES,
@@ -25,7 +26,6 @@ from engine.scenarios.samples import (
     SCMSamples,
     Splits,
 )
-from engine.scenarios.pool_world import PoolWorld
 from engine.scm import StructuralCausalModel
 
 
@@ -142,8 +142,8 @@ class Scenario:
     ``world_kind`` is ``equations`` (``scm`` is the exact SCM), ``pool`` (``pool`` holds the
     profiles and the fixed decision rule; no SCM) or ``data`` (no exact SCM: ``graph`` holds
     the causal parents, the world model is the causal flow learned from the samples, and
-    ``truth`` may name the scenario whose exact SCM made the data). ``source`` is the
-    scenario file.
+    ``truth`` may name the scenario whose exact SCM, ``truth_scm``, made the data).
+    ``source`` is the scenario file.
 
     ``samples`` is the data source and ``label_rule`` how labels are made from the SCM
     (engine.scenarios.samples: ``threshold`` by default, ``bernoulli`` as a named option;
@@ -166,6 +166,7 @@ class Scenario:
     graph: dict[int, tuple[int, ...]] | None = None
     pool: PoolWorld | None = None
     truth: str | None = None
+    truth_scm: StructuralCausalModel | None = None
     source: Path | None = None
 
     def __post_init__(self) -> None:
@@ -193,6 +194,12 @@ class Scenario:
         for i, pa in self.parents.items():
             a[i, list(pa)] = True
         return a
+
+    @property
+    def exact_scm(self) -> StructuralCausalModel | None:
+        """The exact SCM: the world's own, else (a data world) the SCM of the ``truth``
+        scenario that made the data, else None."""
+        return self.scm if self.scm is not None else self.truth_scm
 
     def require_scm(self, what: str) -> StructuralCausalModel:
         """The exact SCM, or a ValueError saying that ``what`` needs one."""

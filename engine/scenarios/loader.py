@@ -38,12 +38,19 @@ from engine.scenarios.schema import (
     EquationsWorld,
     FeatureFileSpec,
     GeneratorSpec,
-    PoolWorld as PoolWorldSpec,
     ScenarioFile,
     dotted,
 )
-from engine.scenarios.tables import TableError, check_columns, label_column, read_csv, \
-    to_model_units
+from engine.scenarios.schema import (
+    PoolWorld as PoolWorldSpec,
+)
+from engine.scenarios.tables import (
+    TableError,
+    check_columns,
+    label_column,
+    read_csv,
+    to_model_units,
+)
 from engine.scm import StructuralCausalModel
 
 SCENARIO_DIR = Path(__file__).resolve().parent
@@ -220,12 +227,16 @@ def import_module(ref: str, base_dir: Path) -> Any:
     return importlib.import_module(ref)
 
 
-def _equations(world: EquationsWorld, common: dict[str, Any], path: Path) -> Scenario:
-    cls = import_object(f"{world.module}:{world.scm}", path.parent, "world.scm")
+def _scm(world: EquationsWorld, path: Path, where: str) -> StructuralCausalModel:
+    cls = import_object(f"{world.module}:{world.scm}", path.parent, where)
     if not (inspect.isclass(cls) and issubclass(cls, StructuralCausalModel)):
-        raise _Problems([("world.scm", f"{world.scm!r} of {world.module!r} is not a "
+        raise _Problems([(where, f"{world.scm!r} of {world.module!r} is not a "
                           "StructuralCausalModel subclass")])
-    scm = cls()
+    return cls()
+
+
+def _equations(world: EquationsWorld, common: dict[str, Any], path: Path) -> Scenario:
+    scm = _scm(world, path, "world.scm")
     names = tuple(f.name for f in common["features"])
     if tuple(scm.feature_names) != names:
         raise _Problems([("features", f"the SCM's features are {', '.join(scm.feature_names)}"
@@ -319,14 +330,15 @@ def _data(world: DataWorld, common: dict[str, Any], path: Path) -> Scenario:
     graph: dict[int, tuple[int, ...]] = {j: () for j in range(len(features))}
     for _, parent, child in world.edges():
         graph[index[child]] = (*graph[index[child]], index[parent])  # type: ignore[index]
-    if world.truth is not None:
-        _check_truth(world.truth, features)
+    truth = None if world.truth is None else _truth_scm(world.truth, features)
     samples = TableSamples(torch.from_numpy(x), torch.from_numpy(y), label, split=world.split)
     return Scenario(**common, scm=None, samples=samples, world_kind="data",
-                    graph={j: tuple(sorted(p)) for j, p in graph.items()}, truth=world.truth)
+                    graph={j: tuple(sorted(p)) for j, p in graph.items()}, truth=world.truth,
+                    truth_scm=truth)
 
 
-def _check_truth(truth: str, features: tuple[FeatureSpec, ...]) -> None:
+def _truth_scm(truth: str, features: tuple[FeatureSpec, ...]) -> StructuralCausalModel:
+    """The exact SCM of the shipped equations scenario ``truth`` (same features)."""
     file = shipped_file(truth)
     if file is None:
         raise _Problems([("world.truth", f"unknown scenario {truth!r}; expected a shipped "
@@ -339,6 +351,7 @@ def _check_truth(truth: str, features: tuple[FeatureSpec, ...]) -> None:
         raise _Problems([("world.truth", f"{truth!r} has features "
                           f"{', '.join(spec.feature_names)}; this file lists "
                           f"{', '.join(f.name for f in features)}")])
+    return _scm(spec.world, file, "world.truth")
 
 
 def shipped_files() -> dict[str, Path]:

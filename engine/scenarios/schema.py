@@ -127,6 +127,18 @@ class FeatureFileSpec(Strict):
     in_plan: bool = True  # False: a condition of the decision, never a plan row
     derived_from: DerivedSpec | None = None  # not entered: factor x another feature
 
+    @field_validator("levels", mode="before")
+    @classmethod
+    def _labels_as_text(cls, levels: Any) -> Any:
+        """Numbers are labels too (``[1, 2, 3]``); YAML's booleans are a trap worth naming."""
+        if not isinstance(levels, list):
+            return levels
+        for i, level in enumerate(levels):
+            if isinstance(level, bool):
+                report([((i,), f"{level!r} is not text: YAML reads unquoted yes/no/true/false/"
+                         "on/off as booleans; quote the label (\"no\", \"yes\")")])
+        return [str(v) if isinstance(v, (int, float)) else v for v in levels]
+
     @field_validator("kind")
     @classmethod
     def _known_kind(cls, kind: str) -> str:
@@ -310,6 +322,12 @@ class ScenarioFile(Strict):
                                  f"{src!r} is not another feature of this scenario"))
         if isinstance(self.world, DataWorld):
             problems += graph_problems(self.world, names)
+            children = {c for _, p, c in self.world.edges() if p is not None}
+            for i, f in enumerate(self.features):
+                if f.kind in ("binary", "categorical") and f.name in children:
+                    problems.append((("features", i, "kind"), f"the learned flow models a "
+                                     f"{f.kind} feature only as a cause (a root of the "
+                                     f"graph); {f.name!r} has causes"))
             if self.world.label in names:
                 problems.append((("world", "label"), f"the label column {self.world.label!r} "
                                  "is also a feature"))

@@ -28,6 +28,10 @@ def loadtest(
     kill_one_at: float | None = typer.Option(
         None, min=0.0, max=1.0, help="SIGKILL one worker once this share of participants "
         "finished (its participants reconnect with their resume link)."),
+    batch_answers: bool = typer.Option(
+        False, "--batch-answers", help="Send a page's answers with its Continue in one "
+        "script run (default: as a browser, one run per widget change, then the click; "
+        "only the click is timed)."),
     seed: int = typer.Option(0, help="Seed of the participants' answers."),
     timeout: float = typer.Option(120.0, min=1.0, help="Seconds one page may take."),
     quick: bool = typer.Option(False, "--quick", help="Serve with the reduced ('quick') "
@@ -42,7 +46,7 @@ def loadtest(
     Exit 1 when a participant failed or the database check found a problem.
 
     --json prints: protocol, study_id, backend, participants, concurrency, workers,
-    think_s, server_start_s, wall_s, pages_per_s, complete, errors, error_list,
+    think_s, widget_reruns, server_start_s, wall_s, pages_per_s, complete, errors, error_list,
     reconnects, transitions {n, p50_ms, p95_ms, max_ms, by_kind {kind: {...}}},
     first_page {...}, killed_worker (null or {port, pid, after_finished,
     participants_mid_study}), database_check {exact, participants_checked,
@@ -63,7 +67,8 @@ def loadtest(
     if kill_one_at is not None and workers < 2:
         fail("--kill-one-at needs --workers 2 or more (someone must take over)", 2)
     settings = LoadSettings(proto, protocol, participants, concurrency, db, workers, think,
-                            quick, kill_one_at, seed, timeout)
+                            quick, kill_one_at, seed, timeout,
+                            widget_reruns=not batch_answers)
     workdir = Path(tempfile.mkdtemp(prefix="rs-loadtest-"))
     try:
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),

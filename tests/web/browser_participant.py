@@ -39,6 +39,7 @@ class Step:
     kind: str
     answer: dict[str, Any] | None
     seconds: float  # from the click on Continue to the next page being ready
+    clicked: float = float("nan")  # time.perf_counter() of the click
 
 
 @dataclass
@@ -241,6 +242,7 @@ class BrowserParticipant:
         target.click()
         nxt = self.wait_page(page_id)
         self.steps[-1].seconds = time.perf_counter() - start
+        self.steps[-1].clicked = start
         return nxt
 
     def answer_page(self, page_id: str, kind: str) -> tuple[str, str]:

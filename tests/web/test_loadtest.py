@@ -19,7 +19,14 @@ from study_app.web.cluster import Cluster, haproxy_config
 from study_app.web.load.audit import check
 from study_app.web.load.participant import ranking_shown
 from study_app.web.load.run import LoadSettings, drive, latency_stats
-from study_app.web.load.streamlit_client import Screen, Widget, user_key, widget_state
+from study_app.web.load.streamlit_client import (
+    Screen,
+    StreamlitProtocolError,
+    StreamlitSession,
+    Widget,
+    user_key,
+    widget_state,
+)
 
 EXE = str(Path(sys.executable).with_name("recourse-study"))
 
@@ -38,6 +45,27 @@ def test_widget_keys_and_states() -> None:
         widget_state(radio, "Maybe")
     assert widget_state(Widget("button", "b", "b", None), True).trigger_value is True
     assert widget_state(Widget("number_input", "n", "n", None), 3).double_value == 3.0
+
+
+def test_a_server_lost_between_pages_is_a_protocol_error_the_participant_retries() -> None:
+    """A SIGKILLed server drops the TCP connection without a close frame; the next answer's
+    *send* then fails. It must surface as StreamlitProtocolError (which LoadParticipant.run
+    answers by reconnecting with the resume link), not as a raw ConnectionClosedError that
+    ends the participant with an error (the CI failure of the kill-a-worker test)."""
+    import websockets
+
+    async def scenario() -> None:
+        async def abort(ws) -> None:
+            ws.transport.abort()  # like a killed process: no close frame
+
+        async with websockets.serve(abort, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            async with StreamlitSession(f"http://127.0.0.1:{port}", timeout=10) as session:
+                await session._ws.wait_closed()
+                with pytest.raises(StreamlitProtocolError, match="closed the connection"):
+                    await session.rerun()
+
+    asyncio.run(scenario())
 
 
 def test_ranking_is_read_in_screen_order() -> None:

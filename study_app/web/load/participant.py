@@ -60,6 +60,9 @@ class LoadParticipant:
     think: float = 0.0  # mean seconds spent on a page before answering (exponential)
     timeout: float = 120.0
     reconnects_allowed: int = 10
+    # As a browser: every widget change is a script run of its own before the click (False:
+    # a page's answers travel with the click in one run, half the server's work per page).
+    widget_reruns: bool = True
     steps: list[Step] = field(default_factory=list)
     expected: dict[str, dict[str, Any]] = field(default_factory=dict)
     token: str | None = None
@@ -124,6 +127,8 @@ class LoadParticipant:
         if kind == "elicitation_ranking":
             screen = await self._rearrange(session, screen, page_id, rng)
         values, expected = self._choose(screen, page_id, kind, rng)
+        if self.widget_reruns:
+            screen = await self._change_widgets(session, screen, page_id, values)
         states = [widget_state(screen.widgets[key], v) for key, v in values.items()]
         states.append(widget_state(screen.widgets[f"{page_id}:submit"], True))
         self.expected[page_id] = expected
@@ -134,6 +139,19 @@ class LoadParticipant:
             raise PageStuckError(f"{page_id} did not move on: {after.errors}")
         self.steps.append(Step(page_id, kind, seconds))
         return after
+
+    async def _change_widgets(self, session: StreamlitSession, screen: Screen, page_id: str,
+                              values: dict[str, Any]) -> Screen:
+        """Set the widgets one by one, each change a script run (as the browser sends one
+        rerun per changed widget, with the state of every widget set so far)."""
+        chosen: dict[str, Any] = {}
+        for key, value in values.items():
+            chosen[key] = value
+            screen = await session.rerun([widget_state(screen.widgets[k], v)
+                                          for k, v in chosen.items()])
+            if screen.attribute("page") != page_id:
+                raise PageStuckError(f"{page_id} left after changing {key}: {screen.errors}")
+        return screen
 
     async def _rearrange(self, session: StreamlitSession, screen: Screen, page_id: str,
                          rng: random.Random) -> Screen:

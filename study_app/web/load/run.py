@@ -52,6 +52,7 @@ class LoadSettings:
     kill_one_at: float | None = None  # share of participants finished when one worker dies
     seed: int = 0
     timeout: float = 120.0
+    widget_reruns: bool = True  # one script run per widget change, as a browser
 
 
 def is_postgres(db: str) -> bool:
@@ -62,7 +63,8 @@ async def drive(settings: LoadSettings, url: str, cluster: Cluster,
                  on_progress: Callable[[int, int], None] | None) -> dict[str, Any]:
     gate = asyncio.Semaphore(settings.concurrency)
     people = [LoadParticipant(k, settings.protocol, url, seed=settings.seed,
-                              think=settings.think, timeout=settings.timeout)
+                              think=settings.think, timeout=settings.timeout,
+                              widget_reruns=settings.widget_reruns)
               for k in range(settings.participants)]
     failures: dict[int, str] = {}
     done = 0
@@ -143,6 +145,7 @@ def run_load(settings: LoadSettings, workdir: Path,
         "backend": "postgresql" if is_postgres(settings.db) else "duckdb",
         "participants": settings.participants, "concurrency": settings.concurrency,
         "workers": settings.workers, "think_s": settings.think,
+        "widget_reruns": settings.widget_reruns,
         "quick_artifacts": settings.quick, "server_start_s": round(startup, 1),
         "wall_s": round(driven["wall_s"], 1),
         "pages_per_s": round(len(steps) / driven["wall_s"], 2) if driven["wall_s"] else None,

@@ -162,7 +162,10 @@ class StreamlitSession:
         rerun = msg.rerun_script
         rerun.query_string = self.query_string
         rerun.widget_states.widgets.extend(states or [])
-        await self._ws.send(msg.SerializeToString())
+        try:
+            await self._ws.send(msg.SerializeToString())
+        except websockets.ConnectionClosed as e:  # the server died between two pages
+            raise StreamlitProtocolError(f"the server closed the connection: {e}") from e
         return await asyncio.wait_for(self._until_settled(), self.timeout)
 
     async def _until_settled(self) -> Screen:
