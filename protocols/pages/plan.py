@@ -19,6 +19,7 @@ from protocols.context import Answering, SessionContext, SyntheticContext
 from protocols.pages.base import Page, PageKind, PageModel, keys_problems, register
 from protocols.state import Participant
 
+
 class ScaleQuestion(PageModel):
     text: str
     labels: list[str]
