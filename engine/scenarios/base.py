@@ -102,6 +102,11 @@ class FeatureSpec:
     ``display_min``/``display_max`` (display units) bound the values a plan may show a
     person (a loan of at least $1,000); None: the training split's 0.1% / 99.9% quantile
     (``Scenario.display_bounds``).
+    ``in_plan``: shown as a row of a plan (False: a condition of the decision that a plan
+    does not ask to change, e.g. the reference study's income and loan).
+    ``derived_from``: (feature, factor): not entered by a participant but set to factor x
+    that feature's model-unit value when a profile is entered (the reference study's loan,
+    one third of the entered income).
     """
 
     name: str
@@ -115,6 +120,8 @@ class FeatureSpec:
     display_max: float | None = None
     kind: str = "continuous"
     range: tuple[float, float] | None = None
+    in_plan: bool = True
+    derived_from: tuple[str, float] | None = None
 
     @property
     def levels(self) -> tuple[str, ...]:
@@ -309,9 +316,16 @@ class Scenario:
             for row in arr
         ]
 
+    @property
+    def entered(self) -> tuple[FeatureSpec, ...]:
+        """The features a participant enters (every feature not ``derived_from`` another)."""
+        return tuple(f for f in self.features if f.derived_from is None)
+
     def from_display(self, values: dict[str, float]) -> np.ndarray:
-        """One profile from display values (every feature required) to model units."""
-        missing = [f.name for f in self.features if f.name not in values]
+        """One profile from display values (every entered feature required; a derived one
+        may be left out and is then computed) to model units."""
+        values = dict(values)
+        missing = [f.name for f in self.entered if f.name not in values]
         if missing:
             raise ValueError(f"profile is missing feature(s): {', '.join(missing)}")
         unknown = sorted(set(values) - set(self.feature_names))
@@ -319,8 +333,14 @@ class Scenario:
             raise ValueError(f"profile has unknown feature(s): {', '.join(unknown)}")
         out = np.empty(self.d)
         for i, f in enumerate(self.features):
+            if f.name not in values:
+                continue  # derived: set below
             v = values[f.name]
             if v is None or (isinstance(v, float) and math.isnan(v)):
                 raise ValueError(f"{f.label}: a value is required")
             out[i] = float(f.display.from_display(float(v)))
+        for i, f in enumerate(self.features):
+            if f.derived_from is not None and f.name not in values:
+                source, factor = f.derived_from
+                out[i] = factor * out[self.index(source)]
         return out

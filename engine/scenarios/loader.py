@@ -192,7 +192,9 @@ def feature_spec(f: FeatureFileSpec) -> FeatureSpec:
     return FeatureSpec(f.name, f.title, Role(f.role), display, help=f.help.strip(),
                        direction=DIRECTIONS[f.direction],
                        discrete=f.kind in ("binary", "categorical"), display_min=lo,
-                       display_max=hi, kind=f.kind, range=f.range)
+                       display_max=hi, kind=f.kind, range=f.range, in_plan=f.in_plan,
+                       derived_from=(None if f.derived_from is None else
+                                     (f.derived_from.feature, f.derived_from.factor)))
 
 
 _IDENTITY = DisplaySpec()
@@ -270,18 +272,9 @@ def _model_units(table: pd.DataFrame, features: tuple[FeatureSpec, ...], where: 
 def _pool(world: PoolWorldSpec, spec: ScenarioFile, common: dict[str, Any],
           path: Path) -> Scenario:
     features: tuple[FeatureSpec, ...] = common["features"]
-    if isinstance(world.pool, GeneratorSpec):
-        make = import_object(world.pool.generator, path.parent, "world.pool.generator")
-        try:
-            table = pd.DataFrame(make(seed=world.pool.seed)).astype(str)
-        except Exception as e:  # a researcher's generator: report, never crash the loader
-            raise _Problems([("world.pool.generator", f"{world.pool.generator} failed: "
-                              f"{type(e).__name__}: {e}")]) from None
-        source = f"generator {world.pool.generator} (seed {world.pool.seed})"
-        label = world.pool.generator
-    else:
-        table = _table(world.pool, path, "world.pool")
-        source, label = world.pool, Path(world.pool).name
+    table, label = _pool_table(world.pool, path, "world.pool")
+    source = (f"generator {world.pool.generator} (seed {world.pool.seed})"
+              if isinstance(world.pool, GeneratorSpec) else world.pool)
     x = _model_units(table, features, "world.pool", label)
     rule_spec = world.rule_spec
     rule: RuleFunction
@@ -299,9 +292,28 @@ def _pool(world: PoolWorldSpec, spec: ScenarioFile, common: dict[str, Any],
     except Exception as e:  # a researcher's function
         raise _Problems([("world.rule", f"the rule fails on the pool: {type(e).__name__}: "
                           f"{e}")]) from None
+    people = None
+    if world.applicants is not None:
+        a_table, a_label = _pool_table(world.applicants, path, "world.applicants")
+        a_x = _model_units(a_table, features, "world.applicants", a_label)
+        a_columns = {f.name: np.asarray(f.display.to_display(a_x[:, j]), dtype=float)
+                     for j, f in enumerate(features)}
+        people = (torch.from_numpy(a_x), torch.from_numpy(pool.decide(a_columns).astype(float)))
     samples = TableSamples(torch.from_numpy(x), torch.from_numpy(y.astype(float)), label,
-                           split=None)
+                           split=None, people=people)
     return Scenario(**common, scm=None, samples=samples, world_kind="pool", pool=pool)
+
+
+def _pool_table(ref: str | GeneratorSpec, path: Path, where: str) -> tuple[pd.DataFrame, str]:
+    """(the table in display units, its label) of a CSV file or a generator."""
+    if isinstance(ref, GeneratorSpec):
+        make = import_object(ref.generator, path.parent, f"{where}.generator")
+        try:
+            return pd.DataFrame(make(seed=ref.seed)).astype(str), ref.generator
+        except Exception as e:  # a researcher's generator: report, never crash the loader
+            raise _Problems([(f"{where}.generator", f"{ref.generator} failed: "
+                              f"{type(e).__name__}: {e}")]) from None
+    return _table(ref, path, where), Path(ref).name
 
 
 def _data(world: DataWorld, common: dict[str, Any], path: Path) -> Scenario:

@@ -148,6 +148,7 @@ class TableSamples:
     source: str
     split: tuple[float, float, float] | None = (0.5, 0.25, 0.25)
     seed: int = 0
+    people: tuple[Tensor, Tensor] | None = None  # a pool world's applicants: (x, y)
     kind: str = field(default="table", init=False)
 
     def describe(self) -> str:
@@ -158,6 +159,11 @@ class TableSamples:
         x, y = self.x.to(torch.float64), self.y.to(torch.float64)
         if self.split is None:
             splits = {s: (x, y) for s in SPLITS}
+            if self.people is not None:  # applicants: validation and test halves
+                px, py = (t.to(torch.float64) for t in self.people)
+                half = len(px) // 2
+                splits["validation"], splits["test"] = (px[:half], py[:half]), (px[half:],
+                                                                                py[half:])
             return {role: splits for role in ROLES}
         perm = torch.randperm(len(x), generator=torch.Generator().manual_seed(self.seed))
         x, y = x[perm], y[perm]

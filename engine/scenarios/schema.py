@@ -103,6 +103,14 @@ class DisplaySpec(Strict):
         return self
 
 
+class DerivedSpec(Strict):
+    """A feature a participant does not enter: ``factor`` x ``feature`` (model units), set
+    when a profile is entered (the reference study's loan: one third of the income)."""
+
+    feature: str = Field(min_length=1)
+    factor: float
+
+
 class FeatureFileSpec(Strict):
     """One feature (module docstring). Level features are coded 0..k-1 in model units, in
     the order of ``levels`` (an ordinal feature's order is its ranking)."""
@@ -116,6 +124,8 @@ class FeatureFileSpec(Strict):
     role: Literal["immutable", "mutable", "actionable"] = "actionable"
     direction: Literal["increase", "decrease", "any"] = "any"
     help: str = ""
+    in_plan: bool = True  # False: a condition of the decision, never a plan row
+    derived_from: DerivedSpec | None = None  # not entered: factor x another feature
 
     @field_validator("levels", mode="before")
     @classmethod
@@ -243,6 +253,9 @@ class PoolWorld(Strict):
     kind: Literal["pool"]
     pool: str | GeneratorSpec  # a CSV file (relative to the scenario file) or a generator
     rule: str | RuleSpec
+    # people like a study's participants (same columns; the validation and test splits, so
+    # synthetic participants are drawn from them); default: the pool itself
+    applicants: str | GeneratorSpec | None = None
 
     @property
     def rule_spec(self) -> RuleSpec:
@@ -302,6 +315,11 @@ class ScenarioFile(Strict):
                 problems.append((("features", i, "name"), f"feature {name!r} is listed twice"))
         if not any(f.role == "actionable" for f in self.features):
             problems.append((("features",), "no feature is actionable (role: actionable)"))
+        for i, f in enumerate(self.features):
+            src = f.derived_from.feature if f.derived_from is not None else None
+            if src is not None and (src not in names or src == f.name):
+                problems.append((("features", i, "derived_from", "feature"),
+                                 f"{src!r} is not another feature of this scenario"))
         if isinstance(self.world, DataWorld):
             problems += graph_problems(self.world, names)
             children = {c for _, p, c in self.world.edges() if p is not None}
