@@ -41,6 +41,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from engine.scenarios.graph import graph_problems
 from engine.scenarios.rules import RuleSyntaxError, parse_rule
 
 Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$", max_length=64)]
@@ -321,7 +322,7 @@ class ScenarioFile(Strict):
                 problems.append((("features", i, "derived_from", "feature"),
                                  f"{src!r} is not another feature of this scenario"))
         if isinstance(self.world, DataWorld):
-            problems += graph_problems(self.world, names)
+            problems += graph_problems(self.world.edges(), names)
             children = {c for _, p, c in self.world.edges() if p is not None}
             for i, f in enumerate(self.features):
                 if f.kind in ("binary", "categorical") and f.name in children:
@@ -339,70 +340,6 @@ class ScenarioFile(Strict):
     @property
     def feature_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.features)
-
-
-def graph_problems(world: DataWorld, names: list[str]) -> Problems:
-    """Malformed edges, unknown features, self-loops, cycles, and features not listed in a
-    causal order (every parent before its children: the flow and the counterfactuals
-    compute features in column order)."""
-    problems: Problems = []
-    parents: dict[str, list[str]] = {n: [] for n in names}
-    for i, parent, child in world.edges():
-        loc = ("world", "graph", i)
-        if parent is None:
-            problems.append((loc, f"an edge is written 'parent -> child', got {child!r}"))
-            continue
-        bad = [n for n in (parent, child) if n not in parents]
-        for n in bad:
-            problems.append((loc, f"unknown feature {n!r}; expected one of {', '.join(names)}"))
-        if bad:
-            continue
-        if parent == child:
-            problems.append((loc, f"a feature cannot cause itself ({parent!r})"))
-        elif parent in parents[child]:
-            problems.append((loc, f"edge {parent} -> {child} is listed twice"))
-        else:
-            parents[child].append(parent)
-    cycle = find_cycle(parents)
-    if cycle:
-        problems.append((("world", "graph"), "the graph has a cycle: " + " -> ".join(cycle)))
-        return problems
-    order = {n: i for i, n in enumerate(names)}
-    for child, pa in parents.items():
-        for p in pa:
-            if order[p] > order[child]:
-                problems.append((("features", order[p]), f"{p!r} causes {child!r} "
-                                 f"(features[{order[child]}]) but is listed after it; list "
-                                 "features in a causal order"))
-    return problems
-
-
-def find_cycle(parents: dict[str, list[str]]) -> list[str]:
-    """A directed cycle of the graph (child -> its parents) as [a, b, ..., a], or []."""
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
-    path: list[str] = []
-
-    def visit(n: str) -> list[str]:
-        state[n] = 1
-        path.append(n)
-        for p in parents.get(n, []):
-            if state.get(p) == 1:
-                loop = path[path.index(p):] + [p]
-                return list(reversed(loop))  # read as cause -> effect
-            if p not in state:
-                found = visit(p)
-                if found:
-                    return found
-        path.pop()
-        state[n] = 2
-        return []
-
-    for n in parents:
-        if n not in state:
-            found = visit(n)
-            if found:
-                return found
-    return []
 
 
 def rule_problems(rule: RuleSpec, features: list[FeatureFileSpec]) -> Problems:
