@@ -184,8 +184,12 @@ def build_methods(
             if capabilities(name).interactive:
                 raise MethodUnavailableError(
                     f"method {name!r} asks people: benchmark it with `benchmark hare`")
-            out[(name, cp)] = build_method(
-                name, context, **method_options(option_names(name), config))
+            try:
+                out[(name, cp)] = build_method(
+                    name, context, **method_options(option_names(name), config))
+            except ValueError as e:  # e.g. the Oracle on a world without causal equations
+                raise MethodUnavailableError(
+                    f"method {name!r} cannot run on scenario {scenario.name!r}: {e}") from e
     return out
 
 

@@ -130,3 +130,13 @@ def test_a_file_of_ones_own_by_path(tmp_path: Path) -> None:
     clash.write_text(clash.read_text().replace("my-loan", "loan"))
     result = CliRunner().invoke(app, ["scenarios", str(clash), "--json"])
     assert result.exit_code == 2 and "shipped scenario" in json.loads(result.stdout)["error"]
+
+
+def test_the_oracle_refuses_a_pool_world_clearly() -> None:
+    from engine.benchmarks.recourse import BenchmarkConfig, build_methods
+    from engine.recourse import MethodUnavailableError
+
+    s = get_scenario(str(FILES / "pool_world.yaml"))
+    with pytest.raises(MethodUnavailableError, match="cannot run on scenario 'test-pool'"):
+        build_methods(s, RuleDecision(s), BenchmarkConfig(methods=("oracle",),
+                                                          constraints=("all",)))
