@@ -17,6 +17,12 @@ _REGISTRY: dict[str, Callable[[], Scenario]] = {
     "loan-carma": lambda: make_loan(
         "loan-carma", "Car loan (CARMA's published samples)", samples=CARMA_LOAN
     ),
+    "loan-carma-reference": lambda: make_loan(
+        "loan-carma-reference",
+        "Car loan (CARMA's published samples, CARMA's classifier training)",
+        samples=CARMA_LOAN,
+        extras={"decision": "reference"},
+    ),
     "loan-bernoulli": lambda: make_loan(
         "loan-bernoulli", "Car loan (Bernoulli labels)", label_rule="bernoulli"
     ),

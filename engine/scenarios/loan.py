@@ -148,12 +148,15 @@ def make_loan(
     *,
     samples: DataSource | None = None,
     label_rule: str = "threshold",
+    extras: dict | None = None,
 ) -> Scenario:
     """The Loan scenario: features, roles, display maps, the exact SCM and its data source.
 
     Registered variants (engine.scenarios): ``loan`` (20,000 SCM samples, deterministic
     labels), ``loan-carma`` (the CARMA reference code's published samples, the people of
-    the iCARMA paper's tables), ``loan-bernoulli`` (SCM samples, Bernoulli labels).
+    the iCARMA paper's tables), ``loan-carma-reference`` (the same samples with the decision
+    model trained as CARMA's reference code: ``extras["decision"] = "reference"``),
+    ``loan-bernoulli`` (SCM samples, Bernoulli labels).
     """
     features = (
         FeatureSpec(
@@ -209,6 +212,7 @@ def make_loan(
         scm=LoanSCM(),
         samples=SCMSamples() if samples is None else samples,
         label_rule=label_rule,
+        extras=dict(extras or {}),
         story=(
             "You want to buy a car and apply to a bank for a loan. An automated system "
             "screens your application and decides whether the loan is approved."
