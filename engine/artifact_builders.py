@@ -9,7 +9,7 @@ artifact it depends on (engine.artifacts resolves the order and the cache).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -33,8 +33,9 @@ class Built:
     metrics: dict[str, Any]
 
 
-def configs(quick: bool) -> dict[str, Any]:
-    """Configuration of every artifact (module docstring)."""
+def configs(quick: bool, decision: str = "trained") -> dict[str, Any]:
+    """Configuration of every artifact (module docstring); ``decision`` ``reference``: the
+    decision model trained as CARMA's reference code (``DecisionConfig.reference``)."""
     amortized = {
         "icarma": ICarmaConfig.fast(),
         "icarma-likert": ICarmaConfig.fast("likert"),
@@ -42,11 +43,15 @@ def configs(quick: bool) -> dict[str, Any]:
     }
     if quick:
         return {
-            "decision": DecisionConfig(epochs=40),
+            "decision": replace(
+                DecisionConfig.reference() if decision == "reference" else DecisionConfig(),
+                epochs=40,
+            ),
             "flow": FlowConfig(epochs=40, patience=10),
             **{name: cfg.reduced() for name, cfg in amortized.items()},
         }
-    return {"decision": DecisionConfig(), "flow": FlowConfig(), **amortized}
+    dec = DecisionConfig.reference() if decision == "reference" else DecisionConfig()
+    return {"decision": dec, "flow": FlowConfig(), **amortized}
 
 
 def _note(progress: Progress | None, name: str) -> Callable[[int, int, str], None]:

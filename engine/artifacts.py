@@ -217,7 +217,7 @@ def build_artifacts(
         raise ValueError(f"unknown artifact(s) {', '.join(unknown)}; expected {ARTIFACTS}")
     for name in list(wanted):
         wanted |= set(DEPENDS[name])
-    cfgs = configs(quick)
+    cfgs = configs(quick, scenario.extras.get("decision", "trained"))
     records: list[ArtifactRecord] = []
     fingerprints: dict[str, str] = {}
     for name in ARTIFACTS:

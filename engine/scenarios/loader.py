@@ -249,8 +249,9 @@ def _equations(world: EquationsWorld, common: dict[str, Any], path: Path) -> Sce
         if not folder.is_dir():
             raise _Problems([("world.samples.folder", f"no folder {str(folder)!r}")])
         samples = PublishedSamples(folder, source=s.note)
+    extras = {"decision": "reference"} if world.decision_training == "reference" else {}
     return Scenario(**common, scm=scm, samples=samples, label_rule=world.label_rule,
-                    world_kind="equations")
+                    world_kind="equations", extras=extras)
 
 
 def _table(ref: str, path: Path, where: str) -> pd.DataFrame:

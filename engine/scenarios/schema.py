@@ -221,6 +221,8 @@ class EquationsWorld(Strict):
     samples: Annotated[ScmSamplesSpec | PublishedSamplesSpec,
                        Field(discriminator="source")] = ScmSamplesSpec()
     label_rule: Literal["threshold", "bernoulli"] = "threshold"
+    # how the decision model is trained: ours (Adam) or as CARMA's reference code (SGD)
+    decision_training: Literal["trained", "reference"] = "trained"
 
 
 class RuleSpec(Strict):
