@@ -1,12 +1,20 @@
-"""Exclusions: which participants' ratings the models leave out, and why.
+"""Exclusions: which ratings and participants the models leave out, and why.
 
 A protocol states its exclusions (``exclusions`` block); ``analyze`` reads them from the
 stored protocol and applies them here, one mechanism for every study (simulated, served or
-imported): a participant is excluded for ``failed_attention`` when any attention check they
-answered was wrong (``ratings_long.attention_passed`` false; null, no check answered, is
-never excluded) and for ``fewer_plans`` when they rated fewer plans than the protocol asks
-(``expected``: participant id -> plans asked). Excluded participants stay in the database
-and the export; the analysis summary lists them with their reason.
+imported):
+
+- ``impossible_items`` (rating level, the reference study's rule, paper 003 section 4: 72
+  of 1,810 ratings left out): a rating whose participant marked at least one changed item
+  impossible to implement (``ratings_long.impossible`` true) is left out;
+- ``failed_attention`` (participant level): every rating of a participant who answered any
+  attention check wrongly (``ratings_long.attention_passed`` false; null, no check
+  answered, is never excluded);
+- ``fewer_plans`` (participant level): a participant who rated fewer plans than the
+  protocol asks (``expected``: participant id -> plans asked).
+
+Excluded ratings and participants stay in the database and the export; the analysis
+summary counts them per reason (participants, and ratings for each rule).
 """
 
 from __future__ import annotations
@@ -15,27 +23,42 @@ from typing import Any
 
 import pandas as pd
 
+PARTICIPANT_RULES = ("failed_attention", "fewer_plans")
+
 
 def apply_exclusions(
     ratings: pd.DataFrame, *, failed_attention: bool = False,
-    expected: dict[str, int] | None = None,
+    expected: dict[str, int] | None = None, impossible_items: bool = False,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """(the ratings kept, {rules, counts per reason, excluded: [{participant_id, reason}]})."""
+    """(the ratings kept, {rules, counts (participants per participant rule),
+    ratings_excluded (ratings per rule, each counted under the first rule that drops it),
+    n_ratings_before, n_ratings_kept, excluded: [{participant_id, reason}]})."""
     reasons: dict[str, str] = {}
+    pid = ratings["participant_id"].astype(str)
     if failed_attention and "attention_passed" in ratings:
         failed = ratings["attention_passed"].eq(False)  # null (no check answered) stays
-        for pid in ratings.loc[failed, "participant_id"].astype(str).unique():
-            reasons.setdefault(pid, "failed_attention")
+        for p in pid[failed].unique():
+            reasons.setdefault(p, "failed_attention")
     if expected is not None:
-        rated = ratings.groupby(ratings["participant_id"].astype(str)).size()
-        for pid, n in rated.items():
-            if n < expected.get(str(pid), 0):
-                reasons.setdefault(str(pid), "fewer_plans")
-    keep = ~ratings["participant_id"].astype(str).isin(reasons)
-    counts = {r: sum(1 for v in reasons.values() if v == r)
-              for r in ("failed_attention", "fewer_plans")}
+        rated = ratings.groupby(pid).size()
+        for p, n in rated.items():
+            if n < expected.get(str(p), 0):
+                reasons.setdefault(str(p), "fewer_plans")
+    by_person = pid.map(reasons)
+    dropped = {r: int((by_person == r).sum()) for r in PARTICIPANT_RULES}
+    keep = by_person.isna()
+    impossible = (ratings["impossible"].fillna(False).astype(bool) if "impossible" in ratings
+                  else pd.Series(False, index=ratings.index))
+    dropped["impossible_items"] = int((keep & impossible).sum()) if impossible_items else 0
+    if impossible_items:
+        keep &= ~impossible
+    counts = {r: sum(1 for v in reasons.values() if v == r) for r in PARTICIPANT_RULES}
     return ratings[keep].copy(), {
-        "rules": {"failed_attention": failed_attention, "fewer_plans": expected is not None},
+        "rules": {"impossible_items": impossible_items, "failed_attention": failed_attention,
+                  "fewer_plans": expected is not None},
         "counts": counts,
+        "ratings_excluded": dropped,
+        "n_ratings_before": int(len(ratings)),
+        "n_ratings_kept": int(keep.sum()),
         "excluded": [{"participant_id": p, "reason": r} for p, r in sorted(reasons.items())],
     }

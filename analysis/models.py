@@ -20,6 +20,18 @@ construction); sigma_f ~ HalfNormal(1) (a first-order random-walk penalty: sigma
 gamma (all arms but the first) ~ Normal(0, 1); sigma_u ~ HalfNormal(2); sigma_b ~
 HalfNormal(1). Gaussian: alpha ~ Normal(4, 2), sigma_y ~ HalfNormal(2).
 
+**Gaussian GAMM** (``gamm``; the reference study's Eq. 4, paper 003 section 4.1): each
+participant gets random deviations of the whole smooth rather than a linear slope,
+
+    y_r ~ Normal(alpha + f(d_r) + g_{p_r}(d_r) + beta_s s_r + beta_v v_r + gamma_{a_r} + u_p,
+                 sigma_y)
+    g_p(d) = sum_{k >= 2} B_k(d) b_pk,   b_pk = sigma_k w_pk,   w_pk ~ Normal(0, 1)
+
+i.e. theta_ku = beta_k + b_ku with b_ku ~ N(0, sigma_k^2) for every basis function k (the
+first is fixed at 0 for both, the intercepts absorbing the level); sigma_k ~ HalfNormal(1)
+is a per-function penalty (sigma_k -> 0: no participant deviates in that direction). The
+fixed smooth f is the random walk above; alpha ~ Normal(4, 2), sigma_y ~ HalfNormal(2).
+
 Missing satisfaction or violation (a study without elicitation) contributes 0, as in the
 simulation; a study where a term is missing everywhere (or constant) drops the term.
 
@@ -52,7 +64,8 @@ from analysis.splines import SplineBasis
 from engine.metric_names import DISTANCES
 
 OUTCOMES = ("acceptance", "action")
-Likelihood = Literal["ordinal", "gaussian"]
+Likelihood = Literal["ordinal", "gaussian", "gamm"]
+LIKELIHOODS: tuple[str, ...] = ("ordinal", "gaussian", "gamm")
 
 
 class AnalysisDataError(ValueError):
@@ -140,6 +153,9 @@ def model_arrays(data: ModelData, likelihood: Likelihood = "ordinal") -> dict[st
         arrays["arm_index"] = data.arm.astype("int64")
     if data.terms:
         arrays["x_terms"] = np.column_stack([data.terms[t] for t in data.terms])
+    if likelihood == "gamm":
+        arrays["basis_random"] = arrays["basis"][:, 1:]
+        del arrays["d_centred"]  # no linear slope: the random smooths replace it
     arrays["y_observed"] = (data.y - 1).astype("int64") if likelihood == "ordinal" else (
         data.y.astype(float))
     return arrays
@@ -157,8 +173,9 @@ def build_model(
     the log-likelihood and posterior predictive draws do not need it. ``shared`` puts the
     data in as named containers (``model_arrays``), so the model compiled once can be refit
     on another study of the same shape (analysis.refit)."""
-    if likelihood not in ("ordinal", "gaussian"):
-        raise ValueError(f"likelihood must be ordinal or gaussian, got {likelihood!r}")
+    if likelihood not in LIKELIHOODS:
+        raise ValueError(f"likelihood must be one of {', '.join(LIKELIHOODS)}, got "
+                         f"{likelihood!r}")
     arrays = model_arrays(data, likelihood)
     k = arrays["basis"].shape[1]
     coords = {"participant": data.participants, "arm": data.arms,
@@ -179,11 +196,17 @@ def build_model(
             gamma = pm.Deterministic("gamma", pt.concatenate([pt.zeros(1), g]), dims="arm")
             eta = eta + gamma[x["arm_index"]]
         sigma_u = pm.HalfNormal("sigma_u", 2.0)
-        sigma_b = pm.HalfNormal("sigma_b", 1.0)
         z_u = pm.Normal("z_u", 0.0, 1.0, dims="participant")
-        z_b = pm.Normal("z_b", 0.0, 1.0, dims="participant")
         person = x["participant_index"]
-        eta = eta + (sigma_u * z_u)[person] + (sigma_b * z_b)[person] * x["d_centred"]
+        eta = eta + (sigma_u * z_u)[person]
+        if likelihood == "gamm":
+            sigma_s = pm.HalfNormal("sigma_s", 1.0, dims="knot")
+            w = pm.Normal("w_s", 0.0, 1.0, dims=("participant", "knot"))
+            eta = eta + (x["basis_random"] * (w * sigma_s)[person]).sum(axis=1)
+        else:
+            sigma_b = pm.HalfNormal("sigma_b", 1.0)
+            z_b = pm.Normal("z_b", 0.0, 1.0, dims="participant")
+            eta = eta + (sigma_b * z_b)[person] * x["d_centred"]
         if likelihood == "ordinal":
             first = pm.Normal("cut_first", -2.5, 3.0)
             gaps = pm.HalfNormal("cut_gaps", 2.0, shape=5)

@@ -3,9 +3,11 @@
 Models (``plan_models``): for each outcome (acceptance, action), the ordinal model with the
 L0 and with the L1 distance of the chosen family (L0/L1 over the profile or over actions),
 each with its pointwise log-likelihood, the one with the main ``distance`` also with the
-posterior predictive check; and the Gaussian variant for the main distance. PSIS-LOO
+posterior predictive check; and the Gaussian variant. PSIS-LOO
 compares, per outcome, the ordinal models with L0 and with L1 (same ratings, same
-likelihood: which distance explains the ratings better).
+likelihood: which distance explains the ratings better). The Gaussian variant is the
+reference study's GAMM (Eq. 4: random intercepts and per-participant random deviations of
+the smooth; analysis.models ``gamm``), with L0 and with L1, beside the ordinal models.
 
 No finished work is lost: every model's data are checked (``prepare``) before any model is
 fitted; each model is written to the output folder (analysis.folder) as soon as it
@@ -103,7 +105,7 @@ def plan_models(distance: str, gaussian: bool = True) -> list[ModelSpec]:
         specs += [ModelSpec(outcome, d, "ordinal", ppc=d == distance, log_likelihood=True)
                   for d in (l0, l1)]
         if gaussian:
-            specs.append(ModelSpec(outcome, distance, "gaussian"))
+            specs += [ModelSpec(outcome, d, "gamm") for d in (l0, l1)]
     return specs
 
 

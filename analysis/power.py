@@ -222,7 +222,7 @@ def evaluate(ratings: pd.DataFrame, spec: PowerSpec, task: PowerTask,
              refitter: Any) -> dict[str, Any]:
     """Fit one simulated study's ratings and decide: the task's result record."""
     data = prepare(ratings, spec.effect.outcome, spec.distance)
-    fit = refitter.fit(data, seed=task.seed)
+    fit = refitter.fit(data, seed=task.seed, pad_participants=task.participants)
     decision = detect(spec, data, fit.idata.posterior)
     diag = fit.diagnostics
     return {**task_fields(task), **asdict(decision),

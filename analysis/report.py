@@ -41,10 +41,11 @@ def _png(fig: Any) -> str:
     return f'<img alt="figure" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
 
 
-def smooth_figure(models: list[ModelResult]) -> str:
-    ordinal = [m for m in models if m.likelihood == "ordinal"]
+def smooth_figure(models: list[ModelResult], likelihood: str = "ordinal") -> str:
+    ordinal = [m for m in models if m.likelihood == likelihood]
+    scale = "logit" if likelihood == "ordinal" else "rating"
     if not ordinal:
-        return "<p>No ordinal model was fitted.</p>"
+        return f"<p>No {likelihood} model was fitted.</p>"
     outcomes = sorted({m.outcome for m in ordinal})
     dists = sorted({m.distance for m in ordinal})
     fig, axes = plt.subplots(len(outcomes), len(dists), figsize=(5 * len(dists), 3.4 * len(outcomes)),
@@ -63,7 +64,7 @@ def smooth_figure(models: list[ModelResult]) -> str:
             ax.axhline(0, color="grey", lw=1, ls="--")
             ax.plot(m.data.d, np.full(m.data.n, s["lo"].min()), "|", color="k", alpha=0.15)
             ax.set_xlabel(LABELS.get(d, d))
-            ax.set_ylabel(f"s({d}) on {o} (logit)")
+            ax.set_ylabel(f"s({d}) on {o} ({scale})")
             ax.set_title(f"{o.capitalize()} vs {LABELS.get(d, d)}")
     drawn = [ax for row in axes for ax in row if ax.lines]
     if drawn:
@@ -217,9 +218,12 @@ def exclusions_section(analysis: Analysis) -> str:
         return "<p>No exclusions were applied.</p>"
     rules = ", ".join(k for k, on in ex["rules"].items() if on) or "none"
     counts = ", ".join(f"{k}: {v}" for k, v in ex["counts"].items())
+    dropped = ", ".join(f"{k}: {v}" for k, v in ex.get("ratings_excluded", {}).items())
+    kept = (f" Ratings analysed: {ex['n_ratings_kept']} of {ex['n_ratings_before']} "
+            f"(left out by rule: {html.escape(dropped)})." if "n_ratings_kept" in ex else "")
     return (f"<p>Rules (the protocol's <code>exclusions</code>): {html.escape(rules)}. "
-            f"Participants excluded: {html.escape(counts)}. They stay in the database and "
-            "the export.</p>")
+            f"Participants excluded: {html.escape(counts)}.{kept} They stay in the database "
+            "and the export.</p>")
 
 
 def _main(models: list[ModelResult]) -> str:
@@ -254,7 +258,7 @@ def render(analysis: Analysis) -> str:
     } for m in models])
     gauss = pd.DataFrame([{"outcome": m.outcome, "distance": m.distance, **{
         c["name"]: f"{c['mean']:.2f} [{c['lo']:.2f}, {c['hi']:.2f}]" for c in m.coefficients}}
-        for m in models if m.likelihood == "gaussian"])
+        for m in models if m.likelihood in ("gaussian", "gamm")])
     n_p = analysis.ratings["participant_id"].nunique()
     truth = truth_section(analysis)
     sections = [
@@ -276,7 +280,7 @@ def render(analysis: Analysis) -> str:
          "Preference satisfaction, violation of the stated constraints and arm contrasts."),
         ("Variance components", coefficient_figure(models, "variance") or "<p>Not fitted.</p>",
          "sigma_u: participant intercepts; sigma_b: participant slopes on distance; sigma_f: "
-         "smoothness of the distance curve."),
+         "smoothness of the distance curve; sigma_s[k]: the GAMM's random smooths."),
         ("Posterior predictive check", ppc_figure(models),
          "Observed shares of each rating against replicated data from the fitted model."),
         ("Ratings by arm", arm_figure(analysis.ratings), ""),
@@ -284,8 +288,12 @@ def render(analysis: Analysis) -> str:
          "From the stored plans (engine.metrics definitions)."),
         ("Model comparison (PSIS-LOO, ordinal models)", loo_section(analysis),
          "Per outcome: the model with L0 against the one with L1 (higher elpd is better)."),
-        ("Gaussian variant (comparison with the reference study's GAMMs)",
-         _table(gauss) if not gauss.empty else "<p>Not fitted.</p>", ""),
+        ("Gaussian GAMM (the reference study's Eq. 4)",
+         (smooth_figure(models, "gamm") + _table(gauss)) if not gauss.empty
+         else "<p>Not fitted.</p>",
+         "Ratings as continuous, random intercepts and per-participant random deviations of "
+         "the smooth (sigma_s[k]: their spread per basis function); the smooth is on the "
+         "rating scale, centred, with 95% bands."),
         ("Sampling diagnostics", _table(diag) if not diag.empty else "<p>No model fitted.</p>",
          "Thresholds: R-hat <= 1.01, ESS >= 400, no divergent transitions."),
     ]

@@ -135,6 +135,9 @@ def coefficients(model_data: ModelData, idata: az.InferenceData) -> list[dict[st
     for v in ("sigma_u", "sigma_b", "sigma_f", "sigma_y"):
         if v in post:
             add(v, post[v].values, "variance")
+    if "sigma_s" in post:  # the GAMM's random-smooth spread, one per basis function
+        for k in post["sigma_s"].coords["knot"].values:
+            add(f"sigma_s[{int(k) + 1}]", post["sigma_s"].sel(knot=k).values, "variance")
     if "cutpoints" in post:
         cut = np.asarray(post["cutpoints"].values)
         for k in range(cut.shape[-1]):

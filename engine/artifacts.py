@@ -44,7 +44,13 @@ import torch
 from torch import nn
 
 from engine.artifact_builders import Built, builder_for, configs
-from engine.decision import BayesDecision, Classifier, DecisionConfig, DecisionModel
+from engine.decision import (
+    BayesDecision,
+    Classifier,
+    DecisionConfig,
+    DecisionModel,
+    RuleDecision,
+)
 from engine.flows import CausalFlow, FlowConfig
 from engine.recourse.icarma_networks import AmortizedRecourse
 from engine.recourse.icarma_training import ICarmaConfig
@@ -199,16 +205,19 @@ def build_artifacts(
 ) -> list[ArtifactRecord]:
     """Build every stale or missing artifact (``only``: these and what they depend on).
 
-    ``force`` rebuilds the requested ones even when the cache is fresh.
+    ``force`` rebuilds the requested ones even when the cache is fresh. ``scenario_name`` may
+    be a scenario file's path. A pool world has nothing to train (an empty list).
     """
     scenario = get_scenario(scenario_name)
+    if scenario.pool is not None:  # a fixed rule, no world model: nothing to train
+        return []
     wanted = set(ARTIFACTS if only is None else only)
     unknown = sorted(wanted - set(ARTIFACTS))
     if unknown:
         raise ValueError(f"unknown artifact(s) {', '.join(unknown)}; expected {ARTIFACTS}")
     for name in list(wanted):
         wanted |= set(DEPENDS[name])
-    cfgs = configs(quick)
+    cfgs = configs(quick, scenario.extras.get("decision", "trained"))
     records: list[ArtifactRecord] = []
     fingerprints: dict[str, str] = {}
     for name in ARTIFACTS:
@@ -354,7 +363,10 @@ def _load(scenario_name: str, name: str) -> nn.Module:
 
 def load_classifier(scenario: Scenario, kind: str = "trained") -> Classifier:
     """A scenario's decision model: ``trained`` (its artifact; ArtifactMissingError says how
-    to build it) or ``bayes`` (the exact Bayes rule under its SCM; no artifact)."""
+    to build it) or ``bayes`` (the exact Bayes rule under its SCM; no artifact). A pool
+    world's decision is its fixed rule (RuleDecision) either way."""
+    if scenario.pool is not None:
+        return RuleDecision(scenario)
     if kind == "bayes":
         return BayesDecision(scenario)
     if kind != "trained":

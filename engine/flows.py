@@ -42,7 +42,13 @@ import zuko
 from torch import Tensor, nn
 
 from engine.scenarios.base import Scenario
-from engine.scm import ArrayLike, WorldModelInputError, as_action_mask, as_batch
+from engine.scm import (
+    ArrayLike,
+    StructuralCausalModel,
+    WorldModelInputError,
+    as_action_mask,
+    as_batch,
+)
 
 
 @dataclass(frozen=True)
@@ -97,20 +103,21 @@ def _generations(adjacency: Tensor) -> int:
 class CausalFlow(nn.Module):
     """The causal flow world model (module docstring): abduct, counterfactual, log_prob, sample.
 
-    Built from a scenario: ``feature_names``, the causal adjacency of its SCM, its discrete
+    Built from a scenario: ``feature_names``, its causal graph (its SCM's, or a data
+    scenario's stated graph), its discrete
     roots as context and its immutable features (which no action may set). Computation runs in
     float32; results come back in the input's floating dtype (float64 for non-tensors).
     """
 
     def __init__(self, scenario: Scenario, config: FlowConfig) -> None:
         super().__init__()
-        scm = scenario.scm
         self.feature_names = scenario.feature_names
         self.immutable = scenario.immutable
         self.config = config
-        adjacency = scm.adjacency()
+        adjacency = scenario.adjacency()
+        parents = scenario.parents
         context = [
-            j for j, f in enumerate(scenario.features) if f.discrete and not scm.parents.get(j)
+            j for j, f in enumerate(scenario.features) if f.discrete and not parents.get(j)
         ]
         rest = [j for j in range(scenario.d) if j not in context]
         self.context_idx: list[int] = context
@@ -283,14 +290,18 @@ def train_flow(
     return flow, log
 
 
-def counterfactual_rmse(flow: CausalFlow, scenario: Scenario, x: Tensor, seed: int = 0) -> float:
+def counterfactual_rmse(
+    flow: CausalFlow, scenario: Scenario, x: Tensor, seed: int = 0,
+    scm: StructuralCausalModel | None = None,
+) -> float:
     """RMSE of the flow's counterfactuals against the exact SCM's, in feature sd units.
 
     Random actions: each globally actionable feature is acted on with probability 1/2, at a
     value uniform over its training range. The error is taken over the entries the action
     does not set (the ones the world model has to predict), each divided by the feature's
-    training standard deviation.
+    training standard deviation. ``scm``: the exact world (default: the scenario's).
     """
+    scm = scm if scm is not None else scenario.require_scm("the counterfactual RMSE")
     g = torch.Generator().manual_seed(seed)
     n = x.shape[0]
     act = list(scenario.actionable)
@@ -300,7 +311,7 @@ def counterfactual_rmse(flow: CausalFlow, scenario: Scenario, x: Tensor, seed: i
     values = lo + (hi - lo) * torch.rand(n, scenario.d, generator=g, dtype=torch.float64)
     with torch.no_grad():
         x_flow = flow.counterfactual(x, mask, values).to(torch.float64)
-    x_exact = scenario.scm.counterfactual(x, mask, values)
+    x_exact = scm.counterfactual(x, mask, values)
     err = (x_flow - x_exact) / scenario.stds
     keep = ~mask
     keep[:, flow.context_idx] = False

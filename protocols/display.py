@@ -56,6 +56,8 @@ def profile_fields(scenario: Scenario) -> list[ProfileField]:
     lo, hi = scenario.bounds
     out = []
     for j, f in enumerate(scenario.features):
+        if f.derived_from is not None:
+            continue  # computed from the entered items (Scenario.from_display)
         if f.display.kind == "categorical":
             out.append(ProfileField(feature=f.name, label=f.label, help=f.help, kind="category",
                                     unit=f.display.unit, options=list(f.display.categories)))
@@ -77,11 +79,14 @@ def profile_rows(scenario: Scenario, x: np.ndarray) -> list[ProfileRow]:
 
 
 def plan_rows(scenario: Scenario, plans: RecourseBatch, i: int = 0) -> list[PlanRow]:
-    """Every item of plan i, current -> suggested, tagged action / consequence / same."""
+    """Every plan item of plan i (features with ``in_plan``), current -> suggested, tagged
+    action / consequence / same."""
     x, x_cf = plans.array("x")[i], plans.array("x_cf")[i]
     action_mask, changed = plans.array("action_mask")[i], plans.array("changed")[i]
     rows = []
     for j, f in enumerate(scenario.features):
+        if not f.in_plan:
+            continue
         kind = "action" if action_mask[j] else "consequence" if changed[j] else "same"
         d = f.display
         rows.append(PlanRow.model_construct(
@@ -96,7 +101,7 @@ def profile_from_answer(scenario: Scenario, values: dict[str, float | int | str]
     """Model-unit profile of a validated profile answer's values (display units; a category
     as its label or code)."""
     out: dict[str, float] = {}
-    for f in scenario.features:
+    for f in scenario.entered:
         v = values[f.name]
         if f.display.kind == "categorical" and isinstance(v, str):
             v = f.display.categories.index(v)
@@ -108,6 +113,8 @@ def display_values(scenario: Scenario, x: np.ndarray) -> dict[str, float | str]:
     """A model-unit profile as a profile answer's values (a category as its label)."""
     values: dict[str, float | str] = {}
     for j, f in enumerate(scenario.features):
+        if f.derived_from is not None:
+            continue
         if f.display.kind == "categorical":
             values[f.name] = f.display.categories[int(round(x[j]))]
         else:

@@ -239,11 +239,18 @@ def _showable(
     if not len(table):
         return table, found
     keep = realism.showable(context.scenario, table).numpy()
-    shown_values = realism.displayed(context.scenario, table.x_cf).numpy()
+    shown_values = _on_screen(context.scenario, table.x_cf)
     key = np.column_stack([table.array("person"), shown_values])
     first = np.zeros(len(table), dtype=bool)
     first[np.unique(key, axis=0, return_index=True)[1]] = True
     return table.select(np.flatnonzero(keep & first)), found
+
+
+def _on_screen(scenario: Scenario, x_cf: Any) -> np.ndarray:
+    """The plan items of profiles as a person sees them (two plans that look the same are
+    the same plan to the person, whatever their hidden conditions such as income)."""
+    shown = [j for j, f in enumerate(scenario.features) if f.in_plan]
+    return realism.displayed(scenario, x_cf).numpy()[:, shown]
 
 
 def _new_to(scenario: Scenario, extra: RecourseBatch, table: RecourseBatch,
@@ -254,9 +261,9 @@ def _new_to(scenario: Scenario, extra: RecourseBatch, table: RecourseBatch,
         return extra
     rows = [row for i in short for row, _ in picks[i]]
     owners = [k for k, i in enumerate(short) for _ in picks[i]]
-    screens = realism.displayed(scenario, table.x_cf[rows]).tolist() if rows else []
+    screens = _on_screen(scenario, table.x_cf[rows]).tolist() if rows else []
     have = {(o, tuple(v)) for o, v in zip(owners, screens, strict=True)}
-    mine = realism.displayed(scenario, extra.x_cf).tolist()
+    mine = _on_screen(scenario, extra.x_cf).tolist()
     keep = [r for r, (o, v) in enumerate(zip(extra.array("person").tolist(), mine,
                                               strict=True)) if (o, tuple(v)) not in have]
     return extra.select(np.asarray(keep, dtype=np.int64))

@@ -10,10 +10,13 @@ from __future__ import annotations
 MEANING: dict[str, str] = {
     "Protocol.id": "Study id (lower case, digits, '-' or '_'); the database's study id by default.",
     "Protocol.title": "The study's title (dashboard, reports).",
-    "Protocol.scenario": "Scenario whose world, features and story the study uses.",
+    "Protocol.scenario": "Scenario whose world, features and story the study uses: a shipped "
+                         "name (`recourse-study scenarios`) or a scenario file's path "
+                         "(docs/scenarios.md).",
     "Protocol.seed": "Seed of assignment, counterbalancing, personas and plan selection.",
     "Protocol.decision_model": "trained: the scenario's trained classifier (artifact); bayes: "
-    "the exact Bayes rule of the scenario's SCM (no artifact; a reference).",
+    "the exact Bayes rule of the scenario's SCM (no artifact; a reference); rule: a pool "
+    "world's fixed rule (a pool world always decides by its rule).",
     "Protocol.consent": "Consent question; declining ends the session.",
     "Protocol.screening": "Eligibility questions, one page; a non-eligible answer ends the "
     "session (screened_out).",
@@ -26,7 +29,16 @@ MEANING: dict[str, str] = {
     "Protocol.plans": "How many plans each participant rates and how they are chosen.",
     "Protocol.questions": "The questions asked about every plan.",
     "Protocol.attention_checks": "Attention checks, each shown right after a page.",
-    "Protocol.exclusions": "Which participants `analyze` leaves out of the models.",
+    "Protocol.exclusions": "Which ratings and participants `analyze` leaves out of the models.",
+    "Protocol.plan_view": "How the decision and each plan are framed (texts, column headings).",
+    "PlanViewSpec.decision_text": "Text of the decision page (default: the scenario's 'The "
+    "automated system rejected the application.').",
+    "PlanViewSpec.text": "Text above each plan; {ordinal}, {number}, {of} are filled in (1st, "
+    "1, 5).",
+    "PlanViewSpec.current_label": "Heading of the plan table's current-profile column.",
+    "PlanViewSpec.suggested_label": "Heading of the plan table's suggested-profile column.",
+    "ExclusionSpec.impossible_items": "Leave out ratings whose participant marked a changed "
+    "item impossible (the reference study's rule).",
     "Protocol.debrief": "The last page.",
     "Protocol.recruitment": "What a recruitment link's participant id must look like.",
     "RecruitmentSpec.id_pattern": "Regular expression the whole recruitment id must match "
@@ -155,6 +167,10 @@ SHOWN: dict[str, str] = {
     "RatingQuestion.labels": "every plan page",
     "WhySpec.text": "every plan page",
     "QuestionsSpec.impossible_text": "every plan page",
+    "PlanViewSpec.decision_text": "decision page",
+    "PlanViewSpec.text": "every plan page",
+    "PlanViewSpec.current_label": "every plan page",
+    "PlanViewSpec.suggested_label": "every plan page",
     "AttentionCheck.question": "attention page",
     "AttentionCheck.options": "attention page",
     "ShortfallSpec.message": "end page",

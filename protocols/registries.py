@@ -19,19 +19,34 @@ from engine.recourse import (
     capabilities,
     option_names,
 )
-from engine.scenarios import get_scenario, scenario_names
+from engine.scenarios import (
+    ScenarioFileError,
+    UnknownScenarioError,
+    get_scenario,
+    is_scenario_path,
+    scenario_names,
+)
 from protocols.problems import Problems  # noqa: E402 - re-exported for the validators
 
 
 def scenario_problem(name: str) -> str | None:
+    """None for a shipped scenario or a sound scenario file (a path); else what is wrong."""
     if name in scenario_names():
         return None
-    return f"unknown scenario {name!r}; available: {', '.join(scenario_names())}"
+    if not is_scenario_path(name):
+        return f"unknown scenario {name!r}; available: {', '.join(scenario_names())}"
+    try:
+        get_scenario(name)
+    except (UnknownScenarioError, ScenarioFileError) as e:
+        return str(e)
+    return None
 
 
 def actionable_count(scenario: str) -> int | None:
     """How many globally actionable features the scenario has (None: unknown scenario)."""
-    return len(get_scenario(scenario).actionable) if scenario in scenario_names() else None
+    if scenario_problem(scenario) is not None:
+        return None
+    return len(get_scenario(scenario).actionable)
 
 
 def method_capabilities(name: str) -> Capabilities | None:

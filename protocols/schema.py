@@ -47,6 +47,7 @@ from protocols.specs import (
     ExclusionSpec,
     Identifier,
     PlanSpec,
+    PlanViewSpec,
     ProfileSpec,
     QuestionsSpec,
     RecruitmentSpec,
@@ -56,7 +57,7 @@ from protocols.specs import (
 )
 
 PROTOCOL_DIR = Path(__file__).resolve().parent
-_LATER_BLOCKS = ("recruitment",)  # see Protocol.canonical_json
+_LATER_BLOCKS = ("recruitment", "plan_view")  # see Protocol.canonical_json
 
 
 class Protocol(Strict):
@@ -64,7 +65,7 @@ class Protocol(Strict):
     title: str = Field(min_length=1)
     scenario: str = "loan"
     seed: int = 0
-    decision_model: Literal["trained", "bayes"] = "trained"
+    decision_model: Literal["trained", "bayes", "rule"] = "trained"
     consent: str = "Do you agree to take part in this study?"
     screening: list[ScreeningQuestion] = Field(default_factory=list)
     scenario_text: str | None = None
@@ -73,6 +74,7 @@ class Protocol(Strict):
     arms: list[ArmSpec] = Field(min_length=1)
     assignment: Literal["between", "within"] = "between"
     plans: PlanSpec = PlanSpec()
+    plan_view: PlanViewSpec = PlanViewSpec()
     questions: QuestionsSpec = QuestionsSpec()
     attention_checks: list[AttentionCheck] = Field(default_factory=list)
     exclusions: ExclusionSpec = ExclusionSpec()

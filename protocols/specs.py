@@ -233,6 +233,33 @@ class QuestionsSpec(Strict):
     impossible_text: str = "Is it impossible for you to implement this change?"
 
 
+class PlanViewSpec(Strict):
+    """How the decision and each plan are framed: ``decision_text`` on the decision page
+    (default: the scenario's "The automated system rejected the application."), ``text``
+    above each plan (``{ordinal}`` becomes 1st, 2nd, ...; ``{number}``/``{of}`` the plan's
+    number and the count), and the two column headings of the plan table."""
+
+    decision_text: str = ""
+    text: str = "If your profile were the suggested one, your application would be approved."
+    current_label: str = Field(default="Your profile now", min_length=1, max_length=40)
+    suggested_label: str = Field(default="Suggested profile", min_length=1, max_length=40)
+
+    @field_validator("text")
+    @classmethod
+    def _known_fields(cls, text: str) -> str:
+        try:
+            text.format(ordinal="1st", number=1, of=5)
+        except (KeyError, IndexError, ValueError) as e:
+            raise ValueError(f"only {{ordinal}}, {{number}} and {{of}} may appear in braces "
+                             f"({type(e).__name__}: {e})") from None
+        return text
+
+    def plan_text(self, number: int, of: int) -> str:
+        suffix = {1: "st", 2: "nd", 3: "rd"}.get(number % 10 if number % 100 not in
+                                                (11, 12, 13) else 0, "th")
+        return self.text.format(ordinal=f"{number}{suffix}", number=number, of=of)
+
+
 class AttentionCheck(Strict):
     """Shown right after the page ``after`` (a page id such as ``plan-2`` or ``decision``)."""
 
@@ -251,11 +278,14 @@ class AttentionCheck(Strict):
 
 
 class ExclusionSpec(Strict):
-    """Which participants ``analyze`` leaves out of the models (they stay in the data and
-    the export, with the reason in ``ratings_long.excluded``): ``failed_attention`` any
-    attention check answered wrongly; ``fewer_plans`` rated fewer plans than the protocol
+    """Which ratings and participants ``analyze`` leaves out of the models (they stay in
+    the data and the export; analysis.exclusions): ``impossible_items`` a rating whose
+    participant marked a changed item impossible (the reference study's rule, paper 003
+    section 4); ``failed_attention`` every rating of a participant who answered an attention
+    check wrongly; ``fewer_plans`` a participant who rated fewer plans than the protocol
     asks."""
 
+    impossible_items: bool = True
     failed_attention: bool = True
     fewer_plans: bool = False
 

@@ -50,16 +50,18 @@ def _engine_imports(path: Path) -> set[Path]:
 
 
 def training_code_files() -> list[Path]:
-    """Every engine module the artifact builders depend on, and the scenario modules (the
-    registry names them by string)."""
+    """Every engine module the artifact builders depend on, and the scenario modules and
+    files (the scenario files name them by string)."""
     todo = [REPO / p for p in TRAINING_ROOTS] + sorted((REPO / "engine/scenarios").glob("*.py"))
+    todo += sorted((REPO / "engine/scenarios").glob("*.yaml"))  # the scenario files
     seen: set[Path] = set()
     while todo:
         path = todo.pop()
         if path in seen:
             continue
         seen.add(path)
-        todo.extend(_engine_imports(path) - seen)
+        if path.suffix == ".py":
+            todo.extend(_engine_imports(path) - seen)
     return sorted(seen)
 
 

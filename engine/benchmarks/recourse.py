@@ -29,7 +29,12 @@ Speed is measured in the same run, so that machine noise cancels:
 
 Methods are asked for their capabilities (engine.recourse.base.Capabilities), never their
 names: exact methods run first (they are the speed reference), interactive methods (HARE)
-have their own benchmark (engine.benchmarks.hare). The switches (``bins``, ``plausibility``,
+have their own benchmark (engine.benchmarks.hare).
+
+On a data scenario (a learned world) every row says ``world: learned`` and, when the
+scenario names the SCM that made its data, ``validity_exact`` / ``plausibility_exact`` (the
+plans judged by that SCM), and each exact-world method (the Oracle) gets a second row with
+``world: exact``: the same search on the true SCM (engine.benchmarks.learned_world). The switches (``bins``, ``plausibility``,
 ``grid``, ``repair``, ``training``) go to the methods whose constructor takes them, and
 their rows report them (None for a method without the option).
 """
@@ -47,6 +52,12 @@ import torch
 from torch import Tensor
 
 from engine import metrics
+from engine.benchmarks.learned_world import (
+    exact_evaluation,
+    exact_world_twin,
+    truth_of,
+    world_label,
+)
 from engine.decision import Classifier, rejected_rows
 from engine.preferences import (
     COST_PROFILE_EXPONENTS,
@@ -173,8 +184,12 @@ def build_methods(
             if capabilities(name).interactive:
                 raise MethodUnavailableError(
                     f"method {name!r} asks people: benchmark it with `benchmark hare`")
-            out[(name, cp)] = build_method(
-                name, context, **method_options(option_names(name), config))
+            try:
+                out[(name, cp)] = build_method(
+                    name, context, **method_options(option_names(name), config))
+            except ValueError as e:  # e.g. the Oracle on a world without causal equations
+                raise MethodUnavailableError(
+                    f"method {name!r} cannot run on scenario {scenario.name!r}: {e}") from e
     return out
 
 
@@ -228,6 +243,9 @@ def run_benchmark(
     """All rows of the benchmark (module docstring); ``on_row`` is called after each row."""
     config.validate(scenario)
     methods = build_methods(scenario, classifier, config)
+    truth = truth_of(scenario)
+    twins = {key: exact_world_twin(m, truth, method_options(m.option_names(), config))
+             for key, m in methods.items() if truth is not None and m.capabilities.exact_world}
     x = rejected_population(scenario, classifier, config.n)
     rows: list[dict[str, Any]] = []
     # Exact methods first: the amortized ones are timed against them.
@@ -239,21 +257,31 @@ def run_benchmark(
             exact_per_person: float | None = None
             for name in order:
                 method = methods[(name, cp)]
-                row, per_person = _method_row(method, x, profiles, config, constraint, cp,
-                                              exact_per_person)
+                row, per_person, batch = _method_row(method, x, profiles, config, constraint,
+                                                     cp, exact_per_person)
                 if method.capabilities.exact_world:
                     exact_per_person = per_person
-                rows.append(row)
+                new = [row]
+                if truth is not None:  # a learned world judged by its truth (learned_world)
+                    row.update(exact_evaluation(batch, classifier, truth))
+                if (name, cp) in twins:
+                    twin_row, _, twin_batch = _method_row(twins[(name, cp)], x, profiles,
+                                                          config, constraint, cp, None)
+                    twin_row.update(world="exact", **exact_evaluation(twin_batch, classifier,
+                                                                      truth))
+                    new.append(twin_row)
+                rows += new
                 if on_row is not None:
-                    on_row(row)
+                    for r in new:
+                        on_row(r)
     return rows
 
 
 def _method_row(
     method: RecourseMethod, x: Tensor, profiles: ActionabilityProfiles,
     config: BenchmarkConfig, constraint: str, cp: str, exact_per_person: float | None,
-) -> tuple[dict[str, Any], float]:
-    """One row (module docstring) and the method's seconds per person."""
+) -> tuple[dict[str, Any], float, RecourseBatch]:
+    """One row (module docstring), the method's seconds per person, and its plans."""
     scenario, caps, n = method.context.scenario, method.capabilities, len(x)
     if caps.amortized:
         try:  # warm-up: load the artifacts
@@ -288,6 +316,9 @@ def _method_row(
         "oracle_agreement": None,
         "icarma_speedup": None,
         "seconds_5000": None,
+        "world": world_label(scenario),
+        "validity_exact": None,
+        "plausibility_exact": None,
     }
     per_person = seconds / n
     m = min(config.speedup_sample, n)
@@ -304,7 +335,7 @@ def _method_row(
         start = time.perf_counter()
         method.recourse(x[idx], profiles[idx])
         row["seconds_5000"] = time.perf_counter() - start
-    return {k: _plain(v) for k, v in row.items()}, per_person
+    return {k: _plain(v) for k, v in row.items()}, per_person, batch
 
 
 def _plain(v: Any) -> Any:

@@ -244,7 +244,8 @@ def _result(world: World, target: str, cells: list[Cell], checks: list[Check],
                 "n": len(world.x), "repair": False, "oracle_grid": "factual",
                 "icarma_training": "paper" + (" (shortened)" if cfg.fast else ""),
                 "validity_multiplier": cfg.validity_multiplier,
-                "score_sampling": "iid", "decision_model": "trained"},
+                "score_sampling": "iid",
+                "decision_model": world.scenario.extras.get("decision", "trained")},
         cells=cells, checks=checks, notes=notes, extras={"icarma_models": training},
     )
 

@@ -22,6 +22,7 @@ METHODS: dict[str, str] = {
     "wachter": "engine.recourse.gradient:Wachter",
     "gs": "engine.recourse.gradient:GrowingSpheres",
     "pool": "engine.recourse.pool:PoolSamples",
+    "pool-profiles": "engine.recourse.pool_profiles:PoolProfiles",
     "hare": "engine.recourse.hare:Hare",
 }
 

@@ -30,6 +30,7 @@ from engine.decision import Classifier
 from engine.preferences import ActionabilityProfiles, CostProfile, all_actionable
 from engine.recourse.batch import RecourseBatch
 from engine.scenarios.base import Scenario
+from engine.scenarios.pool_model import PoolWorldModel
 from engine.scm import ArrayLike, as_batch
 
 
@@ -76,7 +77,10 @@ class RecourseContext:
     """What a method needs from the world: scenario, decision model, world model, cost profile.
 
     ``world`` computes consequences and densities when evaluating an action; it defaults to
-    the scenario's exact SCM (``density_source = "scm"``).
+    the scenario's world model (engine.flow_scm.world_model: the exact SCM, or a data
+    scenario's learned flow read as an SCM, ``density_source = "flow"``), or for a pool +
+    rule world its pool model (engine.scenarios.pool_model: no consequences,
+    item-frequency densities; ``density_source = "pool"``).
     """
 
     scenario: Scenario
@@ -86,8 +90,16 @@ class RecourseContext:
     density_source: str = "scm"
 
     def __post_init__(self) -> None:
-        if self.world is None:
+        if self.world is None and self.scenario.scm is not None:
             self.world = self.scenario.scm
+        elif self.world is None and self.scenario.pool is not None:
+            self.world = PoolWorldModel(self.scenario)
+            self.density_source = "pool"
+        elif self.world is None:
+            from engine.flow_scm import world_model  # artifacts import the methods
+
+            self.world = world_model(self.scenario)
+            self.density_source = "flow"
 
     @property
     def ranges(self) -> Tensor:

@@ -29,6 +29,20 @@ at 0, d = ``lagrange_damping`` = 10, s = ``lagrange_step`` = 1, CARMA's values),
 weight grows for as long as recourses stay invalid. ``fixed`` keeps lambda_v =
 ``validity_weight`` (our fast configuration). Validation losses use ``validity_weight``.
 
+Why the decision model matters (measured on loan-carma, paper configuration, 15-epoch probes
+on 2,000 training rejections). d hinge / d x = -2 h (1 - h) d logit / d x vanishes where h is
+saturated: our Adam-trained decision model puts the deployment rejections at logits -165 ..
+-6 (5%-95%), so a rejected person whose sampled mask cannot flip the decision stays at
+hinge ~1 with no gradient. Under ``lagrangian`` these stuck people keep lambda growing
+(lambda += mean hinge ~ the share stuck, 0.07-0.18 per step: 58 after 15 epochs, thousands
+after 450), and lambda's weight on the people near the boundary overwhelms cost and
+plausibility: every feature switched on (3.9 of 4), cost 0.53 against the Oracle's 0.14,
+plausibility 0.14 (all four actionable). CARMA's reference classifier training
+(engine.decision.DecisionConfig.reference, scenario ``loan-carma-reference``) keeps logits
+at -5.6 .. -0.3; there the fixed weight gives plausibility 0.86 with all four features
+(validity 0.74 at weight 1, 1.00 at weight 5; 60 epochs), the multiplier validity 1.00 but
+plausibility 0.43-0.45.
+
 Preference sampling (data augmentation, appendix B.2). Every batch draws a fresh profile per
 person: how many and which globally actionable features are actionable (uniform) and a
 uniform ranking over them, or Likert scores (engine.preferences, ``score_sampling``), and a

@@ -64,7 +64,8 @@ class _Pairs:
 
 
 class CausalOracle(RecourseMethod):
-    """Grid-search Oracle on the exact SCM (math and search in the module docstring).
+    """Grid-search Oracle on the exact SCM (math and search in the module docstring), or on
+    any world read as an SCM (a data scenario's learned flow, engine.flow_scm).
 
     ``bins``: grid values per actionable feature; ``plausibility``: enforce
     log p(x') >= log p(x) as a hard constraint; ``grid``: ``factual`` (the paper's bins around
@@ -191,7 +192,8 @@ class CausalOracle(RecourseMethod):
         for i in range(len(x)):
             ref = reference_grid_search(self.context.scenario, self.context.classifier, self.grid,
                                         x[i], profiles.hard_mask[i], weights[i],
-                                        plausibility=self.plausibility)
+                                        plausibility=self.plausibility,
+                                        world=self.context.world)  # type: ignore[arg-type]
             found[i], cost[i] = ref.found, ref.weighted_cost
         return found, cost
 
@@ -205,7 +207,8 @@ class CausalOracle(RecourseMethod):
 
     def _tables(self, x: Tensor, hard_mask: Tensor, weights: Tensor) -> PersonTables:
         """Option tables, with options that no partner can make plausible pruned."""
-        tables = build_tables(self.context.scenario, self.grid, x, hard_mask, weights)
+        tables = build_tables(self.context.scenario, self.grid, x, hard_mask, weights,
+                              self.context.world)  # type: ignore[arg-type]
         if self.plausibility:
             t1, t2 = tables.first, tables.second
             best1 = t1.dlogp.masked_fill(~torch.isfinite(t1.wcost), -_INF).amax(dim=1)

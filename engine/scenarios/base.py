@@ -11,12 +11,14 @@ import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from engine.metrics import changed_items
+from engine.scenarios.pool_world import PoolWorld
 from engine.scenarios.samples import (
     LABEL_RULES,
     ROLES,
@@ -92,10 +94,19 @@ class FeatureSpec:
     """One feature: name, label for people, role, display map, allowed direction of change.
 
     ``direction`` is +1 (may only increase), -1 (only decrease) or 0 (either) and is used by
-    methods that restrict changes the way the reference user study did.
+    methods that restrict changes the way the reference user study did. ``kind`` is binary,
+    ordinal, categorical or continuous (engine.scenarios.schema); ``discrete`` features
+    (binary, categorical) count any change fully in L1, ordinal ones by levels. ``range``
+    (model units) is the M_i of the distances when the scenario file states it (None: the
+    training split's max - min).
     ``display_min``/``display_max`` (display units) bound the values a plan may show a
     person (a loan of at least $1,000); None: the training split's 0.1% / 99.9% quantile
     (``Scenario.display_bounds``).
+    ``in_plan``: shown as a row of a plan (False: a condition of the decision that a plan
+    does not ask to change, e.g. the reference study's income and loan).
+    ``derived_from``: (feature, factor): not entered by a participant but set to factor x
+    that feature's model-unit value when a profile is entered (the reference study's loan,
+    one third of the entered income).
     """
 
     name: str
@@ -107,6 +118,15 @@ class FeatureSpec:
     discrete: bool = False
     display_min: float | None = None
     display_max: float | None = None
+    kind: str = "continuous"
+    range: tuple[float, float] | None = None
+    in_plan: bool = True
+    derived_from: tuple[str, float] | None = None
+
+    @property
+    def levels(self) -> tuple[str, ...]:
+        """Level labels of a binary / ordinal / categorical feature (codes 0..k-1)."""
+        return self.display.categories if self.display.kind == "categorical" else ()
 
     @property
     def resolution(self) -> float:
@@ -117,7 +137,13 @@ class FeatureSpec:
 
 @dataclass
 class Scenario:
-    """A scenario: features in column order, the exact SCM, and where its data come from.
+    """A scenario: features in column order, its world, and where its data come from.
+
+    ``world_kind`` is ``equations`` (``scm`` is the exact SCM), ``pool`` (``pool`` holds the
+    profiles and the fixed decision rule; no SCM) or ``data`` (no exact SCM: ``graph`` holds
+    the causal parents, the world model is the causal flow learned from the samples, and
+    ``truth`` may name the scenario whose exact SCM, ``truth_scm``, made the data).
+    ``source`` is the scenario file.
 
     ``samples`` is the data source and ``label_rule`` how labels are made from the SCM
     (engine.scenarios.samples: ``threshold`` by default, ``bernoulli`` as a named option;
@@ -129,13 +155,19 @@ class Scenario:
     name: str
     title: str
     features: tuple[FeatureSpec, ...]
-    scm: StructuralCausalModel
+    scm: StructuralCausalModel | None
     samples: DataSource = field(default_factory=SCMSamples)
     label_rule: str = "threshold"
     story: str = ""
     favourable_label: str = "approved"
     unfavourable_label: str = "rejected"
     extras: dict = field(default_factory=dict)
+    world_kind: str = "equations"
+    graph: dict[int, tuple[int, ...]] | None = None
+    pool: PoolWorld | None = None
+    truth: str | None = None
+    truth_scm: StructuralCausalModel | None = None
+    source: Path | None = None
 
     def __post_init__(self) -> None:
         if self.label_rule not in LABEL_RULES:
@@ -147,6 +179,34 @@ class Scenario:
     @property
     def feature_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.features)
+
+    @property
+    def parents(self) -> dict[int, tuple[int, ...]]:
+        """Causal parents per feature index: the SCM's, else the file's graph (a pool world
+        has none: its features are taken as independent)."""
+        if self.scm is not None:
+            return dict(self.scm.parents)
+        return dict(self.graph or {})
+
+    def adjacency(self) -> Tensor:
+        """Boolean (d, d): A[i, j] iff x_j is a parent of x_i (or i == j)."""
+        a = torch.eye(self.d, dtype=torch.bool)
+        for i, pa in self.parents.items():
+            a[i, list(pa)] = True
+        return a
+
+    @property
+    def exact_scm(self) -> StructuralCausalModel | None:
+        """The exact SCM: the world's own, else (a data world) the SCM of the ``truth``
+        scenario that made the data, else None."""
+        return self.scm if self.scm is not None else self.truth_scm
+
+    def require_scm(self, what: str) -> StructuralCausalModel:
+        """The exact SCM, or a ValueError saying that ``what`` needs one."""
+        if self.scm is None:
+            raise ValueError(f"{what} needs an exact SCM; scenario {self.name!r} is a "
+                             f"{self.world_kind} world")
+        return self.scm
 
     @property
     def d(self) -> int:
@@ -179,7 +239,7 @@ class Scenario:
     @cached_property
     def datasets(self) -> dict[str, Splits]:
         """role -> split -> (x (n, d) float64, y (n,) float64), from ``samples``."""
-        return self.samples.load(self.scm, self.label_rule)
+        return self.samples.load(self.scm, self.label_rule)  # type: ignore[arg-type]
 
     def data(self, role: str) -> Splits:
         """The splits of one role: ``decision``, ``flow`` or ``recourse``."""
@@ -217,9 +277,14 @@ class Scenario:
 
     @property
     def ranges(self) -> Tensor:
-        """(d,) max - min of each feature over the training split (the M_i of the metrics)."""
+        """(d,) the M_i of the metrics: a feature's stated ``range`` (high - low), else its
+        max - min over the training split."""
         b = self.bounds
-        return b[1] - b[0]
+        out = b[1] - b[0]
+        for j, f in enumerate(self.features):
+            if f.range is not None:
+                out[j] = f.range[1] - f.range[0]
+        return out
 
     @property
     def categorical(self) -> Tensor:
@@ -236,6 +301,13 @@ class Scenario:
     def stds(self) -> Tensor:
         return self.dataset["train"][0].std(dim=0)
 
+    def display_columns(self, x: np.ndarray | Tensor) -> dict[str, np.ndarray]:
+        """Profiles (n, d) in model units as feature -> display values (level codes for
+        level features): what a fixed rule reads."""
+        arr = np.asarray(x, dtype=float).reshape(-1, self.d)
+        return {f.name: np.asarray(f.display.to_display(arr[:, i]), dtype=float)
+                for i, f in enumerate(self.features)}
+
     def to_display(self, x: np.ndarray | Tensor) -> list[dict[str, float]]:
         """Rows of model-unit profiles as dicts of display values."""
         arr = np.asarray(x, dtype=float).reshape(-1, self.d)
@@ -244,9 +316,16 @@ class Scenario:
             for row in arr
         ]
 
+    @property
+    def entered(self) -> tuple[FeatureSpec, ...]:
+        """The features a participant enters (every feature not ``derived_from`` another)."""
+        return tuple(f for f in self.features if f.derived_from is None)
+
     def from_display(self, values: dict[str, float]) -> np.ndarray:
-        """One profile from display values (every feature required) to model units."""
-        missing = [f.name for f in self.features if f.name not in values]
+        """One profile from display values (every entered feature required; a derived one
+        may be left out and is then computed) to model units."""
+        values = dict(values)
+        missing = [f.name for f in self.entered if f.name not in values]
         if missing:
             raise ValueError(f"profile is missing feature(s): {', '.join(missing)}")
         unknown = sorted(set(values) - set(self.feature_names))
@@ -254,8 +333,14 @@ class Scenario:
             raise ValueError(f"profile has unknown feature(s): {', '.join(unknown)}")
         out = np.empty(self.d)
         for i, f in enumerate(self.features):
+            if f.name not in values:
+                continue  # derived: set below
             v = values[f.name]
             if v is None or (isinstance(v, float) and math.isnan(v)):
                 raise ValueError(f"{f.label}: a value is required")
             out[i] = float(f.display.from_display(float(v)))
+        for i, f in enumerate(self.features):
+            if f.derived_from is not None and f.name not in values:
+                source, factor = f.derived_from
+                out[i] = factor * out[self.index(source)]
         return out

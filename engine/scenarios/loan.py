@@ -18,6 +18,9 @@ Y = 1[l(x) >= 0] (the scenario's label rule, engine.scenarios.samples).
 Abduction is exact; its Jacobian is 1 except for E, where u_E = logit(E + 0.5) + 1 - 0.5 G - sigma(0.1 A) and |du_E/dE| = 1 / (z (1 - z)), z = E + 0.5.
 Gender is discrete: its log-mass log 0.5 enters log_prob as a constant.
 
+The scenario files ``loan.yaml`` (and its variants ``loan-carma``, ``loan-bernoulli``) name
+this module's ``LoanSCM`` as their exact world and state the features below.
+
 Display maps (monotone, invertible; documented for participants' realistic units): age in
 years = A + 35; education in years of schooling = 16 + 8 E (12..20); loan amount in dollars =
 15,000 exp(0.15 L); loan duration in months = 24 exp(0.08 D); annual income in dollars =
@@ -34,8 +37,6 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from engine.scenarios.base import DisplayMap, FeatureSpec, Role, Scenario
-from engine.scenarios.samples import DataSource, SCMSamples
 from engine.scm import ArrayLike, StructuralCausalModel, WorldModelInputError, as_batch
 
 G, A, E, L, D, INC, S = range(7)
@@ -140,77 +141,3 @@ class LoanSCM(StructuralCausalModel):
         inc, sav = t[:, INC], t[:, S]
         sgn = torch.where((inc >= 0) & (sav >= 0), 1.0, -1.0).to(t.dtype)
         return (0.3 * (-t[:, L] - t[:, D] + inc + sav + sgn * inc * sav)).to(dtype)
-
-
-def make_loan(
-    name: str = "loan",
-    title: str = "Car loan",
-    *,
-    samples: DataSource | None = None,
-    label_rule: str = "threshold",
-) -> Scenario:
-    """The Loan scenario: features, roles, display maps, the exact SCM and its data source.
-
-    Registered variants (engine.scenarios): ``loan`` (20,000 SCM samples, deterministic
-    labels), ``loan-carma`` (the CARMA reference code's published samples, the people of
-    the iCARMA paper's tables), ``loan-bernoulli`` (SCM samples, Bernoulli labels).
-    """
-    features = (
-        FeatureSpec(
-            "gender",
-            "Gender",
-            Role.IMMUTABLE,
-            DisplayMap("categorical", "", categories=("female", "male")),
-            discrete=True,
-        ),
-        FeatureSpec("age", "Age", Role.IMMUTABLE, DisplayMap("affine", "years", offset=35.0)),
-        FeatureSpec(
-            "education",
-            "Education",
-            Role.MUTABLE,
-            DisplayMap("affine", "years of schooling", scale=8.0, offset=16.0, decimals=1),
-            help="Years of schooling completed.",
-            direction=+1,
-        ),
-        FeatureSpec(
-            "loan_amount",
-            "Loan amount",
-            Role.ACTIONABLE,
-            DisplayMap("exp", "$", scale=15_000.0, rate=0.15),
-            help="The amount you ask the bank to lend you.",
-            display_min=1_000.0,  # no car loan below $1,000 in a plan
-        ),
-        FeatureSpec(
-            "loan_duration",
-            "Loan duration",
-            Role.ACTIONABLE,
-            DisplayMap("exp", "months", scale=24.0, rate=0.08),
-            help="How long you would take to repay the loan.",
-        ),
-        FeatureSpec(
-            "income",
-            "Annual income",
-            Role.ACTIONABLE,
-            DisplayMap("exp", "$", scale=40_000.0, rate=0.12),
-            help="Your yearly income before taxes.",
-        ),
-        FeatureSpec(
-            "savings",
-            "Savings",
-            Role.ACTIONABLE,
-            DisplayMap("exp", "$", scale=10_000.0, rate=0.1),
-            help="Money you hold in savings accounts.",
-        ),
-    )
-    return Scenario(
-        name=name,
-        title=title,
-        features=features,
-        scm=LoanSCM(),
-        samples=SCMSamples() if samples is None else samples,
-        label_rule=label_rule,
-        story=(
-            "You want to buy a car and apply to a bank for a loan. An automated system "
-            "screens your application and decides whether the loan is approved."
-        ),
-    )

@@ -11,7 +11,7 @@ Every trained artifact and every benchmark population comes from a scenario's sp
   ranges and bounds (cost normalization, the Oracle's grid, feasibility) are this role's
   training min and max, as in CARMA's reference code.
 
-Two sources:
+Three sources:
 
 - ``SCMSamples``: ``n`` profiles drawn from the scenario's SCM at ``seed`` and split by
   ``split``; every role shares the same splits. Labels follow the scenario's label rule.
@@ -19,6 +19,9 @@ Two sources:
   and ``..._Y.pt`` (i = 0, 1, 2 for train / validation / test), one directory per role
   (CARMA's Loan samples: ``clf``, ``causal_estimator``, ``recourse``). Their labels are the
   files' own.
+- ``TableSamples``: the rows of a table a scenario file names (a data world's CSV, a pool
+  world's pool), shuffled once with ``seed`` and split by ``split``; every role shares the
+  splits. Labels are the table's (a data world's label column, a pool world's rule).
 
 Label rules (``LABEL_RULES``): with l(x) the SCM's label logit (P(Y = 1 | x) = sigmoid(l)),
 ``threshold`` sets Y = 1[l(x) >= 0] (deterministic; what the published CARMA samples follow,
@@ -135,4 +138,41 @@ CARMA_LOAN = PublishedSamples(
     source="ayanmaj92/carma-recourse fb8ad2c, New_Data/*/loan_non-linear, MIT License",
 )
 
-DataSource = SCMSamples | PublishedSamples
+@dataclass(frozen=True)
+class TableSamples:
+    """Rows of a table with their labels (module docstring); ``shuffle`` False keeps the
+    table's order (a pool: every split is the whole pool when ``split`` is None)."""
+
+    x: Tensor
+    y: Tensor
+    source: str
+    split: tuple[float, float, float] | None = (0.5, 0.25, 0.25)
+    seed: int = 0
+    people: tuple[Tensor, Tensor] | None = None  # a pool world's applicants: (x, y)
+    kind: str = field(default="table", init=False)
+
+    def describe(self) -> str:
+        how = "one split" if self.split is None else f"split {'/'.join(map(str, self.split))}"
+        return f"{len(self.x):,} rows of {self.source} ({how})"
+
+    def load(self, scm: StructuralCausalModel | None, label_rule: str) -> dict[str, Splits]:
+        x, y = self.x.to(torch.float64), self.y.to(torch.float64)
+        if self.split is None:
+            splits = {s: (x, y) for s in SPLITS}
+            if self.people is not None:  # applicants: validation and test halves
+                px, py = (t.to(torch.float64) for t in self.people)
+                half = len(px) // 2
+                splits["validation"], splits["test"] = (px[:half], py[:half]), (px[half:],
+                                                                                py[half:])
+            return {role: splits for role in ROLES}
+        perm = torch.randperm(len(x), generator=torch.Generator().manual_seed(self.seed))
+        x, y = x[perm], y[perm]
+        n_train = int(round(self.split[0] * len(x)))
+        n_val = int(round(self.split[1] * len(x)))
+        cuts = {"train": slice(0, n_train), "validation": slice(n_train, n_train + n_val),
+                "test": slice(n_train + n_val, None)}
+        splits = {s: (x[c], y[c]) for s, c in cuts.items()}
+        return {role: splits for role in ROLES}
+
+
+DataSource = SCMSamples | PublishedSamples | TableSamples

@@ -192,4 +192,5 @@ class Decision(PageKind):
         sc = ctx.scenario
         return "The decision", DecisionPayload(
             decision=sc.unfavourable_label, note=p.note, rows=display.profile_rows(sc, p.x),
-            text=f"The automated system {sc.unfavourable_label} the application.")
+            text=ctx.protocol.plan_view.decision_text
+            or f"The automated system {sc.unfavourable_label} the application.")

@@ -19,8 +19,6 @@ from protocols.context import Answering, SessionContext, SyntheticContext
 from protocols.pages.base import Page, PageKind, PageModel, keys_problems, register
 from protocols.state import Participant
 
-PLAN_TEXT = "If your profile were the suggested one, your application would be approved."
-
 
 class ScaleQuestion(PageModel):
     text: str
@@ -51,6 +49,8 @@ class PlanPayload(PageModel):
     why: WhyQuestion | None
     impossible: list[ImpossibleItem]
     impossible_text: str
+    current_label: str = "Your profile now"
+    suggested_label: str = "Suggested profile"
 
 
 class PlanAnswer(PageModel):
@@ -76,8 +76,11 @@ class Plan(PageKind):
                       for r in rows if r.kind == "action"] if q.impossible else []
         why = (WhyQuestion(text=q.why.text, min_chars=q.why.min_chars,
                            max_chars=q.why.max_chars) if q.why.enabled else None)
+        view = ctx.protocol.plan_view
         return f"Plan {k} of {len(p.plans)}", PlanPayload(
-            plan_id=plan.plan_id, number=k, of=len(p.plans), text=PLAN_TEXT, rows=rows,
+            plan_id=plan.plan_id, number=k, of=len(p.plans),
+            text=view.plan_text(k, len(p.plans)), rows=rows,
+            current_label=view.current_label, suggested_label=view.suggested_label,
             acceptance=ScaleQuestion(text=q.acceptance.text, labels=list(q.acceptance.labels)),
             action=ScaleQuestion(text=q.action.text, labels=list(q.action.labels)),
             why=why, impossible=impossible, impossible_text=q.impossible_text,

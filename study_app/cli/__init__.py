@@ -14,6 +14,7 @@ from study_app.cli.apps import app
 __all__ = ["app", "main"]
 
 _COMMAND_MODULES: tuple[str, ...] = (
+    "scenarios",
     "train",
     "bench_fairness",
     "bench_recourse",

@@ -19,8 +19,9 @@ def analyze(
     db: str = typer.Option(..., help="The study database: a DuckDB file or postgresql://..."),
     out: Path = typer.Option(..., help="Folder for report.html, summary.json, models/ and traces/."),
     study: str | None = typer.Option(None, help="Study id (default: the only study in the DB)."),
-    distance: str = typer.Option(
-        "l1_profile", help="Main distance: l0_actions | l1_actions | l0_profile | l1_profile."),
+    distance: str | None = typer.Option(
+        None, help="Main distance: l0_actions | l1_actions | l0_profile | l1_profile "
+        "(default: the stored protocol's proximity, else l1_profile)."),
     backend: str = typer.Option("nutpie", help="Sampler: nutpie (fastest here) | pymc."),
     draws: int = typer.Option(1000, min=50, help="Posterior draws per chain."),
     tune: int | None = typer.Option(
@@ -31,7 +32,9 @@ def analyze(
         None, min=0.5, max=0.999,
         help="NUTS step-size target (default 0.95, analysis.fit); raise it "
              "(e.g. 0.99) if a model reports divergences."),
-    gaussian: bool = typer.Option(True, help="Also fit the Gaussian variant."),
+    gaussian: bool = typer.Option(
+        True, help="Also fit the Gaussian GAMM (the reference study's Eq. 4: random "
+        "smooths per participant) with L0 and with L1."),
     resume: bool = typer.Option(
         False, "--resume", help="Reuse every model result stored in OUT whose data, model and "
         "sampler settings are unchanged (fingerprint); fit only the missing or changed ones."),
@@ -62,7 +65,8 @@ def analyze(
     model names), failed [{model, error}], loo {outcome: [{model, rank, elpd_loo, se, elpd_diff, dse, weight}]},
     recourse_table [{arm, method, plans, validity, plausibility, cost, hap, l0_actions,
     l1_actions, l0_profile, l1_profile, satisfaction, violation}] (null: not recorded),
-    exclusions {rules {failed_attention, fewer_plans}, counts {reason: participants},
+    exclusions {rules {impossible_items, failed_attention, fewer_plans}, counts {reason:
+    participants}, ratings_excluded {rule: ratings}, n_ratings_before, n_ratings_kept,
     excluded [{participant_id, reason}]} (the stored protocol's exclusions; excluded
     participants are left out of every model), truth_vs_recovered (simulated studies, else
     null: {distance, outcomes [{outcome, model, truth_shape (falls | rises | flat),
@@ -74,13 +78,17 @@ def analyze(
 
     if trace not in TRACE_LEVELS:
         fail(f"--trace must be one of {', '.join(TRACE_LEVELS)}, got {trace!r}", 2)
-    sampler = _sampler(distance, backend, draws, tune, chains, seed, target_accept)
+    if distance is not None:
+        _sampler(distance, backend, draws, tune, chains, seed, target_accept)  # fail early
     study_id, ratings, plans, settings = load_study(db, study)
+    distance = distance or protocol_distance(settings)
+    sampler = _sampler(distance, backend, draws, tune, chains, seed, target_accept)
     ratings, exclusions, truth = study_rules(ratings, settings)
-    if exclusions["excluded"]:
-        err.print(f"excluding {len(exclusions['excluded'])} participant(s) by the protocol's "
-                  f"exclusions ({', '.join(f'{k}: {v}' for k, v in exclusions['counts'].items())})",
-                  highlight=False)
+    if exclusions["excluded"] or exclusions["ratings_excluded"]["impossible_items"]:
+        dropped = ", ".join(f"{k}: {v}" for k, v in exclusions["ratings_excluded"].items())
+        err.print(f"excluding {len(exclusions['excluded'])} participant(s) and "
+                  f"{exclusions['n_ratings_before'] - exclusions['n_ratings_kept']} rating(s) "
+                  f"by the protocol's exclusions (ratings by rule: {dropped})", highlight=False)
     result = _fit_all(ratings, plans, study_id, distance, sampler, gaussian, out, resume, trace,
                       truth=truth, exclusions=exclusions)
     summary = _write_outputs(result, out)
@@ -128,6 +136,19 @@ def load_study(db: str, study: str | None) -> tuple[str, pd.DataFrame, pd.DataFr
     return study, ratings, plans, row
 
 
+def protocol_distance(settings: dict[str, Any]) -> str:
+    """The stored protocol's proximity (tominaga design) or distance (stratified design):
+    the distance its plans were chosen by; l1_profile when the protocol cannot be read."""
+    from protocols.schema import Protocol
+
+    try:
+        protocol = Protocol.model_validate_json(settings.get("protocol_json") or "")
+    except Exception:  # noqa: BLE001 - imported studies or older protocol versions
+        return "l1_profile"
+    spec = protocol.plans
+    return spec.proximity if spec.design == "tominaga" else spec.distance
+
+
 def study_rules(ratings: pd.DataFrame, settings: dict[str, Any]) -> tuple[
         pd.DataFrame, dict[str, Any], Any]:
     """(the ratings kept by the stored protocol's exclusions, the exclusion record, the
@@ -139,10 +160,11 @@ def study_rules(ratings: pd.DataFrame, settings: dict[str, Any]) -> tuple[
     from engine.synthetic.rating_model import RatingBehaviour
     from protocols.schema import Protocol
 
-    failed_attention, expected = False, None
+    failed_attention, expected, impossible_items = False, None, False
     try:
         protocol = Protocol.model_validate_json(settings.get("protocol_json") or "")
         failed_attention = protocol.exclusions.failed_attention
+        impossible_items = protocol.exclusions.impossible_items
         if protocol.exclusions.fewer_plans:
             first_arm = ratings.groupby(ratings["participant_id"].astype(str))["arm"].first()
             expected = {pid: protocol.plans_per_participant(arm)
@@ -151,7 +173,7 @@ def study_rules(ratings: pd.DataFrame, settings: dict[str, Any]) -> tuple[
         err.print(f"note: the stored protocol cannot be read here ({type(e).__name__}); no "
                   "exclusions applied", highlight=False)
     kept, record = apply_exclusions(ratings, failed_attention=failed_attention,
-                                    expected=expected)
+                                    expected=expected, impossible_items=impossible_items)
     truth = None
     sim = json.loads(settings.get("simulation_json") or "null")
     if isinstance(sim, dict) and isinstance(sim.get("behaviour"), dict):

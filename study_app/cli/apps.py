@@ -39,6 +39,20 @@ def split_list(value: str, option: str) -> tuple[str, ...]:
     return items
 
 
+def scenario_or_fail(ref: str, json_out: bool = False) -> Scenario:
+    """The scenario of a ``--scenario`` value (a shipped name or a file path); exit 2 with a
+    one-line error (and, with ``--json``, ``{"error", "problems": [{path, message}]}`` on
+    stdout) for an unknown name or a broken file. Nothing is trained."""
+    from engine.scenarios import ScenarioFileError, UnknownScenarioError, get_scenario
+
+    try:
+        return get_scenario(ref)
+    except UnknownScenarioError as e:
+        fail(f"--scenario: {e}", 2, json_out=json_out, details={"problems": []})
+    except ScenarioFileError as e:
+        fail(e, 2, json_out=json_out, details={"source": e.source, "problems": e.as_dicts()})
+
+
 def benchmark_classifier(scenario: Scenario, kind: str) -> Classifier:
     """A benchmark's ``--decision-model``: ``trained`` (the cached artifact) or ``bayes`` (the
     exact Bayes rule). BadParameter for another kind; exit 2 with the artifact's message (how
@@ -51,3 +65,5 @@ def benchmark_classifier(scenario: Scenario, kind: str) -> Classifier:
         return load_classifier(scenario, kind)
     except ArtifactMissingError as e:
         fail(e, 2)
+    except ValueError as e:  # the Bayes rule of a world without an exact SCM
+        fail(f"--decision-model: {e}", 2)

@@ -9,7 +9,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from study_app.cli.apps import benchmark_app, benchmark_classifier
+from study_app.cli.apps import benchmark_app, benchmark_classifier, scenario_or_fail
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 
 TABLE_WIDTH = 140  # the gap table needs about 130 columns: never squeeze it
@@ -20,12 +20,7 @@ def _build_method(
 ) -> Any:
     """The decision model, the method on it, with the scenario's exact SCM for densities."""
     from engine.recourse import METHODS, MethodUnavailableError, RecourseContext, build_method
-    from engine.scenarios import UnknownScenarioError, get_scenario
-
-    try:
-        scenario = get_scenario(scenario_name)
-    except UnknownScenarioError as e:
-        raise typer.BadParameter(str(e)) from e
+    scenario = scenario_or_fail(scenario_name)
     if method_name not in METHODS:
         raise typer.BadParameter(
             f"unknown method {method_name!r}; expected one of {', '.join(sorted(METHODS))}"

@@ -10,7 +10,12 @@ from rich import box
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from study_app.cli.apps import benchmark_app, benchmark_classifier, split_list
+from study_app.cli.apps import (
+    benchmark_app,
+    benchmark_classifier,
+    scenario_or_fail,
+    split_list,
+)
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 
 TABLE_WIDTH = 170  # the table has 15 columns: never squeeze it
@@ -97,12 +102,7 @@ def hare(
     """
     from engine.benchmarks.hare import HareBenchmarkConfig, run_hare_benchmark
     from engine.recourse.base import RecourseContext
-    from engine.scenarios import UnknownScenarioError, get_scenario
-
-    try:
-        sc = get_scenario(scenario)
-    except UnknownScenarioError as e:
-        raise typer.BadParameter(str(e)) from e
+    sc = scenario_or_fail(scenario, json_out)
     classifier = benchmark_classifier(sc, decision_model)
     config = HareBenchmarkConfig(
         bases=split_list(bases, "--bases"), scales=split_list(scales, "--scales"),

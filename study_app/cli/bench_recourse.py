@@ -10,7 +10,7 @@ from rich import box
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from study_app.cli.apps import benchmark_app, benchmark_classifier
+from study_app.cli.apps import benchmark_app, benchmark_classifier, scenario_or_fail
 from study_app.cli.apps import split_list as _split
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 
@@ -37,8 +37,12 @@ def _table(rows: list[dict[str, Any]], title: str) -> Table:
     table = Table(title=title, box=box.SIMPLE_HEAD)
     for col in ("constraint", "cost profile", "method", "variant"):
         table.add_column(col, no_wrap=True)
+    judged = any(r.get("validity_exact") is not None for r in rows)  # a learned world
+    if judged:
+        table.add_column("world", no_wrap=True)
     for col in (
         "validity",
+        *(("validity (true SCM)", "plausibility (true SCM)") if judged else ()),
         "plausibility",
         "cost ± sd",
         "hap",
@@ -57,7 +61,9 @@ def _table(rows: list[dict[str, Any]], title: str) -> Table:
             r["cost_profile"],
             r["method"],
             variant_label(r),
+            *((r["world"],) if judged else ()),
             _fmt(r["validity"]),
+            *((_fmt(r["validity_exact"]), _fmt(r["plausibility_exact"])) if judged else ()),
             _fmt(r["plausibility"]),
             cost,
             _fmt(r["hap"]),
@@ -75,10 +81,13 @@ def _run_with_progress(
     """The benchmark's rows on ``threads`` torch threads, with a progress bar on stderr
     (exit 2: a method is missing)."""
     from engine.artifacts import torch_threads
+    from engine.benchmarks.learned_world import truth_of
     from engine.benchmarks.recourse import run_benchmark
-    from engine.recourse import MethodUnavailableError
+    from engine.recourse import MethodUnavailableError, capabilities
 
-    total = len(config.constraints) * len(config.cost_profiles) * len(config.methods)
+    per_setting = len(config.methods) + (  # + the exact-world twins on a learned world
+        sum(capabilities(m).exact_world for m in config.methods) if truth_of(world) else 0)
+    total = len(config.constraints) * len(config.cost_profiles) * per_setting
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                   TextColumn("{task.completed}/{task.total} rows"), TimeElapsedColumn(),
                   console=err) as progress:
@@ -97,7 +106,9 @@ def _run_with_progress(
 
 @benchmark_app.command("recourse")
 def recourse(
-    scenario: str = typer.Option("loan", help="Scenario name."),
+    scenario: str = typer.Option(
+        "loan", help="Scenario: a shipped name (`recourse-study scenarios`) or a scenario file."
+    ),
     methods: str = typer.Option(
         "oracle", help="Comma-separated methods from the catalogue (oracle, icarma, carma, ...)."
     ),
@@ -166,6 +177,12 @@ def recourse(
     scenario's SCM). Methods that are not implemented or not trained fail the command before
     any work.
 
+    On a data scenario (`loan-data`: a world learned from samples) methods plan on the learned
+    flow; when the scenario names the SCM that made its data, each row also reports its plans
+    judged by that SCM (validity_exact, plausibility_exact) and each Oracle row gets a twin
+    with world "exact" (the Oracle searching the true SCM for the same people): what not
+    knowing the equations costs.
+
     JSON: {config {methods, constraints, elicitation, cost_profiles, preferences, n, seed,
     plausibility, bins, speedup_sample, oracle_grid, repair, icarma_training, score_sampling,
     decision_model, threads}, rows}; rows holds one row per (constraint, cost profile,
@@ -181,15 +198,13 @@ def recourse(
     per person, measured on --speedup-sample people in the same run), oracle_agreement (share
     of that sample with the same optimum), icarma_speedup (iCARMA/CARMA rows: Oracle seconds
     per person / the method's; artifact loading excluded), seconds_5000 (iCARMA/CARMA rows:
-    one recourse call for 5,000 people, evaluation included). Undefined values are null.
+    one recourse call for 5,000 people, evaluation included), world ("exact" | "learned":
+    the world the method planned on), validity_exact and plausibility_exact (rows of a
+    learned world whose true SCM is known: the plans applied in the true SCM, judged by the
+    same decision model / the true density; else null). Undefined values are null.
     """
     from engine.benchmarks.recourse import BenchmarkConfig
-    from engine.scenarios import UnknownScenarioError, get_scenario
-
-    try:
-        world = get_scenario(scenario)
-    except UnknownScenarioError as e:
-        raise typer.BadParameter(str(e)) from e
+    world = scenario_or_fail(scenario, json_out)
     config = BenchmarkConfig(
         methods=_split(methods, "--methods"),
         constraints=_split(constraints, "--constraints"),
@@ -220,6 +235,8 @@ def recourse(
     )
     doc = {"config": {**vars(config), "decision_model": decision_model,
                       "threads": threads}, "rows": rows}
-    # The table needs about 145 columns; never squeeze it below that.
+    # The table needs about 145 columns (185 with a learned world's true-SCM columns); never
+    # squeeze it below that.
+    width = 210 if rows[0].get("validity_exact") is not None else 160
     emit(doc, json_out=json_out, json_file=json_file,
-         human=lambda: result_console(json_out, min_width=160).print(_table(rows, title)))
+         human=lambda: result_console(json_out, min_width=width).print(_table(rows, title)))

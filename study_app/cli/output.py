@@ -66,9 +66,14 @@ def emit(doc: dict[str, Any], *, json_out: bool, json_file: Path | None,
         sys.stdout.flush()
 
 
-def fail(message: object, code: int = 1, *, keep_lines: bool = False) -> NoReturn:
+def fail(message: object, code: int = 1, *, keep_lines: bool = False,
+         json_out: bool = False, details: dict[str, Any] | None = None) -> NoReturn:
     """Print ``error: message`` on stderr (as one line unless ``keep_lines``: a list of
-    problems, one per line) and exit with ``code``."""
+    problems, one per line) and exit with ``code``; with ``json_out`` stdout also carries
+    one object ``{"error": message, **details}``."""
     text = str(message).strip() if keep_lines else " ".join(str(message).split())
     typer.echo(f"error: {text}", err=True)
+    if json_out:
+        sys.stdout.write(dumps({"error": text, **(details or {})}) + "\n")
+        sys.stdout.flush()
     raise typer.Exit(code)

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from study_app.cli.apps import app
+from study_app.cli.apps import app, scenario_or_fail
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 
 TABLE_WIDTH = 150  # the cell table: never squeeze it
@@ -112,7 +112,6 @@ def reproduce(
     {targets: [...]}.
     """
     from engine.benchmarks.reproduce import TARGET_NAMES, ReproduceConfig, run_target
-    from engine.scenarios import UnknownScenarioError, get_scenario
 
     names = TARGET_NAMES if target == "all" else (target,)
     if target != "all" and target not in TARGET_NAMES:
@@ -120,10 +119,7 @@ def reproduce(
             f"unknown target {target!r}; expected one of {', '.join(TARGET_NAMES)} or all",
             param_hint="TARGET",
         )
-    try:
-        get_scenario(scenario)
-    except UnknownScenarioError as e:
-        raise typer.BadParameter(str(e), param_hint="--scenario") from e
+    scenario = scenario_or_fail(scenario, json_out).name
     if validity_multiplier not in ("lagrangian", "fixed"):
         raise typer.BadParameter(f"must be lagrangian or fixed, got {validity_multiplier!r}",
                                  param_hint="--validity-multiplier")

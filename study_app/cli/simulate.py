@@ -21,7 +21,7 @@ def simulate(
     ),
     study: str | None = typer.Option(None, help="Study id in the database (default: protocol id)."),
     decision_model: str | None = typer.Option(
-        None, help="Override the protocol's decision model: trained | bayes."
+        None, help="Override the protocol's decision model: trained | bayes | rule."
     ),
     chunk: int = typer.Option(100, min=1, help="Participants moved through the study together."),
     json_out: bool = json_option(),
@@ -46,8 +46,9 @@ def simulate(
     from protocols.session import StudyMismatchError
     from study_app.simulator import simulate as run
 
-    if decision_model not in (None, "trained", "bayes"):
-        raise typer.BadParameter("expected trained or bayes", param_hint="--decision-model")
+    if decision_model not in (None, "trained", "bayes", "rule"):
+        raise typer.BadParameter("expected trained, bayes or rule (a pool world's fixed rule)",
+                                 param_hint="--decision-model")
     try:
         proto = load_protocol(protocol)
     except ProtocolError as e:

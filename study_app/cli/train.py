@@ -10,7 +10,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from study_app.cli.apps import app, split_list
+from study_app.cli.apps import app, scenario_or_fail, split_list
 from study_app.cli.output import emit, err, json_file_option, json_option, result_console
 
 
@@ -99,7 +99,9 @@ def _paper_models(
 
 @app.command()
 def train(
-    scenario: str = typer.Option("loan", help="Scenario name."),
+    scenario: str = typer.Option(
+        "loan", help="Scenario: a shipped name (`recourse-study scenarios`) or a scenario file."
+    ),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
     force: bool = typer.Option(False, "--force", help="Rebuild even when the cache is fresh."),
@@ -146,12 +148,8 @@ def train(
     selected {<artifact>: {seed, val_scores}} (the best seed on validation per setup).
     """
     from engine.artifacts import ARTIFACTS, build_artifacts
-    from engine.scenarios import UnknownScenarioError, get_scenario
 
-    try:
-        get_scenario(scenario)
-    except UnknownScenarioError as e:
-        raise typer.BadParameter(str(e), param_hint="--scenario") from e
+    scenario = scenario_or_fail(scenario, json_out).name  # a file path: known by its name now
     if icarma_training not in ("fast", "paper"):
         raise typer.BadParameter(
             f"must be fast or paper, got {icarma_training!r}", param_hint="--icarma-training"
@@ -196,10 +194,15 @@ def train(
             )
             selected = {}
     summary = _summary(scenario, records, time.perf_counter() - start)
+    if not records:
+        summary["note"] = "a pool world decides by its fixed rule: nothing to train"
     if selected:
         summary["selected"] = selected
 
     def human() -> None:
+        if "note" in summary:
+            err.print(f"scenario {scenario!r}: {summary['note']}")
+            return
         result_console(json_out).print(_table(summary))
         err.print(f"done in {summary['seconds']:.1f} s")
 

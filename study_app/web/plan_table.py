@@ -36,8 +36,10 @@ _TAGS: dict[str, str] = {
 }
 
 
-def plan_table_html(rows: Sequence[PlanRowLike], *, title: str = "", legend: bool = True) -> str:
-    """HTML table of ``rows`` with a caption; every cell's text is escaped."""
+def plan_table_html(rows: Sequence[PlanRowLike], *, title: str = "", legend: bool = True,
+                    current_label: str = "Your profile now",
+                    suggested_label: str = "Suggested profile") -> str:
+    """HTML table of ``rows`` with a caption and column headings; every text is escaped."""
     if not rows:
         raise ValueError("a plan table needs at least one row")
     body = []
@@ -59,16 +61,18 @@ def plan_table_html(rows: Sequence[PlanRowLike], *, title: str = "", legend: boo
     caption = (
         f'<caption class="rs-plan-caption">{html.escape(title)}</caption>' if title else ""
     )
+    follows = (f" &nbsp; {_TAGS['consequence']} an item that changes as a result"
+               if any(r.kind == "consequence" for r in rows) else "")
     key = (
         '<div class="rs-legend">'
-        f"{_TAGS['action']} an item the plan asks you to change &nbsp; "
-        f"{_TAGS['consequence']} an item that changes as a result</div>"
+        f"{_TAGS['action']} an item the plan asks you to change{follows}</div>"
         if legend else ""
     )
     return (
         f'{key}<table class="rs-plan" data-testid="rs-plan-table">{caption}'
-        "<thead><tr><th scope='col'>Item</th><th scope='col'>Your profile now</th>"
-        "<th aria-hidden='true'></th><th scope='col'>Suggested profile</th></tr></thead>"
+        f"<thead><tr><th scope='col'>Item</th><th scope='col'>{html.escape(current_label)}"
+        "</th><th aria-hidden='true'></th>"
+        f"<th scope='col'>{html.escape(suggested_label)}</th></tr></thead>"
         f"<tbody>{''.join(body)}</tbody></table>"
     )
 

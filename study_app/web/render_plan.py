@@ -32,7 +32,8 @@ def _why(page: pg.Page, why: pg.WhyQuestion | None, name: str) -> str | None:
 def render_plan(page: pg.Page) -> dict[str, Any] | None:
     p: pg.PlanPayload = page.payload  # type: ignore[assignment]
     st.markdown(p.text)
-    st.html(plan_table_html(p.rows))
+    st.html(plan_table_html(p.rows, current_label=p.current_label,
+                            suggested_label=p.suggested_label))
     impossible: dict[str, bool | None] = {}
     with st.form(f"{page.id}:form"):
         acceptance = widgets.seven_point(p.acceptance.text, p.acceptance.labels,

@@ -34,8 +34,13 @@ def test_analyze_writes_report_summary_and_traces(study_db, tmp_path):
     assert r.exit_code == 0, r.output
     summary = json.loads((out / "summary.json").read_text())
     models = summary["models"]
+    # the protocol's distances: L0/L1 over the 16 items (income is a condition, not an item)
     assert {(m["outcome"], m["distance"]) for m in models} == {
-        (o, d) for o in ("acceptance", "action") for d in ("l0_profile", "l1_profile")}
+        (o, d) for o in ("acceptance", "action") for d in ("l0_actions", "l1_actions")}
+    ex = summary["exclusions"]  # the paper's rule: ratings with an impossible item
+    assert ex["rules"]["impossible_items"] and not ex["rules"]["failed_attention"]
+    assert ex["n_ratings_before"] - ex["n_ratings_kept"] == ex["ratings_excluded"][
+        "impossible_items"] and summary["n_ratings"] == ex["n_ratings_kept"]
     m = models[0]
     assert {"smooth", "coefficients", "max_rhat", "min_ess", "divergences", "seconds"} <= set(m)
     assert all(p["lo"] <= p["mean"] <= p["hi"] for p in m["smooth"])

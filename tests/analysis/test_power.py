@@ -154,6 +154,29 @@ def test_refitter_compiles_once_and_fits_each_new_study(backend):
         assert refitter.compiles == 2  # another number of participants: another shape
 
 
+def test_studies_padded_to_their_n_share_one_compiled_model():
+    """Simulated studies of one N keep different numbers of participants (screening,
+    exclusions); padded to N they are one shape: one compilation, each fit still its own
+    data, and the padding participants (no ratings) are left at their N(0, 1) prior."""
+    from analysis.refit import padded
+
+    full = _with_satisfaction(4.0, seed=1, participants=20)
+    fewer = _with_satisfaction(-4.0, seed=2, participants=13)
+    assert padded(full, 20) is full
+    p = padded(fewer, 20)
+    assert len(p.participants) == 20 and p.participants[:13] == fewer.participants
+    assert np.array_equal(p.participant, fewer.participant) and p.n == fewer.n
+    refitter = Refitter(backend="pymc", draws=300, tune=300, chains=2)
+    first = refitter.fit(full, seed=0, pad_participants=20)
+    second = refitter.fit(fewer, seed=0, pad_participants=20)
+    assert refitter.compiles == 1 and second.compile_seconds == 0
+    beta = [float(f.idata.posterior["beta"].sel(term="satisfaction").mean())
+            for f in (first, second)]
+    assert beta[0] > 1.5 and beta[1] < -1.5
+    z = second.idata.posterior["z_u"].isel(participant=slice(13, None)).values.ravel()
+    assert abs(z.mean()) < 0.15 and 0.85 < z.std() < 1.15
+
+
 @pytest.mark.parametrize("arms", [("pool",), ("a", "b", "c")])
 @pytest.mark.parametrize("likelihood", ["ordinal", "gaussian"])
 def test_model_arrays_are_exactly_the_data_the_model_uses(arms, likelihood):

@@ -89,3 +89,24 @@ def test_exclusions_follow_the_rules() -> None:
     assert rec["excluded"] == [{"participant_id": "c", "reason": "fewer_plans"}]
     kept, rec = apply_exclusions(ratings)
     assert len(kept) == len(ratings) and rec["excluded"] == []
+
+
+def test_impossible_items_leave_out_ratings_and_are_counted() -> None:
+    """The reference study's rule: a rating with an item marked impossible is left out (the
+    participant's other ratings stay); each rule's dropped ratings are counted."""
+    ratings = pd.DataFrame({
+        "participant_id": ["a", "a", "b", "b", "c"],
+        "attention_passed": [True, True, False, False, True],
+        "impossible": [False, True, True, False, None],
+        "acceptance": [4] * 5,
+    })
+    kept, rec = apply_exclusions(ratings, impossible_items=True)
+    assert list(kept.index) == [0, 3, 4]
+    assert rec["ratings_excluded"]["impossible_items"] == 2
+    assert (rec["n_ratings_before"], rec["n_ratings_kept"]) == (5, 3)
+    kept, rec = apply_exclusions(ratings, impossible_items=True, failed_attention=True)
+    assert list(kept.index) == [0, 4]  # b's impossible rating counts under failed_attention
+    assert rec["ratings_excluded"] == {"failed_attention": 2, "fewer_plans": 0,
+                                       "impossible_items": 1}
+    kept, rec = apply_exclusions(ratings)
+    assert len(kept) == 5 and rec["ratings_excluded"]["impossible_items"] == 0

@@ -42,8 +42,8 @@ def test_a_config_change_rebuilds_dependents(home, monkeypatch):
 
     original = artifact_builders.configs
 
-    def changed(quick: bool):
-        cfgs = original(quick)
+    def changed(quick: bool, decision: str = "trained"):
+        cfgs = original(quick, decision)
         cfgs["decision"] = DecisionConfig(epochs=3)
         return cfgs
 

@@ -56,3 +56,35 @@ def test_bad_input(model):
         model([[float("nan")] * 7])
     with pytest.raises(WorldModelInputError, match="NaN"):
         model(torch.full((2, 7), float("inf")))
+
+
+def test_reference_training_is_sgd_and_keeps_adam_fingerprints():
+    """CARMA's classifier training (plain SGD, constant lr 1e-3) is a named option: it
+    trains with SGD (a different model from Adam's on the same data), records its optimizer,
+    and adding the option leaves the Adam configuration's dict (hence the fingerprints of
+    every cached model) unchanged."""
+    ref = DecisionConfig.reference()
+    assert (ref.optimizer, ref.lr, ref.schedule, ref.epochs, ref.batch_size, ref.hidden) == (
+        "sgd", 1e-3, "constant", 500, 256, (32, 32))
+    assert ref.to_dict()["optimizer"] == "sgd" and "optimizer" not in DecisionConfig().to_dict()
+    assert DecisionConfig.from_dict(ref.to_dict()) == ref
+    loan = get_scenario("loan")
+    (xt, yt), (xv, yv) = loan.dataset["train"], loan.dataset["validation"]
+    small = {"epochs": 2, "hidden": (8,), "lr": 1e-3, "schedule": "constant"}
+    sgd, _ = train_decision_model(xt[:500], yt[:500], xv[:200], yv[:200],
+                                  DecisionConfig(optimizer="sgd", **small))
+    adam, _ = train_decision_model(xt[:500], yt[:500], xv[:200], yv[:200], DecisionConfig(**small))
+    assert not torch.equal(sgd(xv), adam(xv))
+    with pytest.raises(ValueError, match="optimizer must be one of adam, sgd"):
+        DecisionConfig(optimizer="rmsprop")
+
+
+def test_reference_scenario_uses_the_reference_decision_training():
+    from engine.artifact_builders import configs
+
+    scenario = get_scenario("loan-carma-reference")
+    assert scenario.extras["decision"] == "reference"
+    assert torch.equal(scenario.dataset["test"][0], get_scenario("loan-carma").dataset["test"][0])
+    assert configs(False, scenario.extras["decision"])["decision"] == DecisionConfig.reference()
+    assert configs(True, "reference")["decision"].optimizer == "sgd"
+    assert configs(False)["decision"] == DecisionConfig()

@@ -51,6 +51,7 @@ def _cheap(tmp: Path) -> dict[str, list[str]]:
     """Small arguments per command (files under ``tmp``)."""
     db = str(tmp / "imported.duckdb")
     return {
+        "scenarios": [],
         "train": ["--quick", "--only", "decision"],
         "simulate": ["--protocol", "tominaga-replication", "--participants", "2", "--db",
                      str(tmp / "sim.duckdb"), "--decision-model", "bayes"],

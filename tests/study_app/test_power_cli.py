@@ -71,7 +71,7 @@ def test_killed_run_resumes_without_refitting(tmp_path):
     row = doc["rows"][0]
     assert row["participants"] == 6 and row["power"]["sims"] == 4
     assert 0.0 <= row["power"]["lo"] <= row["power"]["rate"] <= row["power"]["hi"] <= 1.0
-    assert doc["ray"]["cpus"] == 2 and doc["truth"] == {"drop": 1.6, "scale": 0.1}
+    assert doc["ray"]["cpus"] == 2 and doc["truth"] == {"drop": 3.0, "scale": 0.5}  # the protocol's
     assert json.loads((out / "power.json").read_text()) == doc
     assert (out / "power.png").stat().st_size > 1000
     assert "data:image/png;base64," in (out / "power.html").read_text()

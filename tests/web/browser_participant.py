@@ -50,6 +50,7 @@ class BrowserParticipant:
     long_text_on: str | None = None  # page id whose second reason is typed over-long
     reasons: list[str] = field(default_factory=list)  # typed as the reasons, in order
     steps: list[Step] = field(default_factory=list)
+    profile: dict[str, Any] = field(default_factory=dict)  # entered values (else defaults)
 
     # ---- reading the page ----------------------------------------------------------------
     def current(self) -> tuple[str, str]:
@@ -141,7 +142,8 @@ class BrowserParticipant:
         raise AssertionError(f"the browser participant cannot answer a {kind} page")
 
     def _profile(self, page_id: str) -> dict[str, Any]:
-        """Every item 30% of the way through its range (a middle category)."""
+        """Every item as ``profile`` says, else 30% of the way through its range (a middle
+        category)."""
         from engine.scenarios import get_scenario
         from protocols.display import profile_fields
 
@@ -149,12 +151,13 @@ class BrowserParticipant:
         for f in profile_fields(get_scenario(self.protocol.scenario)):
             box = self.page.locator(key_class(f"{page_id}:{f.feature}"))
             if f.kind == "category":
-                choice = f.options[len(f.options) // 2]
+                choice = self.profile.get(f.feature, f.options[len(f.options) // 2])
                 box.get_by_role("combobox").click()
                 self.page.get_by_role("option", name=choice, exact=True).click()
                 values[f.feature] = choice
             else:
-                v = round(f.min + 0.3 * (f.max - f.min), f.decimals)
+                v = round(self.profile.get(f.feature, f.min + 0.3 * (f.max - f.min)),
+                          f.decimals)
                 box.locator("input").fill(f"{v:.{f.decimals}f}")
                 box.locator("input").press("Tab")
                 values[f.feature] = float(v)

@@ -79,23 +79,25 @@ def test_every_page_kind_has_a_renderer() -> None:
     assert set(RENDERERS) == set(pg.PAGE_KINDS)
 
 
-def test_own_profile_entry_and_impossible_items(trained_home, serve_app) -> None:
-    """tominaga-replication: screening, the profile form in display units, plan pages with
-    per-item impossibility and reasons (markup, SQL and emoji kept as plain text)."""
+def test_own_profile_entry_and_impossible_items(serve_app) -> None:
+    """tominaga-replication: screening, the profile form (16 items and income; the loan is
+    derived), plan pages with per-item impossibility and reasons (markup, SQL and emoji kept
+    as plain text)."""
     serve_app("tominaga-replication")
     protocol = load_protocol("tominaga-replication")
     driver = AppDriver()
     done = driver.walk(protocol)
     entry = next(a for p, a in done if p.kind == "profile_entry")
     stored = driver.study.store.query("SELECT display_json, source FROM profiles")[0]
-    # the entered profile is kept unless the decision model approves it (then the protocol's
-    # on_approved: persona falls back to a rejected persona)
+    # the hidden rule rejects every entered profile: nobody is switched to a persona
     x = display.profile_from_answer(driver.study.scenario, entry["values"])
-    approved = driver.study.context.approves(x)
-    assert protocol.profile.on_approved == "persona"
-    assert stored["source"] == ("persona_fallback" if approved else "own")
+    assert not driver.study.context.approves(x)
+    assert protocol.profile.on_approved == "end" and stored["source"] == "own"
     shown = json.loads(stored["display_json"])
-    assert set(shown) == set(entry["values"])
+    assert "loan_amount" not in entry["values"]  # not asked: one third of the income
+    assert set(shown) == set(entry["values"]) | {"loan_amount"}
+    assert float(shown["loan_amount"].split()[0]) == pytest.approx(
+        float(shown["income"].split()[0]) / 3, abs=0.01)
     reasons = driver.study.store.query("SELECT acceptance_why FROM ratings")
     assert {r["acceptance_why"] for r in reasons} == {REASON}
     assert any(p.kind == "plan" and p.payload.impossible for p, _ in done)

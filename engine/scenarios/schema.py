@@ -1,0 +1,356 @@
+"""The scenario file format (YAML), validated with pydantic.
+
+A scenario file states a world's features, the text people read, and the world itself::
+
+    name: my-loan                      # registry name (lower case, digits, '-', '_')
+    title: Car loan
+    story: You want to buy a car ...   # the scenario text of a study
+    outcome: {favourable: approved, unfavourable: rejected}
+    features:                          # in column order (a causal order for graph worlds)
+      - name: gender
+        kind: binary                   # binary | ordinal | categorical | continuous
+        levels: [female, male]         # level features: labels, coded 0..k-1
+        role: immutable                # immutable | mutable | actionable
+      - name: income
+        label: Annual income
+        kind: continuous
+        display: {map: exp, unit: $, scale: 40000, rate: 0.12}   # model -> display units
+        range: [-10, 12]               # M_i of the distances (model units); default: data
+        direction: increase            # increase | decrease | any
+    world:                             # one of three kinds (``kind``)
+      kind: equations                  # an exact SCM: a Python module and its class
+      module: engine.scenarios.loan    # dotted module, or a .py file next to this one
+      scm: LoanSCM
+
+``world.kind: pool`` holds a CSV of profiles (``pool``, display units, level labels) and a
+fixed decision ``rule`` (an expression over the features, engine.scenarios.rules, or a
+Python function ``module:function``); ``world.kind: data`` holds a CSV of samples
+(``data``), its ``label`` column and the causal ``graph`` (edges ``parent -> child``): the
+world model is a causal flow learned from the data and the decision model is trained on the
+labels. ``extends: <scenario>`` starts from another scenario's file (its keys merged, these
+win). Every check is a validator here, so each problem is reported at its path
+(``features[3].levels[2]``, ``world.graph[1]``); ``engine.scenarios.loader`` adds the
+checks of the CSV files (columns, cells) at their rows and columns.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from engine.scenarios.graph import graph_problems
+from engine.scenarios.rules import RuleSyntaxError, parse_rule
+
+Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$", max_length=64)]
+FeatureName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64)]
+FEATURE_KINDS: tuple[str, ...] = ("binary", "ordinal", "categorical", "continuous")
+LEVEL_KINDS: tuple[str, ...] = ("binary", "ordinal", "categorical")
+DIRECTIONS: dict[str, int] = {"increase": 1, "decrease": -1, "any": 0}
+PROBLEMS = "scenario_problems"  # error type carrying several located problems
+_EDGE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*->\s*([A-Za-z_][A-Za-z0-9_]*)\s*$")
+
+Problems = list[tuple[tuple[Any, ...], str]]
+
+
+def report(problems: Problems) -> None:
+    """Raise every (location, message) problem at once (the loader lists each at its path)."""
+    if problems:
+        summary = "; ".join(f"{dotted(loc)}: {msg}" for loc, msg in problems)
+        raise PydanticCustomError(PROBLEMS, "{summary}", {"summary": summary,
+                                                          "problems": problems})
+
+
+def dotted(loc: tuple[Any, ...]) -> str:
+    """``('features', 3, 'levels', 2)`` -> ``features[3].levels[2]``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DisplaySpec(Strict):
+    """Model units -> display units of a continuous feature: ``affine`` (display = offset +
+    scale x) or ``exp`` (display = scale exp(rate x)); ``min``/``max`` bound the values a plan
+    shows (display units; default the training split's 0.1% / 99.9% quantiles)."""
+
+    map: Literal["affine", "exp"] = "affine"
+    unit: str = ""
+    scale: float = 1.0
+    offset: float = 0.0
+    rate: float = 1.0
+    decimals: int = Field(0, ge=0, le=6)
+    min: float | None = None
+    max: float | None = None
+
+    @model_validator(mode="after")
+    def _monotone(self) -> DisplaySpec:
+        problems: Problems = []
+        if self.scale <= 0:
+            problems.append((("scale",), f"must be positive (an increasing map), got {self.scale}"))
+        if self.map == "exp" and self.rate <= 0:
+            problems.append((("rate",), f"must be positive (an increasing map), got {self.rate}"))
+        if self.min is not None and self.max is not None and self.min >= self.max:
+            problems.append((("max",), f"must exceed min ({self.min}), got {self.max}"))
+        if self.map == "exp" and self.min is not None and self.min <= 0:
+            problems.append((("min",), "an exp display is positive; min must be > 0"))
+        report(problems)
+        return self
+
+
+class DerivedSpec(Strict):
+    """A feature a participant does not enter: ``factor`` x ``feature`` (model units), set
+    when a profile is entered (the reference study's loan: one third of the income)."""
+
+    feature: str = Field(min_length=1)
+    factor: float
+
+
+class FeatureFileSpec(Strict):
+    """One feature (module docstring). Level features are coded 0..k-1 in model units, in
+    the order of ``levels`` (an ordinal feature's order is its ranking)."""
+
+    name: FeatureName
+    label: str = ""
+    kind: str
+    levels: list[str] | None = None
+    display: DisplaySpec | None = None
+    range: tuple[float, float] | None = None
+    role: Literal["immutable", "mutable", "actionable"] = "actionable"
+    direction: Literal["increase", "decrease", "any"] = "any"
+    help: str = ""
+    in_plan: bool = True  # False: a condition of the decision, never a plan row
+    derived_from: DerivedSpec | None = None  # not entered: factor x another feature
+
+    @field_validator("levels", mode="before")
+    @classmethod
+    def _labels_as_text(cls, levels: Any) -> Any:
+        """Numbers are labels too (``[1, 2, 3]``); YAML's booleans are a trap worth naming."""
+        if not isinstance(levels, list):
+            return levels
+        for i, level in enumerate(levels):
+            if isinstance(level, bool):
+                report([((i,), f"{level!r} is not text: YAML reads unquoted yes/no/true/false/"
+                         "on/off as booleans; quote the label (\"no\", \"yes\")")])
+        return [str(v) if isinstance(v, (int, float)) else v for v in levels]
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, kind: str) -> str:
+        if kind not in FEATURE_KINDS:
+            raise ValueError(f"unknown feature kind {kind!r}; expected one of "
+                             f"{', '.join(FEATURE_KINDS)}")
+        return kind
+
+    @model_validator(mode="after")
+    def _levels_fit_kind(self) -> FeatureFileSpec:
+        problems: Problems = []
+        if self.kind in LEVEL_KINDS:
+            levels = self.levels or []
+            if self.levels is None:
+                problems.append((("levels",), f"a {self.kind} feature lists its levels"))
+            elif self.kind == "binary" and len(levels) != 2:
+                problems.append((("levels",), f"a binary feature has 2 levels, got {len(levels)}"))
+            elif len(levels) < 2:
+                problems.append((("levels",), f"a {self.kind} feature has at least 2 levels"))
+            seen: set[str] = set()
+            for i, level in enumerate(levels):
+                if not level.strip():
+                    problems.append((("levels", i), "a level label must not be empty"))
+                elif level in seen:
+                    problems.append((("levels", i), f"level {level!r} is listed twice"))
+                seen.add(level)
+            if self.display is not None:
+                problems.append((("display",), f"a {self.kind} feature shows its level labels; "
+                                 "display maps are for continuous features"))
+        elif self.levels is not None:
+            problems.append((("levels",), "a continuous feature has no levels (use display "
+                             "for its units)"))
+        if self.range is not None and not self.range[0] < self.range[1]:
+            problems.append((("range",), f"must be [low, high] with low < high, got "
+                             f"{list(self.range)}"))
+        report(problems)
+        return self
+
+    @property
+    def title(self) -> str:
+        return self.label or self.name.replace("_", " ").capitalize()
+
+
+class ScmSamplesSpec(Strict):
+    """``n`` draws from the exact SCM at ``seed``, split train / validation / test."""
+
+    source: Literal["scm"] = "scm"
+    n: int = Field(20_000, ge=10)
+    seed: int = 0
+    split: tuple[float, float, float] = (0.5, 0.25, 0.25)
+
+    @field_validator("split")
+    @classmethod
+    def _sums_to_one(cls, split: tuple[float, float, float]) -> tuple[float, float, float]:
+        return _check_split(split)
+
+
+class PublishedSamplesSpec(Strict):
+    """A published experiment's tensors (engine.scenarios.samples.PublishedSamples)."""
+
+    source: Literal["published"]
+    folder: str = Field(min_length=1)  # relative to the scenario file
+    note: str = ""
+
+
+def _check_split(split: tuple[float, float, float]) -> tuple[float, float, float]:
+    if min(split) <= 0 or abs(sum(split) - 1.0) > 1e-9:
+        raise ValueError(f"train / validation / test shares must be positive and sum to 1, "
+                         f"got {list(split)}")
+    return split
+
+
+class EquationsWorld(Strict):
+    """An exact SCM: class ``scm`` of ``module`` (a StructuralCausalModel subclass)."""
+
+    kind: Literal["equations"]
+    module: str = Field(min_length=1)
+    scm: str = Field(min_length=1)
+    samples: Annotated[ScmSamplesSpec | PublishedSamplesSpec,
+                       Field(discriminator="source")] = ScmSamplesSpec()
+    label_rule: Literal["threshold", "bernoulli"] = "threshold"
+    # how the decision model is trained: ours (Adam) or as CARMA's reference code (SGD)
+    decision_training: Literal["trained", "reference"] = "trained"
+
+
+class RuleSpec(Strict):
+    """A fixed decision rule: an ``expression`` over the features (favourable iff true) or
+    a Python ``function`` (``module:function``, given a dict of display-unit arrays)."""
+
+    expression: str | None = None
+    function: str | None = None
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _one_of(self) -> RuleSpec:
+        if (self.expression is None) == (self.function is None):
+            raise ValueError("give exactly one of expression or function")
+        if self.function is not None and ":" not in self.function:
+            raise ValueError(f"function must be 'module:function', got {self.function!r}")
+        return self
+
+
+class GeneratorSpec(Strict):
+    """A pool made by a Python function ``module:function`` (called with ``seed``), returning
+    rows (a pandas DataFrame or a list of dicts) in display units."""
+
+    generator: str = Field(pattern=r"^[A-Za-z0-9_.]+:[A-Za-z_][A-Za-z0-9_]*$")
+    seed: int = 0
+
+
+class PoolWorld(Strict):
+    """A table of profiles and a fixed rule (the reference user study's world)."""
+
+    kind: Literal["pool"]
+    pool: str | GeneratorSpec  # a CSV file (relative to the scenario file) or a generator
+    rule: str | RuleSpec
+    # people like a study's participants (same columns; the validation and test splits, so
+    # synthetic participants are drawn from them); default: the pool itself
+    applicants: str | GeneratorSpec | None = None
+
+    @property
+    def rule_spec(self) -> RuleSpec:
+        return RuleSpec(expression=self.rule) if isinstance(self.rule, str) else self.rule
+
+
+class DataWorld(Strict):
+    """Samples and a causal graph: a causal flow learned from ``data``, a decision model
+    trained on its ``label`` column. ``truth`` names a scenario with the exact SCM that made
+    the data (optional: then benchmarks also evaluate plans under the exact world)."""
+
+    kind: Literal["data"]
+    data: str = Field(min_length=1)
+    label: str = Field(min_length=1)
+    graph: list[str] = Field(default_factory=list)
+    split: tuple[float, float, float] = (0.5, 0.25, 0.25)
+    truth: str | None = None
+
+    @field_validator("split")
+    @classmethod
+    def _sums_to_one(cls, split: tuple[float, float, float]) -> tuple[float, float, float]:
+        return _check_split(split)
+
+    def edges(self) -> list[tuple[int, str, str] | tuple[int, None, str]]:
+        """(index, parent, child) per edge; (index, None, text) for a malformed one."""
+        out: list[Any] = []
+        for i, edge in enumerate(self.graph):
+            m = _EDGE.match(edge)
+            out.append((i, m.group(1), m.group(2)) if m else (i, None, edge))
+        return out
+
+
+World = Annotated[EquationsWorld | PoolWorld | DataWorld, Field(discriminator="kind")]
+
+
+class Outcome(Strict):
+    favourable: str = "approved"
+    unfavourable: str = "rejected"
+
+
+class ScenarioFile(Strict):
+    """A whole scenario file (module docstring)."""
+
+    name: Identifier
+    title: str = Field(min_length=1)
+    story: str = ""
+    outcome: Outcome = Outcome()
+    features: list[FeatureFileSpec] = Field(min_length=1)
+    world: World
+
+    @model_validator(mode="after")
+    def _across_fields(self) -> ScenarioFile:
+        problems: Problems = []
+        names = [f.name for f in self.features]
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                problems.append((("features", i, "name"), f"feature {name!r} is listed twice"))
+        if not any(f.role == "actionable" for f in self.features):
+            problems.append((("features",), "no feature is actionable (role: actionable)"))
+        for i, f in enumerate(self.features):
+            src = f.derived_from.feature if f.derived_from is not None else None
+            if src is not None and (src not in names or src == f.name):
+                problems.append((("features", i, "derived_from", "feature"),
+                                 f"{src!r} is not another feature of this scenario"))
+        if isinstance(self.world, DataWorld):
+            problems += graph_problems(self.world.edges(), names)
+            children = {c for _, p, c in self.world.edges() if p is not None}
+            for i, f in enumerate(self.features):
+                if f.kind in ("binary", "categorical") and f.name in children:
+                    problems.append((("features", i, "kind"), f"the learned flow models a "
+                                     f"{f.kind} feature only as a cause (a root of the "
+                                     f"graph); {f.name!r} has causes"))
+            if self.world.label in names:
+                problems.append((("world", "label"), f"the label column {self.world.label!r} "
+                                 "is also a feature"))
+        if isinstance(self.world, PoolWorld):
+            problems += rule_problems(self.world.rule_spec, self.features)
+        report(problems)
+        return self
+
+    @property
+    def feature_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.features)
+
+
+def rule_problems(rule: RuleSpec, features: list[FeatureFileSpec]) -> Problems:
+    """An expression rule that does not parse, names an unknown feature or compares a level
+    feature with a label outside its levels (engine.scenarios.rules)."""
+    if rule.expression is None:
+        return []
+    try:
+        parse_rule(rule.expression, {f.name: tuple(f.levels or ()) for f in features})
+    except RuleSyntaxError as e:
+        return [(("world", "rule"), str(e))]
+    return []
