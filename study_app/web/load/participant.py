@@ -207,8 +207,11 @@ class LoadParticipant:
                  rng: random.Random) -> tuple[dict[str, Any], dict[str, Any]]:
         shown: dict[str, Any] = {}
         for f, x in w.items():
+            # The lower part of every list and range: a profile someone could improve on
+            # (in a pool world, a random 16-item profile has no richer pool member that is
+            # at least as high on every never-lowered item, so no plans would be shown).
             if x.type == "selectbox":
-                shown[f] = rng.choice(x.options)
+                shown[f] = rng.choice(x.options[:max(1, (len(x.options) + 1) // 2)])
             elif x.type == "number_input":
                 lo, hi, step = x.proto.min, x.proto.max, x.proto.step or 1.0
                 shown[f] = round(lo + round(rng.uniform(0.1, 0.6) * (hi - lo) / step) * step, 6)
