@@ -126,6 +126,8 @@ def _watch_frames(page: Any) -> tuple[list[float], list[float]]:
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+    from study_app.web.load.streamlit_client import run_finished
+
     sent: list[float] = []
     finished: list[float] = []
 
@@ -134,8 +136,7 @@ def _watch_frames(page: Any) -> tuple[list[float], list[float]]:
             return
         msg = ForwardMsg()
         msg.ParseFromString(payload)
-        if (msg.WhichOneof("type") == "script_finished"
-                and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN):
+        if run_finished(msg):
             finished.append(time.perf_counter())
 
     def sending(payload: str | bytes) -> None:

@@ -38,6 +38,13 @@ WIDGET_TYPES = ("radio", "button", "selectbox", "number_input", "text_area", "te
 _DATA_ATTR = re.compile(r'data-(page|kind)="([^"]*)"')
 
 
+def run_finished(fwd: ForwardMsg) -> bool:
+    """``fwd`` ends a script run for good: ``script_finished``, but not the early finish of a
+    run the app restarted with ``st.rerun`` (the server starts the next run by itself)."""
+    return (fwd.WhichOneof("type") == "script_finished"
+            and fwd.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN)
+
+
 class StreamlitProtocolError(RuntimeError):
     """The server sent something this client cannot follow (or closed the connection)."""
 
@@ -191,11 +198,8 @@ class StreamlitSession:
                     elements[tuple(fwd.metadata.delta_path)] = delta.new_element
             elif kind == "page_info_changed":
                 self.query_string = fwd.page_info_changed.query_string
-            elif kind == "script_finished":
-                status = fwd.script_finished
-                if status == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                    continue  # the app called st.rerun(): the next run follows
-                if status == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:
+            elif run_finished(fwd):
+                if fwd.script_finished == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:
                     raise StreamlitProtocolError("the app failed to compile")
                 screen = Screen(query_string=self.query_string)
                 for path in sorted(elements):
