@@ -24,11 +24,17 @@ predictive draws work as before; ``probabilities`` gives the (n, K) category pro
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+import numba
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
+from pytensor.gradient import DisconnectedType, disconnected_type
+from pytensor.graph.basic import Apply
+from pytensor.graph.op import Op
+from pytensor.link.numba.dispatch import basic as numba_basic
 
 # Stands in for -inf / +inf outside the cutpoints: sigma(+-1e6) is exactly 1 / 0 and, unlike
 # infinities, never makes inf - inf.
@@ -38,6 +44,16 @@ _BEYOND = 1.0e6
 def logp(value: Any, eta: Any, cutpoints: Any) -> Any:
     """Pointwise log P(y = value) of the module docstring (``value`` on 0..K-1)."""
     k = pt.cast(value, "int64")
+    if cutpoints.ndim == 2 and cutpoints.type.broadcastable[0] and k.ndim == 1:
+        # The models' case: one set of cutpoints, a vector of ratings: the fused kernel.
+        return observed_logp(k, pt.broadcast_to(eta, k.shape) if eta.ndim != 1 else eta,
+                             cutpoints[0])
+    return graph_logp(k, eta, cutpoints)
+
+
+def graph_logp(k: Any, eta: Any, cutpoints: Any) -> Any:
+    """``logp`` as a graph of PyTensor's own operations (the difference of sigmoids of the
+    module docstring; any batch shape)."""
     if cutpoints.ndim == 2 and cutpoints.type.broadcastable[0]:
         # One set of cutpoints for every rating (the models' case): plain 1-D indexing,
         # which both PyTensor backends compile (with its gradient).
@@ -51,6 +67,129 @@ def logp(value: Any, eta: Any, cutpoints: Any) -> Any:
         b = pt.take_along_axis(c, k[..., None], axis=-1)[..., 0] - eta
     return pt.log(pt.switch(b > 0, pt.sigmoid(-b) - pt.sigmoid(-a),
                             pt.sigmoid(a) - pt.sigmoid(b)))
+
+
+def _observed_kernel(y: np.ndarray, eta: np.ndarray, cut: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per rating r: log P(y_r) in the form -softplus(-a) - softplus(b) + log(1 - e^-(a-b))
+    of the module docstring, and its derivatives by the rating's upper cutpoint c_{y+1}
+    (``upper``: sigma(-a) + L'(gap)) and lower one c_y (``lower``: -sigma(b) - L'(gap)),
+    with L(gap) = log(1 - e^-gap); the derivative by eta is -(upper + lower).
+
+    With s = e^-|a| and t = e^-|b|, softplus(-a) + softplus(b) = max(-a, 0) + max(b, 0) +
+    log((1 + s)(1 + t)): one log per rating, and t follows from s and G = e^-gap (a - b = gap
+    is a cutpoint gap, the same for every rating of a category): t = s G when a < 0, s / G
+    when b >= 0, G / s in between; one exp per rating (the direct exp where G underflows).
+    Exact in every tail (no difference of rounded probabilities); plain loops, compiled by
+    numba for PyTensor's numba backend (nutpie) and for ``perform`` (PyMC's C backend)."""
+    k_max = cut.shape[0]  # categories 0..k_max
+    log_gap = np.zeros(k_max + 1)
+    d_gap = np.zeros(k_max + 1)
+    e_gap = np.zeros(k_max + 1)
+    for k in range(1, k_max):
+        gap = cut[k] - cut[k - 1]
+        e_gap[k] = math.exp(-gap)
+        log_gap[k] = math.log(-math.expm1(-gap))
+        d_gap[k] = 1.0 / math.expm1(gap)
+    n = eta.shape[0]
+    lp = np.empty(n)
+    upper = np.zeros(n)
+    lower = np.zeros(n)
+    for r in range(n):
+        k = y[r]
+        if k < 0 or k > k_max:
+            lp[r] = -np.inf
+            continue
+        total = log_gap[k]
+        q = 0.0  # (1 + s)(1 + t) - 1
+        s = 0.0
+        a = 0.0
+        if k < k_max:  # -softplus(-a), a = c_{y+1} - eta; derivative sigma(-a)
+            a = cut[k] - eta[r]
+            s = math.exp(-abs(a))
+            q = s
+            inv = 1.0 / (1.0 + s)
+            if a < 0.0:
+                total += a
+                upper[r] = inv + d_gap[k]
+            else:
+                upper[r] = s * inv + d_gap[k]
+        if k > 0:  # -softplus(b), b = c_y - eta; derivative -sigma(b)
+            b = cut[k - 1] - eta[r]
+            g = e_gap[k]
+            if k == k_max or g == 0.0:
+                t = math.exp(-abs(b))
+            elif a < 0.0:
+                t = s * g
+            elif b >= 0.0:
+                t = s / g
+            else:
+                t = g / s
+            q += t + q * t
+            inv = 1.0 / (1.0 + t)
+            if b > 0.0:
+                total -= b
+                lower[r] = -inv - d_gap[k]
+            else:
+                lower[r] = -t * inv - d_gap[k]
+        lp[r] = total - math.log1p(q)
+    return lp, upper, lower
+
+
+_kernel = numba.njit(cache=True, error_model="numpy")(_observed_kernel)  # ``perform`` (PyMC's C backend)
+
+
+class ObservedLogp(Op):
+    """log P(y_r) per rating for ratings ``y`` (int64, 0..K-1), latent scores ``eta`` and
+    cutpoints ``cut`` (K-1), with the derivatives ``upper`` / ``lower`` by each rating's two
+    cutpoints (``_observed_kernel``); the gradient is assembled from them, so a log-density and
+    its gradient run the kernel once."""
+
+    __props__ = ()
+
+    def make_node(self, y: Any, eta: Any, cut: Any) -> Apply:
+        y = pt.as_tensor_variable(y)
+        eta = pt.as_tensor_variable(eta).astype("float64")
+        cut = pt.as_tensor_variable(cut).astype("float64")
+        return Apply(self, [y, eta, cut], [pt.dvector(), pt.dvector(), pt.dvector()])
+
+    def perform(self, node: Apply, inputs: list[np.ndarray], outputs: list[list[Any]]) -> None:
+        y, eta, cut = inputs
+        for store, value in zip(outputs, _kernel(y.astype(np.int64), eta, cut), strict=True):
+            store[0] = value
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        return [shapes[1]] * 3
+
+    def grad(self, inputs: list[Any], output_grads: list[Any]) -> list[Any]:
+        y, eta, cut = inputs
+        if not all(isinstance(o.type, DisconnectedType) for o in output_grads[1:]):
+            raise NotImplementedError("ObservedLogp: only its log-probabilities have a gradient")
+        g = output_grads[0]
+        if isinstance(g.type, DisconnectedType):
+            g = pt.zeros_like(eta)
+        _, upper, lower = self(y, eta, cut)
+        # The edges c_0 = -inf and c_K = +inf take the derivatives of the outer categories
+        # (which are 0) at positions 0 and K of the padded cutpoint vector.
+        padded = pt.zeros(cut.shape[0] + 2, dtype="float64")
+        padded = pt.inc_subtensor(padded[y + 1], g * upper)
+        padded = pt.inc_subtensor(padded[y], g * lower)
+        return [disconnected_type(), -g * (upper + lower), padded[1:-1]]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[False, False, False], [True, True, True], [True, True, True]]
+
+
+def observed_logp(y: Any, eta: Any, cut: Any) -> Any:
+    """``ObservedLogp``'s log-probabilities: one rating each of ``y`` (vector), ``eta``
+    (vector) and one cutpoint vector ``cut``."""
+    return ObservedLogp()(y, eta, cut)[0]
+
+
+@numba_basic.register_funcify_default_op_cache_key(ObservedLogp)
+def _numba_observed_logp(op: ObservedLogp, node: Apply, **kwargs: Any) -> Any:
+    """PyTensor's numba backend (nutpie) calls the kernel inside its compiled function."""
+    return numba_basic.numba_njit(_observed_kernel, error_model="numpy")
 
 
 def random(eta: np.ndarray, cutpoints: np.ndarray, rng: np.random.Generator,
