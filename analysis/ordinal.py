@@ -108,6 +108,8 @@ def _observed_kernel(y: np.ndarray, eta: np.ndarray, cut: np.ndarray
         log_gap[k] = math.log(-math.expm1(-gap))
         d_gap[k] = 1.0 / math.expm1(gap)
     n = eta.shape[0]
+    if y.shape[0] != n:
+        raise ValueError("ObservedLogp: ratings and latent scores differ in length")
     lp = np.empty(n)
     upper = np.zeros(n)
     lower = np.zeros(n)

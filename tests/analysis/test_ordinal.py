@@ -116,3 +116,11 @@ def test_kernel_at_extreme_cutpoint_gaps():
     lp = ordinal.observed_logp(pt.as_tensor(np.array([3])), pt.as_tensor(np.array([0.0])),
                                pt.as_tensor(flat)).eval()
     assert lp[0] == -np.inf
+
+
+def test_kernel_refuses_ratings_and_scores_of_different_lengths():
+    import pytest
+
+    with pytest.raises(ValueError, match="differ in length"):
+        ordinal.observed_logp(pt.as_tensor(np.array([1, 2, 3])), pt.as_tensor(np.zeros(2)),
+                              pt.as_tensor(CUTS)).eval()
