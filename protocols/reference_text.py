@@ -92,7 +92,8 @@ MEANING: dict[str, str] = {
     "ShortfallSpec.then": "fewer: show the plans there are; fallback: fill the gap with "
     "`fallback.method`; end: end the session with `message`.",
     "ShortfallSpec.fallback": "The method that fills a shortfall (then: fallback).",
-    "ShortfallSpec.message": "Shown when a shortfall ends the session (then: end).",
+    "ShortfallSpec.message": "Shown when a shortfall ends the session (then: end), and on the "
+    "debrief of a participant for whom no plan at all was found (then: fewer).",
     "FallbackSpec.method": "Fallback recourse method.",
     "FallbackSpec.options": "Its options.",
     "QuestionsSpec.acceptance": "The acceptance question (7-point).",
@@ -173,7 +174,7 @@ SHOWN: dict[str, str] = {
     "PlanViewSpec.suggested_label": "every plan page",
     "AttentionCheck.question": "attention page",
     "AttentionCheck.options": "attention page",
-    "ShortfallSpec.message": "end page",
+    "ShortfallSpec.message": "end page; debrief page when no plan was found",
     "DebriefSpec.text": "debrief page",
     "DebriefSpec.completion_code": "debrief page",
 }

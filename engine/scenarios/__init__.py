@@ -15,6 +15,7 @@ from pathlib import Path
 from engine.scenarios.base import DisplayMap, FeatureSpec, Role, Scenario
 from engine.scenarios.loader import (
     ScenarioFileError,
+    extends_chain,
     load_scenario_file,
     parse_scenario_file,
     shipped_files,
@@ -81,8 +82,13 @@ def get_scenario(ref: str) -> Scenario:
 
 
 def _stamp(path: Path) -> tuple[float, ...]:
-    st = path.stat()
-    return (st.st_mtime, float(st.st_size))
+    """Modification time and size of the file and of every file its ``extends`` chain
+    reads: editing a base file reloads the scenarios built on it."""
+    out: list[float] = []
+    for f in extends_chain(path):
+        st = f.stat()
+        out += [st.st_mtime, float(st.st_size)]
+    return tuple(out)
 
 
 __all__ = [

@@ -86,12 +86,36 @@ def read_raw(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     base = raw.pop("extends", None)
     if base is None:
         return raw
-    base_path = shipped_file(str(base)) or (path.parent / str(base))
+    base_path = extends_path(path, base)
     if base_path.resolve() in _seen or base_path.resolve() == path.resolve():
         raise ScenarioFileError(source, [("extends", f"{base!r} extends itself")])
     if not base_path.is_file():
         raise ScenarioFileError(source, [("extends", f"no shipped scenario or file {base!r}")])
     return merge(read_raw(base_path, (*_seen, path.resolve())), raw)
+
+
+def extends_path(path: Path, base: object) -> Path:
+    """The file an ``extends: base`` in ``path`` names: a shipped scenario or a path relative
+    to ``path``'s folder."""
+    return shipped_file(str(base)) or (path.parent / str(base))
+
+
+def extends_chain(path: Path) -> list[Path]:
+    """``path`` and the files its ``extends`` chain reads (what a cached load depends on);
+    stops at an unreadable or cyclic link, which ``read_raw`` reports."""
+    chain = [path]
+    while True:
+        try:
+            raw = yaml.safe_load(chain[-1].read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError, UnicodeDecodeError):
+            return chain
+        base = raw.get("extends") if isinstance(raw, dict) else None
+        if base is None:
+            return chain
+        nxt = extends_path(chain[-1], base)
+        if not nxt.is_file() or nxt.resolve() in {p.resolve() for p in chain}:
+            return chain
+        chain.append(nxt)
 
 
 def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

@@ -76,6 +76,7 @@ class _Closing(PageKind):
 class DebriefPayload(PageModel):
     text: str
     completion_code: str
+    no_plans: str | None = None  # why there were no plans to rate (none found, ``fewer``)
 
 
 @register
@@ -83,7 +84,14 @@ class Debrief(_Closing):
     kind = slot = "debrief"
 
     def payload(self, ctx: SessionContext, p: Participant) -> PageModel:
-        return DebriefPayload(text=ctx.protocol.debrief.text, completion_code=p.completion_code)
+        """The debrief; a participant whose plans were generated but none could be shown
+        (``plans.shortfall.then: fewer`` with nothing found, e.g. a pool world where no pool
+        member is richer on every item the person keeps) is told why no plan came, with the
+        shortfall's message, instead of reaching the thanks without a word."""
+        none_found = (p.plans_ready and not p.plans and not ctx.interactive.applies(p))
+        return DebriefPayload(text=ctx.protocol.debrief.text, completion_code=p.completion_code,
+                              no_plans=ctx.protocol.plans.shortfall.message if none_found
+                              else None)
 
 
 class EndPayload(PageModel):

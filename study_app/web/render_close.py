@@ -44,6 +44,8 @@ def render_debrief(page: pg.Page) -> None:
     recruitment platform (``study_app.web.runtime``)."""
     completion_url = from_env().completion_url
     p: pg.DebriefPayload = page.payload  # type: ignore[assignment]
+    if p.no_plans:
+        st.info(p.no_plans)
     st.markdown(p.text)
     st.markdown("Your completion code:")
     st.html(f'<div class="rs-code" data-testid="rs-completion-code">'

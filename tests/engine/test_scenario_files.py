@@ -132,6 +132,27 @@ def test_a_file_of_ones_own_by_path(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "shipped scenario" in json.loads(result.stdout)["error"]
 
 
+def test_editing_a_base_file_reloads_the_scenarios_that_extend_it(tmp_path: Path) -> None:
+    """The in-process cache is keyed on every file of the ``extends`` chain, so a server
+    or notebook that edits a base file sees the change in the files built on it."""
+    import os
+
+    base = tmp_path / "base.yaml"
+    base.write_text((Path(__file__).resolve().parents[2] / "engine" / "scenarios" /
+                     "loan.yaml").read_text().replace("name: loan\n", "name: my-base\n", 1))
+    child = tmp_path / "child.yaml"
+    child.write_text("extends: base.yaml\nname: my-child\n")
+    first = get_scenario(str(child))
+    assert get_scenario(str(child)) is first  # unchanged files: the cached instance
+    text = base.read_text()
+    assert "title: " in text
+    base.write_text(text.replace("title: ", "title: Edited ", 1))
+    stat = child.stat()
+    os.utime(child, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # the child itself unchanged
+    second = get_scenario(str(child))
+    assert second is not first and second.title.startswith("Edited ")
+
+
 def test_the_oracle_refuses_a_pool_world_clearly() -> None:
     from engine.benchmarks.recourse import BenchmarkConfig, build_methods
     from engine.recourse import MethodUnavailableError

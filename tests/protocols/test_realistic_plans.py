@@ -154,3 +154,30 @@ def test_a_fallback_never_repeats_a_plan_the_person_already_sees(tmp_path) -> No
             sc, torch.tensor(p.array("x_cf"))[None]).flatten().tolist()))
         assert key not in seen, p.plan_id
         seen.add(key)
+
+
+def test_a_participant_with_no_plan_at_all_is_told_why_on_the_debrief(tmp_path) -> None:
+    """``then: fewer`` and nothing found: the debrief carries the shortfall's message (the
+    participant would otherwise go from "rejected" to "thank you" without a plan or a word);
+    a participant who rated plans gets the plain debrief."""
+    from protocols.schema import parse_protocol
+    from protocols.session import Study
+
+    message = "No plan fits the profile you entered; thank you."
+    text = PILOT.replace("  - {id: oracle, method: oracle, options: {bins: 6, plausibility: "
+                         "false}}\n", "").replace("donors: 10", "donors: 1").replace(
+        "distance: l1_profile}", "distance: l1_profile,\n        shortfall: "
+        f"{{then: fewer, message: '{message}'}}}}")
+    with Store(tmp_path / "n.duckdb") as store:
+        study = Study(parse_protocol(text), store)
+        simulate(study.protocol, store, 60)
+        rows = store.query("SELECT p.participant_id, p.status, count(pl.plan_id) AS n FROM "
+                           "participants p LEFT JOIN plans pl USING (study_id, participant_id) "
+                           "GROUP BY ALL")
+        done = [r for r in rows if r["status"] == "complete"]
+        none = [r for r in done if r["n"] == 0]
+        some = [r for r in done if r["n"] > 0]
+        assert none and some, "one pool donor leaves some participants without any plan"
+        for r, expected in ((none[0], message), (some[0], None)):
+            page = study.current_page(r["participant_id"])
+            assert page.kind == "debrief" and page.payload.no_plans == expected
