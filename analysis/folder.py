@@ -51,7 +51,7 @@ from data.jsonio import write_json
 TRACE_LEVELS: tuple[str, ...] = ("none", "compact", "full")
 DEFAULT_TRACE = "compact"
 # Modules whose code decides a model's result: a change in any of them refits.
-_CODE = ("models.py", "ordinal.py", "splines.py", "fit.py", "results.py")
+_CODE = ("models.py", "ordinal.py", "predictor.py", "splines.py", "fit.py", "results.py")
 _VERSIONED = ("pymc", "pytensor", "arviz", "nutpie")
 
 

@@ -45,6 +45,12 @@ centred distance (uncentred, u and b were correlated and sigma_b's ESS was ~220)
 sigma_u is the participants' spread at the mean distance: with the simulation's parameters,
 sqrt(sd_u^2 + sd_b^2 mean(d)^2).
 
+Evaluation: eta is one fused operation (``analysis.predictor``: the design X = [B_c(d), s, v]
+times w = (beta_f, beta), plus the arm, intercept and slope effects, and its gradient as one
+pass), and the ordinal likelihood another (``analysis.ordinal``); a sampler evaluates the
+log-density and its gradient ~165,000 times per fit, so the graph holds no other pass over
+the ratings.
+
 A distance with few distinct values (L0: 1..4 changed features) gets at most that many basis
 functions (``basis_size``): more would leave increments the data cannot inform.
 """
@@ -60,6 +66,7 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from analysis import ordinal
+from analysis.predictor import linear_predictor
 from analysis.splines import SplineBasis
 from engine.metric_names import DISTANCES
 
@@ -147,14 +154,15 @@ def model_arrays(data: ModelData, likelihood: Likelihood = "ordinal") -> dict[st
     containers of these names, which a compiled model can swap for another study's of the
     same shape (analysis.refit)."""
     assert data.basis is not None
-    arrays = {"basis": data.basis(data.d), "participant_index": data.participant.astype("int64"),
+    basis = data.basis(data.d)
+    # the dense part of the linear predictor: the spline basis, then the terms' columns
+    design = np.column_stack([basis, *(data.terms[t] for t in data.terms)])
+    arrays = {"design": design, "participant_index": data.participant.astype("int64"),
               "d_centred": data.d - data.d_centre}
     if len(data.arms) > 1:  # one arm: no arm effect, so no arm index in the model
         arrays["arm_index"] = data.arm.astype("int64")
-    if data.terms:
-        arrays["x_terms"] = np.column_stack([data.terms[t] for t in data.terms])
     if likelihood == "gamm":
-        arrays["basis_random"] = arrays["basis"][:, 1:]
+        arrays["basis_random"] = basis[:, 1:]
         del arrays["d_centred"]  # no linear slope: the random smooths replace it
     arrays["y_observed"] = (data.y - 1).astype("int64") if likelihood == "ordinal" else (
         data.y.astype(float))
@@ -177,36 +185,40 @@ def build_model(
         raise ValueError(f"likelihood must be one of {', '.join(LIKELIHOODS)}, got "
                          f"{likelihood!r}")
     arrays = model_arrays(data, likelihood)
-    k = arrays["basis"].shape[1]
+    assert data.basis is not None
+    k = data.basis.k
     coords = {"participant": data.participants, "arm": data.arms,
               "knot": list(range(1, k)), "term": list(data.terms)}
     with pm.Model(coords=coords) as model:
         x = {name: pm.Data(name, a) if shared else pt.as_tensor_variable(a)
              for name, a in arrays.items()}
+        person = x["participant_index"]
         sigma_f = pm.HalfNormal("sigma_f", 1.0)
         z_f = pm.Normal("z_f", 0.0, 1.0, dims="knot")
         delta_f = pm.Deterministic("delta_f", sigma_f * z_f, dims="knot")
-        beta_f = pt.concatenate([pt.zeros(1), pt.cumsum(delta_f)])
-        eta = pt.dot(x["basis"], beta_f)
+        w_parts = [pt.zeros(1), pt.cumsum(delta_f)]  # beta_f, then beta (the design's columns)
         if data.terms:
-            beta = pm.Normal("beta", 0.0, 1.5, dims="term")
-            eta = eta + pt.dot(x["x_terms"], beta)
+            w_parts.append(pm.Normal("beta", 0.0, 1.5, dims="term"))
         if len(data.arms) > 1:
             g = pm.Normal("gamma_raw", 0.0, 1.0, shape=len(data.arms) - 1)
             gamma = pm.Deterministic("gamma", pt.concatenate([pt.zeros(1), g]), dims="arm")
-            eta = eta + gamma[x["arm_index"]]
+            arm = x["arm_index"]
+        else:  # one arm: its effect is the cutpoints' / alpha's
+            gamma, arm = pt.zeros(1), pt.zeros_like(person)
         sigma_u = pm.HalfNormal("sigma_u", 2.0)
         z_u = pm.Normal("z_u", 0.0, 1.0, dims="participant")
-        person = x["participant_index"]
-        eta = eta + (sigma_u * z_u)[person]
         if likelihood == "gamm":
             sigma_s = pm.HalfNormal("sigma_s", 1.0, dims="knot")
             w = pm.Normal("w_s", 0.0, 1.0, dims=("participant", "knot"))
-            eta = eta + (x["basis_random"] * (w * sigma_s)[person]).sum(axis=1)
+            slope, d = pt.zeros(len(data.participants)), pt.zeros(person.shape, dtype="float64")
         else:
             sigma_b = pm.HalfNormal("sigma_b", 1.0)
             z_b = pm.Normal("z_b", 0.0, 1.0, dims="participant")
-            eta = eta + (sigma_b * z_b)[person] * x["d_centred"]
+            slope, d = sigma_b * z_b, x["d_centred"]
+        eta = linear_predictor(x["design"], pt.concatenate(w_parts), arm, gamma, person,
+                               sigma_u * z_u, slope, d)
+        if likelihood == "gamm":
+            eta = eta + (x["basis_random"] * (w * sigma_s)[person]).sum(axis=1)
         if likelihood == "ordinal":
             first = pm.Normal("cut_first", -2.5, 3.0)
             gaps = pm.HalfNormal("cut_gaps", 2.0, shape=5)

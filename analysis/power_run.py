@@ -34,7 +34,8 @@ from analysis.power import PowerInputError, PowerTask, task_fields
 from data.jsonio import dumps
 
 # Modules whose code decides a power result (with analysis.folder's model modules).
-_CODE = ("models.py", "splines.py", "ordinal.py", "fit.py", "refit.py", "power.py")
+_CODE = ("models.py", "splines.py", "ordinal.py", "predictor.py", "fit.py", "refit.py",
+         "power.py")
 OBJECT_STORE_BYTES = 80 * 1024 * 1024  # Ray's minimum is 75 MiB; tasks pass a few kB
 WORKER_ENV = {**{name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                         "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")},
