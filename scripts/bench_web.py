@@ -38,8 +38,18 @@ TARGET_TRANSITION_P95_MS = 500.0
 TARGET_PLANS_READY_MS = 1000.0
 
 
+def _separate_cores() -> tuple[str, ...]:
+    """Give the server the last CPU and this process (the harness, Playwright's driver and
+    Chromium, which inherit it) the others; the launcher that starts the server there."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise SystemExit("--separate-cores needs at least 2 CPUs")
+    os.sched_setaffinity(0, cpus[:-1])
+    return ("taskset", "-c", str(cpus[-1]), str(Path(sys.executable).with_name("recourse-study")))
+
+
 def run(protocol_id: str, participants: int, quick: bool,
-        calibrate: bool = False) -> dict[str, Any]:
+        calibrate: bool = False, separate_cores: bool = False) -> dict[str, Any]:
     from browser_harness import StudyServer, launch_chromium
     from browser_participant import BrowserParticipant
     from playwright.sync_api import sync_playwright
@@ -60,7 +70,8 @@ def run(protocol_id: str, participants: int, quick: bool,
     server_by_kind: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="rs-bench-web-") as tmp:
         server = StudyServer(protocol_id, Path(tmp) / "bench.duckdb", Path(tmp) / "serve.log",
-                             quick=quick)
+                             quick=quick,
+                             launcher=_separate_cores() if separate_cores else None)
         started = time.perf_counter()
         server.start(timeout=3600)
         startup = time.perf_counter() - started
@@ -115,14 +126,23 @@ def run(protocol_id: str, participants: int, quick: bool,
                     "plans_ready_ms": TARGET_PLANS_READY_MS},
         "meets_targets": bool(t.get("p95_ms", 1e9) <= TARGET_TRANSITION_P95_MS
                               and p.get("max_ms", 1e9) <= TARGET_PLANS_READY_MS),
-        "machine": {"cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2)},
+        "machine": {"cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2),
+                    "separate_cores": separate_cores},
     }
 
 
 def _watch_frames(page: Any) -> tuple[list[float], list[float]]:
-    """time.perf_counter() of every rerun request the page's websocket sends and of every
-    finished script run it receives (a run ended early by ``st.rerun`` is not finished: the
-    next run follows at once)."""
+    """The times of every rerun request the page's websocket sends and of every finished
+    script run it receives (a run ended early by ``st.rerun`` is not finished: the next run
+    follows at once), on Chromium's own clock: the ``timestamp`` of the DevTools protocol's
+    ``Network.webSocketFrameSent`` / ``Received`` events, i.e. when the browser's network
+    stack sent or received the frame. (Playwright's ``framesent`` / ``framereceived`` events
+    reach a synchronous script only while it waits inside a Playwright call, so a time taken
+    in their handlers is when the harness got round to them: up to a polling interval late.)
+    Chromium's monotonic clock and ``time.perf_counter()`` are both CLOCK_MONOTONIC on Linux,
+    so the times compare with the harness's click times."""
+    import base64
+
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -131,27 +151,32 @@ def _watch_frames(page: Any) -> tuple[list[float], list[float]]:
     sent: list[float] = []
     finished: list[float] = []
 
-    def received(payload: str | bytes) -> None:
-        if isinstance(payload, str):
+    def payload(params: dict[str, Any]) -> bytes | None:
+        frame = params["response"]
+        return base64.b64decode(frame["payloadData"]) if frame.get("opcode") == 2 else None
+
+    def received(params: dict[str, Any]) -> None:
+        raw = payload(params)
+        if raw is None:
             return
         msg = ForwardMsg()
-        msg.ParseFromString(payload)
+        msg.ParseFromString(raw)
         if run_finished(msg):
-            finished.append(time.perf_counter())
+            finished.append(float(params["timestamp"]))
 
-    def sending(payload: str | bytes) -> None:
-        if isinstance(payload, str):
+    def sending(params: dict[str, Any]) -> None:
+        raw = payload(params)
+        if raw is None:
             return
         msg = BackMsg()
-        msg.ParseFromString(payload)
+        msg.ParseFromString(raw)
         if msg.WhichOneof("type") == "rerun_script":
-            sent.append(time.perf_counter())
+            sent.append(float(params["timestamp"]))
 
-    def watch(ws: Any) -> None:
-        ws.on("framereceived", received)
-        ws.on("framesent", sending)
-
-    page.on("websocket", watch)
+    cdp = page.context.new_cdp_session(page)
+    cdp.on("Network.webSocketFrameReceived", received)
+    cdp.on("Network.webSocketFrameSent", sending)
+    cdp.send("Network.enable")
     return sent, finished
 
 
@@ -190,13 +215,17 @@ def main() -> None:
     parser.add_argument("--calibrate", action="store_true",
                         help="also walk the study with the load generator after each browser "
                         "participant and compare")
+    parser.add_argument("--separate-cores", action="store_true",
+                        help="the server on the last CPU, the browser and harness on the "
+                        "others (a participant's browser runs on their own machine)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     if args.participants < 1:
         parser.error("--participants must be >= 1")
     if args.quick and not os.environ.get("RECOURSE_STUDY_HOME"):
         os.environ["RECOURSE_STUDY_HOME"] = str(REPO / ".recourse-study" / "test-home")
-    result = run(args.protocol, args.participants, args.quick, args.calibrate)
+    result = run(args.protocol, args.participants, args.quick, args.calibrate,
+                 args.separate_cores)
     if args.json:
         print(json.dumps(result, indent=2))
         return
