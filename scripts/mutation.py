@@ -2,6 +2,8 @@
 cover it, the killed share per module, and the survivors listed.
 
     python scripts/mutation.py [--only metrics,scm] [--max-children 2] [--json]
+    python scripts/mutation.py --only session --resume      # continue a stopped run
+    python scripts/mutation.py --only session --survivors   # re-check survivors after new tests
 
 For each core module (``MODULES``) a work folder ``.mutation/<name>/`` links the packages and
 the tests and holds a pyproject.toml whose ``[tool.mutmut]`` section names that one module and
@@ -154,7 +156,14 @@ def _diff(work: Path, mutant: str) -> str:
     return "\n".join("        " + ln for ln in lines)
 
 
-def run_module(module: Module, max_children: int, resume: bool = False) -> dict:
+def run_module(module: Module, max_children: int, resume: bool = False,
+               survivors: bool = False) -> dict:
+    """``survivors``: run again only the last run's survivors (after tests were added; the
+    other verdicts stand, as with ``resume``)."""
+    names = list(module.functions)
+    if survivors:
+        names = list(_results(WORK / module.name, module)["survived"])
+        resume = True
     work = _prepare(module, resume)
     env = dict(os.environ)
     home = WORK / "test-home"
@@ -165,7 +174,7 @@ def run_module(module: Module, max_children: int, resume: bool = False) -> dict:
     env["RECOURSE_STUDY_TEST_HOME"] = str(home)
     env.pop("MUTANT_UNDER_TEST", None)
     mutmut = str(Path(sys.executable).with_name("mutmut"))
-    cmd = [mutmut, "run", "--max-children", str(max_children), *module.functions]
+    cmd = [mutmut, "run", "--max-children", str(max_children), *names]
     start = time.monotonic()
     log = (work / "mutmut.log").open("a" if resume else "w")
     proc = subprocess.run(cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -185,6 +194,8 @@ def main() -> int:
     ap.add_argument("--diff", action="store_true", help="print each survivor's diff")
     ap.add_argument("--resume", action="store_true",
                     help="continue a stopped run: keep the verdicts already in .mutation/<module>")
+    ap.add_argument("--survivors", action="store_true",
+                    help="run only the last run's survivors again (e.g. after adding tests)")
     args = ap.parse_args()
     wanted = [m for m in MODULES if not args.only or m.name in args.only.split(",")]
     if not wanted:
@@ -198,7 +209,7 @@ def main() -> int:
             r = _results(WORK / m.name, m)
         else:
             print(f"mutation: {m.name} ({m.path}) ...", file=sys.stderr, flush=True)
-            r = run_module(m, args.max_children, args.resume)
+            r = run_module(m, args.max_children, args.resume, args.survivors)
         report[m.name] = r
         share = "n/a" if r["killed_share"] is None else f"{100 * r['killed_share']:.1f}%"
         print(f"mutation: {m.name}: {r['killed']}/{r['mutants']} killed ({share}); "

@@ -232,3 +232,79 @@ def test_targets_are_resolved_and_described_without_passwords(tmp_path, monkeypa
     assert describe("postgresql://u@host/db") == "postgresql://u@host/db"
     assert describe("postgres://a:b:c@h/d") == "postgres://a:***@h/d"
     assert describe(tmp_path / "s.duckdb") == str(tmp_path / "s.duckdb")
+
+
+def test_new_files_are_private_and_existing_files_keep_their_mode(tmp_path) -> None:
+    """A new database file is created with mode 600 whatever the umask; an existing file is
+    opened as it is (its mode is the owner's choice, not changed behind their back)."""
+    import os
+    import stat
+
+    previous = os.umask(0o022)  # a permissive umask: the file would be 644 otherwise
+    try:
+        new = tmp_path / "new.duckdb"
+        Store(new).close()
+        assert stat.S_IMODE(new.stat().st_mode) == 0o600
+        shared = tmp_path / "shared.duckdb"
+        Store(shared).close()
+        shared.chmod(0o640)
+        with Store(shared) as store:
+            assert store.counts()["studies"] == 0
+        assert stat.S_IMODE(shared.stat().st_mode) == 0o640
+    finally:
+        os.umask(previous)
+
+
+def test_missing_parent_folders_are_created_for_a_writer(tmp_path) -> None:
+    path = tmp_path / "a" / "b" / "study.duckdb"
+    with Store(path) as store:
+        assert store.counts()["studies"] == 0
+    assert path.is_file()
+
+
+def test_no_connection_fetches_extensions_at_run_time(tmp_path) -> None:
+    """Every connection (a new file, an existing one, read-only, in memory) runs with
+    DuckDB's automatic extension install and load switched off."""
+    from data.duckdb_store import DuckDBStore
+
+    sql = ("SELECT current_setting('autoinstall_known_extensions') AS install, "
+           "current_setting('autoload_known_extensions') AS load")
+    off = [{"install": False, "load": False}]
+    path = tmp_path / "a.duckdb"
+    with Store(path) as store:  # created
+        assert store.query(sql) == off
+    with Store(path) as store:  # existing
+        assert store.query(sql) == off
+    with Store(path, read_only=True) as store:
+        assert store.query(sql) == off
+    memory = DuckDBStore.memory()
+    assert memory.query(sql) == off
+    memory.close()
+
+
+def test_read_only_is_the_connection_and_blocks_a_writer_in_the_process(tmp_path) -> None:
+    """A read-only store's connection is read-only (even SQL run through query() cannot
+    write), and while it is open this process cannot open the file for writing."""
+    from data.duckdb_store import DuckDBStore
+
+    path = tmp_path / "a.duckdb"
+    with DuckDBStore(path) as store:  # read-write by default
+        assert store.read_only is False
+        with store.transaction() as tx:
+            _study(tx)
+    reader = Store(path, read_only=True)
+    with pytest.raises(duckdb.Error, match="read-only"):
+        reader.query("CREATE TABLE scratch (a INTEGER)")
+    with pytest.raises(StoreError, match=r" is already open read-only in this process; close "
+                       r"it before opening it for writing$"):
+        Store(path)
+    reader.close()
+    with Store(path) as writer:  # closed: a writer may open it now
+        assert writer.counts()["studies"] == 1
+
+
+def test_a_password_with_an_at_sign_is_still_hidden() -> None:
+    from data.contract import describe
+
+    assert describe("postgresql://u:p@ss@db.example/study") == (
+        "postgresql://u:***@db.example/study")

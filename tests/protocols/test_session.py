@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from data.store import Store
@@ -15,6 +16,7 @@ from protocols.session import (
     StudyMismatchError,
     UnknownTokenError,
 )
+from protocols.state import profiles_row
 
 
 def walk(session, answer, stop_at: str | None = None) -> list[str]:
@@ -252,3 +254,187 @@ def test_nothing_changeable_means_no_plans(store, protocol_text, answer) -> None
         assert s.status == "complete"
     assert store.counts()["plans"] == 0
     assert store.table("elicitations")["levels"].tolist() == [1.0, 1.0]
+
+
+def _same_state(a, b, names) -> None:
+    """Two Participant objects hold the same state (field by field; arrays by value)."""
+    for f in ("study_id", "participant_id", "seq", "source", "arm", "consent_seq", "status",
+              "step", "answered", "profile_source", "note", "plans_ready", "completion_code"):
+        assert getattr(a, f) == getattr(b, f), f
+    assert (a.x is None) == (b.x is None)
+    if a.x is not None:
+        assert b.x.dtype == np.float64 and b.x.tolist() == a.x.tolist()
+    assert (a.stated is None) == (b.stated is None)
+    if a.stated is not None:
+        assert profiles_row(b.stated, names) == profiles_row(a.stated, names)
+    assert [p.plan_id for p in b.plans] == [p.plan_id for p in a.plans]
+
+
+def test_a_reloaded_participant_is_the_one_that_was_written(tmp_path, small_protocol,
+                                                            answer) -> None:
+    """Study.load (a restart, another process, an evicted cache) rebuilds every field of the
+    participant from the store: one mid-way (profile, elicitation, plans), one complete (its
+    completion code), one that declined (no arm, no consent number, no profile)."""
+    path = tmp_path / "study.duckdb"
+    with Store(path) as store:
+        study = Study(small_protocol, store)
+        mid, done, declined = study.start(), study.start(), study.start()
+        walk(mid, answer, stop_at="plan-2")
+        walk(done, answer)
+        declined.submit("consent", {"agree": False})
+        before = {s.participant_id: study.participant(s.participant_id)
+                  for s in (mid, done, declined)}
+    assert all(len(p.completion_code) == 10 for p in before.values())  # given at the start
+    assert before[declined.participant_id].arm is None
+    with Store(path) as store:
+        fresh = Study(small_protocol, store)
+        for pid, old in before.items():
+            _same_state(old, fresh.participant(pid), fresh.scenario.feature_names)
+        assert fresh.participant(mid.participant_id).x is not None
+        assert fresh.participant(mid.participant_id).stated is not None
+        assert fresh.participant(declined.participant_id).x is None
+
+
+def test_forget_drops_cached_state_so_another_writer_is_seen(store, small_protocol,
+                                                             answer) -> None:
+    """Two Study objects on one store: the second one's cache is stale after the first one
+    writes; forget() (all) and forget([pid]) (one) make it read the store again."""
+    first, second = Study(small_protocol, store), Study(small_protocol, store)
+    a, b = first.start(), first.start()
+    assert second.current_page(a.participant_id).id == "consent"
+    assert second.current_page(b.participant_id).id == "consent"
+    a.submit("consent", {"agree": True})
+    b.submit("consent", {"agree": True})
+    assert second.current_page(a.participant_id).id == "consent"  # stale until forgotten
+    second.forget([a.participant_id])
+    assert second.current_page(a.participant_id).id == "screening"
+    assert second.current_page(b.participant_id).id == "consent"  # only a was dropped
+    second.forget()
+    assert second.current_page(b.participant_id).id == "screening"
+
+
+def test_a_page_is_built_once_per_state(store, small_protocol, answer) -> None:
+    """current_page returns the same Page object until the participant's state changes."""
+    study = Study(small_protocol, store)
+    s = study.start()
+    walk(s, answer, stop_at="plan-1")
+    page = s.current_page()
+    assert s.current_page() is page
+    nxt = s.submit("plan-1", answer(page))
+    assert nxt is not page and s.current_page() is nxt
+    assert study.current_page(s.participant_id) is nxt
+
+
+def test_submit_many_answers_each_item_and_skips_only_answered_ones(store, small_protocol,
+                                                                    answer) -> None:
+    """An already answered page in a batch is the idempotent repeat for that participant
+    only: the items after it are still answered and written."""
+    from protocols.session import SubmitItem
+
+    study = Study(small_protocol, store)
+    a, b, c = study.start(), study.start(), study.start()
+    a.submit("consent", {"agree": True})
+    pages = study.submit_many([SubmitItem(a.participant_id, "consent", {"agree": True}),
+                               SubmitItem(b.participant_id, "consent", {"agree": True}),
+                               SubmitItem(c.participant_id, "consent", {"agree": False})])
+    assert [p.id for p in pages] == ["screening", "screening", "end"]
+    assert (a.status, b.status, c.status) == ("active", "active", "declined")
+    assert store.counts()["responses"] == 3
+    with pytest.raises(ValueError, match="at most one answer per participant"):
+        study.submit_many([SubmitItem(b.participant_id, "screening", {}),
+                           SubmitItem(b.participant_id, "screening", {})])
+
+
+def test_extra_rows_are_written_with_the_answer(store, small_protocol, answer,
+                                                monkeypatch) -> None:
+    """A driver's own rows (extra_rows) go into the answer's transaction: written with it,
+    by submit and by submit_many, and by the retry after a write conflict."""
+    from data.store import WriteConflictError
+    from protocols.session import SubmitItem
+
+    study = Study(small_protocol, store)
+    s = study.start()
+    pid = s.participant_id
+
+    def note(tag):
+        return {"events": [study.event(pid, None, "imported", {"tag": tag})]}
+
+    study.submit(pid, "consent", {"agree": True}, extra_rows=note("submit"))
+    study.submit_many([SubmitItem(pid, "screening", {"answers": {"adult": "Yes"}})],
+                      extra_rows=note("many"))
+    real = store.transaction
+    calls = []
+
+    def conflict_once(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise WriteConflictError("simulated conflict")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store, "transaction", conflict_once)
+    assert study.submit(pid, "scenario", {}, extra_rows=note("retried")).id == "profile"
+    monkeypatch.undo()
+    assert len(calls) == 2
+    events = store.query("SELECT detail_json FROM events WHERE event = 'imported'")
+    assert sorted(json.loads(e["detail_json"])["tag"] for e in events) == [
+        "many", "retried", "submit"]
+    assert store.query("SELECT count(*) AS n FROM responses WHERE page_id = 'scenario'") == [
+        {"n": 1}]
+
+
+def test_completing_records_a_complete_event(store, small_protocol, answer) -> None:
+    study = Study(small_protocol, store)
+    s = study.start()
+    walk(s, answer)
+    events = store.query("SELECT participant_id, event FROM events WHERE event = 'complete'")
+    assert events == [{"participant_id": s.participant_id, "event": "complete"}]
+
+
+def test_rejected_submits_name_the_page_and_unknown_participants_their_id(
+        store, small_protocol, answer) -> None:
+    study = Study(small_protocol, store)
+    s = study.start()
+    with pytest.raises(PageMismatchError) as info:
+        s.submit("screening", {"answers": {"adult": "Yes"}})
+    assert info.value.page_id == "screening"
+    s.submit("consent", {"agree": False})
+    with pytest.raises(SessionEndedError) as info:
+        s.submit("screening", {"answers": {"adult": "Yes"}})
+    assert info.value.page_id == "screening" and "declined" in str(info.value)
+    with pytest.raises(UnknownTokenError, match="no participant 'nobody' in small"):
+        study.participant("nobody")
+
+
+def test_decision_model_argument_overrides_the_protocol(store, protocol_text) -> None:
+    """Study(..., decision_model=...) is the model the study runs on, whatever the protocol
+    names (here a trained model the protocol asks for is replaced by the exact Bayes rule)."""
+    from engine.decision import BayesDecision
+
+    proto = protocol_text(("decision_model: bayes", "decision_model: trained"))
+    study = Study(proto, store, decision_model="bayes")
+    assert isinstance(study.resources.classifier, BayesDecision)
+
+
+def test_simulation_settings_are_stored_with_the_study(store, small_protocol) -> None:
+    Study(small_protocol, store, simulation={"participants": 12, "seed": 3})
+    (row,) = store.query("SELECT simulation_json FROM studies WHERE study_id = 'small'")
+    assert json.loads(row["simulation_json"]) == {"participants": 12, "seed": 3}
+
+
+def test_personas_follow_the_persona_stream_of_the_seed_and_consent_number(
+        store, small_protocol, protocol_text) -> None:
+    """The persona of consent number seq is drawn from the protocol seed's persona stream
+    (protocols.design.STREAM_PERSONA) at key seq: different people get different personas,
+    another seed other ones, and no other stream's draw is reused."""
+    from protocols import design
+
+    study = Study(small_protocol, store)
+    pool = study.rejected_population
+    assert len(pool) > 10
+    personas = [study.persona(seq) for seq in range(8)]
+    expect = [pool[int(design.rng_for(5, design.STREAM_PERSONA, seq).integers(len(pool)))]
+              for seq in range(8)]
+    assert all(np.array_equal(p, e) for p, e in zip(personas, expect, strict=True))
+    assert len({tuple(p) for p in personas}) > 1
+    other = Study(protocol_text(("seed: 5", "seed: 6")), store, study_id="small-6")
+    assert any(not np.array_equal(study.persona(s), other.persona(s)) for s in range(8))
