@@ -51,6 +51,7 @@ def _drive(state, choose_right: bool):
             per_iteration[state.t] += q.ask.long()
             state.answer(torch.full((state.n,), int(choose_right)))
         else:
+            assert q.kind == "accept" and q.options[0] is state.incumbent
             accept_at.append(state.t)
             asked_accept = q.ask.long()
             per_iteration[-1] = per_iteration.get(-1, torch.zeros(state.n, dtype=torch.long))
@@ -123,6 +124,9 @@ def test_state_round_trips_through_plain_data_mid_run(setup):
         text = json.dumps(state.to_dict())
         twin = HareState.from_dict(ctx, json.loads(text))
         assert twin.to_dict() == state.to_dict()
+        for name in ("x", "allowed", "incumbent", "incumbent_valid", "gamma", "contenders",
+                     "valid", "winner", "done", "accepted", "asked"):
+            assert getattr(twin, name).dtype == getattr(state, name).dtype, name
         assert (twin.phase, twin.t, twin.pos) == (state.phase, state.t, state.pos)
         if state.phase == "done":
             break
@@ -170,7 +174,9 @@ def test_wrong_answers_and_configurations_are_named(setup):
         state.accept(torch.zeros(2, dtype=torch.bool))
     state.accept(torch.ones(3, dtype=torch.bool))  # everyone accepts: done before t = T
     assert state.phase == "done" and state.accepted.all() and state.t == 1
-    assert state.query().kind == "done" and not state.query().ask.any()
+    done = state.query()
+    assert done.kind == "done" and done.ask.dtype == torch.bool and not done.ask.any()
+    assert len(done.options) == 1 and torch.equal(done.options[0], state.incumbent)
     cases = [
         (dict(iterations=0), "iterations must be >= 1 (got 0)"),
         (dict(budget=2, iterations=3), "budget must be at least 3 for 3 iteration(s) (got "
@@ -192,6 +198,10 @@ def test_wrong_answers_and_configurations_are_named(setup):
             HareConfig(**kwargs)
         assert str(err.value) == message
     assert HareConfig(budget=3, iterations=3, shrink=1.0, lam=0.0).per_iteration == 1
+    # the limits themselves are allowed: no search steps or bisections, two contenders
+    # (the incumbent and one new one) per iteration
+    assert HareConfig(steps=0, bisections=0).steps == 0
+    assert HareConfig(budget=4, iterations=2, keep_incumbent=True).per_iteration == 2
     assert HareConfig(budget=7, iterations=2).per_iteration == 3
     with pytest.raises(ValueError) as err:
         HareConfig(iterations=0, shrink=2.0)
@@ -248,3 +258,91 @@ def test_answers_per_person_acceptance_sticks_and_invalid_plans_are_never_asked(
     assert accepted_at, "somebody accepted"
     assert sorted(accepted_at) == torch.nonzero(state.accepted).flatten().tolist()
     assert asked_invalid > 0  # the rule was exercised: some pair or plan was unfavourable
+
+
+def test_the_tournament_follows_the_answers_and_resolves_unfavourable_pairs(setup, base):
+    """One tournament against a reference loop over the contenders: the winner meets
+    contenders 1..k-1 in turn; a pair of two favourable plans is asked and the answer decides
+    (1: the challenger), a favourable challenger beats an unfavourable winner unasked,
+    otherwise the winner stays; the result is the winner, unless the base plan was favourable
+    and the winner is not (then the base plan)."""
+    ctx, x, profiles = setup
+    hare = Hare(ctx, "gs", budget=6, iterations=1, steps=5)
+    state = hare.start(x, profiles, base["bayes"], 0)
+    contenders, valid = state.contenders.clone(), state.valid.clone()
+    r0, r0_valid = state.incumbent.clone(), state.incumbent_valid.clone()
+    k = contenders.shape[1]
+    asked_pairs = []
+    while state.phase == "compare":
+        q = state.query()
+        rows = torch.arange(N)
+        assert torch.equal(q.options[0], contenders[rows, state.winner])
+        assert torch.equal(q.options[1], contenders[:, state.pos])
+        asked_pairs.append(state.pos)
+        state.answer(torch.tensor([(i + state.pos) % 2 for i in range(N)]))
+    assert state.phase == "done"
+    z, z_valid = state.result
+    for i in range(N):
+        w, asked = 0, 0
+        for pos in range(1, k):
+            if valid[i, w] and valid[i, pos]:
+                asked += 1
+                if (i + pos) % 2 == 1:
+                    w = pos
+            elif valid[i, pos]:
+                w = pos
+        assert int(state.asked[i]) == asked, i
+        if r0_valid[i] and not valid[i, w]:
+            assert torch.equal(z[i], r0[i]) and bool(z_valid[i]), i
+        else:
+            assert torch.equal(z[i], contenders[i, w]) and bool(z_valid[i]) == bool(valid[i, w])
+    assert (valid.any(dim=1) & ~valid.all(dim=1)).any()  # mixed pairs were exercised
+    assert len(asked_pairs) > 0
+
+
+def test_keeping_the_incumbent_makes_it_contender_zero(setup, base):
+    """keep_incumbent: contender 0 of each iteration is the plan it starts from (with its
+    validity), beside B // T - 1 new candidates."""
+    ctx, x, profiles = setup
+    hare = Hare(ctx, "gs", budget=8, iterations=2, steps=2, keep_incumbent=True)
+    state = hare.start(x, profiles, base["bayes"], 0)
+    assert state.contenders.shape == (N, 4, x.shape[1]) and state.valid.shape == (N, 4)
+    assert torch.equal(state.contenders[:, 0], state.incumbent)
+    assert torch.equal(state.valid[:, 0], state.incumbent_valid)
+    while state.phase == "compare":
+        state.answer(torch.ones(N, dtype=torch.long))
+    state.accept(torch.zeros(N, dtype=torch.bool))
+    assert state.t == 1 and state.phase in ("compare", "done")
+    assert torch.equal(state.contenders[:, 0], state.incumbent)
+    assert torch.equal(state.valid[:, 0], state.incumbent_valid)
+
+
+def test_calibration_moves_contenders_or_only_the_winner_to_the_boundary(setup, base):
+    """Under a model that approves everything, the boundary search (``bisections`` halvings)
+    scales a plan by 2**-bisections: calibrate="all" does it to every contender and leaves
+    the winner as it is, calibrate="winner" to the winner only."""
+    ctx, x, profiles = setup
+    lenient = RecourseContext(ctx.scenario, _ApproveAll())
+    states = {}
+    for cal in ("all", "winner"):
+        hare = Hare(lenient, "gs", budget=4, iterations=1, steps=2, bisections=3,
+                    calibrate=cal)
+        states[cal] = hare.start(x, profiles, base["lenient"], 0)
+    raw = states["winner"].contenders.clone()
+    torch.testing.assert_close(states["all"].contenders, raw * 0.125)
+    calibrated = states["all"].contenders.clone()
+    for state in states.values():
+        while state.phase == "compare":
+            state.answer(torch.ones(N, dtype=torch.long))  # the last contender wins
+    assert torch.equal(states["all"].result[0], calibrated[:, -1])
+    torch.testing.assert_close(states["winner"].result[0], raw[:, -1] * 0.125)
+
+
+@pytest.mark.parametrize("setting", [{"lr": 0.5}, {"lam": 0.0}])
+def test_the_search_settings_reach_the_search(setup, base, setting):
+    ctx, x, profiles = setup
+    default = Hare(ctx, "gs", budget=4, iterations=1, steps=5).start(x, profiles,
+                                                                     base["bayes"], 0)
+    other = Hare(ctx, "gs", budget=4, iterations=1, steps=5, **setting).start(
+        x, profiles, base["bayes"], 0)
+    assert not torch.allclose(default.contenders, other.contenders)
