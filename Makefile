@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export RECOURSE_STUDY_HOME ?= $(CURDIR)/.recourse-study
 
-.PHONY: install blas run test test-slow mutation lint browser proxy clean
+.PHONY: install blas run test test-slow mutation lint browser proxy spreadsheet clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH (or make PYTHON=...)"; exit 1; }
@@ -35,13 +35,17 @@ lint: install
 browser:
 	bash scripts/install_chromium.sh
 
+# LibreOffice Calc (headless) for the export-safety test that opens an exported CSV in it.
+spreadsheet:
+	bash scripts/install_spreadsheet.sh
+
 # HAProxy for several server processes (serve/loadtest --workers K); PostgreSQL is installed
 # and started by the tests themselves (scripts/local_postgres.sh).
 proxy:
 	bash scripts/install_proxy.sh
 
 # The fast suite (`-m 'not slow'` is pytest's default here, pyproject.toml).
-test: install lint browser proxy
+test: install lint browser proxy spreadsheet
 	$(BIN)/pytest
 
 # The long checks left out of `make test` (a simulate run killed and resumed, a study server
