@@ -340,7 +340,8 @@ def test_submit_many_answers_each_item_and_skips_only_answered_ones(store, small
     assert [p.id for p in pages] == ["screening", "screening", "end"]
     assert (a.status, b.status, c.status) == ("active", "active", "declined")
     assert store.counts()["responses"] == 3
-    with pytest.raises(ValueError, match="at most one answer per participant"):
+    with pytest.raises(ValueError, match="^submit_many takes at most one answer per "
+                       "participant$"):
         study.submit_many([SubmitItem(b.participant_id, "screening", {}),
                            SubmitItem(b.participant_id, "screening", {})])
 
