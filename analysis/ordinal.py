@@ -269,7 +269,9 @@ def _numba_observed_logp_grad(op: ObservedLogpGrad, node: Apply,
     def grad(g, y, upper, lower, cut):  # noqa: ANN001, ANN202 (numba)
         return kernel(g, y, upper, lower, cut.shape[0])
 
-    source = inspect.getsource(_observed_grad_kernel).encode()
+    # the key covers the wrapper above as well as the kernel
+    source = (inspect.getsource(_observed_grad_kernel)
+              + inspect.getsource(_numba_observed_logp_grad)).encode()
     return grad, "ObservedLogpGrad_" + hashlib.sha256(source).hexdigest()
 
 

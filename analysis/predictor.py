@@ -150,8 +150,10 @@ def linear_predictor(x: Any, w: Any, arm: Any, gamma: Any, person: Any, u: Any, 
     return LinearPredictor()(x, w, arm, gamma, person, u, b, d)
 
 
-def _cache_key(name: str, kernel: Any) -> str:
-    return name + "_" + hashlib.sha256(inspect.getsource(kernel).encode()).hexdigest()
+def _cache_key(name: str, *code: Any) -> str:
+    """numba's on-disk cache key: ``name`` and the source of every function compiled."""
+    source = "".join(inspect.getsource(c) for c in code).encode()
+    return name + "_" + hashlib.sha256(source).hexdigest()
 
 
 @numba_basic.register_funcify_and_cache_key(LinearPredictor)
@@ -171,4 +173,5 @@ def _numba_predictor_grad(op: LinearPredictorGrad, node: Apply,
     def grad(g, x, arm, gamma, person, u, d):  # noqa: ANN001, ANN202 (numba)
         return kernel(g, x, arm, person, d, gamma.shape[0], u.shape[0])
 
-    return grad, _cache_key("LinearPredictorGrad", _predictor_grad_kernel)
+    return grad, _cache_key("LinearPredictorGrad", _predictor_grad_kernel,
+                            _numba_predictor_grad)
