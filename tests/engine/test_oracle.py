@@ -403,3 +403,26 @@ def test_candidates_cover_every_sparsity_level_and_its_extremes(loan, clf, peopl
             assert torch.isclose(mine.min(), theirs.min()) and torch.isclose(
                 mine.max(), theirs.max()
             )
+
+
+@pytest.mark.parametrize("plausibility", [True, False])
+def test_the_methods_reference_search_finds_the_same_optimum(loan, clf, people, plausibility):
+    """CausalOracle.reference_search (the whole grid, one person at a time, under the
+    method's own grid, weights and plausibility setting) agrees with the batched search:
+    who has recourse and at what weighted cost."""
+    ctx = _context(loan, clf, "linear")
+    oracle = CausalOracle(ctx, bins=4, plausibility=plausibility)
+    x = people[:6]
+    profiles = _profiles(loan, len(x), 3, seed=8, elicitation="likert")
+    batch = oracle.recourse(x, profiles)
+    found, cost = oracle.reference_search(x, profiles)
+    assert found.dtype == torch.bool and cost.dtype == torch.float64
+    assert found.tolist() == batch.found.tolist()
+    assert found.any()
+    for i in range(len(x)):
+        if found[i]:
+            assert math.isclose(float(cost[i]), float(batch.weighted_cost[i]), rel_tol=1e-9)
+        else:
+            assert cost[i] == math.inf
+    with pytest.raises(ValueError, match="factuals is empty"):
+        oracle.reference_search(x[:0], profiles[torch.arange(0)])
