@@ -426,3 +426,112 @@ def test_the_methods_reference_search_finds_the_same_optimum(loan, clf, people, 
             assert cost[i] == math.inf
     with pytest.raises(ValueError, match="factuals is empty"):
         oracle.reference_search(x[:0], profiles[torch.arange(0)])
+
+
+def test_ranked_within_picks_ranks_within_each_group():
+    """The selection helper of ``candidates``: the k lowest keys of every group, or the entry
+    at rank round(q (size - 1) / (c' - 1)), c' = min(c, size), of every group with q < c';
+    equal keys keep their order of position."""
+    from engine.recourse.oracle import _ranked_within
+
+    group = torch.tensor([2, 0, 0, 1, 0, 0, 0, 1, 3, 3, 3])
+    key = torch.tensor([5.0, 4.0, 1.0, 9.0, 3.0, 1.0, 7.0, 2.0, 6.0, 6.0, 0.5])
+    # group 0 by key: positions 2 (1.0), 5 (1.0, after 2), 4, 1, 6; group 1: 7, 3; group 2: 0;
+    # group 3: 10, 8 (6.0), 9 (6.0, after 8)
+    assert sorted(_ranked_within(group, key, 2, 0).tolist()) == [0, 2, 3, 5, 7, 8, 10]
+    assert sorted(_ranked_within(group, key, 1, 0).tolist()) == [0, 2, 7, 10]
+    assert _ranked_within(group, key, 0, 0).tolist() == []
+
+    def spread(q, c):
+        return sorted(_ranked_within(group, key, 1, q, spread=c).tolist())
+
+    # c = 3: group 0 (size 5) ranks 0, 2, 4; group 1 (size 2) ranks 0, 1 (c' = 2);
+    # group 2 (size 1) rank 0 (c' = 1); group 3 (size 3) ranks 0, 1, 2
+    assert spread(0, 3) == [0, 2, 7, 10]
+    assert spread(1, 3) == [3, 4, 8]
+    assert spread(2, 3) == [6, 9]
+    assert spread(3, 3) == []
+    # c = 4 on group 0: ranks round(q * 4 / 3) = 0, 1, 3, 4
+    assert [i for i in (spread(q, 4) for q in range(4)) for i in i if group[i] == 0] == [
+        2, 5, 1, 6]
+
+
+def _valid_plan_costs(loan, clf, oracle, x, feats):
+    """(L1 cost, L0) of every valid (and plausible when the oracle asks for it) grid plan of
+    one person acting on ``feats`` (enumerated point by point)."""
+    plans = []
+    grid_vals, grid_ok = (g[0] for g in oracle.grid.values(x.reshape(1, -1)))
+    nb = grid_vals.shape[1]
+    for codes in itertools.product(range(nb + 1), repeat=len(feats)):
+        if not any(codes) or not all(c == 0 or grid_ok[oracle.grid.features.index(j), c - 1]
+                                     for j, c in zip(feats, codes, strict=True)):
+            continue
+        mask = torch.zeros(1, loan.d, dtype=torch.bool)
+        values = x.clone().reshape(1, -1)
+        for j, c in zip(feats, codes, strict=True):
+            if c:
+                mask[0, j] = True
+                values[0, j] = grid_vals[oracle.grid.features.index(j), c - 1]
+        plans.append((mask, values))
+    mask = torch.cat([p[0] for p in plans])
+    values = torch.cat([p[1] for p in plans])
+    xr = x.reshape(1, -1).expand(len(mask), -1)
+    x_cf = loan.scm.counterfactual(xr, mask, values)
+    ok = clf.decision(x_cf.float())
+    if oracle.plausibility:
+        ok &= loan.scm.log_prob(x_cf) >= loan.scm.log_prob(xr) + PLAUSIBILITY_MARGIN
+    cost = ((values - xr).abs() / loan.ranges * mask).sum(dim=1)[ok]
+    return cost, mask[ok].sum(dim=1)
+
+
+def test_candidates_take_evenly_spaced_plans_of_every_sparsity_level(loan, clf, people):
+    """With top_k = 0 the candidates of a sparsity level L0 are exactly its valid plans at
+    ranks round(q (size - 1) / (c' - 1)) of the L1 cost, q < c' = min(per_l0, size); with
+    per_l0 = 0 they are the top_k cheapest. Several people share a chunk (and one person per
+    chunk gives the same plans)."""
+    ctx = _context(loan, clf)
+    oracle = CausalOracle(ctx, bins=4, plausibility=False)
+    feats = [L, D, INC, S]
+    x = people[:10]  # a chunk of more people than sparsity levels + 1 (groups stay apart)
+    profiles = _manual_profiles(loan, [feats] * len(x))
+    spread = oracle.candidates(x, profiles, top_k=0, per_l0=3)
+    cheapest = oracle.candidates(x, profiles, top_k=3, per_l0=0)
+    one_by_one = CausalOracle(ctx, bins=4, plausibility=False, batch_rows=1).candidates(
+        x, profiles, top_k=0, per_l0=3)
+    assert one_by_one.person.tolist() == spread.person.tolist()
+    assert torch.equal(one_by_one.action_mask, spread.action_mask)
+    assert torch.allclose(one_by_one.action_values, spread.action_values)
+    assert spread.method == cheapest.method == "oracle"
+    assert isinstance(spread.runtime, float) and spread.runtime > 0
+    levels_seen = 0
+    for i in range(len(x)):
+        cost, l0 = _valid_plan_costs(loan, clf, oracle, x[i], feats)
+        rows = (spread.person == i).nonzero().flatten()
+        top = (cheapest.person == i).nonzero().flatten()
+        assert torch.allclose(cheapest.cost[top], cost.sort().values[:3])
+        assert len(rows) == sum(min(3, int((l0 == v).sum())) for v in l0.unique().tolist())
+        for level in l0.unique().tolist():
+            theirs = cost[l0 == level].sort().values
+            size = len(theirs)
+            c = min(3, size)
+            ranks = [round(q * (size - 1) / max(c - 1, 1)) for q in range(c)]
+            mine = spread.cost[rows][spread.l0_actions[rows] == level].sort().values
+            assert torch.allclose(mine, theirs[ranks]), (i, level)
+            levels_seen += size > 3
+    assert levels_seen > 0  # some level had more plans than picks: interior ranks were used
+    for top_k, per_l0 in ((-1, 1), (1, -1)):
+        with pytest.raises(ValueError, match=r"^top_k and per_l0 must be >= 0$"):
+            oracle.candidates(x, profiles, top_k=top_k, per_l0=per_l0)
+
+
+def test_recourse_reports_its_method_runtime_and_grid_points(loan, clf, people):
+    ctx = _context(loan, clf)
+    oracle = CausalOracle(ctx, bins=4, chunk_people=3)
+    x = people[:7]
+    profiles = _profiles(loan, len(x), 3, seed=2)
+    batch = oracle.recourse(x, profiles)
+    assert batch.method == "oracle" and isinstance(batch.runtime, float) and batch.runtime > 0
+    assert batch.found.dtype == torch.bool and batch.found.any()
+    evaluated = batch.extras["grid_points_evaluated"]
+    assert evaluated.dtype == torch.long and len(evaluated) == len(x)
+    assert bool((evaluated[batch.found] >= 1).all()) and bool((evaluated <= 5 ** 4).all())
