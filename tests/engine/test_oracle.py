@@ -535,3 +535,34 @@ def test_recourse_reports_its_method_runtime_and_grid_points(loan, clf, people):
     evaluated = batch.extras["grid_points_evaluated"]
     assert evaluated.dtype == torch.long and len(evaluated) == len(x)
     assert bool((evaluated[batch.found] >= 1).all()) and bool((evaluated <= 5 ** 4).all())
+
+
+def test_the_reference_reports_no_recourse_as_an_empty_plan(loan, clf, people):
+    """Without actionable features (nothing searched) and when no grid point is valid (the
+    whole grid searched), the reference returns found False, no action, zero values, an
+    infinite cost and the number of grid points it evaluated."""
+    from engine.recourse.oracle_grid import ActionGrid
+
+    grid = ActionGrid.from_scenario(loan, 3)
+    weights = torch.ones(loan.d, dtype=torch.float64)
+    x = people[0]
+    none = torch.zeros(loan.d, dtype=torch.bool)
+    empty = reference_grid_search(loan, clf, grid, x, none, weights)
+    assert (empty.found, empty.weighted_cost, empty.grid_points) == (False, math.inf, 0)
+    assert empty.action_mask.dtype == torch.bool and not empty.action_mask.any()
+    assert empty.action_mask.shape == (loan.d,)
+    assert empty.action_values.dtype == torch.float64
+    assert torch.equal(empty.action_values, torch.zeros(loan.d, dtype=torch.float64))
+
+    class Never:
+        def decision(self, x):
+            return torch.zeros(x.shape[0], dtype=torch.bool)
+
+    one = torch.zeros(loan.d, dtype=torch.bool)
+    one[[L, D]] = True
+    miss = reference_grid_search(loan, Never(), grid, x, one, weights, plausibility=False)
+    assert (miss.found, miss.weighted_cost, miss.grid_points) == (False, math.inf, 4 * 4 - 1)
+    assert miss.action_mask.dtype == torch.bool and not miss.action_mask.any()
+    assert torch.equal(miss.action_values, torch.zeros(loan.d, dtype=torch.float64))
+    hit = reference_grid_search(loan, clf, grid, x, one | True, weights, plausibility=False)
+    assert hit.found and hit.grid_points == 4 ** len(grid.features) - 1
