@@ -206,6 +206,8 @@ def _observed_grad_kernel(g: np.ndarray, y: np.ndarray, upper: np.ndarray, lower
     its lower one c_y (index y_r - 1, none for the bottom category). One loop: no scatter of
     PyTensor's over a padded vector."""
     n = y.shape[0]
+    if g.shape[0] != n or upper.shape[0] != n or lower.shape[0] != n:
+        raise ValueError("ObservedLogpGrad: gradients and ratings differ in length")
     d_eta = np.empty(n)
     d_cut = np.zeros(k_cut)
     for r in range(n):

@@ -71,6 +71,9 @@ def _predictor_grad_kernel(g: np.ndarray, x: np.ndarray, arm: np.ndarray, person
     """(dw, dgamma, du, db) of the module docstring for the derivatives ``g`` by eta (the
     indices were checked by the forward kernel on the same inputs)."""
     n, m = x.shape
+    if g.shape[0] != n or arm.shape[0] != n or person.shape[0] != n or d.shape[0] != n:
+        raise ValueError("LinearPredictorGrad: gradients, design, indices and distances "
+                         "differ in length")
     dw = np.zeros(m)
     dgamma = np.zeros(n_arms)
     du = np.zeros(n_people)

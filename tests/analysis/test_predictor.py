@@ -104,3 +104,27 @@ def test_ordinal_model_likelihood_is_the_documented_formula(arms: int):
     y = data.y - 1
     expected = np.log(expit(edges[y + 1] - eta) - expit(edges[y] - eta))
     np.testing.assert_allclose(lp, expected, rtol=1e-9)
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "NUMBA"])
+def test_gradient_kernels_refuse_a_gradient_of_another_length(mode: str):
+    """numba does not check bounds: a gradient vector shorter than the ratings must raise,
+    not read past its end."""
+    from analysis.ordinal import ObservedLogpGrad
+    from analysis.predictor import LinearPredictorGrad
+
+    p = _problem(3, n=20)
+    g = pt.dvector("g")
+    grads = LinearPredictorGrad()(g, pt.as_tensor(p["x"]), pt.as_tensor(p["arm"]),
+                                  pt.as_tensor(p["gamma"]), pt.as_tensor(p["person"]),
+                                  pt.as_tensor(p["u"]), pt.as_tensor(p["d"]))
+    f = pytensor.function([g], grads, mode=mode)
+    assert np.allclose(f(np.ones(20))[0], p["x"].sum(axis=0))
+    with pytest.raises(ValueError, match="differ in length"):
+        f(np.ones(19))
+    y = pt.as_tensor(np.arange(20) % 7)
+    h = pytensor.function([g], ObservedLogpGrad()(g, y, pt.ones(20), pt.ones(20),
+                                                  pt.ones(6)), mode=mode)
+    assert h(np.ones(20))[0].shape == (20,)
+    with pytest.raises(ValueError, match="differ in length"):
+        h(np.ones(19))
