@@ -40,8 +40,6 @@ predictive draws work as before; ``probabilities`` gives the (n, K) category pro
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import math
 from typing import Any
 
@@ -53,6 +51,8 @@ from pytensor.gradient import DisconnectedType, disconnected_type
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch import basic as numba_basic
+
+from analysis.kernel_cache import cache_key
 
 # Stands in for -inf / +inf outside the cutpoints: sigma(+-1e6) is exactly 1 / 0 and, unlike
 # infinities, never makes inf - inf.
@@ -257,9 +257,8 @@ def observed_logp(y: Any, eta: Any, cut: Any) -> Any:
 def _numba_observed_logp(op: ObservedLogp, node: Apply, **kwargs: Any) -> tuple[Any, str]:
     """PyTensor's numba backend (nutpie) calls the kernel inside its compiled function. Its
     on-disk cache key is the kernel's source: an edited kernel is compiled afresh."""
-    source = inspect.getsource(_observed_kernel).encode()
     return (numba_basic.numba_njit(_observed_kernel, error_model="numpy"),
-            "ObservedLogp_" + hashlib.sha256(source).hexdigest())
+            cache_key("ObservedLogp", _observed_kernel))
 
 
 @numba_basic.register_funcify_and_cache_key(ObservedLogpGrad)
@@ -271,10 +270,7 @@ def _numba_observed_logp_grad(op: ObservedLogpGrad, node: Apply,
     def grad(g, y, upper, lower, cut):  # noqa: ANN001, ANN202 (numba)
         return kernel(g, y, upper, lower, cut.shape[0])
 
-    # the key covers the wrapper above as well as the kernel
-    source = (inspect.getsource(_observed_grad_kernel)
-              + inspect.getsource(_numba_observed_logp_grad)).encode()
-    return grad, "ObservedLogpGrad_" + hashlib.sha256(source).hexdigest()
+    return grad, cache_key("ObservedLogpGrad", _observed_grad_kernel, _numba_observed_logp_grad)
 
 
 def random(eta: np.ndarray, cutpoints: np.ndarray, rng: np.random.Generator,

@@ -27,8 +27,6 @@ slopes passes d = 0. Indices outside their vectors raise (numba does not check b
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 from typing import Any
 
 import numba
@@ -38,6 +36,8 @@ from pytensor.gradient import disconnected_type
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch import basic as numba_basic
+
+from analysis.kernel_cache import cache_key
 
 
 def _predictor_kernel(x: np.ndarray, w: np.ndarray, arm: np.ndarray, gamma: np.ndarray,
@@ -100,8 +100,7 @@ class LinearPredictor(Op):
 
     def make_node(self, *inputs: Any) -> Apply:
         x, w, arm, gamma, person, u, b, d = (pt.as_tensor_variable(v) for v in inputs)
-        floats = [v.astype("float64") for v in (x, w, gamma, u, b, d)]
-        x, w, gamma, u, b, d = floats
+        x, w, gamma, u, b, d = (v.astype("float64") for v in (x, w, gamma, u, b, d))
         return Apply(self, [x, w, pt.cast(arm, "int64"), gamma, pt.cast(person, "int64"),
                             u, b, d], [pt.dvector()])
 
@@ -153,18 +152,12 @@ def linear_predictor(x: Any, w: Any, arm: Any, gamma: Any, person: Any, u: Any, 
     return LinearPredictor()(x, w, arm, gamma, person, u, b, d)
 
 
-def _cache_key(name: str, *code: Any) -> str:
-    """numba's on-disk cache key: ``name`` and the source of every function compiled."""
-    source = "".join(inspect.getsource(c) for c in code).encode()
-    return name + "_" + hashlib.sha256(source).hexdigest()
-
-
 @numba_basic.register_funcify_and_cache_key(LinearPredictor)
 def _numba_predictor(op: LinearPredictor, node: Apply, **kwargs: Any) -> tuple[Any, str]:
     """PyTensor's numba backend (nutpie) calls the kernel inside its compiled function; the
     on-disk cache key is the kernel's source."""
     return (numba_basic.numba_njit(_predictor_kernel, error_model="numpy"),
-            _cache_key("LinearPredictor", _predictor_kernel))
+            cache_key("LinearPredictor", _predictor_kernel))
 
 
 @numba_basic.register_funcify_and_cache_key(LinearPredictorGrad)
@@ -176,5 +169,5 @@ def _numba_predictor_grad(op: LinearPredictorGrad, node: Apply,
     def grad(g, x, arm, gamma, person, u, d):  # noqa: ANN001, ANN202 (numba)
         return kernel(g, x, arm, person, d, gamma.shape[0], u.shape[0])
 
-    return grad, _cache_key("LinearPredictorGrad", _predictor_grad_kernel,
+    return grad, cache_key("LinearPredictorGrad", _predictor_grad_kernel,
                             _numba_predictor_grad)
