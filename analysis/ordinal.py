@@ -50,9 +50,8 @@ import pytensor.tensor as pt
 from pytensor.gradient import DisconnectedType, disconnected_type
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
-from pytensor.link.numba.dispatch import basic as numba_basic
 
-from analysis.kernel_cache import cache_key
+from analysis.fused import register_kernel
 
 # Stands in for -inf / +inf outside the cutpoints: sigma(+-1e6) is exactly 1 / 0 and, unlike
 # infinities, never makes inf - inf.
@@ -199,13 +198,14 @@ class ObservedLogp(Op):
 
 
 def _observed_grad_kernel(g: np.ndarray, y: np.ndarray, upper: np.ndarray, lower: np.ndarray,
-                          k_cut: int) -> tuple[np.ndarray, np.ndarray]:
+                          cut: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The chain rule of ``ObservedLogp`` for the derivatives ``g`` by its log-probabilities:
     d/d eta_r = -g_r (upper_r + lower_r); rating r adds g_r upper_r to its upper cutpoint
     c_{y+1} (index y_r of the cutpoint vector, none for the top category) and g_r lower_r to
     its lower one c_y (index y_r - 1, none for the bottom category). One loop: no scatter of
-    PyTensor's over a padded vector."""
+    PyTensor's over a padded vector. ``cut`` gives the number of cutpoints only."""
     n = y.shape[0]
+    k_cut = cut.shape[0]
     if g.shape[0] != n or upper.shape[0] != n or lower.shape[0] != n:
         raise ValueError("ObservedLogpGrad: gradients and ratings differ in length")
     d_eta = np.empty(n)
@@ -238,9 +238,7 @@ class ObservedLogpGrad(Op):
         return Apply(self, [g, y, upper, lower, cut], [pt.dvector(), pt.dvector()])
 
     def perform(self, node: Apply, inputs: list[np.ndarray], outputs: list[list[Any]]) -> None:
-        g, y, upper, lower, cut = inputs
-        result = _grad_kernel(g, y, upper, lower, cut.shape[0])
-        for store, value in zip(outputs, result, strict=True):
+        for store, value in zip(outputs, _grad_kernel(*inputs), strict=True):
             store[0] = value
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
@@ -253,24 +251,8 @@ def observed_logp(y: Any, eta: Any, cut: Any) -> Any:
     return ObservedLogp()(y, eta, cut)[0]
 
 
-@numba_basic.register_funcify_and_cache_key(ObservedLogp)
-def _numba_observed_logp(op: ObservedLogp, node: Apply, **kwargs: Any) -> tuple[Any, str]:
-    """PyTensor's numba backend (nutpie) calls the kernel inside its compiled function. Its
-    on-disk cache key is the kernel's source: an edited kernel is compiled afresh."""
-    return (numba_basic.numba_njit(_observed_kernel, error_model="numpy"),
-            cache_key("ObservedLogp", _observed_kernel))
-
-
-@numba_basic.register_funcify_and_cache_key(ObservedLogpGrad)
-def _numba_observed_logp_grad(op: ObservedLogpGrad, node: Apply,
-                              **kwargs: Any) -> tuple[Any, str]:
-    kernel = numba_basic.numba_njit(_observed_grad_kernel, error_model="numpy")
-
-    @numba_basic.numba_njit
-    def grad(g, y, upper, lower, cut):  # noqa: ANN001, ANN202 (numba)
-        return kernel(g, y, upper, lower, cut.shape[0])
-
-    return grad, cache_key("ObservedLogpGrad", _observed_grad_kernel, _numba_observed_logp_grad)
+register_kernel(ObservedLogp, _observed_kernel)
+register_kernel(ObservedLogpGrad, _observed_grad_kernel)
 
 
 def random(eta: np.ndarray, cutpoints: np.ndarray, rng: np.random.Generator,

@@ -35,9 +35,8 @@ import pytensor.tensor as pt
 from pytensor.gradient import disconnected_type
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
-from pytensor.link.numba.dispatch import basic as numba_basic
 
-from analysis.kernel_cache import cache_key
+from analysis.fused import register_kernel
 
 
 def _predictor_kernel(x: np.ndarray, w: np.ndarray, arm: np.ndarray, gamma: np.ndarray,
@@ -65,12 +64,15 @@ def _predictor_kernel(x: np.ndarray, w: np.ndarray, arm: np.ndarray, gamma: np.n
     return eta
 
 
-def _predictor_grad_kernel(g: np.ndarray, x: np.ndarray, arm: np.ndarray, person: np.ndarray,
-                           d: np.ndarray, n_arms: int, n_people: int
+def _predictor_grad_kernel(g: np.ndarray, x: np.ndarray, arm: np.ndarray, gamma: np.ndarray,
+                           person: np.ndarray, u: np.ndarray, d: np.ndarray
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(dw, dgamma, du, db) of the module docstring for the derivatives ``g`` by eta (the
-    indices were checked by the forward kernel on the same inputs)."""
+    """(dw, dgamma, du, db) of the module docstring for the derivatives ``g`` by eta;
+    ``gamma`` and ``u`` give the sizes only (the indices were checked by the forward kernel
+    on the same inputs)."""
     n, m = x.shape
+    n_arms = gamma.shape[0]
+    n_people = u.shape[0]
     if g.shape[0] != n or arm.shape[0] != n or person.shape[0] != n or d.shape[0] != n:
         raise ValueError("LinearPredictorGrad: gradients, design, indices and distances "
                          "differ in length")
@@ -137,9 +139,7 @@ class LinearPredictorGrad(Op):
         return Apply(self, [g, x, arm, gamma, person, u, d], [pt.dvector() for _ in range(4)])
 
     def perform(self, node: Apply, inputs: list[np.ndarray], outputs: list[list[Any]]) -> None:
-        g, x, arm, gamma, person, u, d = inputs
-        result = _backward(g, x, arm, person, d, gamma.shape[0], u.shape[0])
-        for store, value in zip(outputs, result, strict=True):
+        for store, value in zip(outputs, _backward(*inputs), strict=True):
             store[0] = value
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
@@ -152,22 +152,5 @@ def linear_predictor(x: Any, w: Any, arm: Any, gamma: Any, person: Any, u: Any, 
     return LinearPredictor()(x, w, arm, gamma, person, u, b, d)
 
 
-@numba_basic.register_funcify_and_cache_key(LinearPredictor)
-def _numba_predictor(op: LinearPredictor, node: Apply, **kwargs: Any) -> tuple[Any, str]:
-    """PyTensor's numba backend (nutpie) calls the kernel inside its compiled function; the
-    on-disk cache key is the kernel's source."""
-    return (numba_basic.numba_njit(_predictor_kernel, error_model="numpy"),
-            cache_key("LinearPredictor", _predictor_kernel))
-
-
-@numba_basic.register_funcify_and_cache_key(LinearPredictorGrad)
-def _numba_predictor_grad(op: LinearPredictorGrad, node: Apply,
-                          **kwargs: Any) -> tuple[Any, str]:
-    kernel = numba_basic.numba_njit(_predictor_grad_kernel, error_model="numpy")
-
-    @numba_basic.numba_njit
-    def grad(g, x, arm, gamma, person, u, d):  # noqa: ANN001, ANN202 (numba)
-        return kernel(g, x, arm, person, d, gamma.shape[0], u.shape[0])
-
-    return grad, cache_key("LinearPredictorGrad", _predictor_grad_kernel,
-                            _numba_predictor_grad)
+register_kernel(LinearPredictor, _predictor_kernel)
+register_kernel(LinearPredictorGrad, _predictor_grad_kernel)
