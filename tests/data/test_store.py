@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from datetime import datetime
 
@@ -72,6 +73,39 @@ def test_read_only_needs_an_existing_database(tmp_path) -> None:
     bad.write_text("not a database")
     with pytest.raises(StoreError, match="cannot open"):
         Store(bad)
+
+
+def test_a_damaged_database_file_is_reported_with_its_path(tmp_path) -> None:
+    """A DuckDB file whose header was damaged (one byte flipped: its checksum no longer
+    matches) is not an I/O problem but a file DuckDB cannot read as a database; the error
+    names the file and says why."""
+    path = tmp_path / "a.duckdb"
+    Store(path).close()
+    data = bytearray(path.read_bytes())
+    data[12] ^= 0xFF  # inside the main header, after the magic bytes "DUCK"
+    path.write_bytes(bytes(data))
+    for read_only in (False, True):
+        with pytest.raises(StoreError, match=rf"^cannot open {re.escape(str(path))} as a "
+                           r"DuckDB database: .*checksum"):
+            Store(path, read_only=read_only)
+
+
+def test_an_older_schema_is_refused_read_only_and_migrated_by_a_writer(tmp_path) -> None:
+    """A read-only store cannot migrate: a database one migration behind is refused with
+    the way out (open it read-write once), left as it is, and a read-write open migrates it."""
+    from data.migrations import LATEST
+
+    path = tmp_path / "a.duckdb"
+    Store(path).close()
+    con = duckdb.connect(str(path))
+    con.execute("DELETE FROM schema_version WHERE version = ?", [LATEST])
+    con.close()
+    with pytest.raises(SchemaVersionError, match=rf"^the database has schema version {LATEST - 1}"
+                       rf", this code expects {LATEST}; open it read-write once"):
+        Store(path, read_only=True)
+    Store(path).close()  # a writer applies the missing migration
+    with Store(path, read_only=True) as store:
+        assert store.query("SELECT max(version) AS v FROM schema_version") == [{"v": LATEST}]
 
 
 def _participant(sid: str, pid: str, step: int = 0) -> dict:
