@@ -264,7 +264,9 @@ class CausalOracle(RecourseMethod):
             best1[has] = glob.i1[ok][win[has]]
             best2[has] = glob.i2[ok][win[has]]
             tau_lo[active] = tau_hi
-            done = has[active] | (tau_hi >= top_a)
+            # done only past top (_next_threshold's cap): a band ending exactly at top can
+            # leave out a pair costing top that rounding counts above it (b_k > top - a_i)
+            done = has[active] | (tau_hi > top_a)
             active = active[~done]
             band = min(2 * band, self.max_band)
         return best1, best2, evaluated

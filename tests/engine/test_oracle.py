@@ -21,6 +21,7 @@ from engine.recourse.base import RecourseContext
 from engine.recourse.oracle import CausalOracle
 from engine.recourse.oracle_grid import (
     PLAUSIBILITY_MARGIN,
+    ActionGrid,
     BlockTable,
     PersonTables,
     action_blocks,
@@ -29,6 +30,8 @@ from engine.recourse.oracle_grid import (
     reference_grid_search,
 )
 from engine.scenarios import get_scenario
+from engine.scenarios.loan import FEATURES
+from engine.scm import StructuralCausalModel
 
 L, D, INC, S = 3, 4, 5, 6
 
@@ -67,6 +70,72 @@ def _manual_profiles(loan, hard: list[list[int]], scores: list[list[float]] | No
         for r, j in enumerate(feats):
             sc[i, j] = float(r + 1) if scores is None else scores[i][r]
     return ActionabilityProfiles(mask, sc, torch.full((n,), 4.0, dtype=torch.float64), "likert")
+
+
+class _Approves:
+    """A decision model that approves exactly the given rows of x' (as tuples of ints), or
+    every row (``rows`` None)."""
+
+    def __init__(self, rows=None):
+        self.rows = rows
+
+    def decision(self, x):
+        if self.rows is None:
+            return torch.ones(len(x), dtype=torch.bool)
+        return torch.tensor([tuple(int(v) for v in r) in self.rows for r in x.tolist()],
+                            dtype=torch.bool)
+
+
+class _IndependentWorld(StructuralCausalModel):
+    """Loan's features as independent standard normals (x = u): nothing descends from
+    anything, so each actionable feature is a block of its own."""
+
+    feature_names = FEATURES
+    parents = {j: () for j in range(len(FEATURES))}
+    immutable = (0, 1)
+
+    def sample_noise(self, n, rng):
+        return torch.from_numpy(rng.normal(size=(n, self.d)))
+
+    def equation(self, j, x, u_j):
+        return u_j
+
+    def inverse_equation(self, j, x):
+        return x[:, j]
+
+    def noise_log_prob(self, u):
+        return -0.5 * u**2 - 0.5 * math.log(2 * math.pi)
+
+    def log_abs_det_jacobian(self, x):
+        return torch.zeros(x.shape[0], dtype=torch.float64)
+
+    def check_support(self, x, name):
+        pass
+
+    def label_logit(self, x):
+        return torch.zeros(len(x), dtype=torch.float64)
+
+
+def _cost_tables(first: list[list[float]], second: list[list[float]]) -> PersonTables:
+    """Search tables with the given weighted option costs per person (option 0: no action),
+    whose plans a decision model can tell apart: plan (i1, i2) of person p has x' = (i1, i2, p)."""
+    w1 = torch.tensor(first, dtype=torch.float64)
+    w2 = torch.tensor(second, dtype=torch.float64)
+    p = len(w1)
+
+    def table(w, j):
+        m = w.shape[1]
+        acted = torch.zeros(m, 3, dtype=torch.bool)
+        acted[1:, j] = True
+        values = torch.zeros(p, m, 3, dtype=torch.float64)
+        values[:, 1:, j] = 1.0
+        x_aff = torch.arange(m, dtype=torch.float64).expand(p, m)[..., None].clone()
+        return BlockTable((j,), acted, values, x_aff, w.clone(), w.clone(),
+                          torch.zeros(p, m, dtype=torch.float64))
+
+    x0 = torch.zeros(p, 3, dtype=torch.float64)
+    x0[:, 2] = torch.arange(p)
+    return PersonTables(x0, torch.zeros(p, dtype=torch.float64), table(w1, 0), table(w2, 1))
 
 
 def _expected_grid(lo, hi, start, stop, bins=25):
@@ -132,7 +201,6 @@ def test_loan_splits_into_two_independent_blocks(loan):
 
 def test_block_decomposition_is_exact(loan, people):
     """Assembled counterfactuals equal the SCM's own; log-density changes add up."""
-    from engine.recourse.oracle_grid import ActionGrid
 
     grid = ActionGrid.from_scenario(loan, 3)
     x = people[:5]
@@ -201,7 +269,6 @@ def test_the_dearest_pair_is_not_lost_to_rounding(loan, clf):
 
 def test_reference_search_matches_a_point_by_point_loop(loan, clf, people):
     """The reference itself against the plainest possible loop (one SCM call per point)."""
-    from engine.recourse.oracle_grid import ActionGrid
 
     grid = ActionGrid.from_scenario(loan, 3)
     profiles = _profiles(loan, 3, 3, seed=5, elicitation="likert")
@@ -358,6 +425,10 @@ def test_bad_inputs_raise(loan, clf, people):
         oracle.recourse(people[:3], _profiles(loan, 2, 2))
     with pytest.raises(ValueError, match="bins"):
         CausalOracle(_context(loan, clf), bins=0)
+    for setting in ("chunk_people", "band", "max_band", "batch_rows"):
+        with pytest.raises(ValueError, match=r"^chunk_people, band, max_band and batch_rows "
+                           r"must be >= 1$"):
+            CausalOracle(_context(loan, clf), bins=3, **{setting: 0})
 
 
 def test_candidates_cover_every_sparsity_level_and_its_extremes(loan, clf, people):
@@ -521,7 +592,6 @@ def test_the_reference_reports_no_recourse_as_an_empty_plan(loan, clf, people):
     """Without actionable features (nothing searched) and when no grid point is valid (the
     whole grid searched), the reference returns found False, no action, zero values, an
     infinite cost and the number of grid points it evaluated."""
-    from engine.recourse.oracle_grid import ActionGrid
 
     grid = ActionGrid.from_scenario(loan, 3)
     weights = torch.ones(loan.d, dtype=torch.float64)
@@ -546,3 +616,114 @@ def test_the_reference_reports_no_recourse_as_an_empty_plan(loan, clf, people):
     assert torch.equal(miss.action_values, torch.zeros(loan.d, dtype=torch.float64))
     hit = reference_grid_search(loan, clf, grid, x, one | True, weights, plausibility=False)
     assert hit.found and hit.grid_points == 4 ** len(grid.features) - 1
+
+
+def test_the_search_visits_doubling_cost_bands_and_counts_what_it_evaluated(loan):
+    """Band after band, cheapest first: each band holds the next ``band`` pairs by weighted
+    cost (1, 2, 4, then max_band = 4 each); a person is done at the first band holding a
+    valid plan, and gets its cheapest valid plan (original option indices; -1 without
+    recourse); ``evaluated`` counts the admissible plans of the bands visited."""
+    # pair (i1, i2) costs first[i1] + second[i2]: the 16 finite pairs cost 0, 1, ..., 15
+    # (options stored out of cost order; option 4 of the first table is not available)
+    first = [0.0, 2.0, 3.0, 1.0, math.inf]
+    second = [0.0, 8.0, 4.0, 12.0]
+    tables = _cost_tables([first] * 3, [second] * 3)
+    valid = {(3, 1, 0),  # person 0: 1 + 8 = 9
+             (1, 2, 1), (1, 3, 1)}  # person 1: 2 + 4 = 6 and 2 + 12 = 14; person 2: none
+    ctx = RecourseContext(loan, _Approves(valid))
+    oracle = CausalOracle(ctx, bins=1, plausibility=False, band=1, max_band=4)
+    best1, best2, evaluated = oracle._search(tables)
+    assert best1.tolist() == [3, 1, -1] and best2.tolist() == [1, 2, -1]
+    assert best1.dtype == best2.dtype == evaluated.dtype == torch.long
+    # bands: cost 0 (the empty plan: not admissible), 1-2, 3-6, 7-10, 11-14, 15
+    assert evaluated.tolist() == [10, 6, 15]
+
+
+def test_a_band_that_ends_at_the_dearest_cost_still_reaches_the_dearest_plan(loan):
+    """a + b rounds to a float t with t - a < b, so the dearest pair fails b <= t - a and is
+    not counted at its own cost: a band that ends exactly at that cost (the bisection stops
+    there when the band's last places are taken by pairs within 1e-12 of it) leaves it out,
+    and the search must go on past it."""
+    am, bm, a2 = 0.3101475693193326, 0.7298317482601286, 0.3101475693184338
+    assert (am + bm) - am < bm
+    tables = _cost_tables([[0.0, a2, am]], [[0.0, bm - 1e-13, bm]])
+    ctx = RecourseContext(loan, _Approves({(2, 2, 0)}))  # only the dearest plan is valid
+    oracle = CausalOracle(ctx, bins=1, plausibility=False, band=1)
+    best1, best2, evaluated = oracle._search(tables)
+    assert (best1.tolist(), best2.tolist(), evaluated.tolist()) == ([2], [2], [8])
+
+
+def test_pair_counts_bands_and_thresholds_of_sorted_cost_tables(loan, clf):
+    """The search's primitives on two people's sorted option costs a, b (pair cost a_i + b_k;
+    +inf: not available): the pairs up to a threshold, the pairs of a band in original option
+    indices, and a band's upper threshold: the cost of its ``band``-th pair (ties included),
+    or past the dearest pair when every remaining pair fits."""
+    a = torch.tensor([[0.0, 1.0, 2.0, math.inf], [0.0, 3.0, 5.0, 6.0]], dtype=torch.float64)
+    b = torch.tensor([[0.0, 4.0, 8.0], [0.0, 0.5, math.inf]], dtype=torch.float64)
+    order1 = torch.tensor([[2, 0, 3, 1], [0, 1, 2, 3]])
+    order2 = torch.tensor([[1, 2, 0], [2, 0, 1]])
+    cost = a[:, :, None] + b[:, None, :]  # (person, i, k)
+
+    def count(tau):
+        return [int((cost[q] <= tau[q]).sum()) for q in range(2)]
+
+    for tau in ([-1.0, -1.0], [0.0, 0.0], [4.0, 3.5], [5.0, 6.0], [9.0, 6.5], [10.0, 100.0]):
+        t = torch.tensor(tau, dtype=torch.float64)  # mostly pair costs exactly
+        assert CausalOracle._count(a, b, t).tolist() == count(t), tau
+
+    lo, hi = torch.tensor([2.0, 3.0], dtype=torch.float64), torch.tensor([9.0, 6.0])
+    pairs = CausalOracle._band_pairs(a, b, order1, order2, lo, hi.double())
+    got = sorted(zip(pairs.person.tolist(), pairs.i1.tolist(), pairs.i2.tolist(),
+                     pairs.wcost.tolist(), strict=True))
+    want = sorted((q, int(order1[q, i]), int(order2[q, k]), float(cost[q, i, k]))
+                  for q in range(2) for i in range(4) for k in range(3)
+                  if lo[q] < cost[q, i, k] <= hi[q])
+    assert got == want and len(want) == 9
+
+    oracle = CausalOracle(_context(loan, clf), bins=1)
+    top = torch.tensor([10.0, 6.5], dtype=torch.float64)  # the dearest finite pairs
+    # the next 3 pairs after 1.5 (0, 1 counted) are 2, 4, 5; after 0.2 (0): 0.5, 3, 3.5
+    tau = oracle._next_threshold(a, b, torch.tensor([1.5, 0.2], dtype=torch.float64), top, 3)
+    assert count(tau) == [5, 4]
+    assert bool((tau >= torch.tensor([5.0, 3.5])).all())
+    # every remaining pair fits (3 < 4 and exactly 4): past the dearest pair, even when
+    # costs are large
+    for scale in (1.0, 1e7):
+        rest = torch.tensor([6.5, 4.0], dtype=torch.float64) * scale
+        tau = oracle._next_threshold(a * scale, b * scale, rest, top * scale, 4)
+        assert bool((tau > top * scale).all()), scale
+        assert bool((tau <= top * scale + 1e-8 * (1 + top * scale)).all())
+        assert CausalOracle._count(a * scale, b * scale, tau).tolist() == [9, 8]
+
+
+def test_the_search_and_its_reference_plan_in_the_contexts_world(loan, clf, people):
+    """A world other than the scenario's SCM (independent features: acting on the loan
+    amount leaves the duration as it is) is where both the batched search and
+    ``reference_search`` plan: they agree with each other, not with Loan's SCM."""
+    world = _IndependentWorld()
+    x = people[:10]
+    profiles = _profiles(loan, len(x), None, seed=6)
+    oracle = CausalOracle(RecourseContext(loan, clf, world=world), bins=5)
+    batch = oracle.recourse(x, profiles)
+    found, cost = oracle.reference_search(x, profiles)
+    assert found.tolist() == batch.found.tolist() and found.any()
+    assert torch.allclose(cost[found], batch.weighted_cost[found], rtol=1e-9, atol=0)
+    on_loan = CausalOracle(_context(loan, clf), bins=5).reference_search(x, profiles)
+    assert on_loan[0].tolist() != found.tolist()
+
+
+def test_the_default_candidate_set_is_the_ten_cheapest_and_four_per_sparsity_level(
+        loan, clf, people):
+    """What a study shows (``plans(candidates=True)``) is ``candidates`` with its defaults,
+    top_k = 10 and per_l0 = 4."""
+    oracle = CausalOracle(_context(loan, clf), bins=4, plausibility=False)
+    x = people[:2]
+    profiles = _manual_profiles(loan, [[L, D, INC, S]] * len(x))
+    default = oracle.plans(x, profiles, candidates=True)
+    explicit = oracle.candidates(x, profiles, top_k=10, per_l0=4)
+    assert default.person.tolist() == explicit.person.tolist()
+    assert torch.equal(default.action_mask, explicit.action_mask)
+    assert torch.equal(default.action_values, explicit.action_values)
+    for top_k, per_l0 in ((11, 4), (10, 5)):  # one more of either gives more plans here
+        more = oracle.candidates(x, profiles, top_k=top_k, per_l0=per_l0)
+        assert len(more.person) > len(default.person)
