@@ -1,8 +1,9 @@
 """How our fused operations (``analysis.ordinal``, ``analysis.predictor``) reach PyTensor's
 numba backend, which nutpie compiles: each operation's ``perform`` runs a numba kernel, and
 ``register_kernel`` hands the same kernel to the numba backend, so nutpie calls it inside its
-compiled function. Its on-disk cache key is the operation's name and the kernel's source: an
-edited kernel is compiled afresh rather than read stale from the cache."""
+compiled function. Its on-disk cache key is the operation's name and the source of the
+kernel's whole module (the kernel and every helper it calls from there): an edited kernel or
+helper is compiled afresh rather than read stale from the cache."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from pytensor.link.numba.dispatch import basic as numba_basic
 
 
 def cache_key(name: str, kernel: Callable[..., Any]) -> str:
-    """``name`` + "_" + the SHA-256 of ``kernel``'s source."""
-    return name + "_" + hashlib.sha256(inspect.getsource(kernel).encode()).hexdigest()
+    """``name`` + "_" + the SHA-256 of the source of ``kernel``'s module."""
+    module = inspect.getmodule(kernel)
+    source = inspect.getsource(module if module is not None else kernel)
+    return name + "_" + hashlib.sha256(source.encode()).hexdigest()
 
 
 def register_kernel(op: type[Op], kernel: Callable[..., Any]) -> None:

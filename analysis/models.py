@@ -155,9 +155,10 @@ def model_arrays(data: ModelData, likelihood: Likelihood = "ordinal") -> dict[st
     same shape (analysis.refit)."""
     assert data.basis is not None
     basis = data.basis(data.d)
-    # the dense part of the linear predictor: the spline basis, then the terms' columns
-    design = np.column_stack([basis, *(data.terms[t] for t in data.terms)])
-    arrays = {"design": design, "participant_index": data.participant.astype("int64"),
+    # the dense part of the linear predictor by columns (analysis.predictor): the spline
+    # basis functions, then the terms
+    columns = np.vstack([basis.T, *(data.terms[t] for t in data.terms)])
+    arrays = {"design_columns": columns, "participant_index": data.participant.astype("int64"),
               "d_centred": data.d - data.d_centre}
     if len(data.arms) > 1:  # one arm: no arm effect, so no arm index in the model
         arrays["arm_index"] = data.arm.astype("int64")
@@ -215,7 +216,7 @@ def build_model(
             sigma_b = pm.HalfNormal("sigma_b", 1.0)
             z_b = pm.Normal("z_b", 0.0, 1.0, dims="participant")
             slope, d = sigma_b * z_b, x["d_centred"]
-        eta = linear_predictor(x["design"], pt.concatenate(w_parts), arm, gamma, person,
+        eta = linear_predictor(x["design_columns"], pt.concatenate(w_parts), arm, gamma, person,
                                sigma_u * z_u, slope, d)
         if likelihood == "gamm":
             eta = eta + (x["basis_random"] * (w * sigma_s)[person]).sum(axis=1)

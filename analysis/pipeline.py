@@ -109,17 +109,16 @@ def plan_models(distance: str, gaussian: bool = True) -> list[ModelSpec]:
     return specs
 
 
-def sampler_settings(backend: str = "nutpie", draws: int = 1000, tune: int | None = None,
-                     chains: int = 4, seed: int = 0,
+def sampler_settings(backend: str = "nutpie", draws: int | None = None,
+                     tune: int | None = None, chains: int = 4, seed: int = 0,
                      target_accept: float | None = None) -> dict[str, Any]:
     """The sampler's settings with each default resolved (they enter the fingerprint)."""
-    if backend not in fitting.BACKENDS:
-        raise AnalysisDataError(
-            f"unknown backend {backend!r}; expected one of {', '.join(fitting.BACKENDS)}")
-    return {"backend": backend, "draws": draws,
-            "tune": fitting.DEFAULT_TUNE[backend] if tune is None else tune,
-            "chains": chains, "seed": seed,
-            "target_accept": target_accept or fitting.DEFAULT_TARGET_ACCEPT}
+    try:
+        resolved = fitting.resolve(backend, draws, tune, target_accept)
+    except ValueError as e:
+        raise AnalysisDataError(str(e)) from None
+    return {"backend": backend, "draws": resolved["draws"], "tune": resolved["tune"],
+            "chains": chains, "seed": seed, "target_accept": resolved["target_accept"]}
 
 
 def run_analysis(
@@ -129,7 +128,7 @@ def run_analysis(
     study_id: str,
     distance: str = "l1_profile",
     backend: str = "nutpie",
-    draws: int = 1000,
+    draws: int | None = None,
     tune: int | None = None,
     chains: int = 4,
     seed: int = 0,

@@ -16,10 +16,14 @@ the scatter-adds of its automatic gradient, the predictor and its gradient were 
 passes over the ratings, each allocating an array, around the one fused likelihood kernel
 (``analysis.ordinal``); nutpie's NUTS evaluates the log-density and its gradient ~165,000
 times per fit of the 362 x 5 model, so these passes were most of a refit. Here each is one
-loop over the ratings (``_predictor_kernel``, ``_predictor_grad_kernel``), compiled by numba
+pass over the ratings (``_predictor_kernel``, ``_predictor_grad_kernel``), compiled by numba
 for PyTensor's numba backend (nutpie) and for ``perform`` (PyMC's C backend), the same way
 as ``analysis.ordinal.ObservedLogp``. The posterior is the same model's: tests compare value
 and gradient with the PyTensor graph of the same formula.
+
+The design comes by columns (``xt`` = X^T, m x n: the models' data container
+``design_columns``), so X w and X^T g run over contiguous columns and vectorize: measured on
+the 362 x 5 model inside nutpie's compiled log-density, ... (see analysis.models).
 
 A model without arms passes one arm (index 0 everywhere, gamma = [0]); a model without random
 slopes passes d = 0. Indices outside their vectors raise (numba does not check bounds).
@@ -39,11 +43,12 @@ from pytensor.graph.op import Op
 from analysis.fused import register_kernel
 
 
-def _predictor_kernel(x: np.ndarray, w: np.ndarray, arm: np.ndarray, gamma: np.ndarray,
+def _predictor_kernel(xt: np.ndarray, w: np.ndarray, arm: np.ndarray, gamma: np.ndarray,
                       person: np.ndarray, u: np.ndarray, b: np.ndarray, d: np.ndarray
                       ) -> np.ndarray:
-    """eta_r = x_r . w + gamma[arm_r] + u[person_r] + b[person_r] d_r (module docstring)."""
-    n, m = x.shape
+    """eta_r = x_r . w + gamma[arm_r] + u[person_r] + b[person_r] d_r (module docstring), for
+    the design by columns ``xt`` (m x n)."""
+    m, n = xt.shape
     if w.shape[0] != m or arm.shape[0] != n or person.shape[0] != n or d.shape[0] != n:
         raise ValueError("LinearPredictor: design, coefficients, indices and distances "
                          "differ in length")
@@ -57,33 +62,37 @@ def _predictor_kernel(x: np.ndarray, w: np.ndarray, arm: np.ndarray, gamma: np.n
         p = person[r]
         if a < 0 or a >= n_arms or p < 0 or p >= n_people:
             raise ValueError("LinearPredictor: an arm or participant index out of range")
-        s = gamma[a] + u[p] + b[p] * d[r]
-        for j in range(m):
-            s += x[r, j] * w[j]
-        eta[r] = s
+        eta[r] = gamma[a] + u[p] + b[p] * d[r]
+    for j in range(m):  # column by column: contiguous, so the loop over ratings vectorizes
+        wj = w[j]
+        for r in range(n):
+            eta[r] += xt[j, r] * wj
     return eta
 
 
-def _predictor_grad_kernel(g: np.ndarray, x: np.ndarray, arm: np.ndarray, gamma: np.ndarray,
+def _predictor_grad_kernel(g: np.ndarray, xt: np.ndarray, arm: np.ndarray, gamma: np.ndarray,
                            person: np.ndarray, u: np.ndarray, d: np.ndarray
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(dw, dgamma, du, db) of the module docstring for the derivatives ``g`` by eta;
-    ``gamma`` and ``u`` give the sizes only (the indices were checked by the forward kernel
-    on the same inputs)."""
-    n, m = x.shape
+    """(dw, dgamma, du, db) of the module docstring for the derivatives ``g`` by eta and the
+    design by columns ``xt``; ``gamma`` and ``u`` give the sizes only (the indices were
+    checked by the forward kernel on the same inputs)."""
+    m, n = xt.shape
     n_arms = gamma.shape[0]
     n_people = u.shape[0]
     if g.shape[0] != n or arm.shape[0] != n or person.shape[0] != n or d.shape[0] != n:
         raise ValueError("LinearPredictorGrad: gradients, design, indices and distances "
                          "differ in length")
     dw = np.zeros(m)
+    for j in range(m):
+        total = 0.0
+        for r in range(n):
+            total += xt[j, r] * g[r]
+        dw[j] = total
     dgamma = np.zeros(n_arms)
     du = np.zeros(n_people)
     db = np.zeros(n_people)
     for r in range(n):
         gr = g[r]
-        for j in range(m):
-            dw[j] += gr * x[r, j]
         dgamma[arm[r]] += gr
         p = person[r]
         du[p] += gr
@@ -96,7 +105,8 @@ _backward = numba.njit(cache=True, error_model="numpy")(_predictor_grad_kernel)
 
 
 class LinearPredictor(Op):
-    """eta of the module docstring from (x, w, arm, gamma, person, u, b, d)."""
+    """eta of the module docstring from (xt, w, arm, gamma, person, u, b, d), ``xt`` the design
+    by columns (m x n)."""
 
     __props__ = ()
 
@@ -110,7 +120,7 @@ class LinearPredictor(Op):
         outputs[0][0] = _forward(*inputs)
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
-        return [(shapes[0][0],)]
+        return [(shapes[0][1],)]
 
     def grad(self, inputs: list[Any], output_grads: list[Any]) -> list[Any]:
         x, _, arm, gamma, person, u, _, d = inputs
@@ -125,7 +135,7 @@ class LinearPredictor(Op):
 
 
 class LinearPredictorGrad(Op):
-    """(dw, dgamma, du, db) of the module docstring from (g, x, arm, gamma, person, u, d);
+    """(dw, dgamma, du, db) of the module docstring from (g, xt, arm, gamma, person, u, d);
     ``gamma`` and ``u`` give the sizes of their gradients only. First order only: NUTS
     needs no second derivatives."""
 
@@ -143,13 +153,14 @@ class LinearPredictorGrad(Op):
             store[0] = value
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
-        return [(shapes[1][1],), (shapes[3][0],), (shapes[5][0],), (shapes[5][0],)]
+        return [(shapes[1][0],), (shapes[3][0],), (shapes[5][0],), (shapes[5][0],)]
 
 
-def linear_predictor(x: Any, w: Any, arm: Any, gamma: Any, person: Any, u: Any, b: Any,
+def linear_predictor(xt: Any, w: Any, arm: Any, gamma: Any, person: Any, u: Any, b: Any,
                      d: Any) -> Any:
-    """``LinearPredictor``'s eta (a vector, one entry per row of ``x``)."""
-    return LinearPredictor()(x, w, arm, gamma, person, u, b, d)
+    """``LinearPredictor``'s eta (a vector, one entry per column of ``xt``, the design by
+    columns)."""
+    return LinearPredictor()(xt, w, arm, gamma, person, u, b, d)
 
 
 register_kernel(LinearPredictor, _predictor_kernel)

@@ -86,7 +86,7 @@ class Refitter:
 
     likelihood: Likelihood = "ordinal"
     backend: str = "nutpie"
-    draws: int = 1000
+    draws: int | None = None
     tune: int | None = None
     chains: int = 4
     cores: int = 1
@@ -95,13 +95,9 @@ class Refitter:
     _cache: dict[Shape, _Compiled] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        if self.backend not in fitting.BACKENDS:
-            raise ValueError(f"unknown backend {self.backend!r}; expected one of "
-                             f"{', '.join(fitting.BACKENDS)}")
-        if self.tune is None:
-            self.tune = fitting.DEFAULT_TUNE[self.backend]
-        if self.target_accept is None:
-            self.target_accept = fitting.DEFAULT_TARGET_ACCEPT
+        resolved = fitting.resolve(self.backend, self.draws, self.tune, self.target_accept)
+        self.draws, self.tune = resolved["draws"], resolved["tune"]
+        self.target_accept = resolved["target_accept"]
 
     @property
     def settings(self) -> dict[str, Any]:

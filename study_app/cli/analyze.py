@@ -23,7 +23,9 @@ def analyze(
         None, help="Main distance: l0_actions | l1_actions | l0_profile | l1_profile "
         "(default: the stored protocol's proximity, else l1_profile)."),
     backend: str = typer.Option("nutpie", help="Sampler: nutpie (fastest here) | pymc."),
-    draws: int = typer.Option(1000, min=50, help="Posterior draws per chain."),
+    draws: int | None = typer.Option(
+        None, min=50, help="Posterior draws per chain (default: the backend's own, nutpie 1500, "
+        "PyMC 1000: analysis.fit.DEFAULT_DRAWS)."),
     tune: int | None = typer.Option(
         None, min=50, help="Tuning steps per chain (default: the backend's own, nutpie 300, PyMC 1000)."),
     chains: int = typer.Option(4, min=1, help="Chains."),
@@ -92,13 +94,13 @@ def analyze(
     result = _fit_all(ratings, plans, study_id, distance, sampler, gaussian, out, resume, trace,
                       truth=truth, exclusions=exclusions)
     summary = _write_outputs(result, out)
-    _advise(summary, out, draws)
+    _advise(summary, out, sampler["draws"])
     emit(summary, json_out=json_out, json_file=json_file)
     if not summary["complete"] or summary["report_error"]:
         raise typer.Exit(1)
 
 
-def _sampler(distance: str, backend: str, draws: int, tune: int | None, chains: int,
+def _sampler(distance: str, backend: str, draws: int | None, tune: int | None, chains: int,
              seed: int, target_accept: float | None) -> dict[str, Any]:
     from analysis.models import AnalysisDataError
     from analysis.pipeline import distance_family, sampler_settings

@@ -54,7 +54,9 @@ def power(
     decision_model: str | None = typer.Option(
         None, help="Override the protocol's decision model: trained | bayes."),
     backend: str = typer.Option("nutpie", help="Sampler: nutpie (compiled once) | pymc."),
-    draws: int = typer.Option(1000, min=10, help="Posterior draws per chain."),
+    draws: int | None = typer.Option(
+        None, min=10, help="Posterior draws per chain (default: the backend's own, nutpie 1500, "
+        "PyMC 1000)."),
     tune: int | None = typer.Option(None, min=10, help="Tuning steps per chain (default: "
                                     "the backend's own, nutpie 300, PyMC 1000)."),
     chains: int = typer.Option(4, min=1, help="Chains per fit (run one after another)."),
@@ -151,10 +153,10 @@ def _numbers(text: str, option: str, kind: type) -> list:
 
 def _resolved(sampler: dict) -> dict:
     """The sampler settings with each default resolved (they enter the fingerprint)."""
-    from analysis.fit import DEFAULT_TARGET_ACCEPT, DEFAULT_TUNE
+    from analysis.fit import resolve
 
-    return {**sampler, "tune": sampler["tune"] or DEFAULT_TUNE[sampler["backend"]],
-            "target_accept": sampler["target_accept"] or DEFAULT_TARGET_ACCEPT}
+    return {**sampler, **resolve(sampler["backend"], sampler["draws"], sampler["tune"],
+                                 sampler["target_accept"])}
 
 
 def _print(doc: dict, json_out: bool) -> None:

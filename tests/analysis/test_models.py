@@ -179,3 +179,15 @@ def test_prepare_limits_at_their_boundaries():
     data = prepare(obj, "action", "l0_profile")
     assert data.terms["satisfaction"].dtype == float and data.terms["satisfaction"][0] == 0.0
     assert data.d.dtype == float and data.d_centre == pytest.approx(obj["l0_profile"].mean())
+
+
+def test_sampler_defaults_resolve_per_backend():
+    """Each backend's own draws and tuning steps unless given; the same target_accept."""
+    from analysis import fit
+
+    assert fit.resolve("nutpie") == {"draws": 1500, "tune": 300, "target_accept": 0.95}
+    assert fit.resolve("pymc") == {"draws": 1000, "tune": 1000, "target_accept": 0.95}
+    assert fit.resolve("pymc", 200, 100, 0.9) == {"draws": 200, "tune": 100,
+                                                  "target_accept": 0.9}
+    with pytest.raises(ValueError, match="unknown backend 'stan'"):
+        fit.resolve("stan")

@@ -124,3 +124,37 @@ def test_kernel_refuses_ratings_and_scores_of_different_lengths():
     with pytest.raises(ValueError, match="differ in length"):
         ordinal.observed_logp(pt.as_tensor(np.array([1, 2, 3])), pt.as_tensor(np.zeros(2)),
                               pt.as_tensor(CUTS)).eval()
+
+
+def test_polynomial_exp_and_log_agree_with_libm():
+    """The kernel's own exp (v <= 0) and log (1 <= x <= 4), written to vectorize
+    (analysis.ordinal_kernel), against the C library: a wrong coefficient, reduction constant
+    or exponent assembly shows as an error far above a few units in the last place."""
+    from analysis.ordinal_kernel import EXP_FLOOR, exp_nonpositive, log_1_to_4
+
+    v = np.concatenate([np.linspace(EXP_FLOOR, 0.0, 200_001), [0.0, -1e-300, -0.3466, -0.3467,
+                                                               -0.6931471805599453, -49.99]])
+    np.testing.assert_allclose(exp_nonpositive(v), np.exp(v), rtol=2e-15, atol=0)
+    assert exp_nonpositive(np.array([-60.0, -1e6]))[0] == np.exp(EXP_FLOOR)  # clamped
+    x = np.concatenate([np.linspace(1.0, 4.0, 200_001), [np.sqrt(2), 2 * np.sqrt(2),
+                                                         1 + 1e-15, np.nextafter(4, 0)]])
+    np.testing.assert_allclose(log_1_to_4(x), np.log(x), rtol=0, atol=5e-16)
+
+
+def test_numba_cache_key_follows_the_kernels_module(tmp_path, monkeypatch):
+    """A kernel's compiled code is cached under a key of its module's source: editing a helper
+    the kernel calls (not the kernel itself) gives a new key, so nutpie never runs stale code."""
+    import importlib
+
+    from analysis.fused import cache_key
+
+    module = tmp_path / "kernel_for_key.py"
+    monkeypatch.syspath_prepend(str(tmp_path))
+    keys = []
+    for constant in ("1.0", "2.0"):
+        module.write_text(f"def helper(x):\n    return x * {constant}\n\n\n"
+                          "def kernel(x):\n    return helper(x)\n")
+        mod = importlib.reload(importlib.import_module("kernel_for_key")) if keys else \
+            importlib.import_module("kernel_for_key")
+        keys.append(cache_key("Op", mod.kernel))
+    assert keys[0] != keys[1] and all(k.startswith("Op_") for k in keys)

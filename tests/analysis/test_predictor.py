@@ -29,8 +29,9 @@ def _eta_and_grads(fused: bool, mode: str, p: dict):
     from PyTensor's own graph of the same formula."""
     w, gamma, u, b = pt.dvector("w"), pt.dvector("gamma"), pt.dvector("u"), pt.dvector("b")
     x, arm, person, d = (pt.as_tensor(p[k]) for k in ("x", "arm", "person", "d"))
-    if fused:
-        eta = linear_predictor(x, w, arm, gamma, person, u, b, d)
+    if fused:  # the design by columns, as the models pass it
+        eta = linear_predictor(pt.as_tensor(np.ascontiguousarray(p["x"].T)), w, arm, gamma,
+                               person, u, b, d)
     else:
         eta = pt.dot(x, w) + gamma[arm] + u[person] + b[person] * d
     objective = (pt.as_tensor(p["c"]) * eta).sum()
@@ -115,7 +116,8 @@ def test_gradient_kernels_refuse_a_gradient_of_another_length(mode: str):
 
     p = _problem(3, n=20)
     g = pt.dvector("g")
-    grads = LinearPredictorGrad()(g, pt.as_tensor(p["x"]), pt.as_tensor(p["arm"]),
+    grads = LinearPredictorGrad()(g, pt.as_tensor(np.ascontiguousarray(p["x"].T)),
+                                  pt.as_tensor(p["arm"]),
                                   pt.as_tensor(p["gamma"]), pt.as_tensor(p["person"]),
                                   pt.as_tensor(p["u"]), pt.as_tensor(p["d"]))
     f = pytensor.function([g], grads, mode=mode)

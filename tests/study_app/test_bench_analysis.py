@@ -15,11 +15,15 @@ def test_amortized_fits_are_new_studies_on_one_compiled_model(tmp_path):
     out = tmp_path / "bench.json"
     r = CliRunner().invoke(app, ["benchmark", "analysis", "--participants", "10", "--plans",
                                  "3", "--backend", "pymc", "--draws", "60", "--tune", "60",
+                                 "--baseline-draws", "70", "--baseline-tune", "50",
                                  "--chains", "2", "--refits", "2", "--json-file", str(out)])
     assert r.exit_code == 0, r.output
     doc = json.loads(out.read_text())
     fits = doc["amortized_fits"]
     assert doc["refits"] == 2 and [f["seed"] for f in fits] == [1, 2]  # new data each time
+    # each backend at its own settings
+    assert (doc["draws"], doc["tune"], doc["baseline_draws"], doc["baseline_tune"]) == (
+        60, 60, 70, 50)
     assert doc["compile_seconds"] > 0 and doc["seconds"] >= doc["compile_seconds"]
     mean = sum(f["seconds"] for f in fits) / 2
     assert abs(doc["amortized_seconds_per_fit"] - mean) < 0.011
@@ -36,6 +40,7 @@ def test_one_core_reports_cpu_seconds(tmp_path):
     out = tmp_path / "bench.json"
     r = CliRunner().invoke(app, ["benchmark", "analysis", "--participants", "10", "--plans",
                                  "3", "--backend", "pymc", "--draws", "60", "--tune", "60",
+                                 "--baseline-draws", "60", "--baseline-tune", "60",
                                  "--chains", "2", "--cores", "1", "--refits", "1",
                                  "--json-file", str(out)])
     assert r.exit_code == 0, r.output
