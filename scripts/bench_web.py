@@ -16,6 +16,16 @@ after another at phone width (the test suite's browser participant: tests/web), 
   ``drawing`` (the rest: the browser's rendering and the harness's polling). This split
   calibrates the load generator: its concurrency-1 figures should match ``server``; a
   participant's browser adds ``input`` and ``drawing``.
+
+Two clocks for the frames. DevTools' ``Network.webSocketFrameSent`` / ``Received`` events are
+stamped in the renderer, when the page's main thread hands a message to or takes it from its
+WebSocket: a frame that arrives while the page is still drawing the deltas before it is
+stamped when the drawing is done (``split``). Chromium's NetLog (``--log-net-log``) stamps
+every frame header where the network service writes or reads it on the socket
+(``split_network``, 1 ms resolution): the span a client on the wire sees, which is what the
+load generator measures. Frames are matched by their order on the connection (the n-th data
+message in the NetLog is the n-th the page saw), so DevTools says which message is a rerun
+request or a finished run and the NetLog when it crossed the socket.
 """
 
 from __future__ import annotations
@@ -67,6 +77,7 @@ def run(protocol_id: str, participants: int, quick: bool,
     plans_ready: list[float] = []
     split: dict[str, list[float]] = {"input": [], "server": [], "drawing": []}
     loadtest: list[float] = []
+    loadtest_by_kind: dict[str, list[float]] = {}
     server_by_kind: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="rs-bench-web-") as tmp:
         server = StudyServer(protocol_id, Path(tmp) / "bench.duckdb", Path(tmp) / "serve.log",
@@ -76,12 +87,14 @@ def run(protocol_id: str, participants: int, quick: bool,
         server.start(timeout=3600)
         startup = time.perf_counter() - started
         try:
+            netlog = Path(tmp) / "netlog.json"
+            pages: list[tuple[Frames, list[Any]]] = []
             with sync_playwright() as pw:
-                browser = launch_chromium(pw)
+                browser = launch_chromium(pw, extra_args=(f"--log-net-log={netlog}",))
                 for k in range(participants):
                     context = browser.new_context(viewport={"width": 390, "height": 844})
                     page = context.new_page()
-                    sent, finished = _watch_frames(page)
+                    frames = _watch_frames(page)
                     bot = BrowserParticipant(page, protocol)
                     end = bot.run(start=bot.open(f"{server.url}/?PROLIFIC_PID=bench{k:04d}"))
                     if end[1] != "debrief":
@@ -91,12 +104,14 @@ def run(protocol_id: str, participants: int, quick: bool,
                         by_kind.setdefault(step.kind, []).append(step.seconds)
                         if step.kind in generating:
                             plans_ready.append(step.seconds)
-                        parts = _split(step.clicked, step.seconds, sent, finished)
+                        parts = _split(step.clicked, step.seconds, frames.sent_times("rerun"),
+                                       frames.received_times("finished"))
                         if parts is not None:
                             for name, value in zip(("input", "server", "drawing"), parts,
                                                    strict=True):
                                 split[name].append(value)
                             server_by_kind.setdefault(step.kind, []).append(parts[1])
+                    pages.append((frames, list(bot.steps)))
                     context.close()
                     if calibrate:  # the load generator's participant, on the same server
                         twin = LoadParticipant(k, protocol, server.url, seed=0xCA1)
@@ -105,8 +120,11 @@ def run(protocol_id: str, participants: int, quick: bool,
                             pool.submit(asyncio.run, twin.run()).result()
                         if twin.end_kind != "debrief":
                             raise RuntimeError(f"load participant {k} ended on {twin.end_kind}")
-                        loadtest.extend(step.seconds for step in twin.steps)
-                browser.close()
+                        for step in twin.steps:
+                            loadtest.append(step.seconds)
+                            loadtest_by_kind.setdefault(step.kind, []).append(step.seconds)
+                browser.close()  # writes the NetLog out
+            network = _network_split(pages, _netlog_connections(netlog))
         finally:
             server.stop()
     t, p = latency_stats(transitions), latency_stats(plans_ready)
@@ -120,8 +138,15 @@ def run(protocol_id: str, participants: int, quick: bool,
                              "by_kind": {k: latency_stats(v)
                                          for k, v in sorted(server_by_kind.items())}},
                   "drawing": latency_stats(split["drawing"])},
-        "calibration": _calibration(latency_stats(loadtest), latency_stats(split["server"]),
-                                    t) if calibrate else None,
+        "split_network": {**{name: latency_stats(network[name])
+                             for name in ("input", "server", "drawing")},
+                          "server_by_kind": {k: latency_stats(v) for k, v in
+                                             sorted(network["server_by_kind"].items())}},
+        "calibration": {**_calibration(latency_stats(loadtest), latency_stats(split["server"]),
+                                       t, latency_stats(network["server"])),
+                        "loadtest_by_kind": {k: latency_stats(v)
+                                             for k, v in sorted(loadtest_by_kind.items())}}
+        if calibrate else None,
         "targets": {"transition_p95_ms": TARGET_TRANSITION_P95_MS,
                     "plans_ready_ms": TARGET_PLANS_READY_MS},
         "meets_targets": bool(t.get("p95_ms", 1e9) <= TARGET_TRANSITION_P95_MS
@@ -131,16 +156,30 @@ def run(protocol_id: str, participants: int, quick: bool,
     }
 
 
-def _watch_frames(page: Any) -> tuple[list[float], list[float]]:
-    """The times of every rerun request the page's websocket sends and of every finished
-    script run it receives (a run ended early by ``st.rerun`` is not finished: the next run
-    follows at once), on Chromium's own clock: the ``timestamp`` of the DevTools protocol's
-    ``Network.webSocketFrameSent`` / ``Received`` events, i.e. when the browser's network
-    stack sent or received the frame. (Playwright's ``framesent`` / ``framereceived`` events
-    reach a synchronous script only while it waits inside a Playwright call, so a time taken
-    in their handlers is when the harness got round to them: up to a polling interval late.)
-    Chromium's monotonic clock and ``time.perf_counter()`` are both CLOCK_MONOTONIC on Linux,
-    so the times compare with the harness's click times."""
+class Frames:
+    """Every data message of one page's websocket, in order: what it was (a sent message: its
+    BackMsg type, e.g. ``rerun``; a received one: ``finished`` for the end of a script run,
+    else ``other``) and its DevTools time (seconds on CLOCK_MONOTONIC)."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, float]] = []
+        self.received: list[tuple[str, float]] = []
+
+    def sent_times(self, kind: str) -> list[float]:
+        return [t for k, t in self.sent if k == kind]
+
+    def received_times(self, kind: str) -> list[float]:
+        return [t for k, t in self.received if k == kind]
+
+
+def _watch_frames(page: Any) -> Frames:
+    """The page's websocket messages on the renderer's clock: the ``timestamp`` of the DevTools
+    protocol's ``Network.webSocketFrameSent`` / ``Received`` events (module docstring). A
+    run ended early by ``st.rerun`` is not ``finished``: the next run follows at once.
+    (Playwright's ``framesent`` / ``framereceived`` events reach a synchronous script only
+    while it waits inside a Playwright call, so a time taken in their handlers is when the
+    harness got round to them.) Chromium's monotonic clock and ``time.perf_counter()`` are
+    both CLOCK_MONOTONIC on Linux, so the times compare with the harness's click times."""
     import base64
 
     from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -148,12 +187,11 @@ def _watch_frames(page: Any) -> tuple[list[float], list[float]]:
 
     from study_app.web.load.streamlit_client import run_finished
 
-    sent: list[float] = []
-    finished: list[float] = []
+    frames = Frames()
 
     def payload(params: dict[str, Any]) -> bytes | None:
         frame = params["response"]
-        return base64.b64decode(frame["payloadData"]) if frame.get("opcode") == 2 else None
+        return base64.b64decode(frame["payloadData"]) if frame.get("opcode") in (1, 2) else None
 
     def received(params: dict[str, Any]) -> None:
         raw = payload(params)
@@ -161,8 +199,8 @@ def _watch_frames(page: Any) -> tuple[list[float], list[float]]:
             return
         msg = ForwardMsg()
         msg.ParseFromString(raw)
-        if run_finished(msg):
-            finished.append(float(params["timestamp"]))
+        kind = "finished" if run_finished(msg) else "other"
+        frames.received.append((kind, float(params["timestamp"])))
 
     def sending(params: dict[str, Any]) -> None:
         raw = payload(params)
@@ -170,27 +208,90 @@ def _watch_frames(page: Any) -> tuple[list[float], list[float]]:
             return
         msg = BackMsg()
         msg.ParseFromString(raw)
-        if msg.WhichOneof("type") == "rerun_script":
-            sent.append(float(params["timestamp"]))
+        kind = "rerun" if msg.WhichOneof("type") == "rerun_script" else "other"
+        frames.sent.append((kind, float(params["timestamp"])))
 
     cdp = page.context.new_cdp_session(page)
     cdp.on("Network.webSocketFrameReceived", received)
     cdp.on("Network.webSocketFrameSent", sending)
     cdp.send("Network.enable")
-    return sent, finished
+    return frames
 
 
-def _calibration(load: dict[str, Any], server: dict[str, Any],
-                 browser: dict[str, Any]) -> dict[str, Any]:
-    """The load generator's transitions against the browser's server span and whole
-    transition: ratios load / browser of the p50s and p95s."""
+def _netlog_connections(path: Path) -> list[dict[str, list[float]]]:
+    """Per websocket connection of a Chromium NetLog, in the order they opened, the times
+    (seconds, CLOCK_MONOTONIC) at which each data message was written to the socket
+    (``sent``: its first frame) or read in full (``received``: its final frame). Control
+    frames (ping, pong, close) are left out. A NetLog cut short by a crash (no closing
+    brackets) is read as far as it goes."""
+    raw = path.read_text()
+    try:
+        log = json.loads(raw)
+    except json.JSONDecodeError:
+        log = json.loads(raw.rstrip().rstrip(",") + "]}")
+    names = {v: k for k, v in log["constants"]["logEventTypes"].items()}
+    conns: dict[int, dict[str, list[float]]] = {}
+    opening: dict[int, bool] = {}  # per connection and direction: inside a fragmented message
+    for event in log["events"]:
+        kind = names.get(event["type"], "")
+        direction = {"WEBSOCKET_SENT_FRAME_HEADER": "sent",
+                     "WEBSOCKET_RECV_FRAME_HEADER": "received"}.get(kind)
+        if direction is None:
+            continue
+        params, source = event["params"], event["source"]["id"]
+        if params["opcode"] >= 8:  # control frame
+            continue
+        conn = conns.setdefault(source, {"sent": [], "received": []})
+        t = int(event["time"]) / 1000.0
+        key = source * 2 + (direction == "sent")
+        if direction == "sent" and not opening.get(key):
+            conn["sent"].append(t)
+        opening[key] = not params["final"]
+        if direction == "received" and params["final"]:
+            conn["received"].append(t)
+    return list(conns.values())
+
+
+def _network_split(pages: list[tuple[Frames, list[Any]]],
+                   connections: list[dict[str, list[float]]]) -> dict[str, Any]:
+    """(input, server, drawing) of every transition on the NetLog's clock, and the server
+    span by page kind (``server_by_kind``): each page's messages matched by order to the
+    NetLog connection of the same rank (pages ran one after another, one websocket each). A
+    page whose message counts differ from its connection's (a reconnect) is left out rather
+    than matched wrongly."""
+    out: dict[str, Any] = {"input": [], "server": [], "drawing": [], "server_by_kind": {}}
+    if len(connections) != len(pages):
+        return out
+    for (frames, steps), conn in zip(pages, connections, strict=True):
+        if (len(frames.sent) != len(conn["sent"])
+                or len(frames.received) != len(conn["received"])):
+            continue
+        sent = [t for (k, _), t in zip(frames.sent, conn["sent"], strict=True) if k == "rerun"]
+        finished = [t for (k, _), t in zip(frames.received, conn["received"], strict=True)
+                    if k == "finished"]
+        for step in steps:
+            parts = _split(step.clicked, step.seconds, sent, finished)
+            if parts is not None:
+                for name, value in zip(("input", "server", "drawing"), parts, strict=True):
+                    out[name].append(value)
+                out["server_by_kind"].setdefault(step.kind, []).append(parts[1])
+    return out
+
+
+def _calibration(load: dict[str, Any], server: dict[str, Any], browser: dict[str, Any],
+                 network: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The load generator's transitions against the browser's server span (renderer clock;
+    ``network``: on the socket, NetLog) and whole transition: ratios load / browser of the
+    p50s and p95s."""
     def ratio(a: dict[str, Any], b: dict[str, Any], q: str) -> float | None:
         return round(a[q] / b[q], 2) if a.get(q) and b.get(q) else None
 
+    qs = ("p50_ms", "p95_ms")
     return {"loadtest": load,
-            "ratio_to_browser_server": {q: ratio(load, server, q) for q in ("p50_ms", "p95_ms")},
-            "ratio_to_browser_transition": {q: ratio(load, browser, q)
-                                            for q in ("p50_ms", "p95_ms")}}
+            "ratio_to_browser_server_on_the_socket": {q: ratio(load, network or {}, q)
+                                                      for q in qs},
+            "ratio_to_browser_server": {q: ratio(load, server, q) for q in qs},
+            "ratio_to_browser_transition": {q: ratio(load, browser, q) for q in qs}}
 
 
 def _split(clicked: float, seconds: float, sent: list[float],
@@ -236,18 +337,25 @@ def main() -> None:
           f"max {t['max_ms']} ms (target p95 <= {TARGET_TRANSITION_P95_MS:.0f} ms)")
     for kind, s in t["by_kind"].items():
         print(f"  {kind:22s} n={s['n']:3d} p50 {s['p50_ms']:7.1f} ms  p95 {s['p95_ms']:7.1f} ms")
-    for name, what in (("input", "click to rerun request"),
-                       ("server", "request to finished run: what `loadtest` measures"),
-                       ("drawing", "finished run to page ready")):
-        q = result["split"][name]
-        if q["n"]:
-            print(f"  {name:8s} p50 {q['p50_ms']:7.1f} ms  p95 {q['p95_ms']:7.1f} ms  ({what})")
+    for clock in ("split", "split_network"):
+        print("  on the renderer's clock (DevTools):" if clock == "split" else
+              "  on the socket (NetLog):")
+        for name, what in (("input", "click to rerun request"),
+                           ("server", "request to finished run: what `loadtest` measures"),
+                           ("drawing", "finished run to page ready")):
+            q = result[clock][name]
+            if q["n"]:
+                print(f"    {name:8s} p50 {q['p50_ms']:7.1f} ms  p95 {q['p95_ms']:7.1f} ms  "
+                      f"({what})")
     c = result["calibration"]
     if c is not None:
         lt = c["loadtest"]
         print(f"loadtest on the same server: p50 {lt['p50_ms']} ms, p95 {lt['p95_ms']} ms; "
-              f"ratio to the browser's server span p50 {c['ratio_to_browser_server']['p50_ms']}"
-              f", p95 {c['ratio_to_browser_server']['p95_ms']}; to its whole transition p50 "
+              "ratio to the browser's server span on the socket p50 "
+              f"{c['ratio_to_browser_server_on_the_socket']['p50_ms']}, p95 "
+              f"{c['ratio_to_browser_server_on_the_socket']['p95_ms']}; on the renderer's clock "
+              f"p50 {c['ratio_to_browser_server']['p50_ms']}, p95 "
+              f"{c['ratio_to_browser_server']['p95_ms']}; to its whole transition p50 "
               f"{c['ratio_to_browser_transition']['p50_ms']}, p95 "
               f"{c['ratio_to_browser_transition']['p95_ms']}")
     if p["n"]:

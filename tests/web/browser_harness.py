@@ -30,10 +30,11 @@ REPO = Path(__file__).resolve().parents[2]
 ARTIFACT_DIR = REPO / ".recourse-study" / "test-artifacts"
 
 
-def launch_chromium(playwright: Any) -> Any:
-    """Debian's Chromium (never a downloaded browser), headless."""
-    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
-                                      headless=True)
+def launch_chromium(playwright: Any, extra_args: tuple[str, ...] = ()) -> Any:
+    """Debian's Chromium (never a downloaded browser), headless; ``extra_args``: more
+    command-line switches (e.g. ``--log-net-log=PATH``)."""
+    return playwright.chromium.launch(executable_path=str(CHROMIUM),
+                                      args=[*CHROMIUM_ARGS, *extra_args], headless=True)
 
 
 def free_port() -> int:
