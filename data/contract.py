@@ -5,6 +5,7 @@ the errors and the table list."""
 
 from __future__ import annotations
 
+import numbers
 from abc import ABCMeta
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -101,6 +102,63 @@ def check_guard(table: str, guard: str | None, expected: Sequence[Any] | None,
                 rows: Sequence[Any]) -> None:
     if guard is not None and (expected is None or len(expected) != len(rows)):
         raise ValueError("a guarded update needs one expected value per row")
+
+
+def coerce(value: Any, dtype: str) -> Any:
+    """``value`` as a parameter for a column of type ``dtype`` (the store's SQL types), the
+    same for both backends: None stays NULL; integers (NumPy's too, and integral floats such
+    as 3.0) for INTEGER / BIGINT, numbers for DOUBLE, bools for BOOLEAN, text for VARCHAR;
+    anything else is a StoreError naming the value."""
+    if value is None:
+        return None
+    if dtype in ("INTEGER", "BIGINT"):
+        if isinstance(value, numbers.Integral):
+            return int(value)
+        if isinstance(value, numbers.Real) and float(value).is_integer():
+            return int(value)
+        raise StoreError(f"expected an integer, got {type(value).__name__} {value!r}")
+    if dtype == "DOUBLE":
+        if isinstance(value, numbers.Real):
+            return float(value)
+        raise StoreError(f"expected a number, got {type(value).__name__} {value!r}")
+    if dtype == "BOOLEAN":
+        return bool(value)
+    if dtype == "VARCHAR" and not isinstance(value, str):
+        raise StoreError(f"expected text, got {type(value).__name__} {value!r}")
+    return value
+
+
+def insert_values(table: str, types: Mapping[str, str], rows: Sequence[Mapping[str, Any]]
+                  ) -> tuple[list[str], list[list[Any]]]:
+    """(columns, one list of ``coerce``-d values per row) of an INSERT of ``rows`` into
+    ``table`` (column name -> type ``types``): the columns any row gives, in the table's
+    order; a column a row lacks is NULL."""
+    check_columns(table, list(types), rows)
+    cols = [c for c in types if any(c in r for r in rows)]
+    return cols, [[coerce(r.get(c), types[c]) for c in cols] for r in rows]
+
+
+def update_statement(table: str, types: Mapping[str, str], keys: Sequence[str],
+                     rows: Sequence[Mapping[str, Any]], guard: str | None,
+                     expected: Sequence[Any] | None, mark: str) -> tuple[str, list[list[Any]]]:
+    """(an UPDATE of one row with ``mark`` as parameter placeholder, one parameter list per
+    row) setting the columns of ``rows[0]`` that are not ``keys`` where the keys match (and,
+    with ``guard``, where that column still holds the row's ``expected`` value)."""
+    check_columns(table, list(types), rows)
+    check_guard(table, guard, expected, rows)
+    sets = [c for c in rows[0] if c not in keys]
+    where = " AND ".join(f"{k} = {mark}" for k in keys)
+    if guard is not None:
+        where += f" AND {guard} = {mark}"
+    sql = f"UPDATE {table} SET {', '.join(f'{c} = {mark}' for c in sets)} WHERE {where}"
+    params = []
+    for i, r in enumerate(rows):
+        values = [coerce(r[c], types[c]) for c in sets] + [coerce(r[k], types[k]) for k in keys]
+        if guard is not None:
+            assert expected is not None
+            values.append(coerce(expected[i], types[guard]))
+        params.append(values)
+    return sql, params
 
 
 def guard_failed(table: str, rows: int, done: int) -> WriteConflictError:

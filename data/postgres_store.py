@@ -42,10 +42,10 @@ from data.contract import (
     StoreError,
     Transaction,
     WriteConflictError,
-    check_columns,
-    check_guard,
     describe,
     guard_failed,
+    insert_values,
+    update_statement,
 )
 from data.migrations import check_readable, migrate
 
@@ -69,20 +69,6 @@ _DUCKDB_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensi
 def to_pg_sql(sql: str) -> str:
     """DuckDB-style SQL with ``?`` placeholders as psycopg SQL."""
     return sql.replace("%", "%%").replace("?", "%s")
-
-
-def _coerce(value: Any, dtype: str) -> Any:
-    if value is None:
-        return None
-    if dtype in ("INTEGER", "BIGINT"):
-        return int(value)
-    if dtype == "DOUBLE":
-        return float(value)
-    if dtype == "BOOLEAN":
-        return bool(value)
-    if dtype == "VARCHAR" and not isinstance(value, str):
-        raise StoreError(f"expected text, got {type(value).__name__} {value!r}")
-    return value
 
 
 class _Translating:
@@ -117,12 +103,10 @@ class PostgresTransaction(Transaction):
         # this transaction's own connection: asking the pool for a second one while holding
         # one deadlocks once every pooled connection is held by a writer doing the same
         types = dict(self._store.columns(table, via=self.query))
-        check_columns(table, list(types), rows)
-        cols = [c for c in types if any(c in r for r in rows)]
+        cols, values = insert_values(table, types, rows)
         marks = ", ".join(["%s"] * len(cols))
-        self._cur.executemany(
-            f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({marks})",
-            [[_coerce(r.get(c), types[c]) for c in cols] for r in rows])
+        self._cur.executemany(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({marks})",
+                              values)
         return len(rows)
 
     def update(self, table: str, keys: Sequence[str], rows: Sequence[Mapping[str, Any]], *,
@@ -130,20 +114,9 @@ class PostgresTransaction(Transaction):
         if not rows:
             return 0
         types = dict(self._store.columns(table))
-        check_columns(table, list(types), rows)
-        check_guard(table, guard, expected, rows)
-        sets = [c for c in rows[0] if c not in keys]
-        where = " AND ".join(f"{k} = %s" for k in keys)
-        if guard is not None:
-            where += f" AND {guard} = %s"
-        sql = f"UPDATE {table} SET {', '.join(f'{c} = %s' for c in sets)} WHERE {where}"
+        sql, per_row = update_statement(table, types, keys, rows, guard, expected, "%s")
         done = 0
-        for i, r in enumerate(rows):
-            params = [_coerce(r[c], types[c]) for c in sets]
-            params += [_coerce(r[k], types[k]) for k in keys]
-            if guard is not None:
-                assert expected is not None
-                params.append(_coerce(expected[i], types[guard]))
+        for params in per_row:
             self._cur.execute(sql, params)
             done += self._cur.rowcount
         if guard is not None and done != len(rows):

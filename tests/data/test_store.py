@@ -10,6 +10,7 @@ from datetime import datetime
 import duckdb
 import pytest
 
+from data.contract import insert_values
 from data.migrations import SchemaVersionError
 from data.store import Store, StoreError, WriteConflictError
 
@@ -179,15 +180,13 @@ def test_read_api_filters_by_study_and_names_unknown_tables(tmp_path) -> None:
         with pytest.raises(StoreError, match="^unknown table 'nope'$"):
             store.columns("nope")
         assert ("study_id", "VARCHAR") in store.columns("studies")
+        types = dict(store.columns("studies"))
         with pytest.raises(StoreError, match="^table studies has no column\\(s\\) colour, "
                            "size$"):
-            store.arrow_rows("studies", [{"study_id": "x", "size": 1, "colour": "b"}])
-        table = store.arrow_rows("studies", [{"study_id": "x"}, {"protocol_id": "p"}])
-        assert table.column_names == ["study_id", "protocol_id"]  # table order, given ones
-        assert table.to_pylist() == [{"study_id": "x", "protocol_id": None},
-                                     {"study_id": None, "protocol_id": "p"}]
-        only = store.arrow_rows("studies", [{"study_id": "x"}], only=["study_id", "source"])
-        assert only.column_names == ["study_id", "source"]
+            insert_values("studies", types, [{"study_id": "x", "size": 1, "colour": "b"}])
+        cols, values = insert_values("studies", types, [{"protocol_id": "p"}, {"study_id": "x"}])
+        assert cols == ["study_id", "protocol_id"]  # the table's order, the given ones
+        assert values == [[None, "p"], ["x", None]]
         assert store.frame("SELECT 1 AS one").to_dict("records") == [{"one": 1}]
         assert store.query("SELECT ? AS v", [7]) == [{"v": 7}]
 

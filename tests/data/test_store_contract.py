@@ -196,3 +196,56 @@ def test_read_only_refuses_writes(store_target) -> None:
         with pytest.raises(StoreError, match="read-only"):
             with store.transaction():
                 pass
+
+
+@pytest.mark.parametrize("n", [1, 8, 9, 40])  # both sides of the DuckDB driver's FEW_ROWS
+def test_few_and_many_rows_are_written_and_updated_alike(store_target, n: int) -> None:
+    """A handful of rows (SQL parameters) and many (DuckDB: one Arrow table) store the same
+    values, NumPy numbers and integral floats included; a guarded update of many rows is
+    all or nothing like one of few."""
+    rows = [{"study_id": "s", "participant_id": f"p{i:02d}", "seq": np.int64(i),
+             "source": "web", "status": "active", "step": float(i % 3), "state_json": "{}",
+             "arm": None, "created_at": AT, "updated_at": AT} for i in range(n)]
+    with Store(store_target) as store:
+        with store.transaction() as tx:
+            _study(tx)
+            assert tx.insert("participants", rows) == n
+        got = store.query("SELECT participant_id, seq, step, arm, created_at FROM participants "
+                          "ORDER BY participant_id")
+        assert got == [{"participant_id": f"p{i:02d}", "seq": i, "step": i % 3, "arm": None,
+                        "created_at": AT} for i in range(n)]
+        new = [{"study_id": "s", "participant_id": f"p{i:02d}", "step": 7, "arm": "b"}
+               for i in range(n)]
+        stale = [i % 3 for i in range(n)]
+        stale[-1] += 1  # one row was changed by someone else: nothing is written
+        with pytest.raises(WriteConflictError, match="^1 row\\(s\\) of participants changed"):
+            with store.transaction() as tx:
+                tx.update("participants", ["study_id", "participant_id"], new, guard="step",
+                          expected=stale)
+        assert store.query("SELECT count(*) AS k FROM participants WHERE step = 7")[0]["k"] == 0
+        with store.transaction() as tx:
+            assert tx.update("participants", ["study_id", "participant_id"], new, guard="step",
+                             expected=[i % 3 for i in range(n)]) == n
+        assert store.query("SELECT DISTINCT step, arm FROM participants") == [
+            {"step": 7, "arm": "b"}]
+
+
+@pytest.mark.parametrize("n", [1, 9])
+@pytest.mark.parametrize(("column", "value", "message"), [
+    ("step", 2.5, "expected an integer, got float 2.5"),
+    ("step", "3", "expected an integer, got str '3'"),
+    ("status", 3, "expected text, got int 3"),
+])
+def test_a_value_of_the_wrong_type_is_refused_and_nothing_written(
+        store_target, n: int, column: str, value, message: str) -> None:
+    with Store(store_target) as store:
+        with store.transaction() as tx:
+            _study(tx)
+        rows = [{"study_id": "s", "participant_id": f"p{i}", "seq": i, "source": "web",
+                 "status": "active", "step": 0, "state_json": "{}", "created_at": AT,
+                 "updated_at": AT} for i in range(n)]
+        rows[-1][column] = value
+        with pytest.raises(StoreError, match=message):
+            with store.transaction() as tx:
+                tx.insert("participants", rows)
+        assert store.counts()["participants"] == 0
