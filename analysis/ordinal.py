@@ -91,8 +91,8 @@ def graph_logp(k: Any, eta: Any, cutpoints: Any) -> Any:
 class ObservedLogp(Op):
     """log P(y_r) per rating for ratings ``y`` (int64, 0..K-1), latent scores ``eta`` and
     cutpoints ``cut`` (K-1), with the derivatives ``upper`` / ``lower`` by each rating's two
-    cutpoints (``analysis.ordinal_kernel.observed_kernel``); the gradient is assembled from them, so a log-density and
-    its gradient run the kernel once."""
+    cutpoints (``analysis.ordinal_kernel.observed_kernel``); the gradient is assembled from
+    them, so a log-density and its gradient run the kernel once."""
 
     __props__ = ()
 
@@ -104,8 +104,8 @@ class ObservedLogp(Op):
 
     def perform(self, node: Apply, inputs: list[np.ndarray], outputs: list[list[Any]]) -> None:
         y, eta, cut = inputs
-        for store, value in zip(outputs, value_and_derivatives(np.asarray(y, np.int64), eta, cut),
-                                strict=True):
+        values = value_and_derivatives(np.asarray(y, np.int64), eta, cut)
+        for store, value in zip(outputs, values, strict=True):
             store[0] = value
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
@@ -128,7 +128,8 @@ class ObservedLogp(Op):
 
 class ObservedLogpGrad(Op):
     """(d/d eta, d/d cut) of ``ObservedLogp`` from (g, y, upper, lower, cut): the
-    ``analysis.ordinal_kernel.observed_grad_kernel``; ``cut`` gives the size only. First order only."""
+    ``analysis.ordinal_kernel.observed_grad_kernel``; ``cut`` gives the size only. First
+    order only."""
 
     __props__ = ()
 
