@@ -116,26 +116,35 @@ class _IndependentWorld(StructuralCausalModel):
         return torch.zeros(len(x), dtype=torch.float64)
 
 
-def _cost_tables(first: list[list[float]], second: list[list[float]]) -> PersonTables:
+def _cost_tables(first: list[list[float]], second: list[list[float]], *,
+                 dlogp: tuple[list[list[float]], list[list[float]]] | None = None,
+                 offset: list[float] | None = None, tag_people: bool = True) -> PersonTables:
     """Search tables with the given weighted option costs per person (option 0: no action),
-    whose plans a decision model can tell apart: plan (i1, i2) of person p has x' = (i1, i2, p)."""
+    whose plans a decision model can tell apart: plan (i1, i2) of person p has x' = (i1, i2, p)
+    (x' = (i1, i2) without ``tag_people``: then both features of x' are actionable). ``dlogp``:
+    the two tables' log-density changes (default 0), ``offset`` per person (default 0)."""
     w1 = torch.tensor(first, dtype=torch.float64)
     w2 = torch.tensor(second, dtype=torch.float64)
     p = len(w1)
+    d = 3 if tag_people else 2
+    dl = [torch.zeros_like(w) for w in (w1, w2)] if dlogp is None else [
+        torch.tensor(v, dtype=torch.float64) for v in dlogp]
 
     def table(w, j):
         m = w.shape[1]
-        acted = torch.zeros(m, 3, dtype=torch.bool)
+        acted = torch.zeros(m, d, dtype=torch.bool)
         acted[1:, j] = True
-        values = torch.zeros(p, m, 3, dtype=torch.float64)
+        values = torch.zeros(p, m, d, dtype=torch.float64)
         values[:, 1:, j] = 1.0
         x_aff = torch.arange(m, dtype=torch.float64).expand(p, m)[..., None].clone()
-        return BlockTable((j,), acted, values, x_aff, w.clone(), w.clone(),
-                          torch.zeros(p, m, dtype=torch.float64))
+        return BlockTable((j,), acted, values, x_aff, w.clone(), w.clone(), dl[j].clone())
 
-    x0 = torch.zeros(p, 3, dtype=torch.float64)
-    x0[:, 2] = torch.arange(p)
-    return PersonTables(x0, torch.zeros(p, dtype=torch.float64), table(w1, 0), table(w2, 1))
+    x0 = torch.zeros(p, d, dtype=torch.float64)
+    if tag_people:
+        x0[:, 2] = torch.arange(p)
+    off = torch.zeros(p, dtype=torch.float64) if offset is None else torch.tensor(
+        offset, dtype=torch.float64)
+    return PersonTables(x0, off, table(w1, 0), table(w2, 1))
 
 
 def _expected_grid(lo, hi, start, stop, bins=25):
@@ -415,7 +424,8 @@ def test_rejects_a_world_model_that_is_not_an_scm(loan, clf):
         def log_prob(self, x):
             return torch.zeros(len(x))
 
-    with pytest.raises(ValueError, match="exact SCM"):
+    with pytest.raises(ValueError, match=r"^the causal Oracle needs the exact SCM as the "
+                       r"context's world model \(got Flow\)$"):
         CausalOracle(RecourseContext(loan, clf, world=Flow(), density_source="flow"))
 
 
@@ -475,7 +485,7 @@ def test_the_methods_reference_search_finds_the_same_optimum(loan, clf, people, 
             assert math.isclose(float(cost[i]), float(batch.weighted_cost[i]), rel_tol=1e-9)
         else:
             assert cost[i] == math.inf
-    with pytest.raises(ValueError, match="factuals is empty"):
+    with pytest.raises(ValueError, match=r"^factuals is empty: expected at least one profile$"):
         oracle.reference_search(x[:0], profiles[torch.arange(0)])
 
 
@@ -727,3 +737,108 @@ def test_the_default_candidate_set_is_the_ten_cheapest_and_four_per_sparsity_lev
     for top_k, per_l0 in ((11, 4), (10, 5)):  # one more of either gives more plans here
         more = oracle.candidates(x, profiles, top_k=top_k, per_l0=per_l0)
         assert len(more.person) > len(default.person)
+
+
+def test_first_minimum_is_each_persons_earliest_cheapest_entry():
+    """The search's pick per person: the position of its cheapest entry, the earliest one
+    among equal costs (so the plan found does not depend on tensor internals), and -1 for a
+    person without entries."""
+    from engine.recourse.oracle import _first_minimum
+
+    person = torch.tensor([2, 0, 2, 0, 0, 2])
+    cost = torch.tensor([3.0, 5.0, 1.0, 4.0, 4.0, 1.0], dtype=torch.float64)
+    first = _first_minimum(person, cost, 4)
+    assert first.dtype == torch.long and first.tolist() == [3, -1, 2, -1]
+    assert _first_minimum(person[:0], cost[:0], 2).tolist() == [-1, -1]
+
+
+def test_selected_pairs_keep_every_field_row_by_row():
+    from engine.recourse.oracle import _Pairs
+
+    f64 = torch.float64
+    pairs = _Pairs(torch.tensor([0, 0, 1]), torch.tensor([1, 2, 3]), torch.tensor([4, 5, 6]),
+                   torch.tensor([0.5, 1.5, 2.5], dtype=f64), torch.tensor([-1.0, 0.0, 1.0], dtype=f64))
+    for idx in (torch.tensor([2, 0]), torch.tensor([True, False, True])):
+        rows = idx.nonzero().flatten().tolist() if idx.dtype == torch.bool else idx.tolist()
+        sub = pairs.select(idx)
+        for name in ("person", "i1", "i2", "wcost", "dlogp"):
+            assert getattr(sub, name).tolist() == [getattr(pairs, name).tolist()[r] for r in rows]
+
+
+def test_pruning_and_admission_follow_the_plausibility_rule_at_its_margin(loan, monkeypatch):
+    """A plan (i1, i2) is plausible when dl1[i1] + dl2[i2] + offset >= PLAUSIBILITY_MARGIN
+    (offset = log p(x^0) - log p(x), non-zero in a world whose no-action counterfactual is
+    not x). The tables drop exactly the available options that no available partner of the
+    same person makes plausible, and the search admits exactly the plausible non-empty plans:
+    at the margin itself too. Without the constraint nothing is pruned."""
+    import engine.recourse.oracle as oracle_module
+
+    m, inf = PLAUSIBILITY_MARGIN, math.inf
+    w1 = [[0.0, 1.0, 2.0, inf], [0.0, 1.0, 2.0, 3.0], [0.0, 1.0, 2.0, 3.0], [0.0, 1.0, 2.0, 3.0]]
+    w2 = [[0.0, 10.0, 20.0, inf], [0.0, 10.0, 20.0, 30.0], [0.0, 10.0, 20.0, 30.0],
+          [0.0, 10.0, 20.0, 30.0]]
+    # person 0: plausible exactly at the margin (dl2 = m), unavailable options of high density;
+    # person 1: offset 1, so the empty plan and losses below 1 are plausible;
+    # persons 2 and 3: their best partners differ from everybody else's
+    dl1 = [[0.0, 0.0, -3.0, 7.0], [0.0, -0.5, -2.0, 0.0], [0.0, 5.0, -1.0, 0.0],
+           [0.0, 4.0, -1.0, 0.0]]
+    dl2 = [[0.0, m, -3.0, 7.0], [0.0, -0.5, -2.0, 0.0], [0.0, -8.0, -1.0, 0.0],
+           [0.0, 4.0, -6.0, 0.0]]
+    offset = [0.0, 1.0, 0.0, 0.0]
+
+    def tables():
+        return _cost_tables(w1, w2, dlogp=(dl1, dl2), offset=offset)
+
+    f64 = torch.float64
+    a1, a2 = (torch.tensor(w, dtype=f64).isfinite() for w in (w1, w2))
+    plausible = (torch.tensor(dl1, dtype=f64)[:, :, None] + torch.tensor(dl2, dtype=f64)[:, None]
+                 + torch.tensor(offset, dtype=f64)[:, None, None] >= m)
+    ok = plausible & a1[:, :, None] & a2[:, None, :]
+    keep1, keep2 = a1 & ok.any(dim=2), a2 & ok.any(dim=1)
+    assert keep1[0].tolist() == [True, True, False, False]  # kept at the margin
+    assert keep2[0].tolist() == [False, True, False, False]
+    assert keep1[1].tolist() == [True, True, False, True]  # kept thanks to the offset
+
+    ctx = RecourseContext(loan, _Approves())
+    monkeypatch.setattr(oracle_module, "build_tables", lambda *args: tables())
+    pruned = CausalOracle(ctx, bins=1)._tables(None, None, None)
+    assert torch.equal(pruned.first.wcost.isfinite(), keep1)
+    assert torch.equal(pruned.second.wcost.isfinite(), keep2)
+    unpruned = CausalOracle(ctx, bins=1, plausibility=False)._tables(None, None, None)
+    assert torch.equal(unpruned.first.wcost.isfinite(), a1)
+    assert torch.equal(unpruned.second.wcost.isfinite(), a2)
+
+    # every plan is approved: the optimum is the cheapest plausible non-empty plan
+    best1, best2, _ = CausalOracle(ctx, bins=1)._search(pruned)
+    cost = torch.tensor(w1, dtype=f64)[:, :, None] + torch.tensor(w2, dtype=f64)[:, None]
+    admissible = ok.clone()
+    admissible[:, 0, 0] = False
+    want = [divmod(int(cost[q].masked_fill(~admissible[q], inf).argmin()), 4) for q in range(4)]
+    assert list(zip(best1.tolist(), best2.tolist(), strict=True)) == want
+    assert want == [(0, 1), (1, 0), (1, 0), (1, 0)]
+
+
+def test_a_persons_search_does_not_depend_on_who_else_is_in_the_chunk(loan):
+    """Cost bands are per person: beside somebody whose plans cost a trillion times more, a
+    person evaluates the same plans and gets the same plan as when searched alone."""
+    first, second = [0.0, 2.0, 3.0, 1.0, math.inf], [0.0, 8.0, 4.0, 12.0]
+    dear1, dear2 = [1e12 * c for c in first], [1e12 * c for c in second]
+    ctx = RecourseContext(loan, _Approves({(3, 1, 0), (1, 2, 1)}))
+    oracle = CausalOracle(ctx, bins=1, plausibility=False, band=1, max_band=4)
+    alone = oracle._search(_cost_tables([first], [second]))
+    both = oracle._search(_cost_tables([first, dear1], [second, dear2]))
+    assert [t.tolist() for t in alone] == [[3], [1], [10]]
+    assert [t.tolist()[0] for t in both] == [3, 1, 10]
+    assert (both[0][1], both[1][1]) == (1, 2)
+
+
+def test_candidates_keep_people_apart_when_every_feature_is_actionable(loan):
+    """The (person, sparsity level) groups of ``candidates`` stay apart when a plan can act on
+    every feature of x' (L0 up to d): x' has two features here, both actionable. With
+    ``per_l0`` = 1 every person gets its cheapest plan of each level."""
+    w1 = [[0.0, 1.0, 2.0], [0.0, 3.0, 4.0], [0.0, 5.0, 6.0]]
+    w2 = [[0.0, 1.5, 2.5], [0.0, 3.5, 4.5], [0.0, 5.5, 6.5]]
+    oracle = CausalOracle(RecourseContext(loan, _Approves()), bins=1, plausibility=False)
+    pairs = oracle._candidate_pairs(_cost_tables(w1, w2, tag_people=False), 0, 1)
+    got = list(zip(pairs.person.tolist(), pairs.i1.tolist(), pairs.i2.tolist(), strict=True))
+    assert got == [(q, 1, i2) for q in range(3) for i2 in (0, 1)]  # L0 = 1, then L0 = 2
