@@ -28,9 +28,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +42,27 @@ WORK = REPO / ".mutation"
 # mutmut verdicts that count as killed: a failing test, a timeout, a crash
 KILLED = ("killed", "timeout", "segfault")
 PACKAGES = ("engine", "data", "protocols", "analysis", "study_app")
+PLUGIN = "mutation_plugin"  # scripts/mutation_plugin.py, copied beside the mutated packages
+# One thread per process: mutmut runs ``--max-children`` mutants side by side, and torch's (or
+# BLAS') thread pool in each of them would ask for every core as well; on a busy 2-core
+# machine their spinning threads cost ten times the CPU of the tests themselves.
+TIMEOUT_MULTIPLIER = 5.0
+# mutmut's fork server also stops a mutant's run after half its CPU limit in wall-clock time.
+# On a shared machine (other work, or our processes paused for minutes) that turns a slow but
+# passing run into a "timeout", which counts as killed. We run mutmut with that limit raised
+# to a guard against runs that wait without using CPU; a run that loops is stopped by its CPU
+# limit (RLIMIT_CPU), whatever the machine's load.
+_MUTMUT = """
+import sys
+import mutmut.workers.isolation as isolation
+from mutmut.__main__ import cli
+register = isolation.register_timeout
+isolation.register_timeout = lambda pid, timeout_s: register(pid, 10 * timeout_s + 300)
+sys.argv[0] = "mutmut"
+cli()
+"""
+ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                                     "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")}
 
 
 @dataclass(frozen=True)
@@ -104,10 +127,16 @@ def _pyproject(module: Module) -> str:
         f"only_mutate = {arr(module.path.split(','))}",
         f"pytest_add_cli_args_test_selection = {arr(t for t in module.tests if (REPO / t).exists())}",
         # -p torch._dynamo: imported once in mutmut's fork server (torch's optimizers import it
-        # lazily at first use, 5-20 s that every forked test run would pay again)
-        f"pytest_add_cli_args = {arr(['-p', 'no:cacheprovider', '-p', 'torch._dynamo', '-m', 'not slow', '-x', '-q', *module.pytest_args])}",
+        # lazily at first use, 5-20 s that every forked test run would pay again);
+        # -p mutation_plugin (scripts/mutation_plugin.py): gc.freeze() after the fork server's
+        # warm-up, the selected tests fastest first
+        f"pytest_add_cli_args = {arr(['-p', 'no:cacheprovider', '-p', 'torch._dynamo', '-p', PLUGIN, '-m', 'not slow', '-x', '-q', *module.pytest_args])}",
+        f"also_copy = {arr([PLUGIN + '.py'])}",
         "process_isolation = \"forkserver\"",
         "use_git_change_detection = false",
+        # a mutant's run may use 2 * TIMEOUT_MULTIPLIER * (its tests' measured time + 1 s) of
+        # CPU (mutmut's default multiplier, 15, lets a mutant that loops forever burn 30 times)
+        f"timeout_multiplier = {TIMEOUT_MULTIPLIER}",
         "",
     ])
 
@@ -119,9 +148,10 @@ def _prepare(module: Module, resume: bool = False) -> Path:
     if work.exists() and not resume:
         shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
-    for name in (*PACKAGES, "tests", "README.md"):
-        if not (work / name).is_symlink():
-            (work / name).symlink_to(REPO / name)
+    for name in (*PACKAGES, "tests", "README.md", f"scripts/{PLUGIN}.py"):
+        link = work / Path(name).name
+        if not link.is_symlink():
+            link.symlink_to(REPO / name)
     (work / "pyproject.toml").write_text(_pyproject(module))
     return work
 
@@ -144,6 +174,7 @@ def _results(work: Path, module: Module) -> dict:
     survived = sorted(k for k in status if k not in killed)
     return {"module": module.path, "mutants": len(codes), "killed": len(killed),
             "killed_share": round(len(killed) / len(codes), 4) if codes else None,
+            "timeouts": sum(s == "timeout" for s in status.values()),
             "survived": {k: status[k] for k in survived}}
 
 
@@ -165,7 +196,7 @@ def run_module(module: Module, max_children: int, resume: bool = False,
         names = list(_results(WORK / module.name, module)["survived"])
         resume = True
     work = _prepare(module, resume)
-    env = dict(os.environ)
+    env = {**os.environ, **ONE_THREAD}
     home = WORK / "test-home"
     suite_home = Path(os.environ.get("RECOURSE_STUDY_TEST_HOME")
                       or REPO / ".recourse-study" / "test-home")
@@ -173,15 +204,49 @@ def run_module(module: Module, max_children: int, resume: bool = False,
         shutil.copytree(suite_home, home)
     env["RECOURSE_STUDY_TEST_HOME"] = str(home)
     env.pop("MUTANT_UNDER_TEST", None)
-    mutmut = str(Path(sys.executable).with_name("mutmut"))
-    cmd = [mutmut, "run", "--max-children", str(max_children), *names]
-    start = time.monotonic()
+    cmd = [sys.executable, "-c", _MUTMUT, "run", "--max-children", str(max_children), *names]
     log = (work / "mutmut.log").open("a" if resume else "w")
-    proc = subprocess.run(cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
+    with _Usage() as usage:
+        proc = subprocess.run(cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
     out = _results(work, module)
-    out["seconds"] = round(time.monotonic() - start, 1)
+    out.update(usage.figures())
     out["exit_code"] = proc.returncode
     return out
+
+
+class _Usage:
+    """Wall time, CPU time of the run's processes (mutmut, its fork server and every mutant's
+    run: waited-for descendants) and the machine's 1-minute load average, sampled every 15 s
+    (a shared machine: the load says how much of it the run had)."""
+
+    def __enter__(self) -> _Usage:
+        self.start = time.monotonic()
+        self.cpu0 = self._cpu()
+        self.loads: list[float] = [os.getloadavg()[0]]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.wait(15):
+            self.loads.append(os.getloadavg()[0])
+
+    @staticmethod
+    def _cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.seconds = time.monotonic() - self.start
+        self.cpu = self._cpu() - self.cpu0
+
+    def figures(self) -> dict:
+        return {"seconds": round(self.seconds, 1), "cpu_seconds": round(self.cpu, 1),
+                "load_mean": round(sum(self.loads) / len(self.loads), 2),
+                "load_max": round(max(self.loads), 2)}
 
 
 def main() -> int:
@@ -223,10 +288,13 @@ def main() -> int:
     if args.json:
         print(json.dumps(report))
     else:
-        print(f"{'module':18} {'mutants':>8} {'killed':>8} {'share':>8}")
+        print(f"{'module':18} {'mutants':>8} {'killed':>8} {'share':>8} {'timeouts':>8} "
+              f"{'wall s':>8} {'CPU s':>8} {'load':>5}")
         for name, r in report.items():
             share = "n/a" if r["killed_share"] is None else f"{100 * r['killed_share']:.1f}%"
-            print(f"{name:18} {r['mutants']:>8} {r['killed']:>8} {share:>8}")
+            print(f"{name:18} {r['mutants']:>8} {r['killed']:>8} {share:>8} {r['timeouts']:>8} "
+                  f"{r.get('seconds', ''):>8} {r.get('cpu_seconds', ''):>8} "
+                  f"{r.get('load_mean', ''):>5}")
     return 0
 
 
