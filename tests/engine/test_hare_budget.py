@@ -358,11 +358,11 @@ def test_calibration_moves_contenders_or_only_the_winner_to_the_boundary(setup, 
     torch.testing.assert_close(states["winner"].result[0], raw[:, -1] * 0.125)
 
 
-@pytest.mark.parametrize("setting", [{"lr": 0.5}, {"lam": 0.0}])
+@pytest.mark.parametrize("setting", [{"lr": 0.5}, {"lam": 0.0}, {"steps": 2}])
 def test_the_search_settings_reach_the_search(setup, base, setting):
     ctx, x, profiles = setup
     default = Hare(ctx, "gs", budget=4, iterations=1, steps=5).start(x, profiles,
                                                                      base["bayes"], 0)
-    other = Hare(ctx, "gs", budget=4, iterations=1, steps=5, **setting).start(
+    other = Hare(ctx, "gs", budget=4, iterations=1, **{"steps": 5, **setting}).start(
         x, profiles, base["bayes"], 0)
     assert not torch.allclose(default.contenders, other.contenders)
