@@ -26,9 +26,10 @@ sources (tests/conftest.py), and a retrain there must not touch the test suite's
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
+import math
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -87,7 +88,8 @@ MODULES: tuple[Module, ...] = (
     Module("hare_state", "engine/recourse/hare_state.py", ("tests/engine/test_hare_budget.py",)),
     Module("session", "protocols/session.py",
            ("tests/protocols/test_session.py", "tests/protocols/test_concurrency.py",
-            "tests/protocols/test_two_writers.py"),
+            "tests/protocols/test_two_writers.py", "tests/protocols/test_admission.py",
+            "tests/protocols/test_hare_flow.py"),
            # the subprocess version runs the same code path; PostgreSQL: the store's concern
            pytest_args=("-k", "not processes and not postgres")),
     # the store: data/store.py only picks a driver; the DuckDB driver and the contract's shared
@@ -196,32 +198,40 @@ def run_module(module: Module, max_children: int, resume: bool = False,
         names = list(_results(WORK / module.name, module)["survived"])
         resume = True
     work = _prepare(module, resume)
-    env = {**os.environ, **ONE_THREAD}
-    home = WORK / "test-home"
-    suite_home = Path(os.environ.get("RECOURSE_STUDY_TEST_HOME")
-                      or REPO / ".recourse-study" / "test-home")
-    if not home.exists() and suite_home.is_dir():
-        shutil.copytree(suite_home, home)
-    env["RECOURSE_STUDY_TEST_HOME"] = str(home)
+    env = {**os.environ, **ONE_THREAD, "RECOURSE_STUDY_TEST_HOME": str(WORK / "test-home")}
     env.pop("MUTANT_UNDER_TEST", None)
     cmd = [sys.executable, "-c", _MUTMUT, "run", "--max-children", str(max_children), *names]
     log = (work / "mutmut.log").open("a" if resume else "w")
     with _Usage() as usage:
-        proc = subprocess.run(cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
+        # this child's own CPU time (and its waited-for descendants'), whatever runs beside it
+        _, status, rusage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        usage.cpu = rusage.ru_utime + rusage.ru_stime
     out = _results(work, module)
     out.update(usage.figures())
     out["exit_code"] = proc.returncode
     return out
 
 
+def _test_home() -> None:
+    """The runs' test home: a copy of the test suite's (trained artifacts) when there is one."""
+    home = WORK / "test-home"
+    suite_home = Path(os.environ.get("RECOURSE_STUDY_TEST_HOME")
+                      or REPO / ".recourse-study" / "test-home")
+    if not home.exists() and suite_home.is_dir():
+        shutil.copytree(suite_home, home)
+
+
 class _Usage:
-    """Wall time, CPU time of the run's processes (mutmut, its fork server and every mutant's
-    run: waited-for descendants) and the machine's 1-minute load average, sampled every 15 s
-    (a shared machine: the load says how much of it the run had)."""
+    """Wall time, CPU time (``cpu``, set by the caller: mutmut, its fork server and every
+    mutant's run) and the machine's 1-minute load average, sampled every 15 s (a shared
+    machine: the load says how much of it the run had)."""
+
+    cpu: float | None = None
 
     def __enter__(self) -> _Usage:
         self.start = time.monotonic()
-        self.cpu0 = self._cpu()
         self.loads: list[float] = [os.getloadavg()[0]]
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
@@ -232,19 +242,14 @@ class _Usage:
         while not self._stop.wait(15):
             self.loads.append(os.getloadavg()[0])
 
-    @staticmethod
-    def _cpu() -> float:
-        r = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return r.ru_utime + r.ru_stime
-
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
         self.seconds = time.monotonic() - self.start
-        self.cpu = self._cpu() - self.cpu0
 
     def figures(self) -> dict:
-        return {"seconds": round(self.seconds, 1), "cpu_seconds": round(self.cpu, 1),
+        return {"seconds": round(self.seconds, 1),
+                "cpu_seconds": None if self.cpu is None else round(self.cpu, 1),
                 "load_mean": round(sum(self.loads) / len(self.loads), 2),
                 "load_max": round(max(self.loads), 2)}
 
@@ -252,7 +257,10 @@ class _Usage:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated module names")
-    ap.add_argument("--max-children", type=int, default=2)
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="modules run side by side (default: 2 when there are several)")
+    ap.add_argument("--max-children", type=int, default=None,
+                    help="mutants run side by side per module (default: 2 / jobs)")
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout")
     ap.add_argument("--report-only", action="store_true",
                     help="summarize the last run's results without running anything")
@@ -267,24 +275,46 @@ def main() -> int:
         print(f"no module named {args.only!r}; known: {[m.name for m in MODULES]}", file=sys.stderr)
         return 2
     WORK.mkdir(exist_ok=True)
-    report = {}
+    _test_home()
+    report: dict[str, dict] = {}
     path = WORK / "report.json"
-    for m in wanted:
+    lock = threading.Lock()
+    # Two modules side by side, one mutant at a time each (the machine's two cores), rather
+    # than one module with two: while a module collects its test map and runs its tests
+    # clean (one process each), or finishes its slowest mutants, the other keeps a core busy.
+    jobs = args.jobs or (1 if args.report_only or len(wanted) == 1 else 2)
+    max_children = args.max_children or max(1, 2 // jobs)
+
+    def one(m: Module) -> None:
         if args.report_only:
             r = _results(WORK / m.name, m)
         else:
             print(f"mutation: {m.name} ({m.path}) ...", file=sys.stderr, flush=True)
-            r = run_module(m, args.max_children, args.resume, args.survivors)
-        report[m.name] = r
+            r = run_module(m, max_children, args.resume, args.survivors)
         share = "n/a" if r["killed_share"] is None else f"{100 * r['killed_share']:.1f}%"
-        print(f"mutation: {m.name}: {r['killed']}/{r['mutants']} killed ({share}); "
-              f"survivors: {len(r['survived'])}", file=sys.stderr, flush=True)
+        lines = [f"mutation: {m.name}: {r['killed']}/{r['mutants']} killed ({share}); "
+                 f"survivors: {len(r['survived'])}"]
         for name, status in r["survived"].items():
-            print(f"    {name} ({status})", file=sys.stderr)
+            lines.append(f"    {name} ({status})")
             if args.diff:
-                print(_diff(WORK / m.name, name), file=sys.stderr)
-        old = json.loads(path.read_text()) if path.exists() else {}
-        path.write_text(json.dumps({**old, m.name: r}, indent=2))  # after each module
+                lines.append(_diff(WORK / m.name, name))
+        with lock:
+            report[m.name] = r
+            print("\n".join(lines), file=sys.stderr, flush=True)
+            old = json.loads(path.read_text()) if path.exists() else {}
+            # after each module; a report-only summary keeps the run's time figures
+            path.write_text(json.dumps({**old, m.name: {**old.get(m.name, {}), **r}}, indent=2))
+
+    # the dearest modules first (CPU seconds of the last run; unknown ones first of all), so
+    # that the last module to finish is a short one
+    last = json.loads(path.read_text()) if path.exists() else {}
+    order = sorted(wanted, key=lambda m: -(last.get(m.name, {}).get("cpu_seconds") or math.inf))
+    start = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        for future in [pool.submit(one, m) for m in order]:
+            future.result()
+    report = {m.name: report[m.name] for m in wanted}
+    total = round(time.monotonic() - start, 1)
     if args.json:
         print(json.dumps(report))
     else:
@@ -295,6 +325,9 @@ def main() -> int:
             print(f"{name:18} {r['mutants']:>8} {r['killed']:>8} {share:>8} {r['timeouts']:>8} "
                   f"{r.get('seconds', ''):>8} {r.get('cpu_seconds', ''):>8} "
                   f"{r.get('load_mean', ''):>5}")
+        if not args.report_only:
+            print(f"total: {total} s wall, {jobs} module(s) at a time, "
+                  f"{max_children} mutant(s) at a time each")
     return 0
 
 
