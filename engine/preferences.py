@@ -182,7 +182,7 @@ class ActionabilityProfiles:
         return self.hard_mask & (masked == top)
 
 
-def _global_indices(feature_names: tuple[str, ...], actionable: tuple[int, ...]) -> list[int]:
+def _global_indices(actionable: tuple[int, ...]) -> list[int]:
     if not actionable:
         raise ValueError("a scenario needs at least one globally actionable feature")
     return list(actionable)
@@ -203,7 +203,7 @@ def profiles_from_elicitation(
     """
     if elicitation not in ELICITATIONS:
         raise ValueError(f"unknown elicitation {elicitation!r}; expected one of {ELICITATIONS}")
-    glob = _global_indices(feature_names, actionable)
+    glob = _global_indices(actionable)
     k_likert = likert_levels or len(glob)
     n, d = len(answers), len(feature_names)
     hard = torch.zeros(n, d, dtype=torch.bool)
@@ -252,7 +252,7 @@ def all_actionable(
 ) -> ActionabilityProfiles:
     """Every globally actionable feature individually actionable, all equally easy (CARMA; a
     study's participants when there was no elicitation)."""
-    glob = _global_indices(feature_names, actionable)
+    glob = _global_indices(actionable)
     d = len(feature_names)
     hard = torch.zeros(n, d, dtype=torch.bool)
     hard[:, glob] = True
@@ -289,7 +289,7 @@ def sample_profiles(
         )
     if elicitation not in ELICITATIONS:
         raise ValueError(f"unknown elicitation {elicitation!r}; expected one of {ELICITATIONS}")
-    glob = _global_indices(feature_names, actionable)
+    glob = _global_indices(actionable)
     m = len(glob)
     if n_actionable is not None and not 1 <= n_actionable <= m:
         raise ValueError(f"n_actionable must be in 1..{m}, got {n_actionable}")

@@ -26,11 +26,14 @@ sources (tests/conftest.py), and a retrain there must not touch the test suite's
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
+import math
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +43,27 @@ WORK = REPO / ".mutation"
 # mutmut verdicts that count as killed: a failing test, a timeout, a crash
 KILLED = ("killed", "timeout", "segfault")
 PACKAGES = ("engine", "data", "protocols", "analysis", "study_app")
+PLUGIN = "mutation_plugin"  # scripts/mutation_plugin.py, copied beside the mutated packages
+# One thread per process: mutmut runs ``--max-children`` mutants side by side, and torch's (or
+# BLAS') thread pool in each of them would ask for every core as well; on a busy 2-core
+# machine their spinning threads cost ten times the CPU of the tests themselves.
+TIMEOUT_MULTIPLIER = 5.0
+# mutmut's fork server also stops a mutant's run after half its CPU limit in wall-clock time.
+# On a shared machine (other work, or our processes paused for minutes) that turns a slow but
+# passing run into a "timeout", which counts as killed. We run mutmut with that limit raised
+# to a guard against runs that wait without using CPU; a run that loops is stopped by its CPU
+# limit (RLIMIT_CPU), whatever the machine's load.
+_MUTMUT = """
+import sys
+import mutmut.workers.isolation as isolation
+from mutmut.__main__ import cli
+register = isolation.register_timeout
+isolation.register_timeout = lambda pid, timeout_s: register(pid, 10 * timeout_s + 300)
+sys.argv[0] = "mutmut"
+cli()
+"""
+ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                                     "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")}
 
 
 @dataclass(frozen=True)
@@ -64,7 +88,8 @@ MODULES: tuple[Module, ...] = (
     Module("hare_state", "engine/recourse/hare_state.py", ("tests/engine/test_hare_budget.py",)),
     Module("session", "protocols/session.py",
            ("tests/protocols/test_session.py", "tests/protocols/test_concurrency.py",
-            "tests/protocols/test_two_writers.py"),
+            "tests/protocols/test_two_writers.py", "tests/protocols/test_admission.py",
+            "tests/protocols/test_hare_flow.py"),
            # the subprocess version runs the same code path; PostgreSQL: the store's concern
            pytest_args=("-k", "not processes and not postgres")),
     # the store: data/store.py only picks a driver; the DuckDB driver and the contract's shared
@@ -104,10 +129,16 @@ def _pyproject(module: Module) -> str:
         f"only_mutate = {arr(module.path.split(','))}",
         f"pytest_add_cli_args_test_selection = {arr(t for t in module.tests if (REPO / t).exists())}",
         # -p torch._dynamo: imported once in mutmut's fork server (torch's optimizers import it
-        # lazily at first use, 5-20 s that every forked test run would pay again)
-        f"pytest_add_cli_args = {arr(['-p', 'no:cacheprovider', '-p', 'torch._dynamo', '-m', 'not slow', '-x', '-q', *module.pytest_args])}",
+        # lazily at first use, 5-20 s that every forked test run would pay again);
+        # -p mutation_plugin (scripts/mutation_plugin.py): gc.freeze() after the fork server's
+        # warm-up, the selected tests fastest first
+        f"pytest_add_cli_args = {arr(['-p', 'no:cacheprovider', '-p', 'torch._dynamo', '-p', PLUGIN, '-m', 'not slow', '-x', '-q', *module.pytest_args])}",
+        f"also_copy = {arr([PLUGIN + '.py'])}",
         "process_isolation = \"forkserver\"",
         "use_git_change_detection = false",
+        # a mutant's run may use 2 * TIMEOUT_MULTIPLIER * (its tests' measured time + 1 s) of
+        # CPU (mutmut's default multiplier, 15, lets a mutant that loops forever burn 30 times)
+        f"timeout_multiplier = {TIMEOUT_MULTIPLIER}",
         "",
     ])
 
@@ -119,9 +150,10 @@ def _prepare(module: Module, resume: bool = False) -> Path:
     if work.exists() and not resume:
         shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
-    for name in (*PACKAGES, "tests", "README.md"):
-        if not (work / name).is_symlink():
-            (work / name).symlink_to(REPO / name)
+    for name in (*PACKAGES, "tests", "README.md", f"scripts/{PLUGIN}.py"):
+        link = work / Path(name).name
+        if not link.is_symlink():
+            link.symlink_to(REPO / name)
     (work / "pyproject.toml").write_text(_pyproject(module))
     return work
 
@@ -144,6 +176,7 @@ def _results(work: Path, module: Module) -> dict:
     survived = sorted(k for k in status if k not in killed)
     return {"module": module.path, "mutants": len(codes), "killed": len(killed),
             "killed_share": round(len(killed) / len(codes), 4) if codes else None,
+            "timeouts": sum(s == "timeout" for s in status.values()),
             "survived": {k: status[k] for k in survived}}
 
 
@@ -165,29 +198,69 @@ def run_module(module: Module, max_children: int, resume: bool = False,
         names = list(_results(WORK / module.name, module)["survived"])
         resume = True
     work = _prepare(module, resume)
-    env = dict(os.environ)
+    env = {**os.environ, **ONE_THREAD, "RECOURSE_STUDY_TEST_HOME": str(WORK / "test-home")}
+    env.pop("MUTANT_UNDER_TEST", None)
+    cmd = [sys.executable, "-c", _MUTMUT, "run", "--max-children", str(max_children), *names]
+    log = (work / "mutmut.log").open("a" if resume else "w")
+    with _Usage() as usage:
+        proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
+        # this child's own CPU time (and its waited-for descendants'), whatever runs beside it
+        _, status, rusage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        usage.cpu = rusage.ru_utime + rusage.ru_stime
+    out = _results(work, module)
+    out.update(usage.figures())
+    out["exit_code"] = proc.returncode
+    return out
+
+
+def _test_home() -> None:
+    """The runs' test home: a copy of the test suite's (trained artifacts) when there is one."""
     home = WORK / "test-home"
     suite_home = Path(os.environ.get("RECOURSE_STUDY_TEST_HOME")
                       or REPO / ".recourse-study" / "test-home")
     if not home.exists() and suite_home.is_dir():
         shutil.copytree(suite_home, home)
-    env["RECOURSE_STUDY_TEST_HOME"] = str(home)
-    env.pop("MUTANT_UNDER_TEST", None)
-    mutmut = str(Path(sys.executable).with_name("mutmut"))
-    cmd = [mutmut, "run", "--max-children", str(max_children), *names]
-    start = time.monotonic()
-    log = (work / "mutmut.log").open("a" if resume else "w")
-    proc = subprocess.run(cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
-    out = _results(work, module)
-    out["seconds"] = round(time.monotonic() - start, 1)
-    out["exit_code"] = proc.returncode
-    return out
+
+
+class _Usage:
+    """Wall time, CPU time (``cpu``, set by the caller: mutmut, its fork server and every
+    mutant's run) and the machine's 1-minute load average, sampled every 15 s (a shared
+    machine: the load says how much of it the run had)."""
+
+    cpu: float | None = None
+
+    def __enter__(self) -> _Usage:
+        self.start = time.monotonic()
+        self.loads: list[float] = [os.getloadavg()[0]]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.wait(15):
+            self.loads.append(os.getloadavg()[0])
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.seconds = time.monotonic() - self.start
+
+    def figures(self) -> dict:
+        return {"seconds": round(self.seconds, 1),
+                "cpu_seconds": None if self.cpu is None else round(self.cpu, 1),
+                "load_mean": round(sum(self.loads) / len(self.loads), 2),
+                "load_max": round(max(self.loads), 2)}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated module names")
-    ap.add_argument("--max-children", type=int, default=2)
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="modules run side by side (default: 2 when there are several)")
+    ap.add_argument("--max-children", type=int, default=None,
+                    help="mutants run side by side per module (default: 2 / jobs)")
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout")
     ap.add_argument("--report-only", action="store_true",
                     help="summarize the last run's results without running anything")
@@ -202,31 +275,59 @@ def main() -> int:
         print(f"no module named {args.only!r}; known: {[m.name for m in MODULES]}", file=sys.stderr)
         return 2
     WORK.mkdir(exist_ok=True)
-    report = {}
+    _test_home()
+    report: dict[str, dict] = {}
     path = WORK / "report.json"
-    for m in wanted:
+    lock = threading.Lock()
+    # Two modules side by side, one mutant at a time each (the machine's two cores), rather
+    # than one module with two: while a module collects its test map and runs its tests
+    # clean (one process each), or finishes its slowest mutants, the other keeps a core busy.
+    jobs = args.jobs or (1 if args.report_only or len(wanted) == 1 else 2)
+    max_children = args.max_children or max(1, 2 // jobs)
+
+    def one(m: Module) -> None:
         if args.report_only:
             r = _results(WORK / m.name, m)
         else:
             print(f"mutation: {m.name} ({m.path}) ...", file=sys.stderr, flush=True)
-            r = run_module(m, args.max_children, args.resume, args.survivors)
-        report[m.name] = r
+            r = run_module(m, max_children, args.resume, args.survivors)
         share = "n/a" if r["killed_share"] is None else f"{100 * r['killed_share']:.1f}%"
-        print(f"mutation: {m.name}: {r['killed']}/{r['mutants']} killed ({share}); "
-              f"survivors: {len(r['survived'])}", file=sys.stderr, flush=True)
+        lines = [f"mutation: {m.name}: {r['killed']}/{r['mutants']} killed ({share}); "
+                 f"survivors: {len(r['survived'])}"]
         for name, status in r["survived"].items():
-            print(f"    {name} ({status})", file=sys.stderr)
+            lines.append(f"    {name} ({status})")
             if args.diff:
-                print(_diff(WORK / m.name, name), file=sys.stderr)
-        old = json.loads(path.read_text()) if path.exists() else {}
-        path.write_text(json.dumps({**old, m.name: r}, indent=2))  # after each module
+                lines.append(_diff(WORK / m.name, name))
+        with lock:
+            report[m.name] = r
+            print("\n".join(lines), file=sys.stderr, flush=True)
+            old = json.loads(path.read_text()) if path.exists() else {}
+            # after each module; a report-only summary keeps the run's time figures
+            path.write_text(json.dumps({**old, m.name: {**old.get(m.name, {}), **r}}, indent=2))
+
+    # the dearest modules first (CPU seconds of the last run; unknown ones first of all), so
+    # that the last module to finish is a short one
+    last = json.loads(path.read_text()) if path.exists() else {}
+    order = sorted(wanted, key=lambda m: -(last.get(m.name, {}).get("cpu_seconds") or math.inf))
+    start = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        for future in [pool.submit(one, m) for m in order]:
+            future.result()
+    report = {m.name: report[m.name] for m in wanted}
+    total = round(time.monotonic() - start, 1)
     if args.json:
         print(json.dumps(report))
     else:
-        print(f"{'module':18} {'mutants':>8} {'killed':>8} {'share':>8}")
+        print(f"{'module':18} {'mutants':>8} {'killed':>8} {'share':>8} {'timeouts':>8} "
+              f"{'wall s':>8} {'CPU s':>8} {'load':>5}")
         for name, r in report.items():
             share = "n/a" if r["killed_share"] is None else f"{100 * r['killed_share']:.1f}%"
-            print(f"{name:18} {r['mutants']:>8} {r['killed']:>8} {share:>8}")
+            print(f"{name:18} {r['mutants']:>8} {r['killed']:>8} {share:>8} {r['timeouts']:>8} "
+                  f"{r.get('seconds', ''):>8} {r.get('cpu_seconds', ''):>8} "
+                  f"{r.get('load_mean', ''):>5}")
+        if not args.report_only:
+            print(f"total: {total} s wall, {jobs} module(s) at a time, "
+                  f"{max_children} mutant(s) at a time each")
     return 0
 
 

@@ -6,12 +6,15 @@ trained artifact needed)."""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 import torch
 
 from engine.benchmarks.recourse import rejected_population
 from engine.decision import BayesDecision
 from engine.preferences import sample_profiles
+from engine.recourse import get_method
 from engine.recourse.base import RecourseContext
 from engine.recourse.hare import Hare
 from engine.scenarios import get_scenario
@@ -19,24 +22,36 @@ from engine.scenarios import get_scenario
 N = 12
 
 
-@pytest.fixture(scope="module")
-def setup():
+@functools.cache
+def _setup_and_base():
+    """The people, their profiles and the base method's plans (gs, what Hare.base_plans
+    returns) under the Bayes rule and under an approve-all model: they do not depend on
+    HARE's configuration, so every test shares them. Computed once per process; in a mutation
+    run once in mutmut's fork server (MUTATION_WARM_UP, scripts/mutation_plugin.py), which
+    keeps them only if no mutated function was reached (so no Hare, whose config is HARE
+    state's HareConfig, is built here)."""
     loan = get_scenario("loan")
     ctx = RecourseContext(loan, BayesDecision(loan))
     x = rejected_population(loan, ctx.classifier, N).double()
     profiles = sample_profiles(loan.feature_names, loan.actionable, N, distribution="uniform",
                                n_actionable=None, elicitation="ranking", seed=4)
-    return ctx, x, profiles
+    lenient = RecourseContext(loan, _ApproveAll())
+    base = {"bayes": get_method("gs", ctx).recourse(x, profiles),
+            "lenient": get_method("gs", lenient).recourse(x, profiles)}
+    return (ctx, x, profiles), base
+
+
+MUTATION_WARM_UP = (_setup_and_base,)
 
 
 @pytest.fixture(scope="module")
-def base(setup):
-    """The base method's plans (gs), under the Bayes rule and under an approve-all model:
-    they do not depend on HARE's configuration, so every test of a batch shares them."""
-    ctx, x, profiles = setup
-    lenient = RecourseContext(ctx.scenario, _ApproveAll())
-    return {"bayes": Hare(ctx, "gs").base_plans(x, profiles),
-            "lenient": Hare(lenient, "gs").base_plans(x, profiles)}
+def setup():
+    return _setup_and_base()[0]
+
+
+@pytest.fixture(scope="module")
+def base():
+    return _setup_and_base()[1]
 
 
 def _drive(state, choose_right: bool):
@@ -358,11 +373,11 @@ def test_calibration_moves_contenders_or_only_the_winner_to_the_boundary(setup, 
     torch.testing.assert_close(states["winner"].result[0], raw[:, -1] * 0.125)
 
 
-@pytest.mark.parametrize("setting", [{"lr": 0.5}, {"lam": 0.0}])
+@pytest.mark.parametrize("setting", [{"lr": 0.5}, {"lam": 0.0}, {"steps": 2}])
 def test_the_search_settings_reach_the_search(setup, base, setting):
     ctx, x, profiles = setup
     default = Hare(ctx, "gs", budget=4, iterations=1, steps=5).start(x, profiles,
                                                                      base["bayes"], 0)
-    other = Hare(ctx, "gs", budget=4, iterations=1, steps=5, **setting).start(
+    other = Hare(ctx, "gs", budget=4, iterations=1, **{"steps": 5, **setting}).start(
         x, profiles, base["bayes"], 0)
     assert not torch.allclose(default.contenders, other.contenders)

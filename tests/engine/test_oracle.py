@@ -116,26 +116,64 @@ class _IndependentWorld(StructuralCausalModel):
         return torch.zeros(len(x), dtype=torch.float64)
 
 
-def _cost_tables(first: list[list[float]], second: list[list[float]]) -> PersonTables:
+class _LinkedWorld(_IndependentWorld):
+    """_IndependentWorld with some features adding up their parents' values:
+    x_k = u_k + sum of x_j over the parents j of k (``parents``: k -> parents, in causal
+    order; unit Jacobian)."""
+
+    def __init__(self, parents: dict[int, tuple[int, ...]]):
+        super().__init__()
+        self.parents = {j: () for j in range(len(FEATURES))} | parents
+
+    def equation(self, j, x, u_j):
+        return u_j + sum(x[:, k] for k in self.parents[j])
+
+    def inverse_equation(self, j, x):
+        return x[:, j] - sum(x[:, k] for k in self.parents[j])
+
+
+class _StepDensityWorld(_IndependentWorld):
+    """Independent features whose log-density is flat but PLAUSIBILITY_MARGIN higher below a
+    given point ``top``: from x = top, a plan lowering one feature changes log p by exactly
+    the margin, one lowering none leaves it unchanged."""
+
+    def __init__(self, top: torch.Tensor):
+        super().__init__()
+        self.top = top
+
+    def noise_log_prob(self, u):
+        return PLAUSIBILITY_MARGIN * (u < self.top).double()
+
+
+def _cost_tables(first: list[list[float]], second: list[list[float]], *,
+                 dlogp: tuple[list[list[float]], list[list[float]]] | None = None,
+                 offset: list[float] | None = None, tag_people: bool = True) -> PersonTables:
     """Search tables with the given weighted option costs per person (option 0: no action),
-    whose plans a decision model can tell apart: plan (i1, i2) of person p has x' = (i1, i2, p)."""
+    whose plans a decision model can tell apart: plan (i1, i2) of person p has x' = (i1, i2, p)
+    (x' = (i1, i2) without ``tag_people``: then both features of x' are actionable). ``dlogp``:
+    the two tables' log-density changes (default 0), ``offset`` per person (default 0)."""
     w1 = torch.tensor(first, dtype=torch.float64)
     w2 = torch.tensor(second, dtype=torch.float64)
     p = len(w1)
+    d = 3 if tag_people else 2
+    dl = [torch.zeros_like(w) for w in (w1, w2)] if dlogp is None else [
+        torch.tensor(v, dtype=torch.float64) for v in dlogp]
 
     def table(w, j):
         m = w.shape[1]
-        acted = torch.zeros(m, 3, dtype=torch.bool)
+        acted = torch.zeros(m, d, dtype=torch.bool)
         acted[1:, j] = True
-        values = torch.zeros(p, m, 3, dtype=torch.float64)
+        values = torch.zeros(p, m, d, dtype=torch.float64)
         values[:, 1:, j] = 1.0
         x_aff = torch.arange(m, dtype=torch.float64).expand(p, m)[..., None].clone()
-        return BlockTable((j,), acted, values, x_aff, w.clone(), w.clone(),
-                          torch.zeros(p, m, dtype=torch.float64))
+        return BlockTable((j,), acted, values, x_aff, w.clone(), w.clone(), dl[j].clone())
 
-    x0 = torch.zeros(p, 3, dtype=torch.float64)
-    x0[:, 2] = torch.arange(p)
-    return PersonTables(x0, torch.zeros(p, dtype=torch.float64), table(w1, 0), table(w2, 1))
+    x0 = torch.zeros(p, d, dtype=torch.float64)
+    if tag_people:
+        x0[:, 2] = torch.arange(p)
+    off = torch.zeros(p, dtype=torch.float64) if offset is None else torch.tensor(
+        offset, dtype=torch.float64)
+    return PersonTables(x0, off, table(w1, 0), table(w2, 1))
 
 
 def _expected_grid(lo, hi, start, stop, bins=25):
@@ -169,6 +207,9 @@ def test_catalogue_builds_the_oracle_with_the_papers_grid(loan, clf, people):
             steps = (inner[1:] - inner[:-1]) / ((hi[k] - lo[k]) / 24)
             assert torch.allclose(steps[steps < 1.5], torch.ones(1, dtype=torch.float64))
             assert torch.allclose(steps[steps >= 1.5], 2 * torch.ones(1, dtype=torch.float64))
+    # two bins: one bin is the whole range, so the values lie half a range either side
+    two, _ = ActionGrid.from_scenario(loan, 2).values(x)
+    assert torch.allclose(two, _expected_grid(lo, hi, xa - half, xa + half, bins=2))
 
 
 def test_carmas_reference_grid_is_an_option(loan, clf, people):
@@ -188,10 +229,12 @@ def test_the_shared_grid_is_an_option(loan, clf, people):
     oracle = get_method("oracle", _context(loan, clf), bins=5, grid="shared")
     vals, ok = oracle.grid.values(people[:3])
     lo, hi = loan.bounds[:, list(loan.actionable)]
+    assert vals.shape == ok.shape == (3, 4, 5) and ok.dtype == torch.bool
     assert bool(ok.all())
     assert torch.allclose(vals[1], vals[0]) and torch.allclose(vals[0, :, 0], lo)
     assert torch.allclose(vals[0, :, -1], hi)
-    with pytest.raises(ValueError, match="unknown Oracle grid"):
+    with pytest.raises(ValueError, match=r"^unknown Oracle grid 'everywhere'; expected one of "
+                       r"factual, carma, shared$"):
         CausalOracle(_context(loan, clf), grid="everywhere")
 
 
@@ -212,6 +255,7 @@ def test_block_decomposition_is_exact(loan, people):
     i1, i2 = i1.flatten().repeat(5), i2.flatten().repeat(5)
     person = torch.arange(5).repeat_interleave(256)
     x_cf, mask, values = assemble(t, person, i1, i2)
+    assert not values[~mask].any()  # 0 where not acted (BlockTable.values)
     direct = loan.scm.counterfactual(x[person], mask, torch.where(mask, values, x[person]))
     assert torch.equal(x_cf, direct)
     dl = t.first.dlogp[person, i1] + t.second.dlogp[person, i2] + t.offset[person]
@@ -220,17 +264,19 @@ def test_block_decomposition_is_exact(loan, people):
 
 
 @pytest.mark.parametrize(
-    ("k", "cost_profile", "plausibility"),
+    ("k", "cost_profile", "plausibility", "grid"),
     [
-        (4, "constant", True),
-        (4, "convex", True),
-        (3, "linear", False),
-        (None, "concave", True),
+        (4, "constant", True, "factual"),
+        (4, "convex", True, "factual"),
+        (3, "linear", False, "factual"),
+        (None, "concave", True, "factual"),
+        (3, "linear", True, "shared"),
     ],
 )
-def test_optimum_equals_brute_force(loan, clf, people, k, cost_profile, plausibility):
+def test_optimum_equals_brute_force(loan, clf, people, k, cost_profile, plausibility, grid):
     ctx = _context(loan, clf, cost_profile)
-    oracle = CausalOracle(ctx, bins=6, plausibility=plausibility, chunk_people=7, band=8)
+    oracle = CausalOracle(ctx, bins=6, plausibility=plausibility, grid=grid, chunk_people=7,
+                          band=8)
     x = people[:20]
     profiles = _profiles(loan, len(x), k, seed=3)
     batch = oracle.recourse(x, profiles)
@@ -314,6 +360,18 @@ def test_merged_blocks_give_the_same_optimum(loan, clf, people):
     assert torch.equal(m1 >= 0, b1 >= 0)
     assert torch.equal(m2[m1 >= 0], torch.zeros(int((m1 >= 0).sum()), dtype=torch.long))
     assert torch.equal(m1[m1 >= 0], (b1 * t.second.m + b2)[b1 >= 0])
+    # option i * m2 + k of the product is option i of the first table with option k of the
+    # second: costs and density changes add up, and it assembles into the same plan
+    i, k = (g.flatten() for g in torch.meshgrid(torch.arange(t.first.m),
+                                                 torch.arange(t.second.m), indexing="ij"))
+    for name in ("cost", "wcost", "dlogp"):
+        assert torch.equal(getattr(merged.first, name),
+                           getattr(t.first, name)[:, i] + getattr(t.second, name)[:, k]), name
+    person = torch.arange(10).repeat_interleave(len(i))
+    i, k = i.repeat(10), k.repeat(10)
+    for got, want in zip(assemble(merged, person, i * t.second.m + k, torch.zeros_like(i)),
+                         assemble(t, person, i, k), strict=True):
+        assert torch.equal(got, want)
 
 
 @pytest.mark.parametrize("plausibility", [True, False])
@@ -415,7 +473,8 @@ def test_rejects_a_world_model_that_is_not_an_scm(loan, clf):
         def log_prob(self, x):
             return torch.zeros(len(x))
 
-    with pytest.raises(ValueError, match="exact SCM"):
+    with pytest.raises(ValueError, match=r"^the causal Oracle needs the exact SCM as the "
+                       r"context's world model \(got Flow\)$"):
         CausalOracle(RecourseContext(loan, clf, world=Flow(), density_source="flow"))
 
 
@@ -475,7 +534,7 @@ def test_the_methods_reference_search_finds_the_same_optimum(loan, clf, people, 
             assert math.isclose(float(cost[i]), float(batch.weighted_cost[i]), rel_tol=1e-9)
         else:
             assert cost[i] == math.inf
-    with pytest.raises(ValueError, match="factuals is empty"):
+    with pytest.raises(ValueError, match=r"^factuals is empty: expected at least one profile$"):
         oracle.reference_search(x[:0], profiles[torch.arange(0)])
 
 
@@ -613,6 +672,7 @@ def test_the_reference_reports_no_recourse_as_an_empty_plan(loan, clf, people):
     miss = reference_grid_search(loan, Never(), grid, x, one, weights, plausibility=False)
     assert (miss.found, miss.weighted_cost, miss.grid_points) == (False, math.inf, 4 * 4 - 1)
     assert miss.action_mask.dtype == torch.bool and not miss.action_mask.any()
+    assert miss.action_values.dtype == torch.float64
     assert torch.equal(miss.action_values, torch.zeros(loan.d, dtype=torch.float64))
     hit = reference_grid_search(loan, clf, grid, x, one | True, weights, plausibility=False)
     assert hit.found and hit.grid_points == 4 ** len(grid.features) - 1
@@ -727,3 +787,197 @@ def test_the_default_candidate_set_is_the_ten_cheapest_and_four_per_sparsity_lev
     for top_k, per_l0 in ((11, 4), (10, 5)):  # one more of either gives more plans here
         more = oracle.candidates(x, profiles, top_k=top_k, per_l0=per_l0)
         assert len(more.person) > len(default.person)
+
+
+def test_first_minimum_is_each_persons_earliest_cheapest_entry():
+    """The search's pick per person: the position of its cheapest entry, the earliest one
+    among equal costs (so the plan found does not depend on tensor internals), and -1 for a
+    person without entries."""
+    from engine.recourse.oracle import _first_minimum
+
+    person = torch.tensor([2, 0, 2, 0, 0, 2])
+    cost = torch.tensor([3.0, 5.0, 1.0, 4.0, 4.0, 1.0], dtype=torch.float64)
+    first = _first_minimum(person, cost, 4)
+    assert first.dtype == torch.long and first.tolist() == [3, -1, 2, -1]
+    assert _first_minimum(person[:0], cost[:0], 2).tolist() == [-1, -1]
+
+
+def test_selected_pairs_keep_every_field_row_by_row():
+    from engine.recourse.oracle import _Pairs
+
+    f64 = torch.float64
+    pairs = _Pairs(torch.tensor([0, 0, 1]), torch.tensor([1, 2, 3]), torch.tensor([4, 5, 6]),
+                   torch.tensor([0.5, 1.5, 2.5], dtype=f64), torch.tensor([-1.0, 0.0, 1.0], dtype=f64))
+    for idx in (torch.tensor([2, 0]), torch.tensor([True, False, True])):
+        rows = idx.nonzero().flatten().tolist() if idx.dtype == torch.bool else idx.tolist()
+        sub = pairs.select(idx)
+        for name in ("person", "i1", "i2", "wcost", "dlogp"):
+            assert getattr(sub, name).tolist() == [getattr(pairs, name).tolist()[r] for r in rows]
+
+
+def test_pruning_and_admission_follow_the_plausibility_rule_at_its_margin(loan, monkeypatch):
+    """A plan (i1, i2) is plausible when dl1[i1] + dl2[i2] + offset >= PLAUSIBILITY_MARGIN
+    (offset = log p(x^0) - log p(x), non-zero in a world whose no-action counterfactual is
+    not x). The tables drop exactly the available options that no available partner of the
+    same person makes plausible, and the search admits exactly the plausible non-empty plans:
+    at the margin itself too. Without the constraint nothing is pruned."""
+    import engine.recourse.oracle as oracle_module
+
+    m, inf = PLAUSIBILITY_MARGIN, math.inf
+    w1 = [[0.0, 1.0, 2.0, inf], [0.0, 1.0, 2.0, 3.0], [0.0, 1.0, 2.0, 3.0], [0.0, 1.0, 2.0, 3.0]]
+    w2 = [[0.0, 10.0, 20.0, inf], [0.0, 10.0, 20.0, 30.0], [0.0, 10.0, 20.0, 30.0],
+          [0.0, 10.0, 20.0, 30.0]]
+    # person 0: plausible exactly at the margin (dl2 = m), unavailable options of high density;
+    # person 1: offset 1, so the empty plan and losses below 1 are plausible;
+    # persons 2 and 3: their best partners differ from everybody else's
+    dl1 = [[0.0, 0.0, -3.0, 7.0], [0.0, -0.5, -2.0, 0.0], [0.0, 5.0, -1.0, 0.0],
+           [0.0, 4.0, -1.0, 0.0]]
+    dl2 = [[0.0, m, -3.0, 7.0], [0.0, -0.5, -2.0, 0.0], [0.0, -8.0, -1.0, 0.0],
+           [0.0, 4.0, -6.0, 0.0]]
+    offset = [0.0, 1.0, 0.0, 0.0]
+
+    def tables():
+        return _cost_tables(w1, w2, dlogp=(dl1, dl2), offset=offset)
+
+    f64 = torch.float64
+    a1, a2 = (torch.tensor(w, dtype=f64).isfinite() for w in (w1, w2))
+    plausible = (torch.tensor(dl1, dtype=f64)[:, :, None] + torch.tensor(dl2, dtype=f64)[:, None]
+                 + torch.tensor(offset, dtype=f64)[:, None, None] >= m)
+    ok = plausible & a1[:, :, None] & a2[:, None, :]
+    keep1, keep2 = a1 & ok.any(dim=2), a2 & ok.any(dim=1)
+    assert keep1[0].tolist() == [True, True, False, False]  # kept at the margin
+    assert keep2[0].tolist() == [False, True, False, False]
+    assert keep1[1].tolist() == [True, True, False, True]  # kept thanks to the offset
+
+    ctx = RecourseContext(loan, _Approves())
+    monkeypatch.setattr(oracle_module, "build_tables", lambda *args: tables())
+    pruned = CausalOracle(ctx, bins=1)._tables(None, None, None)
+    assert torch.equal(pruned.first.wcost.isfinite(), keep1)
+    assert torch.equal(pruned.second.wcost.isfinite(), keep2)
+    unpruned = CausalOracle(ctx, bins=1, plausibility=False)._tables(None, None, None)
+    assert torch.equal(unpruned.first.wcost.isfinite(), a1)
+    assert torch.equal(unpruned.second.wcost.isfinite(), a2)
+
+    # every plan is approved: the optimum is the cheapest plausible non-empty plan
+    best1, best2, _ = CausalOracle(ctx, bins=1)._search(pruned)
+    cost = torch.tensor(w1, dtype=f64)[:, :, None] + torch.tensor(w2, dtype=f64)[:, None]
+    admissible = ok.clone()
+    admissible[:, 0, 0] = False
+    want = [divmod(int(cost[q].masked_fill(~admissible[q], inf).argmin()), 4) for q in range(4)]
+    assert list(zip(best1.tolist(), best2.tolist(), strict=True)) == want
+    assert want == [(0, 1), (1, 0), (1, 0), (1, 0)]
+
+
+def test_a_persons_search_does_not_depend_on_who_else_is_in_the_chunk(loan):
+    """Cost bands are per person: beside somebody whose plans cost a trillion times more, a
+    person evaluates the same plans and gets the same plan as when searched alone."""
+    first, second = [0.0, 2.0, 3.0, 1.0, math.inf], [0.0, 8.0, 4.0, 12.0]
+    dear1, dear2 = [1e12 * c for c in first], [1e12 * c for c in second]
+    ctx = RecourseContext(loan, _Approves({(3, 1, 0), (1, 2, 1)}))
+    oracle = CausalOracle(ctx, bins=1, plausibility=False, band=1, max_band=4)
+    alone = oracle._search(_cost_tables([first], [second]))
+    both = oracle._search(_cost_tables([first, dear1], [second, dear2]))
+    assert [t.tolist() for t in alone] == [[3], [1], [10]]
+    assert [t.tolist()[0] for t in both] == [3, 1, 10]
+    assert (both[0][1], both[1][1]) == (1, 2)
+
+
+def test_candidates_keep_people_apart_when_every_feature_is_actionable(loan):
+    """The (person, sparsity level) groups of ``candidates`` stay apart when a plan can act on
+    every feature of x' (L0 up to d): x' has two features here, both actionable. With
+    ``per_l0`` = 1 every person gets its cheapest plan of each level."""
+    w1 = [[0.0, 1.0, 2.0], [0.0, 3.0, 4.0], [0.0, 5.0, 6.0]]
+    w2 = [[0.0, 1.5, 2.5], [0.0, 3.5, 4.5], [0.0, 5.5, 6.5]]
+    oracle = CausalOracle(RecourseContext(loan, _Approves()), bins=1, plausibility=False)
+    pairs = oracle._candidate_pairs(_cost_tables(w1, w2, tag_people=False), 0, 1)
+    got = list(zip(pairs.person.tolist(), pairs.i1.tolist(), pairs.i2.tolist(), strict=True))
+    assert got == [(q, 1, i2) for q in range(3) for i2 in (0, 1)]  # L0 = 1, then L0 = 2
+
+
+def test_blocks_merge_features_whose_consequences_meet():
+    """Features join one block when the features they change (themselves and their
+    descendants) meet, also through a feature that links two blocks formed before it."""
+    # 0 -> 3 <- 2 -> 4 <- 1: feature 2 links {0, 3} and {1, 4}; 5 -> 6 stays apart
+    world = _LinkedWorld({3: (0, 2), 4: (1, 2), 6: (5,)})
+    assert action_blocks(world, (0, 1, 2, 5)) == [((0, 1, 2), (0, 1, 2, 3, 4)), ((5,), (5, 6))]
+    assert action_blocks(world, (0, 1)) == [((0,), (0, 3)), ((1,), (1, 4))]
+
+
+def test_the_no_action_table_is_one_free_option():
+    t = BlockTable.no_action(3, 7)
+    assert t.m == 1 and t.affected == ()
+    assert t.acted.shape == (1, 7) and t.acted.dtype == torch.bool and not t.acted.any()
+    for name, shape in (("values", (3, 1, 7)), ("x_aff", (3, 1, 0)), ("cost", (3, 1)),
+                        ("wcost", (3, 1)), ("dlogp", (3, 1))):
+        v = getattr(t, name)
+        assert v.shape == shape and v.dtype == torch.float64 and not v.any(), name
+
+
+def test_a_world_of_one_block_is_searched_against_no_action(loan, clf, people):
+    """When every actionable feature changes a common descendant (here savings, the sum of
+    the other three), the grid is one block, paired with the no-action table; the search
+    finds the reference's optimum."""
+    world = _LinkedWorld({S: (L, D, INC)})
+    ctx = RecourseContext(loan, clf, world=world)
+    oracle = CausalOracle(ctx, bins=3, plausibility=False)
+    x = people[:8]
+    profiles = _profiles(loan, len(x), None, seed=1)
+    t = oracle._tables(x, profiles.hard_mask, profiles.weights(ctx.cost_profile))
+    assert t.first.affected == (L, D, INC, S) and (t.first.m, t.second.m) == (4 ** 4, 1)
+    batch = oracle.recourse(x, profiles)
+    found, cost = oracle.reference_search(x, profiles)
+    assert found.tolist() == batch.found.tolist() and found.any()
+    assert torch.allclose(cost[found], batch.weighted_cost[found], rtol=1e-9, atol=0)
+
+
+def test_leaving_a_feature_alone_is_an_option_at_the_edge_of_its_range(loan, people):
+    """A person at the lower end of a feature's range (the grid's lowest value is their own,
+    which is no change): the options that leave that feature alone stay available (the
+    empty one at zero cost, and one per available value of the block's other feature)."""
+    grid = ActionGrid.from_scenario(loan, 3)
+    x = people[:4].clone()
+    x[:, [L, S]] = loan.bounds[0, [L, S]]
+    _, available = grid.values(x)
+    assert not bool(available[:, grid.features.index(S), 0].any())  # lo is x itself
+    hard = torch.zeros(4, loan.d, dtype=torch.bool)
+    hard[:, list(loan.actionable)] = True
+    t = build_tables(loan, grid, x, hard, torch.ones(4, loan.d, dtype=torch.float64))
+    for table, j, other in ((t.first, L, D), (t.second, S, INC)):
+        alone = ~table.acted[:, j]  # options leaving j alone
+        n_other = available[:, grid.features.index(other)].sum(dim=1)
+        assert torch.isfinite(table.wcost[:, alone]).sum(dim=1).tolist() == (1 + n_other).tolist()
+        assert not bool(table.wcost[:, 0].any())
+
+
+def test_the_grid_search_says_it_needs_an_exact_scm():
+    tominaga = get_scenario("tominaga")
+    grid = ActionGrid.from_scenario(tominaga, 2)
+    x = tominaga.bounds[:1].clone()
+    hard = torch.ones(1, tominaga.d, dtype=torch.bool)
+    weights = torch.ones(1, tominaga.d, dtype=torch.float64)
+    message = r"^the Oracle needs an exact SCM; scenario 'tominaga' is a pool world$"
+    with pytest.raises(ValueError, match=message):
+        build_tables(tominaga, grid, x, hard, weights)
+    with pytest.raises(ValueError, match=message):
+        reference_grid_search(tominaga, _Approves(), grid, x[0], hard[0], weights[0])
+
+
+def test_plans_exactly_at_the_plausibility_margin_are_plausible(loan, clf, people):
+    """In a world where lowering one feature gains exactly PLAUSIBILITY_MARGIN of log-density
+    and raising gains nothing, the plausible plans are those lowering a feature (dearer than
+    the raises the decision model would take without the constraint): the Oracle and its
+    reference find the same optimum, which gains exactly the margin."""
+    at_margin = 0
+    for i in range(4):
+        x = people[i : i + 1]
+        world = _StepDensityWorld(x[0])
+        oracle = CausalOracle(RecourseContext(loan, clf, world=world), bins=4)
+        profiles = _manual_profiles(loan, [[L, D, INC, S]])
+        batch = oracle.recourse(x, profiles)
+        found, cost = oracle.reference_search(x, profiles)
+        assert found.tolist() == batch.found.tolist() == [True], i
+        assert math.isclose(float(cost[0]), float(batch.weighted_cost[0]), rel_tol=1e-9)
+        gain = float((world.log_prob(batch.x_cf) - world.log_prob(x))[0])
+        assert gain >= PLAUSIBILITY_MARGIN
+        at_margin += gain == PLAUSIBILITY_MARGIN
+    assert at_margin > 0

@@ -90,9 +90,12 @@ def test_non_actionable_features_get_no_prior():
 
 
 def test_single_actionable_feature_is_easiest():
-    p = profiles_from_elicitation(NAMES, GLOB, [{"income": 1}], "ranking")
+    p = profiles_from_elicitation(NAMES, GLOB, [{"income": 1}, {}], "ranking")
     assert float(p.relative_difficulty()[0, INC]) == 0.0
     assert float(p.weights(CostProfile("convex"))[0, INC]) == 1.0
+    # one ranked feature (or none): a scale of one level, the others at levels + 1
+    assert p.levels.dtype == torch.float64 and p.levels.tolist() == [1.0, 1.0]
+    assert p.scores[:, list(GLOB)].tolist() == [[2.0, 2.0, 1.0, 2.0], [2.0] * 4]
 
 
 def test_cost_profile_validation():
@@ -143,6 +146,8 @@ def test_binary_answer_means_indifference():
         ({"income": 1, "savings": 1}, "ranking",
          r"^answer 0: ranks must be 1..2 each used once, got \[1, 1\]$"),
         ({"income": 5, "savings": 0}, "likert", r"^answer 0: likert scores must be 1..4 \(income\)$"),
+        ({"income": 5, "savings": 7}, "likert",
+         r"^answer 0: likert scores must be 1..4 \(income, savings\)$"),
     ],
 )
 def test_bad_answers_raise(answer, elicitation, match):
@@ -232,6 +237,53 @@ def test_sampler_rejects_bad_arguments():
         sample_profiles(NAMES, GLOB, 3, n_actionable=5)
     with pytest.raises(ValueError, match="globally actionable"):
         sample_profiles(NAMES, (), 3)
+    # the whole messages: what was wrong and what is allowed
+    for kwargs, message in (
+        ({"distribution": "skewed"}, r"^unknown preference distribution 'skewed'; expected one "
+                                     r"of uniform, co, rco, privileged, non_privileged$"),
+        ({"score_sampling": "sorted-ish"},
+         r"^unknown score sampling 'sorted-ish'; expected one of iid, sorted$"),
+        ({"elicitation": "slider"},
+         r"^unknown elicitation 'slider'; expected one of \('binary', 'ranking', 'likert'\)$"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            sample_profiles(NAMES, GLOB, 3, **kwargs)
+    for make in (lambda: sample_profiles(NAMES, (), 3), lambda: all_actionable(NAMES, (), 3),
+                 lambda: profiles_from_elicitation(NAMES, (), [{}], "binary")):
+        with pytest.raises(ValueError,
+                           match=r"^a scenario needs at least one globally actionable feature$"):
+            make()
+
+
+def test_preference_orders_are_plackett_luce_draws():
+    """A person's first choice is feature j with probability w_j / sum(w) (co: loan amount
+    and income weigh FAVOURED_WEIGHT, the others 1), and both favoured features lead with
+    probability (40/42)(20/22) (module docstring)."""
+    from engine.preferences import FAVOURED_WEIGHT
+
+    n = 40_000
+    p = sample_profiles(NAMES, GLOB, n, distribution="co", n_actionable=4, seed=6)
+    first = (p.scores[:, list(GLOB)] == 1).double().mean(dim=0)
+    w = torch.tensor([FAVOURED_WEIGHT, 1.0, FAVOURED_WEIGHT, 1.0], dtype=torch.float64)
+    share = w / w.sum()  # 20/42 and 1/42
+    assert bool(((first - share).abs() < torch.tensor([0.01, 0.005, 0.01, 0.005])).all()), first
+    lead = (p.scores[:, [L, INC]] <= 2).all(dim=1).double().mean()
+    assert abs(float(lead) - (40 / 42) * (20 / 22)) < 0.01
+
+
+def test_numbers_of_actionable_features_and_sorted_scores_are_uniform():
+    """Left to chance, |F_i| is uniform on 1..|F_g|; the sorted Likert sampler hands out
+    uniform scores (one actionable feature: its score uniform on 1..K)."""
+    n = 20_000
+    r = sample_profiles(NAMES, GLOB, n, elicitation="ranking", seed=8)
+    share = torch.bincount(r.n_actionable.long(), minlength=5)[1:].double() / n
+    assert bool(((share - 0.25).abs() < 0.015).all()), share
+    s = sample_profiles(NAMES, GLOB, n, n_actionable=1, elicitation="likert",
+                        score_sampling="sorted", seed=9)
+    score = s.scores[s.hard_mask]
+    assert len(score) == n
+    share = torch.bincount(score.long(), minlength=5)[1:].double() / n
+    assert bool(((share - 0.25).abs() < 0.015).all()), share
 
 
 def test_all_actionable_and_indexing():
@@ -262,6 +314,8 @@ def test_indexing_concat_and_plain_lists_round_trip():
     assert len(both) == 4 and both.elicitation == "ranking"
     for field in ("hard_mask", "scores", "levels"):
         assert torch.equal(getattr(both, field), getattr(p, field)[[0, 1, 4, 5]])
+    one = ActionabilityProfiles.concat([p[2:4]])  # a list of one batch (one chunk)
+    assert one.elicitation == "ranking" and torch.equal(one.scores, p.scores[2:4])
     plain = p.to_lists()
     assert set(plain) == {"hard_mask", "scores", "levels", "elicitation"}
     assert plain["hard_mask"] == p.hard_mask.tolist() and plain["levels"] == p.levels.tolist()

@@ -300,6 +300,9 @@ def test_each_message_names_its_argument_and_one_row_broadcasts(loan, x):
     with pytest.raises(WorldModelInputError, match=r"^x: gender must be 0 or 1"):
         scm.shift_counterfactual(off, torch.zeros(2, 7), torch.zeros(2, 7),
                                  torch.full((7,), -1e9), torch.full((7,), 1e9))
+    for read in (scm.abduct, scm.log_prob):
+        with pytest.raises(WorldModelInputError, match=r"^x: gender must be 0 or 1"):
+            read(off)
     mask = torch.zeros(2, 7)
     mask[:, E] = 1
     values = x[:2].clone()
