@@ -83,13 +83,19 @@ from engine.scenarios.base import Scenario
 
 @dataclass
 class TrainingLog:
-    """What happened during training: per-evaluation validation loss, flow validity and cost;
-    the epoch whose state was kept and that state's validation score."""
+    """What happened during training: per evaluation the validation loss, flow validity and
+    cost, the hinge's weight (``multiplier``: lambda, or the fixed weight) and, over the
+    training draws since the previous evaluation, the share with an active hinge
+    (``train_active``: hinge > 0) and with an empty sampled mask (``train_empty``); the epoch
+    whose state was kept and that state's validation score."""
 
     epochs: list[int] = field(default_factory=list)
     val_loss: list[float] = field(default_factory=list)
     val_validity: list[float] = field(default_factory=list)
     val_cost: list[float] = field(default_factory=list)
+    multiplier: list[float] = field(default_factory=list)
+    train_active: list[float] = field(default_factory=list)
+    train_empty: list[float] = field(default_factory=list)
     best_epoch: int = 0
     kept_epoch: int = 0
     val_score: float = math.nan
@@ -172,7 +178,7 @@ def recourse_loss(
     code = prof.code
     logits = model.mask_logits(x, code)
     if deterministic:
-        m = model.deterministic_mask(logits, prof.hard)
+        m = model.deterministic_mask(logits, prof.hard, config.fill_empty_mask)
     else:
         m = model.sample_mask(logits, prof.hard, config.tau)
     values = model.action_values(x, m, code)
@@ -198,7 +204,8 @@ def recourse_loss(
         + config.plausibility_weight * plaus
         + config.feasibility_weight * feas
     )
-    parts = {"hinge": hinge, "cost": cost, "kl": kl, "plaus": plaus, "feas": feas, "x_cf": x_cf}
+    parts = {"hinge": hinge, "cost": cost, "kl": kl, "plaus": plaus, "feas": feas, "x_cf": x_cf,
+             "mask": m}
     return total.mean(), parts
 
 
@@ -264,6 +271,7 @@ def train_amortized(
     log = TrainingLog()
     multiplier = ValidityMultiplier(config)
     best_loss, best_state = math.inf, copy.deepcopy(model.state_dict())
+    window = torch.zeros(3)  # training draws, active hinges, empty masks since the last eval
     for epoch in range(1, config.epochs + 1):
         model.train()
         perm = torch.randperm(len(x_train))
@@ -282,6 +290,9 @@ def train_amortized(
             loss.backward()
             opt.step()
             multiplier.update(parts["hinge"])
+            with torch.no_grad():
+                window += torch.tensor([len(xb), float((parts["hinge"] > 0).sum()),
+                                        float((parts["mask"].sum(dim=1) == 0).sum())])
             if schedule is not None:
                 schedule.step()
         if epoch % config.eval_every == 0 or epoch == config.epochs:
@@ -295,6 +306,10 @@ def train_amortized(
             log.val_loss.append(float(vloss))
             log.val_validity.append(vvalid)
             log.val_cost.append(float(parts["cost"].mean()))
+            log.multiplier.append(multiplier.lam if multiplier.lagrangian else multiplier.weight)
+            log.train_active.append(float(window[1] / window[0]))
+            log.train_empty.append(float(window[2] / window[0]))
+            window.zero_()
             if float(vloss) < best_loss:
                 best_loss, log.best_epoch = float(vloss), epoch
                 best_state = copy.deepcopy(model.state_dict())
