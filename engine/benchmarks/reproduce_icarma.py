@@ -4,9 +4,10 @@ Setup (as the paper; specs/loan-scm.md): scenario ``loan-carma-reference`` (CARM
 samples: the decision model trained on the classifier split with CARMA's classifier recipe,
 the flow on the causal-estimator split, iCARMA on the recourse split's training rejections),
 deployment population = the recourse test split's rejections (reproduce_core:
-``REPRODUCE_SCENARIO``; ``loan-carma`` has the platform's more accurate decision model). Profiles per hard-constraint setting as in engine.benchmarks.recourse
-(seed 0: every method and cost profile sees the same people with the same profiles); Likert
-scores i.i.d. (the paper's sampling).
+``REPRODUCE_SCENARIO``; ``loan-carma`` has the platform's more accurate decision model).
+Profiles per hard-constraint setting as in engine.benchmarks.recourse (seed 0: every method
+and cost profile sees the same people with the same profiles); Likert scores i.i.d. (the
+paper's sampling).
 
 Methods: the causal Oracle with the paper's grid (25 bins around each factual, clipped to the
 training range) and the plausibility constraint; iCARMA without repair, one model per
