@@ -144,6 +144,9 @@ def build_amortized(
             "val_validity_flow": log.kept("val_validity"),
             "val_cost": log.kept("val_cost"),
             "val_score": log.val_score,
+            "multiplier_final": log.multiplier[-1],
+            "train_hinge_active": log.train_active[-1],
+            "train_empty_mask": log.train_empty[-1],
             "training_seconds": log.seconds,
         },
     )

@@ -4,10 +4,13 @@ iCARMA (paper 001, section 4 and appendix B). For factuals x and actionability p
 (hard mask h, scores -> weights w and priors pi under the context's cost profile), the trained
 networks of engine.recourse.icarma_networks give the deterministic mask
 
-    m_j = 1[l_j(x, c) > 0] * h_j       (the most probable actionable feature if m is empty)
+    m_j = 1[l_j(x, c) > 0] * h_j
 
 and the intervention values a = x + M * f_theta(x, m, c) on the masked features. Because the
 mask is multiplied by h, a feature outside the person's actionable set can never be acted on.
+A person whose mask is empty gets no action (the paper's pipeline); ``fill_empty_mask`` (ours;
+the default for our fast models, as they were trained) switches on the most probable
+actionable feature instead.
 
 Models (``training``): ``paper`` (the default) uses the paper's model for the profiles'
 elicitation scheme and the context's cost profile, the best of its seeds on validation
@@ -54,7 +57,8 @@ REPAIR_SCALES: tuple[float, ...] = (1.5, 2.0, 3.0)
 class ICarma(RecourseMethod):
     """iCARMA (module docstring). ``model``/``flow`` override the scenario's artifacts;
     ``training`` picks the trained model (``trainings``; default the first: paper),
-    ``repair`` the final check."""
+    ``repair`` the final check, ``fill_empty_mask`` an action for a person whose mask is
+    empty (None: as the model was trained)."""
 
     name = "icarma"
     capabilities = Capabilities(candidates=True, amortized=True,
@@ -70,6 +74,7 @@ class ICarma(RecourseMethod):
         flow: Any = None,
         repair: bool = False,
         training: str | None = None,
+        fill_empty_mask: bool | None = None,
     ) -> None:
         super().__init__(context)
         training = training or self.trainings[0]
@@ -82,6 +87,9 @@ class ICarma(RecourseMethod):
         self._flow = flow
         self.repair = bool(repair)
         self.training = training
+        # None: as the model was trained (the paper's: no; our fast configuration: yes)
+        self.fill_empty_mask = (training == "fast") if fill_empty_mask is None else bool(
+            fill_empty_mask)
 
     # ---- artifacts --------------------------------------------------------------------
     def artifact_name(self, elicitation: str) -> str:
@@ -132,7 +140,7 @@ class ICarma(RecourseMethod):
         with torch.no_grad():
             code = self.network_code(profiles, model)
             logits = model.mask_logits(x, code)
-            m = model.deterministic_mask(logits, hard)
+            m = model.deterministic_mask(logits, hard, self.fill_empty_mask)
             values = model.action_values(x, m, code)
             if self.repair:
                 m, values = self._repair(model, x, hard, code, m, values, profiles)

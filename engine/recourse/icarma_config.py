@@ -12,14 +12,18 @@ plausibility 0.125, feasibility 0.1.
 ``ICarmaConfig.fast()`` is our configuration for interactive use (what ``train`` builds for
 studies): the same losses but 60 epochs, a cosine learning-rate decay, the hinge on the logit
 with the equivalent margin 2 artanh(eps) (its gradient does not vanish for confident
-rejections) at a fixed weight 1, one model shared by the four cost profiles (each person's profile draws one),
-and the best validation-loss epoch kept. ``reduced()`` shrinks either for tests.
+rejections) at a fixed weight 1, one model shared by the four cost profiles (each person's
+profile draws one), the best validation-loss epoch kept, and an empty deterministic mask filled
+with the most probable actionable feature. ``reduced()`` shrinks either for tests.
 
 Named switches (fields): ``validity_loss`` hinge-probability | hinge-logit;
 ``validity_multiplier`` lagrangian | fixed; ``schedule``
 constant | cosine; ``keep`` last | best; ``score_sampling`` iid | sorted
 (engine.preferences.sample_profiles); ``cost_profiles`` the profiles one model is trained
-for.
+for; ``fill_empty_mask`` (validation: a person whose deterministic mask is empty gets the most
+probable actionable feature; the paper: no action; engine.recourse.icarma_networks).
+``to_dict`` omits ``fill_empty_mask`` when it is True, the behaviour of every model trained
+before the field existed, so their fingerprints (engine.artifacts) are unchanged.
 """
 
 from __future__ import annotations
@@ -74,6 +78,7 @@ class ICarmaConfig:
     schedule: str = "constant"
     keep: str = "last"
     score_sampling: str = "iid"
+    fill_empty_mask: bool = False
     max_people: int | None = None
     eval_every: int = 5
     seed: int = PAPER_SEED_STEP
@@ -127,6 +132,7 @@ class ICarmaConfig:
             "schedule": "cosine",
             "keep": "best",
             "score_sampling": "sorted",
+            "fill_empty_mask": True,
             "seed": 0,
         }
         return cls(**{**base, **overrides})
@@ -140,11 +146,13 @@ class ICarmaConfig:
         out = asdict(self)
         out["hidden"] = list(self.hidden)
         out["cost_profiles"] = list(self.cost_profiles)
+        if self.fill_empty_mask:
+            del out["fill_empty_mask"]
         return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ICarmaConfig:
-        d = dict(d)
+        d = {"fill_empty_mask": True, **d}
         d["hidden"] = tuple(d["hidden"])
         d["cost_profiles"] = tuple(d["cost_profiles"])
         return cls(**d)

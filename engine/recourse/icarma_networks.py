@@ -13,9 +13,10 @@ tau over the two classes (off, on) with logits (0, l_j):
     m_j = onehot(argmax(log softmax(0, l_j) + gumbel) / tau)[on] * h_ij,
 
 whose forward value is exactly 0/1 and whose gradient is the relaxed sample's. At deployment
-the mask is deterministic, m_j = 1[l_j > 0] * h_ij, with the most probable actionable feature
-switched on when nothing else is (so everyone gets an action). Multiplying by h_ij makes a
-feature outside F_i impossible whatever the networks output.
+the mask is deterministic, m_j = 1[l_j > 0] * h_ij: the paper's (CARMA's) rule, under which a
+person whose probabilities are all <= 1/2 gets no action. ``fill_empty`` (our option) then
+switches on the most probable actionable feature, so everyone gets an action. Multiplying by
+h_ij makes a feature outside F_i impossible whatever the networks output.
 
 Action network (parameters theta). Given the mask, delta = f_theta(x~, m, c) in R^g and the
 intervention values are a_j = x_j + M_j * delta_j (M_j the feature's training range), i.e.
@@ -99,10 +100,13 @@ class AmortizedRecourse(nn.Module):
         return on * hard.to(on.dtype)
 
     @staticmethod
-    def deterministic_mask(logits: Tensor, hard: Tensor) -> Tensor:
-        """m_j = 1[l_j > 0] h_j, with the most probable actionable feature if m is empty."""
+    def deterministic_mask(logits: Tensor, hard: Tensor, fill_empty: bool) -> Tensor:
+        """m_j = 1[l_j > 0] h_j; ``fill_empty``: the most probable actionable feature where m
+        would be empty (our option; the paper leaves such a person without an action)."""
         hard_b = hard.bool()
         m = (logits > 0) & hard_b
+        if not fill_empty:
+            return m.to(torch.float32)
         masked = torch.where(hard_b, logits, torch.full_like(logits, -torch.inf))
         best = F.one_hot(masked.argmax(dim=1), logits.shape[1]).bool() & hard_b
         empty = ~m.any(dim=1, keepdim=True)

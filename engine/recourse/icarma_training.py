@@ -29,19 +29,22 @@ at 0, d = ``lagrange_damping`` = 10, s = ``lagrange_step`` = 1, CARMA's values),
 weight grows for as long as recourses stay invalid. ``fixed`` keeps lambda_v =
 ``validity_weight`` (our fast configuration). Validation losses use ``validity_weight``.
 
-Why the decision model matters (measured on loan-carma, paper configuration, 15-epoch probes
-on 2,000 training rejections). d hinge / d x = -2 h (1 - h) d logit / d x vanishes where h is
-saturated: our Adam-trained decision model puts the deployment rejections at logits -165 ..
--6 (5%-95%), so a rejected person whose sampled mask cannot flip the decision stays at
-hinge ~1 with no gradient. Under ``lagrangian`` these stuck people keep lambda growing
-(lambda += mean hinge ~ the share stuck, 0.07-0.18 per step: 58 after 15 epochs, thousands
-after 450), and lambda's weight on the people near the boundary overwhelms cost and
-plausibility: every feature switched on (3.9 of 4), cost 0.53 against the Oracle's 0.14,
-plausibility 0.14 (all four actionable). CARMA's reference classifier training
-(engine.decision.DecisionConfig.reference, scenario ``loan-carma-reference``) keeps logits
-at -5.6 .. -0.3; there the fixed weight gives plausibility 0.86 with all four features
-(validity 0.74 at weight 1, 1.00 at weight 5; 60 epochs), the multiplier validity 1.00 but
-plausibility 0.43-0.45.
+What the multiplier does (README "Reproducing the papers"; the TrainingLog records it).
+lambda grows for as long as some training draws stay invalid, and some always do: the sampled
+mask of a person with one actionable feature is empty with probability 1 - q (the KL term
+pulls q towards the prior 1/2), and the straight-through gradient of an empty mask says
+nothing about which feature to switch on (the action network's output for a switched-off
+feature is never used). On loan-carma-reference (CARMA's classifier recipe; logits of the
+rejections -5.6 .. -0.3) the paper's ranking configuration ends at lambda 210-247 (seeds
+1000-3000, 450 epochs; 0.3-0.5% of the last draws with an empty mask), where validity is
+~1.0 on every hard-constraint row and plausibility about half the paper's: the regularizers
+barely move a model whose hinge weight is two hundred times theirs. A fixed weight 5 keeps
+them alive but lets the mask network drift to empty masks (22% of the last draws): validity
+0.99 / 0.94 / 0.84 / 0.60 / 0.82 with all / 3 / 2 / 1 / random features. Neither reaches the
+paper's point (2 features: validity 0.991 at plausibility 0.481; ours 1.000 at 0.249, or
+0.836 at 0.368). With our Adam-trained decision model (loan-carma) the rejections' logits are
+-165 .. -6 (5%-95%), where d hinge / d x = -2 h (1 - h) d logit / d x vanishes: the paper's
+hinge has no gradient for most rejected people there.
 
 Preference sampling (data augmentation, appendix B.2). Every batch draws a fresh profile per
 person: how many and which globally actionable features are actionable (uniform) and a
@@ -83,13 +86,19 @@ from engine.scenarios.base import Scenario
 
 @dataclass
 class TrainingLog:
-    """What happened during training: per-evaluation validation loss, flow validity and cost;
-    the epoch whose state was kept and that state's validation score."""
+    """What happened during training: per evaluation the validation loss, flow validity and
+    cost, the hinge's weight (``multiplier``: lambda, or the fixed weight) and, over the
+    training draws since the previous evaluation, the share with an active hinge
+    (``train_active``: hinge > 0) and with an empty sampled mask (``train_empty``); the epoch
+    whose state was kept and that state's validation score."""
 
     epochs: list[int] = field(default_factory=list)
     val_loss: list[float] = field(default_factory=list)
     val_validity: list[float] = field(default_factory=list)
     val_cost: list[float] = field(default_factory=list)
+    multiplier: list[float] = field(default_factory=list)
+    train_active: list[float] = field(default_factory=list)
+    train_empty: list[float] = field(default_factory=list)
     best_epoch: int = 0
     kept_epoch: int = 0
     val_score: float = math.nan
@@ -172,7 +181,7 @@ def recourse_loss(
     code = prof.code
     logits = model.mask_logits(x, code)
     if deterministic:
-        m = model.deterministic_mask(logits, prof.hard)
+        m = model.deterministic_mask(logits, prof.hard, config.fill_empty_mask)
     else:
         m = model.sample_mask(logits, prof.hard, config.tau)
     values = model.action_values(x, m, code)
@@ -198,7 +207,8 @@ def recourse_loss(
         + config.plausibility_weight * plaus
         + config.feasibility_weight * feas
     )
-    parts = {"hinge": hinge, "cost": cost, "kl": kl, "plaus": plaus, "feas": feas, "x_cf": x_cf}
+    parts = {"hinge": hinge, "cost": cost, "kl": kl, "plaus": plaus, "feas": feas, "x_cf": x_cf,
+             "mask": m}
     return total.mean(), parts
 
 
@@ -264,6 +274,7 @@ def train_amortized(
     log = TrainingLog()
     multiplier = ValidityMultiplier(config)
     best_loss, best_state = math.inf, copy.deepcopy(model.state_dict())
+    window = torch.zeros(3)  # training draws, active hinges, empty masks since the last eval
     for epoch in range(1, config.epochs + 1):
         model.train()
         perm = torch.randperm(len(x_train))
@@ -282,6 +293,9 @@ def train_amortized(
             loss.backward()
             opt.step()
             multiplier.update(parts["hinge"])
+            with torch.no_grad():
+                window += torch.tensor([len(xb), float((parts["hinge"] > 0).sum()),
+                                        float((parts["mask"].sum(dim=1) == 0).sum())])
             if schedule is not None:
                 schedule.step()
         if epoch % config.eval_every == 0 or epoch == config.epochs:
@@ -295,6 +309,10 @@ def train_amortized(
             log.val_loss.append(float(vloss))
             log.val_validity.append(vvalid)
             log.val_cost.append(float(parts["cost"].mean()))
+            log.multiplier.append(multiplier.lam if multiplier.lagrangian else multiplier.weight)
+            log.train_active.append(float(window[1] / window[0]))
+            log.train_empty.append(float(window[2] / window[0]))
+            window.zero_()
             if float(vloss) < best_loss:
                 best_loss, log.best_epoch = float(vloss), epoch
                 best_state = copy.deepcopy(model.state_dict())

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from engine.benchmarks.reproduce_core import REPRODUCE_SCENARIO
 from study_app.cli.apps import app, scenario_or_fail
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 
@@ -81,12 +82,18 @@ def reproduce(
         None, "--n", min=1, help="Only the first N rejected applicants (HARE: people per seed)."
     ),
     scenario: str = typer.Option(
-        "loan-carma", help="Scenario (default: CARMA's published Loan samples, the paper's)."
+        REPRODUCE_SCENARIO,
+        help="Scenario (default: CARMA's published Loan samples with the decision model trained "
+        "by CARMA's classifier recipe; `loan-carma` has the platform's accurate Adam model).",
     ),
     validity_multiplier: str = typer.Option(
         "lagrangian",
         help="iCARMA's validity weight: lagrangian (CARMA's multiplier, the paper's pipeline) "
-        "| fixed (weight 1 beside the paper's other weights). Models are cached per choice.",
+        "| fixed (--validity-weight beside the paper's other weights; not the paper's). "
+        "Models are cached per choice.",
+    ),
+    validity_weight: float = typer.Option(
+        1.0, help="The hinge's weight with --validity-multiplier fixed (> 0).",
     ),
     quick: bool = typer.Option(
         False, "--quick", help="Reduced ('quick') artifacts, as `train --quick` builds them "
@@ -123,12 +130,15 @@ def reproduce(
     if validity_multiplier not in ("lagrangian", "fixed"):
         raise typer.BadParameter(f"must be lagrangian or fixed, got {validity_multiplier!r}",
                                  param_hint="--validity-multiplier")
+    if (validity_weight != 1.0 and validity_multiplier != "fixed") or validity_weight <= 0:
+        raise typer.BadParameter("a positive weight, with --validity-multiplier fixed only",
+                                 param_hint="--validity-weight")
     docs = []
     out = result_console(json_out, min_width=TABLE_WIDTH)
     for name in names:
         config = ReproduceConfig(
             name, scenario=scenario, seeds=seeds, fast=fast, n=n, quick=quick,
-            validity_multiplier=validity_multiplier,
+            validity_multiplier=validity_multiplier, validity_weight=validity_weight,
         )
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                       console=err, transient=True) as progress:

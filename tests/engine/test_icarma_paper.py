@@ -60,6 +60,7 @@ def test_the_papers_configuration_is_the_default():
     assert (f.epochs, f.validity_loss, f.validity_multiplier, f.schedule, f.keep) == (
         60, "hinge-logit", "fixed", "cosine", "best")
     assert len(f.cost_profiles) == 4 and f.score_sampling == "sorted"
+    assert (r.fill_empty_mask, f.fill_empty_mask) == (False, True)
     assert paper_seeds(3) == (1000, 2000, 3000)
     with pytest.raises(ValueError, match="validity_multiplier"):
         ICarmaConfig(validity_multiplier="sometimes")
@@ -123,6 +124,41 @@ def test_carmas_multiplier_grows_with_the_hinge_and_never_goes_negative():
     assert not fixed.lagrangian and fixed.weight == 1.0
 
 
+def test_an_empty_mask_stays_empty_as_the_paper_unless_filled():
+    """The paper deploys m = 1[l > 0] h (no action when every l <= 0); our option switches on
+    the most probable actionable feature. The option keeps the fast models' fingerprints:
+    ``to_dict`` omits it when True, the behaviour before it existed."""
+    from engine.recourse.icarma_networks import AmortizedRecourse
+
+    logits = torch.tensor([[-1.0, -0.2, -3.0, 0.5], [-1.0, -0.2, -3.0, -0.1]])
+    hard = torch.tensor([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]])
+    paper = AmortizedRecourse.deterministic_mask(logits, hard, fill_empty=False)
+    assert paper.tolist() == [[0, 0, 0, 0], [0, 0, 0, 0]]
+    filled = AmortizedRecourse.deterministic_mask(logits, hard, fill_empty=True)
+    assert filled.tolist() == [[0, 1, 0, 0], [0, 0, 0, 1]]
+    assert "fill_empty_mask" not in ICarmaConfig.fast().to_dict()
+    assert ICarmaConfig().to_dict()["fill_empty_mask"] is False
+    for cfg in (ICarmaConfig(), ICarmaConfig.fast()):
+        assert ICarmaConfig.from_dict(cfg.to_dict()) == cfg
+
+
+def test_the_training_log_records_the_multiplier_and_the_draws_without_recourse(loan):
+    """Every evaluation logs lambda (non-decreasing under CARMA's update) and the shares of
+    training draws with an active hinge and with an empty sampled mask."""
+    from engine.recourse.icarma_training import train_amortized
+
+    clf = _Constant(-3.0)  # nobody is ever accepted: every hinge stays active
+    cfg = ICarmaConfig().reduced(epochs=4, eval_every=2, max_people=64)
+    _, log = train_amortized(loan, clf, _Identity(), cfg)
+    assert log.epochs == [2, 4] and len(log.multiplier) == len(log.train_empty) == 2
+    assert 0 < log.multiplier[0] <= log.multiplier[1]
+    assert log.train_active == [1.0, 1.0]
+    assert all(0.0 <= e <= 1.0 for e in log.train_empty)
+    fixed = ICarmaConfig().reduced(epochs=2, eval_every=2, max_people=64,
+                                   validity_multiplier="fixed", validity_weight=5.0)
+    assert train_amortized(loan, clf, _Identity(), fixed)[1].multiplier == [5.0]
+
+
 def test_one_model_per_cost_profile_and_the_best_seed_is_selected(paper):
     pm = paper["constant"]
     assert pm.seeds == (1000, 2000)
@@ -146,6 +182,7 @@ def test_icarma_loads_the_paper_model_of_its_cost_profile(loan, clf, paper):
     for cp in ("constant", "convex"):
         method = get_method("icarma", RecourseContext(loan, clf, cost_profile=CostProfile(cp)))
         assert method.training == "paper" and method.repair is False
+        assert method.fill_empty_mask is False
         assert method.model_for(profiles) is artifacts.load_amortized(
             "loan", paper_model_name("ranking", cp))
     linear = get_method("icarma", RecourseContext(loan, clf, cost_profile=CostProfile("linear")))
@@ -153,6 +190,8 @@ def test_icarma_loads_the_paper_model_of_its_cost_profile(loan, clf, paper):
         linear.model_for(profiles)
     with pytest.raises(ValueError, match="training must be one of"):
         ICarma(RecourseContext(loan, clf), training="slow")
+    assert ICarma(RecourseContext(loan, clf), training="fast").fill_empty_mask is True
+    assert ICarma(RecourseContext(loan, clf), fill_empty_mask=True).fill_empty_mask is True
     assert "training" not in option_names("carma")  # CARMA is trained one way only
     with pytest.raises(TypeError, match="training"):
         Carma(RecourseContext(loan, clf), training="paper")

@@ -50,6 +50,28 @@ def test_cells_are_judged_by_tolerance_or_by_the_papers_range():
         ReproduceConfig("table-one")
 
 
+def test_the_reproductions_run_on_carmas_classifier_recipe_and_name_their_variants():
+    from engine.benchmarks.reproduce_core import REPRODUCE_SCENARIO
+    from engine.benchmarks.reproduce_icarma import training_changes
+    from engine.paper_models import training_tag
+
+    assert ReproduceConfig("icarma-table1").scenario == REPRODUCE_SCENARIO == (
+        "loan-carma-reference")
+    fixed = ReproduceConfig("icarma-table1", validity_multiplier="fixed", validity_weight=5.0)
+    changes = training_changes(fixed, "ranking")
+    assert changes == {"validity_multiplier": "fixed", "validity_weight": 5.0}
+    assert training_changes(ReproduceConfig("icarma-table3", fast=True), "likert") == {
+        "epochs": 20}
+    assert training_changes(ReproduceConfig("icarma-table1"), "ranking") == {}
+    assert training_tag(changes) == "fixed-5.0"  # cached beside, never instead of, the paper's
+    with pytest.raises(ValueError, match="fixed only"):
+        ReproduceConfig("icarma-table1", validity_weight=5.0)
+    with pytest.raises(ValueError, match="positive"):
+        ReproduceConfig("icarma-table1", validity_multiplier="fixed", validity_weight=0.0)
+    with pytest.raises(ValueError, match="lagrangian or fixed"):
+        ReproduceConfig("icarma-table1", validity_multiplier="sometimes")
+
+
 def test_table1_smoke_on_quick_artifacts(trained_home):
     """Every row of Table 1 gets ours beside the paper's, with the paper's methods."""
     result = run_target(ReproduceConfig(

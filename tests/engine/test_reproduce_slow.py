@@ -1,11 +1,12 @@
 """`recourse-study reproduce TARGET --fast --json` for every target, on CARMA's published
-samples (``pytest -m slow``; minutes per target).
+samples (``pytest -m slow``; minutes per target), and the platform's decision model on the
+published classifier split.
 
 Runs in ``$RECOURSE_STUDY_SLOW_HOME`` (default: the repository's ``.recourse-study``, where
-`recourse-study train --scenario loan-carma` keeps its artifacts), so the decision model and
-flow are built once (about 5 minutes) and reused; each target's own training (``--fast``:
-one seed, 20 epochs per iCARMA model) is cached too. The command's ``seconds`` are printed:
-`reproduce ... --fast` is meant to finish within 5 minutes on the 2-core machine.
+`recourse-study train` keeps its artifacts), so decision models and flows are built once
+(seconds to minutes) and reused; each target's own training (``--fast``: one seed, 20 epochs
+per iCARMA model) is cached too. Each target must finish within 5 minutes (its own
+``seconds``, measured on the shared 2-core machine, README "Reproducing the papers").
 """
 
 from __future__ import annotations
@@ -19,42 +20,77 @@ from pathlib import Path
 import pytest
 
 from engine.benchmarks.reproduce import TARGET_NAMES
+from engine.benchmarks.reproduce_core import REPRODUCE_SCENARIO
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).with_name("recourse-study"))
+FAST_SECONDS = 300
 pytestmark = pytest.mark.slow
+
+
+def _cli(home: Path, *args: str) -> dict:
+    env = {**os.environ, "RECOURSE_STUDY_HOME": str(home)}
+    done = subprocess.run([CLI, *args, "--json"], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)  # one JSON object, progress on stderr
 
 
 @pytest.fixture(scope="module")
 def home() -> Path:
-    path = Path(os.environ.get("RECOURSE_STUDY_SLOW_HOME") or REPO / ".recourse-study")
-    env = {**os.environ, "RECOURSE_STUDY_HOME": str(path)}
-    done = subprocess.run(
-        [CLI, "train", "--scenario", "loan-carma", "--only",
-         "decision,flow", "--json"], env=env, capture_output=True, text=True, check=True)
-    doc = json.loads(done.stdout)
-    # the decision model on the published classifier test split
+    return Path(os.environ.get("RECOURSE_STUDY_SLOW_HOME") or REPO / ".recourse-study")
+
+
+def test_the_platform_decision_model_is_accurate_on_the_published_classifier_split(home):
+    """The acceptance's 0.99 line: our default decision model (``loan-carma``: Adam, cosine)
+    on the test split of CARMA's published classifier samples; the labels are the
+    deterministic rule, so the Bayes rule is exact (test_published_samples.py checks the
+    rule against every published label)."""
+    doc = _cli(home, "train", "--scenario", "loan-carma", "--only", "decision")
     assert doc["decision_accuracy"] >= 0.99 and doc["bayes_accuracy"] == 1.0
-    return path
+
+
+def test_the_reproductions_decision_model_is_carmas_recipe(home):
+    """The reproductions' default world trains CARMA's classifier recipe (SGD): less accurate
+    than the platform's model but not saturated on the rejections."""
+    doc = _cli(home, "train", "--scenario", REPRODUCE_SCENARIO, "--only", "decision,flow")
+    assert 0.88 <= doc["decision_accuracy"] < 0.99
+    assert doc["flow_test_nll"] < doc["exact_test_nll"] + 0.25
+
+
+def _cells(doc: dict, method: str, metric: str) -> list[dict]:
+    return [c for c in doc["cells"] if c["method"] == method and c["metric"] == metric]
 
 
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("target", TARGET_NAMES)
 def test_fast_reproduction(home, target):
-    env = {**os.environ, "RECOURSE_STUDY_HOME": str(home)}
-    done = subprocess.run(
-        [CLI, "reproduce", target, "--fast", "--json"],
-        env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
-    doc = json.loads(done.stdout)  # one JSON object, progress on stderr
+    doc = _cli(home, "reproduce", target, "--fast")
     print(f"{target}: {doc['seconds']:.0f} s, {doc['summary']}")
     assert doc["target"] == target and doc["config"]["fast"] is True
+    assert doc["seconds"] <= FAST_SECONDS, f"{target} took {doc['seconds']:.0f} s"
     assert doc["cells"] and doc["checks"]
+    for c in doc["cells"]:
+        if c["paper"] is not None and c["ours"] is not None and c["tolerance"] is not None:
+            assert c["diff"] == pytest.approx(c["ours"] - c["paper"])
+            assert c["within"] == (abs(c["diff"]) <= c["tolerance"] + 1e-12)
     if target.startswith("icarma"):
         assert doc["config"]["repair"] is False
+        assert doc["config"]["scenario"] == REPRODUCE_SCENARIO
     if target in ("icarma-table1", "icarma-table2"):
-        oracle = [c for c in doc["cells"] if c["method"] == "oracle"]
-        assert all(c["ours"] == 1.0 for c in oracle if c["metric"] == "plausibility")
+        # the Oracle runs in full even with --fast: plausible by construction, and its
+        # validity is the paper's within 0.03 on every row but Table 1's two-feature row,
+        # 0.0302 below (0.5088 vs 0.539: one person of 2,390 short; README)
+        assert all(c["ours"] == 1.0 for c in _cells(doc, "oracle", "plausibility"))
+        for c in _cells(doc, "oracle", "validity"):
+            assert c["within"] or (c["row"] == "Loan, 2" and abs(c["diff"]) < 0.031), c
+    if target == "icarma-table1":
+        oracle = [c["ours"] for c in _cells(doc, "oracle", "validity")]
+        assert oracle[0] > oracle[1] > oracle[2] > oracle[3]  # all > 3 > 2 > 1 features
+    if target.startswith("icarma-table"):
+        for c in _cells(doc, "icarma", "validity"):
+            assert 0.5 <= c["ours"] <= 1.0 and c["seeds"] == 1
+    if target == "icarma-fairness":
+        assert {c["metric"] for c in doc["cells"]} == {"cost gap", "log_prob_cf gap"}
     if target.startswith("hare"):
         budget = next(c for c in doc["checks"] if "budget" in c["claim"])
         assert budget["passed"], budget["detail"]
