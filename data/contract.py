@@ -98,10 +98,18 @@ def check_columns(table: str, known: Sequence[str], rows: Sequence[Mapping[str, 
         raise StoreError(f"table {table} has no column(s) {', '.join(unknown)}")
 
 
-def check_guard(table: str, guard: str | None, expected: Sequence[Any] | None,
-                rows: Sequence[Any]) -> None:
+def check_guard(guard: str | None, expected: Sequence[Any] | None, rows: Sequence[Any]) -> None:
     if guard is not None and (expected is None or len(expected) != len(rows)):
         raise ValueError("a guarded update needs one expected value per row")
+
+
+def update_sets(table: str, keys: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The columns an update of ``rows`` sets (those of ``rows[0]`` that are not ``keys``, in
+    its order); a StoreError when the rows do not all carry the same columns."""
+    first = rows[0].keys()
+    if any(r.keys() != first for r in rows):
+        raise StoreError(f"every row of an update of {table} must carry the same columns")
+    return [c for c in rows[0] if c not in keys]
 
 
 def coerce(value: Any, dtype: str) -> Any:
@@ -145,8 +153,8 @@ def update_statement(table: str, types: Mapping[str, str], keys: Sequence[str],
     row) setting the columns of ``rows[0]`` that are not ``keys`` where the keys match (and,
     with ``guard``, where that column still holds the row's ``expected`` value)."""
     check_columns(table, list(types), rows)
-    check_guard(table, guard, expected, rows)
-    sets = [c for c in rows[0] if c not in keys]
+    check_guard(guard, expected, rows)
+    sets = update_sets(table, keys, rows)
     where = " AND ".join(f"{k} = {mark}" for k in keys)
     if guard is not None:
         where += f" AND {guard} = {mark}"

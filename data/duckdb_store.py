@@ -40,6 +40,7 @@ from data.contract import (
     WriteConflictError,
     guard_failed,
     insert_values,
+    update_sets,
     update_statement,
 )
 from data.migrations import check_readable, migrate
@@ -202,7 +203,7 @@ class DuckDBTransaction(Transaction):
             for params in per_row:
                 done += self._cur.execute(sql, params).fetchone()[0]
         else:  # one UPDATE ... FROM a registered Arrow table of the same values
-            sets = [c for c in rows[0] if c not in keys]
+            sets = update_sets(table, keys, rows)
             cols = [*sets, *keys, *(["_rs_expected"] if guard is not None else [])]
             kinds = {**types, **({"_rs_expected": types[guard]} if guard is not None else {})}
             data = _arrow_table(cols, kinds, per_row)

@@ -249,3 +249,98 @@ def test_a_value_of_the_wrong_type_is_refused_and_nothing_written(
             with store.transaction() as tx:
                 tx.insert("participants", rows)
         assert store.counts()["participants"] == 0
+
+
+@pytest.mark.parametrize("n", [1, 9])  # both sides of the DuckDB driver's FEW_ROWS
+@pytest.mark.parametrize(("where", "value", "message"), [
+    ("set", "x", "expected an integer, got str 'x'"),
+    ("key", 5, "expected text, got int 5"),
+    ("expected", "x", "expected an integer, got str 'x'"),
+])
+def test_an_update_refuses_a_wrong_type_in_its_values_keys_and_expected_values(
+        store_target, n: int, where: str, value, message: str) -> None:
+    with Store(store_target) as store:
+        with store.transaction() as tx:
+            _study(tx)
+            for i in range(n):
+                _participant(tx, f"p{i}", step=0, seq=i)
+        rows = [{"study_id": "s", "participant_id": f"p{i}", "step": 1} for i in range(n)]
+        expected: list = [0] * n
+        if where == "set":
+            rows[-1]["step"] = value
+        elif where == "key":
+            rows[-1]["participant_id"] = value
+        else:
+            expected[-1] = value
+        with pytest.raises(StoreError, match=f"^{message}$"):
+            with store.transaction() as tx:
+                tx.update("participants", ["study_id", "participant_id"], rows, guard="step",
+                          expected=expected)
+        assert store.query("SELECT DISTINCT step FROM participants") == [{"step": 0}]
+
+
+def test_each_column_type_names_what_it_expected(store_target) -> None:
+    """BIGINT and DOUBLE columns refuse text with the type they expected; integral floats
+    and NumPy numbers are stored as the column's type."""
+    with Store(store_target) as store:
+        with pytest.raises(StoreError, match="^expected an integer, got str '7'$"):
+            with store.transaction() as tx:
+                tx.insert("studies", [{"study_id": "s", "protocol_id": "p", "source": "protocol",
+                                       "seed": "7", "created_at": AT}])
+        with store.transaction() as tx:
+            tx.insert("studies", [{"study_id": "s", "protocol_id": "p", "source": "protocol",
+                                   "seed": 7.0, "created_at": AT}])
+        profile = {"study_id": "s", "participant_id": "p", "source": "web", "x_json": "{}",
+                   "display_json": "{}", "rejected": True}
+        with pytest.raises(StoreError, match="^expected a number, got str 'high'$"):
+            with store.transaction() as tx:
+                tx.insert("profiles", [{**profile, "proba": "high"}])
+        with store.transaction() as tx:
+            tx.insert("profiles", [{**profile, "proba": np.float32(0.25)}])
+        assert store.query("SELECT seed FROM studies") == [{"seed": 7}]
+        assert store.query("SELECT proba, rejected FROM profiles") == [
+            {"proba": 0.25, "rejected": True}]
+
+
+@pytest.mark.parametrize("n", [1, 9])
+def test_unknown_columns_and_rows_of_other_columns_are_named(store_target, n: int) -> None:
+    with Store(store_target) as store:
+        with store.transaction() as tx:
+            _study(tx)
+            for i in range(n):
+                _participant(tx, f"p{i}", step=0, seq=i)
+        rows = [{"study_id": "s", "participant_id": f"p{i}", "step": 1} for i in range(n)]
+        bad = [*rows[:-1], {**rows[-1], "colour": "red", "mood": 1}]
+        with pytest.raises(StoreError, match="^table participants has no column\\(s\\) colour, mood$"):
+            with store.transaction() as tx:
+                tx.update("participants", ["study_id", "participant_id"], bad)
+        with pytest.raises(StoreError, match="^table participants has no column\\(s\\) colour$"):
+            with store.transaction() as tx:
+                tx.insert("participants", [{"study_id": "s", "participant_id": "q", "colour": 1}])
+        if n > 1:
+            other = [*rows[:-1], {"study_id": "s", "participant_id": f"p{n - 1}", "arm": "b"}]
+            with pytest.raises(StoreError, match="^every row of an update of participants must "
+                                                 "carry the same columns$"):
+                with store.transaction() as tx:
+                    tx.update("participants", ["study_id", "participant_id"], other)
+        assert store.query("SELECT DISTINCT step FROM participants") == [{"step": 0}]
+
+
+@pytest.mark.parametrize("n", [1, 8, 9, 40])
+def test_an_unguarded_update_writes_every_row(store_target, n: int) -> None:
+    """Without a guard (no expected values), few rows and many are updated alike; the rows'
+    columns may come in any order."""
+    with Store(store_target) as store:
+        with store.transaction() as tx:
+            _study(tx)
+            for i in range(n):
+                _participant(tx, f"p{i:02d}", step=0, seq=i)
+        rows = [{"study_id": "s", "participant_id": f"p{i:02d}", "step": i, "arm": f"a{i}"}
+                if i % 2 else
+                {"arm": f"a{i}", "step": i, "participant_id": f"p{i:02d}", "study_id": "s"}
+                for i in range(n)]
+        with store.transaction() as tx:
+            assert tx.update("participants", ["study_id", "participant_id"], rows) == n
+        assert store.query("SELECT participant_id, step, arm FROM participants "
+                           "ORDER BY participant_id") == [
+            {"participant_id": f"p{i:02d}", "step": i, "arm": f"a{i}"} for i in range(n)]
