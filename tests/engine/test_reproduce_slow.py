@@ -15,10 +15,12 @@ import json
 import os
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path
 
 import pytest
 
+from engine.benchmarks.paper_values import target_values
 from engine.benchmarks.reproduce import TARGET_NAMES
 from engine.benchmarks.reproduce_core import REPRODUCE_SCENARIO
 
@@ -61,10 +63,44 @@ def _cells(doc: dict, method: str, metric: str) -> list[dict]:
     return [c for c in doc["cells"] if c["method"] == method and c["metric"] == metric]
 
 
+@cache
+def _fast(home: Path, target: str) -> dict:
+    """One ``reproduce TARGET --fast`` run per test session, shared by the tests below."""
+    return _cli(home, "reproduce", target, "--fast")
+
+
+# Where our reproduction is known to miss the acceptance's tolerance (issue 16). Strict: the
+# test fails as soon as the row comes within tolerance, so this list cannot go stale.
+KNOWN_GAPS = {
+    ("icarma-table1", "Loan, 2"): "Oracle validity 0.509 vs 0.539 (0.0302 below the paper: one "
+    "person of 2,390 short of the 0.03 tolerance; README 'Where we stand')",
+}
+
+
+def _oracle_rows() -> list:
+    rows = []
+    for target in ("icarma-table1", "icarma-table2"):
+        for r in target_values(target)["rows"]:
+            if r["method"] == "oracle":
+                gap = KNOWN_GAPS.get((target, r["row"]))
+                marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
+                rows.append(pytest.param(target, r["row"], marks=marks,
+                                         id=f"{target}-{r['row']}-{r.get('cost_profile')}"))
+    return rows
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize(("target", "row"), _oracle_rows())
+def test_oracle_validity_is_the_papers_within_tolerance(home, target, row):
+    """The Oracle runs in full even with --fast: its validity is the paper's within 0.03."""
+    cells = [c for c in _cells(_fast(home, target), "oracle", "validity") if c["row"] == row]
+    assert cells and all(c["within"] for c in cells), cells
+
+
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("target", TARGET_NAMES)
 def test_fast_reproduction(home, target):
-    doc = _cli(home, "reproduce", target, "--fast")
+    doc = _fast(home, target)
     print(f"{target}: {doc['seconds']:.0f} s, {doc['summary']}")
     assert doc["target"] == target and doc["config"]["fast"] is True
     assert doc["seconds"] <= FAST_SECONDS, f"{target} took {doc['seconds']:.0f} s"
@@ -77,12 +113,9 @@ def test_fast_reproduction(home, target):
         assert doc["config"]["repair"] is False
         assert doc["config"]["scenario"] == REPRODUCE_SCENARIO
     if target in ("icarma-table1", "icarma-table2"):
-        # the Oracle runs in full even with --fast: plausible by construction, and its
-        # validity is the paper's within 0.03 on every row but Table 1's two-feature row,
-        # 0.0302 below (0.5088 vs 0.539: one person of 2,390 short; README)
+        # the Oracle runs in full even with --fast: plausible by construction (its validity:
+        # test_oracle_validity_is_the_papers_within_tolerance)
         assert all(c["ours"] == 1.0 for c in _cells(doc, "oracle", "plausibility"))
-        for c in _cells(doc, "oracle", "validity"):
-            assert c["within"] or (c["row"] == "Loan, 2" and abs(c["diff"]) < 0.031), c
     if target == "icarma-table1":
         oracle = [c["ours"] for c in _cells(doc, "oracle", "validity")]
         assert oracle[0] > oracle[1] > oracle[2] > oracle[3]  # all > 3 > 2 > 1 features
