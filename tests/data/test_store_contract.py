@@ -251,6 +251,16 @@ def test_a_value_of_the_wrong_type_is_refused_and_nothing_written(
         assert store.counts()["participants"] == 0
 
 
+def _participants_at_step_0(store: Store, n: int) -> list[str]:
+    """A study with ``n`` participants at step 0 (ids p00, p01, ...); their ids."""
+    ids = [f"p{i:02d}" for i in range(n)]
+    with store.transaction() as tx:
+        _study(tx)
+        for i, pid in enumerate(ids):
+            _participant(tx, pid, step=0, seq=i)
+    return ids
+
+
 @pytest.mark.parametrize("n", [1, 9])  # both sides of the DuckDB driver's FEW_ROWS
 @pytest.mark.parametrize(("where", "value", "message"), [
     ("set", "x", "expected an integer, got str 'x'"),
@@ -260,11 +270,8 @@ def test_a_value_of_the_wrong_type_is_refused_and_nothing_written(
 def test_an_update_refuses_a_wrong_type_in_its_values_keys_and_expected_values(
         store_target, n: int, where: str, value, message: str) -> None:
     with Store(store_target) as store:
-        with store.transaction() as tx:
-            _study(tx)
-            for i in range(n):
-                _participant(tx, f"p{i}", step=0, seq=i)
-        rows = [{"study_id": "s", "participant_id": f"p{i}", "step": 1} for i in range(n)]
+        rows = [{"study_id": "s", "participant_id": pid, "step": 1}
+                for pid in _participants_at_step_0(store, n)]
         expected: list = [0] * n
         if where == "set":
             rows[-1]["step"] = value
@@ -305,11 +312,8 @@ def test_each_column_type_names_what_it_expected(store_target) -> None:
 @pytest.mark.parametrize("n", [1, 9])
 def test_unknown_columns_and_rows_of_other_columns_are_named(store_target, n: int) -> None:
     with Store(store_target) as store:
-        with store.transaction() as tx:
-            _study(tx)
-            for i in range(n):
-                _participant(tx, f"p{i}", step=0, seq=i)
-        rows = [{"study_id": "s", "participant_id": f"p{i}", "step": 1} for i in range(n)]
+        rows = [{"study_id": "s", "participant_id": pid, "step": 1}
+                for pid in _participants_at_step_0(store, n)]
         bad = [*rows[:-1], {**rows[-1], "colour": "red", "mood": 1}]
         with pytest.raises(StoreError, match="^table participants has no column\\(s\\) colour, mood$"):
             with store.transaction() as tx:
@@ -318,7 +322,7 @@ def test_unknown_columns_and_rows_of_other_columns_are_named(store_target, n: in
             with store.transaction() as tx:
                 tx.insert("participants", [{"study_id": "s", "participant_id": "q", "colour": 1}])
         if n > 1:
-            other = [*rows[:-1], {"study_id": "s", "participant_id": f"p{n - 1}", "arm": "b"}]
+            other = [*rows[:-1], {"study_id": "s", "participant_id": f"p{n - 1:02d}", "arm": "b"}]
             with pytest.raises(StoreError, match="^every row of an update of participants must "
                                                  "carry the same columns$"):
                 with store.transaction() as tx:
@@ -331,14 +335,10 @@ def test_an_unguarded_update_writes_every_row(store_target, n: int) -> None:
     """Without a guard (no expected values), few rows and many are updated alike; the rows'
     columns may come in any order."""
     with Store(store_target) as store:
-        with store.transaction() as tx:
-            _study(tx)
-            for i in range(n):
-                _participant(tx, f"p{i:02d}", step=0, seq=i)
-        rows = [{"study_id": "s", "participant_id": f"p{i:02d}", "step": i, "arm": f"a{i}"}
+        rows = [{"study_id": "s", "participant_id": pid, "step": i, "arm": f"a{i}"}
                 if i % 2 else
-                {"arm": f"a{i}", "step": i, "participant_id": f"p{i:02d}", "study_id": "s"}
-                for i in range(n)]
+                {"arm": f"a{i}", "step": i, "participant_id": pid, "study_id": "s"}
+                for i, pid in enumerate(_participants_at_step_0(store, n))]
         with store.transaction() as tx:
             assert tx.update("participants", ["study_id", "participant_id"], rows) == n
         assert store.query("SELECT participant_id, step, arm FROM participants "
