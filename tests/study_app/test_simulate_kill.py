@@ -38,15 +38,17 @@ def _check_consistent(store: Store) -> dict[str, int]:
         assert n_resp == row.step == len(state["answered"]), pid
         n_plans = store.query("SELECT count(*) AS n FROM plans WHERE participant_id = ?",
                               [pid])[0]["n"]
-        assert (n_plans > 0) == state["plans_ready"], pid
+        # plans are stored with the state that says they are ready (in one transaction); a
+        # participant for whom the method found no valid plan is ready with none
+        assert state["plans_ready"] or n_plans == 0, pid
         rated = store.query("SELECT count(*) AS n FROM ratings WHERE participant_id = ?",
                             [pid])[0]["n"]
         assert rated == sum(a.startswith("plan-") for a in state["answered"]), pid
         truth = store.query("SELECT count(*) AS n FROM sim_participants WHERE participant_id "
                             "= ?", [pid])[0]["n"]
         assert truth == 1, pid
-        if row.status == "complete":
-            assert rated == n_plans == 5, pid
+        if row.status == "complete":  # every plan shown was rated; fewer than 5 where too
+            assert rated == n_plans <= 5, pid  # few distinct plans fit (the plan shortfalls)
     return by_status
 
 
@@ -81,8 +83,21 @@ def test_sigkill_midway_then_resume(tmp_path) -> None:
     assert summary["resumed"] == active > 0  # killed mid-chunk: someone was mid-session
     assert summary["started"] == N - done - active
     assert summary["started"] + summary["resumed"] + done == N
+    # the same study run without interruption: the resumed one holds the same answers
+    reference = tmp_path / "reference.duckdb"
+    ref = subprocess.run(_command(reference), env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert ref.returncode == 0, ref.stderr
+    # participant ids carry the database's salt: match participants by their number
+    ratings = ("SELECT p.seq, regexp_extract(r.plan_id, '-(p[0-9]+)$', 1) AS plan, "
+               "r.acceptance, r.action, r.impossible FROM ratings r "
+               "JOIN participants p USING (study_id, participant_id) ORDER BY 1, 2")
+    with Store(reference, read_only=True) as store:
+        expected_ratings = store.query(ratings)
     with Store(db) as store:
         assert _check_consistent(store) == {"complete": N}
         c = store.counts()
-        assert c["plans"] == c["ratings"] == c["sim_ratings"] == 5 * N
+        # fewer than 5 x N: a few participants have fewer distinct plans that fit (shortfalls)
+        assert c["plans"] == c["ratings"] == c["sim_ratings"] == json.loads(ref.stdout)["plans"]
         assert c["sim_participants"] == c["profiles"] == N
+        assert store.query(ratings) == expected_ratings
