@@ -75,10 +75,9 @@ def run(protocol_id: str, participants: int, quick: bool,
     transitions: list[float] = []
     by_kind: dict[str, list[float]] = {}
     plans_ready: list[float] = []
-    split: dict[str, list[float]] = {"input": [], "server": [], "drawing": []}
+    split = _empty_split()
     loadtest: list[float] = []
     loadtest_by_kind: dict[str, list[float]] = {}
-    server_by_kind: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="rs-bench-web-") as tmp:
         server = StudyServer(protocol_id, Path(tmp) / "bench.duckdb", Path(tmp) / "serve.log",
                              quick=quick,
@@ -104,13 +103,8 @@ def run(protocol_id: str, participants: int, quick: bool,
                         by_kind.setdefault(step.kind, []).append(step.seconds)
                         if step.kind in generating:
                             plans_ready.append(step.seconds)
-                        parts = _split(step.clicked, step.seconds, frames.sent_times("rerun"),
-                                       frames.received_times("finished"))
-                        if parts is not None:
-                            for name, value in zip(("input", "server", "drawing"), parts,
-                                                   strict=True):
-                                split[name].append(value)
-                            server_by_kind.setdefault(step.kind, []).append(parts[1])
+                    _add_split(split, bot.steps, frames.sent_times("rerun"),
+                               frames.received_times("finished"))
                     pages.append((frames, list(bot.steps)))
                     context.close()
                     if calibrate:  # the load generator's participant, on the same server
@@ -136,7 +130,7 @@ def run(protocol_id: str, participants: int, quick: bool,
         "split": {"input": latency_stats(split["input"]),
                   "server": {**latency_stats(split["server"]),
                              "by_kind": {k: latency_stats(v)
-                                         for k, v in sorted(server_by_kind.items())}},
+                                         for k, v in sorted(split["server_by_kind"].items())}},
                   "drawing": latency_stats(split["drawing"])},
         "split_network": {**{name: latency_stats(network[name])
                              for name in ("input", "server", "drawing")},
@@ -259,7 +253,7 @@ def _network_split(pages: list[tuple[Frames, list[Any]]],
     NetLog connection of the same rank (pages ran one after another, one websocket each). A
     page whose message counts differ from its connection's (a reconnect) is left out rather
     than matched wrongly."""
-    out: dict[str, Any] = {"input": [], "server": [], "drawing": [], "server_by_kind": {}}
+    out = _empty_split()
     if len(connections) != len(pages):
         return out
     for (frames, steps), conn in zip(pages, connections, strict=True):
@@ -269,13 +263,24 @@ def _network_split(pages: list[tuple[Frames, list[Any]]],
         sent = [t for (k, _), t in zip(frames.sent, conn["sent"], strict=True) if k == "rerun"]
         finished = [t for (k, _), t in zip(frames.received, conn["received"], strict=True)
                     if k == "finished"]
-        for step in steps:
-            parts = _split(step.clicked, step.seconds, sent, finished)
-            if parts is not None:
-                for name, value in zip(("input", "server", "drawing"), parts, strict=True):
-                    out[name].append(value)
-                out["server_by_kind"].setdefault(step.kind, []).append(parts[1])
+        _add_split(out, steps, sent, finished)
     return out
+
+
+def _empty_split() -> dict[str, Any]:
+    return {"input": [], "server": [], "drawing": [], "server_by_kind": {}}
+
+
+def _add_split(out: dict[str, Any], steps: list[Any], sent: list[float],
+               finished: list[float]) -> None:
+    """Add each of a page's transitions to ``out`` split as ``_split`` does (on the clock of
+    ``sent`` / ``finished``), its server span also under its page kind."""
+    for step in steps:
+        parts = _split(step.clicked, step.seconds, sent, finished)
+        if parts is not None:
+            for name, value in zip(("input", "server", "drawing"), parts, strict=True):
+                out[name].append(value)
+            out["server_by_kind"].setdefault(step.kind, []).append(parts[1])
 
 
 def _calibration(load: dict[str, Any], server: dict[str, Any], browser: dict[str, Any],
