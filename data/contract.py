@@ -146,19 +146,15 @@ def insert_values(table: str, types: Mapping[str, str], rows: Sequence[Mapping[s
     return cols, [[coerce(r.get(c), types[c]) for c in cols] for r in rows]
 
 
-def update_statement(table: str, types: Mapping[str, str], keys: Sequence[str],
-                     rows: Sequence[Mapping[str, Any]], guard: str | None,
-                     expected: Sequence[Any] | None, mark: str) -> tuple[str, list[list[Any]]]:
-    """(an UPDATE of one row with ``mark`` as parameter placeholder, one parameter list per
-    row) setting the columns of ``rows[0]`` that are not ``keys`` where the keys match (and,
-    with ``guard``, where that column still holds the row's ``expected`` value)."""
+def update_rows(table: str, types: Mapping[str, str], keys: Sequence[str],
+                rows: Sequence[Mapping[str, Any]], guard: str | None,
+                expected: Sequence[Any] | None) -> tuple[list[str], list[list[Any]]]:
+    """(the columns an update of ``rows`` sets: those of ``rows[0]`` that are not ``keys``,
+    one list of ``coerce``-d parameters per row: the values set, the keys and, with ``guard``,
+    the row's ``expected`` value of that column)."""
     check_columns(table, list(types), rows)
     check_guard(guard, expected, rows)
     sets = update_sets(table, keys, rows)
-    where = " AND ".join(f"{k} = {mark}" for k in keys)
-    if guard is not None:
-        where += f" AND {guard} = {mark}"
-    sql = f"UPDATE {table} SET {', '.join(f'{c} = {mark}' for c in sets)} WHERE {where}"
     params = []
     for i, r in enumerate(rows):
         values = [coerce(r[c], types[c]) for c in sets] + [coerce(r[k], types[k]) for k in keys]
@@ -166,7 +162,18 @@ def update_statement(table: str, types: Mapping[str, str], keys: Sequence[str],
             assert expected is not None
             values.append(coerce(expected[i], types[guard]))
         params.append(values)
-    return sql, params
+    return sets, params
+
+
+def update_sql(table: str, sets: Sequence[str], keys: Sequence[str], guard: str | None,
+               mark: str) -> str:
+    """An UPDATE of one row with ``mark`` as parameter placeholder, taking ``update_rows``'
+    parameters: setting ``sets`` where the keys match (and, with ``guard``, where that column
+    still holds the expected value)."""
+    where = " AND ".join(f"{k} = {mark}" for k in keys)
+    if guard is not None:
+        where += f" AND {guard} = {mark}"
+    return f"UPDATE {table} SET {', '.join(f'{c} = {mark}' for c in sets)} WHERE {where}"
 
 
 def guard_failed(table: str, rows: int, done: int) -> WriteConflictError:

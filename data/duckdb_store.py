@@ -40,8 +40,8 @@ from data.contract import (
     WriteConflictError,
     guard_failed,
     insert_values,
-    update_sets,
-    update_statement,
+    update_rows,
+    update_sql,
 )
 from data.migrations import check_readable, migrate
 
@@ -197,13 +197,13 @@ class DuckDBTransaction(Transaction):
         if not rows:
             return 0
         types = dict(self._store.columns(table))
-        sql, per_row = update_statement(table, types, keys, rows, guard, expected, "?")
+        sets, per_row = update_rows(table, types, keys, rows, guard, expected)
         done = 0
         if len(rows) <= FEW_ROWS:
+            sql = update_sql(table, sets, keys, guard, "?")
             for params in per_row:
                 done += self._cur.execute(sql, params).fetchone()[0]
         else:  # one UPDATE ... FROM a registered Arrow table of the same values
-            sets = update_sets(table, keys, rows)
             cols = [*sets, *keys, *(["_rs_expected"] if guard is not None else [])]
             kinds = {**types, **({"_rs_expected": types[guard]} if guard is not None else {})}
             data = _arrow_table(cols, kinds, per_row)

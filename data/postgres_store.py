@@ -45,7 +45,8 @@ from data.contract import (
     describe,
     guard_failed,
     insert_values,
-    update_statement,
+    update_rows,
+    update_sql,
 )
 from data.migrations import check_readable, migrate
 
@@ -113,8 +114,10 @@ class PostgresTransaction(Transaction):
                guard: str | None = None, expected: Sequence[Any] | None = None) -> int:
         if not rows:
             return 0
-        types = dict(self._store.columns(table))
-        sql, per_row = update_statement(table, types, keys, rows, guard, expected, "%s")
+        # the transaction's own connection, as in insert (a pooled one can deadlock)
+        types = dict(self._store.columns(table, via=self.query))
+        sets, per_row = update_rows(table, types, keys, rows, guard, expected)
+        sql = update_sql(table, sets, keys, guard, "%s")
         done = 0
         for params in per_row:
             self._cur.execute(sql, params)
