@@ -90,7 +90,7 @@ def analysis(
     if backend not in ("nutpie", "pymc"):
         fail(f"--backend must be nutpie or pymc, got {backend!r}", 2)
     own = resolve(backend, draws, tune, target_accept)
-    baseline = resolve("pymc", baseline_draws, baseline_tune, target_accept)
+    pymc_settings = resolve("pymc", baseline_draws, baseline_tune, target_accept)
     target_accept = own["target_accept"]
 
     def study(s: int):
@@ -100,8 +100,9 @@ def analysis(
         return bool(d.max_rhat <= RHAT_MAX and d.min_ess_bulk >= ESS_MIN)
 
     doc: dict = {"participants": participants, "plans": plans, "outcome": outcome,
-                 "draws": own["draws"], "tune": own["tune"], "baseline_draws": baseline["draws"],
-                 "baseline_tune": baseline["tune"], "chains": chains,
+                 "draws": own["draws"], "tune": own["tune"],
+                 "baseline_draws": pymc_settings["draws"],
+                 "baseline_tune": pymc_settings["tune"], "chains": chains,
                  "target_accept": target_accept, "blas": _blas(), "backend": backend,
                  "cores": cores}
     refitter = Refitter("ordinal", backend, own["draws"], own["tune"], chains, cores=cores,
@@ -144,8 +145,9 @@ def analysis(
         cpu = _cpu()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SamplingWarning)
-            fit = sample(model, backend="pymc", draws=baseline["draws"], tune=baseline["tune"],
-                         chains=chains, cores=cores, seed=seed, target_accept=target_accept)
+            fit = sample(model, backend="pymc", draws=pymc_settings["draws"],
+                         tune=pymc_settings["tune"], chains=chains, cores=cores, seed=seed,
+                         target_accept=target_accept)
         cpu = round(_cpu() - cpu, 2)
         d = fit.diagnostics
         base = round(fit.seconds, 2)  # speedups from the reported figures: the JSON adds up
