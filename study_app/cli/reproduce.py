@@ -75,8 +75,9 @@ def reproduce(
     ),
     fast: bool = typer.Option(
         False, "--fast",
-        help="Minutes instead of hours: one seed and 20 training epochs for iCARMA, 40 people "
-        "x 2 seeds and 30 sampling steps for HARE. Not the paper's configuration.",
+        help="Minutes instead of hours: one seed and 20 training epochs for iCARMA, the Oracle "
+        "over 3 profile draws, 40 people x 2 seeds and 30 sampling steps for HARE. Not the "
+        "paper's configuration.",
     ),
     n: int | None = typer.Option(
         None, "--n", min=1, help="Only the first N rejected applicants (HARE: people per seed)."
@@ -108,7 +109,8 @@ def reproduce(
 
     Methods run as published (the Oracle's grid around each factual, iCARMA without repair,
     one paper-configured model per cost profile, best seed on validation, HARE within its
-    budget). Paper values and tolerances: engine/benchmarks/paper_values.yaml. Trained
+    budget). The Oracle, which has no seed, reports the mean over 10 draws of the profiles
+    (3 with --fast; `seeds` in its cells counts the draws). Paper values and tolerances: engine/benchmarks/paper_values.yaml. Trained
     models are cached (a second run reuses them); the paper's iCARMA models take about 4
     (ranking) / 8 (Likert) minutes per cost profile and seed on an idle core.
 
