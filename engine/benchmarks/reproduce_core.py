@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from engine.benchmarks.paper_values import target_values
+from engine.recourse.icarma_config import KEEP, VALIDITY_MULTIPLIERS
 
 Progress = Callable[[str], None]
 TARGET_NAMES: tuple[str, ...] = (
@@ -45,7 +46,10 @@ REPRODUCE_SCENARIO = "loan-carma-reference"
 class ReproduceConfig:
     """How to run a target: ``scenario`` (default ``REPRODUCE_SCENARIO``), ``seeds`` (iCARMA
     models / HARE seeds; None = the paper's), ``fast`` (module docstring), ``n`` (first n
-    rejected applicants; None = all)."""
+    rejected applicants; None = all). iCARMA variants, not the paper's pipeline, each cached
+    under its own model names: ``validity_multiplier`` fixed with ``validity_weight``;
+    ``keep`` best (each run keeps its lowest validation-loss epoch instead of its last).
+    Bad values raise ValueError with a message that names the option (the CLI shows it)."""
 
     target: str
     scenario: str = REPRODUCE_SCENARIO
@@ -55,19 +59,22 @@ class ReproduceConfig:
     quick: bool = False  # reduced artifacts (tests only)
     validity_multiplier: str = "lagrangian"  # iCARMA: CARMA's multiplier, or "fixed"
     validity_weight: float = 1.0  # the hinge's weight under "fixed" (not the paper's pipeline)
+    keep: str = "last"  # iCARMA: each run's final state (the paper, as CARMA's code) or "best"
 
     def __post_init__(self) -> None:
         if self.target not in TARGET_NAMES:
             raise ValueError(
                 f"unknown target {self.target!r}; expected one of {', '.join(TARGET_NAMES)}"
             )
-        if self.validity_multiplier not in ("lagrangian", "fixed"):
-            raise ValueError(f"validity_multiplier must be lagrangian or fixed, got "
+        if self.validity_multiplier not in VALIDITY_MULTIPLIERS:
+            raise ValueError(f"validity multiplier must be lagrangian or fixed, got "
                              f"{self.validity_multiplier!r}")
         if not self.validity_weight > 0:
-            raise ValueError(f"validity_weight must be positive, got {self.validity_weight}")
+            raise ValueError(f"validity weight must be positive, got {self.validity_weight}")
         if self.validity_weight != 1.0 and self.validity_multiplier != "fixed":
-            raise ValueError("validity_weight applies to validity_multiplier fixed only")
+            raise ValueError("a validity weight applies to validity multiplier fixed only")
+        if self.keep not in KEEP:
+            raise ValueError(f"keep must be one of {', '.join(KEEP)}, got {self.keep!r}")
         if self.seeds is not None and self.seeds < 1:
             raise ValueError(f"seeds must be >= 1, got {self.seeds}")
         if self.n is not None and self.n < 1:

@@ -70,6 +70,10 @@ def test_the_reproductions_run_on_carmas_classifier_recipe_and_name_their_varian
         ReproduceConfig("icarma-table1", validity_weight=5.0)
     with pytest.raises(ValueError, match="positive"):
         ReproduceConfig("icarma-table1", validity_multiplier="fixed", validity_weight=0.0)
+    best = training_changes(ReproduceConfig("icarma-table1", keep="best"), "ranking")
+    assert best == {"keep": "best"} and training_tag(best) == "best"
+    with pytest.raises(ValueError, match="keep must be one of last, best"):
+        ReproduceConfig("icarma-table1", keep="first")
     with pytest.raises(ValueError, match="lagrangian or fixed"):
         ReproduceConfig("icarma-table1", validity_multiplier="sometimes")
 
@@ -133,6 +137,11 @@ def test_the_cli_names_bad_arguments():
     assert res.exit_code == 2 and "icarma-table1" in res.output
     res = CliRunner().invoke(app, ["reproduce", "icarma-table1", "--scenario", "mars"])
     assert res.exit_code == 2 and "unknown scenario" in res.output
+    for args, says in ((["--keep", "first"], "keep must be one of last, best"),
+                       (["--validity-weight", "5"], "validity multiplier fixed only"),
+                       (["--validity-multiplier", "sometimes"], "lagrangian or fixed")):
+        res = CliRunner().invoke(app, ["reproduce", "icarma-table1", *args])
+        assert res.exit_code == 2 and says in " ".join(res.output.split()), res.output
 
 
 def test_profile_draws_are_independent_and_draw_zero_is_icarmas(trained_home):
