@@ -10,7 +10,9 @@ people with the same profiles. Each (c, cost profile, method) gives one row of t
 recourses, hap, violations, seconds) plus the setting and ``hap_profile`` (hap counted on
 the whole profile change, consequences included, which is how the paper's Oracle hap
 figures behave; see ``hap_profile``). Every row names the switches it ran with: the Oracle's
-``oracle_grid`` (factual = the paper's, carma / shared = ours), iCARMA/CARMA's ``repair``
+``oracle_grid`` (factual = the paper's, carma / shared = ours) and ``oracle_range`` (the grid's
+range: rejected = the papers', the default of their layouts; training = ours, the default of
+``shared``; engine.recourse.oracle_grid), iCARMA/CARMA's ``repair``
 (off = the paper's) and ``icarma_training`` (paper | fast), the Likert ``score_sampling``
 (iid = the paper's, sorted = ours); the defaults are the paper's.
 
@@ -309,6 +311,7 @@ def _method_row(
         "oracle_plausibility": options.get("plausibility"),
         "bins": options.get("bins"),
         "oracle_grid": options.get("grid"),
+        "oracle_range": getattr(method, "grid_range", None),
         "repair": options.get("repair"),
         "icarma_training": getattr(method, "training", None),
         "score_sampling": config.score_sampling if config.elicitation == "likert" else None,

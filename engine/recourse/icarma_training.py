@@ -35,8 +35,8 @@ mask of a person with one actionable feature is empty with probability 1 - q (th
 pulls q towards the prior 1/2), and the straight-through gradient of an empty mask says
 nothing about which feature to switch on (the action network's output for a switched-off
 feature is never used). On loan-carma-reference (CARMA's classifier recipe; logits of the
-rejections -5.6 .. -0.3) the paper's ranking configuration ends at lambda 210-247 (seeds
-1000-3000, 450 epochs; 0.3-0.5% of the last draws with an empty mask), where validity is
+rejections -5.6 .. -0.3) the paper's ranking configuration ends at lambda 181-247 (seeds
+1000-10000, 450 epochs; 0.2-0.7% of the last draws with an empty mask), where validity is
 ~1.0 on every hard-constraint row and plausibility about half the paper's: the regularizers
 barely move a model whose hinge weight is two hundred times theirs. A fixed weight 5 keeps
 them alive but lets the mask network drift to empty masks (22% of the last draws): validity

@@ -3,7 +3,8 @@
 For a person x with actionable set F_i, cost weights w_i and decision model h, the Oracle
 solves, over the grid G of engine.recourse.oracle_grid (no action or one of ``bins`` values
 per globally actionable feature: by default the paper's bins around the person's factual
-value inside the training range, or one shared grid over the range),
+value inside the range of the training split's rejected people, or one shared grid over the
+training range),
 
     min_{g in G, g acts only on F_i, g != no action}  sum_{j acted} w_ij |a_j - x_j| / M_j
     s.t.  h(x'(g)) = favourable,  and (if ``plausibility``)  log p(x'(g)) >= log p(x),
@@ -35,11 +36,14 @@ from engine.preferences import ActionabilityProfiles
 from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod, Timer
 from engine.recourse.batch import RecourseBatch
 from engine.recourse.oracle_grid import (
+    DEFAULT_GRID_RANGE,
+    GRIDS,
     PLAUSIBILITY_MARGIN,
     ActionGrid,
     PersonTables,
     assemble,
     build_tables,
+    grid_bounds,
     reference_grid_search,
 )
 from engine.scm import ArrayLike, StructuralCausalModel
@@ -69,8 +73,10 @@ class CausalOracle(RecourseMethod):
 
     ``bins``: grid values per actionable feature; ``plausibility``: enforce
     log p(x') >= log p(x) as a hard constraint; ``grid``: ``factual`` (the paper's bins around
-    each person's factual value) or ``shared`` (one grid over the training range for
-    everybody; oracle_grid); ``chunk_people``: people searched together;
+    each person's factual value), ``carma`` or ``shared`` (one grid over the range for
+    everybody; oracle_grid); ``grid_range``: ``rejected`` (the min / max over the rejected
+    people of the training split, the papers') or ``training`` (the whole split); by default
+    the layout's own (oracle_grid.DEFAULT_GRID_RANGE); ``chunk_people``: people searched together;
     ``band``/``max_band``: pairs per person in the first/largest cost band;
     ``batch_rows``: rows per decision-model call.
     """
@@ -85,6 +91,7 @@ class CausalOracle(RecourseMethod):
         plausibility: bool = True,
         *,
         grid: str = "factual",
+        grid_range: str | None = None,
         chunk_people: int = 256,
         band: int = 512,
         max_band: int = 16_384,
@@ -98,7 +105,11 @@ class CausalOracle(RecourseMethod):
             )
         if min(chunk_people, band, max_band, batch_rows) < 1:
             raise ValueError("chunk_people, band, max_band and batch_rows must be >= 1")
-        self.grid = ActionGrid.from_scenario(context.scenario, bins, grid)
+        if grid not in GRIDS:
+            raise ValueError(f"unknown Oracle grid {grid!r}; expected one of {', '.join(GRIDS)}")
+        self.grid_range = DEFAULT_GRID_RANGE[grid] if grid_range is None else grid_range
+        bounds = grid_bounds(context.scenario, context.classifier, self.grid_range)
+        self.grid = ActionGrid.from_scenario(context.scenario, bins, grid, bounds)
         self.plausibility = plausibility
         self.chunk_people = chunk_people
         self.band = band

@@ -22,7 +22,7 @@ def _fmt(v: float | None, digits: int = 3) -> str:
 def variant_label(row: dict[str, Any]) -> str:
     """Which switches a row ran with, e.g. "grid factual" or "paper, repair off"."""
     if row.get("oracle_grid"):
-        return f"grid {row['oracle_grid']}"
+        return f"grid {row['oracle_grid']}, {row.get('oracle_range') or 'training'} range"
     if row.get("repair") is not None:
         training = f"{row['icarma_training']}, " if row.get("icarma_training") else ""
         return f"{training}repair {'on' if row['repair'] else 'off'}"

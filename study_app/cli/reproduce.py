@@ -116,9 +116,10 @@ def reproduce(
     Methods run as published (the Oracle's grid around each factual, iCARMA without repair,
     one paper-configured model per cost profile, best seed on validation, HARE within its
     budget). The Oracle, which has no seed, reports the mean over 10 draws of the profiles
-    (3 with --fast; `seeds` in its cells counts the draws). Paper values and tolerances: engine/benchmarks/paper_values.yaml. Trained
-    models are cached (a second run reuses them); the paper's iCARMA models take about 4
-    (ranking) / 8 (Likert) minutes per cost profile and seed on an idle core.
+    (3 with --fast; `seeds` in its cells counts the draws). Paper values and tolerances:
+    engine/benchmarks/paper_values.yaml. Trained models are cached (a second run reuses
+    them); the paper's iCARMA models take about 4 (ranking) / 8 (Likert) minutes per cost
+    profile and seed on an idle core.
 
     JSON: {target, title, table, paper {title, file, setting}, config, seconds,
     cells [{table, row, method, metric, paper, paper_range, ours, ours_mean, ours_sd, seeds,

@@ -183,15 +183,16 @@ def _expected_grid(lo, hi, start, stop, bins=25):
 
 
 def test_catalogue_builds_the_oracle_with_the_papers_grid(loan, clf, people):
-    """Default grid: 25 bins centred on the factual, one bin = 1/24 of the training range,
-    clipped to the range; duplicates from clipping are unavailable."""
+    """Default grid: 25 bins centred on the factual, one bin = 1/24 of the range of the
+    training split's rejected people, clipped to that range; duplicates from clipping are
+    unavailable."""
     oracle = get_method("oracle", _context(loan, clf))
     assert isinstance(oracle, CausalOracle)
-    assert (oracle.grid.layout, oracle.grid.bins) == ("factual", 25)
+    assert (oracle.grid.layout, oracle.grid.bins, oracle.grid_range) == ("factual", 25, "rejected")
     x = people[:6]
     vals, ok = oracle.grid.values(x)
     assert vals.shape == ok.shape == (6, 4, 25)
-    lo, hi = loan.bounds[:, list(loan.actionable)]
+    lo, hi = _rejected_range(loan, clf)
     xa = x[:, list(loan.actionable)]
     half = (hi - lo) / 2
     assert torch.allclose(vals, _expected_grid(lo, hi, xa - half, xa + half))
@@ -208,8 +209,37 @@ def test_catalogue_builds_the_oracle_with_the_papers_grid(loan, clf, people):
             assert torch.allclose(steps[steps < 1.5], torch.ones(1, dtype=torch.float64))
             assert torch.allclose(steps[steps >= 1.5], 2 * torch.ones(1, dtype=torch.float64))
     # two bins: one bin is the whole range, so the values lie half a range either side
-    two, _ = ActionGrid.from_scenario(loan, 2).values(x)
+    two, _ = ActionGrid.from_scenario(loan, 2).values(x)  # (the training range by default)
+    lo, hi = loan.bounds[:, list(loan.actionable)]
+    half = (hi - lo) / 2
     assert torch.allclose(two, _expected_grid(lo, hi, xa - half, xa + half, bins=2))
+
+
+def _rejected_range(loan, clf) -> tuple[torch.Tensor, torch.Tensor]:
+    """Min / max of the actionable features over the training people ``clf`` rejects."""
+    x = loan.dataset["train"][0].double()
+    rejected = x[~clf.decision(x).bool()][:, list(loan.actionable)]
+    return rejected.min(dim=0).values, rejected.max(dim=0).values
+
+
+def test_the_grid_range_is_the_rejected_peoples_for_the_papers_layouts(loan, clf):
+    """CARMA's reference Oracle takes the range of its training data after filtering them to
+    the rejected: the default of the papers' layouts. ``shared`` (ours) spans the whole
+    training split, and either range can be asked for."""
+    lo_r, hi_r = _rejected_range(loan, clf)
+    lo_t, hi_t = loan.bounds[:, list(loan.actionable)]
+    ctx = _context(loan, clf)
+    for grid, grid_range, (lo, hi) in (
+        ("factual", None, (lo_r, hi_r)), ("carma", None, (lo_r, hi_r)),
+        ("shared", None, (lo_t, hi_t)), ("factual", "training", (lo_t, hi_t)),
+        ("shared", "rejected", (lo_r, hi_r)),
+    ):
+        oracle = CausalOracle(ctx, bins=5, grid=grid, grid_range=grid_range)
+        assert torch.equal(oracle.grid.lo, lo) and torch.equal(oracle.grid.hi, hi), grid
+    income = list(loan.actionable).index(FEATURES.index("income"))
+    assert float(hi_r[income]) < float(hi_t[income]) - 1.0  # approval comes with income
+    with pytest.raises(ValueError, match="unknown Oracle grid range 'everyone'"):
+        CausalOracle(ctx, grid_range="everyone")
 
 
 def test_carmas_reference_grid_is_an_option(loan, clf, people):
@@ -218,7 +248,7 @@ def test_carmas_reference_grid_is_an_option(loan, clf, people):
     oracle = get_method("oracle", _context(loan, clf), grid="carma")
     x = people[:6]
     vals, ok = oracle.grid.values(x)
-    lo, hi = loan.bounds[:, list(loan.actionable)]
+    lo, hi = _rejected_range(loan, clf)
     xa = x[:, list(loan.actionable)]
     assert torch.allclose(vals, _expected_grid(lo, hi, xa - 2 * (xa - lo), xa + 2 * (hi - xa)))
     assert torch.equal(vals[..., 0], lo.expand(6, 4)) and torch.equal(vals[..., -1], hi.expand(6, 4))
@@ -291,7 +321,13 @@ def test_optimum_equals_brute_force(loan, clf, people, k, cost_profile, plausibi
             assert math.isclose(float(batch.weighted_cost[i]), ref.weighted_cost, rel_tol=1e-9)
             assert torch.equal(batch.action_mask[i], ref.action_mask)
             acted = ref.action_mask
-            assert torch.allclose(batch.action_values[i][acted], ref.action_values[acted])
+            if not torch.allclose(batch.action_values[i][acted], ref.action_values[acted]):
+                # an exact tie (an even number of factual bins puts values half a bin either
+                # side of x, at equal cost): the Oracle's plan must be another grid point
+                vals, ok = oracle.grid.values(x[i : i + 1])
+                cols = [list(loan.actionable).index(j) for j in torch.nonzero(acted).flatten()]
+                for col, v in zip(cols, batch.action_values[i][acted], strict=True):
+                    assert bool((ok[0, col] & torch.isclose(vals[0, col], v)).any()), i
     assert bool(batch.valid[batch.found].all())
     assert not bool(batch.valid[~batch.found].any())
     if plausibility:
@@ -851,15 +887,15 @@ def test_pruning_and_admission_follow_the_plausibility_rule_at_its_margin(loan, 
 
     ctx = RecourseContext(loan, _Approves())
     monkeypatch.setattr(oracle_module, "build_tables", lambda *args: tables())
-    pruned = CausalOracle(ctx, bins=1)._tables(None, None, None)
+    pruned = CausalOracle(ctx, bins=1, grid_range="training")._tables(None, None, None)
     assert torch.equal(pruned.first.wcost.isfinite(), keep1)
     assert torch.equal(pruned.second.wcost.isfinite(), keep2)
-    unpruned = CausalOracle(ctx, bins=1, plausibility=False)._tables(None, None, None)
+    unpruned = CausalOracle(ctx, bins=1, plausibility=False, grid_range="training")._tables(None, None, None)
     assert torch.equal(unpruned.first.wcost.isfinite(), a1)
     assert torch.equal(unpruned.second.wcost.isfinite(), a2)
 
     # every plan is approved: the optimum is the cheapest plausible non-empty plan
-    best1, best2, _ = CausalOracle(ctx, bins=1)._search(pruned)
+    best1, best2, _ = CausalOracle(ctx, bins=1, grid_range="training")._search(pruned)
     cost = torch.tensor(w1, dtype=f64)[:, :, None] + torch.tensor(w2, dtype=f64)[:, None]
     admissible = ok.clone()
     admissible[:, 0, 0] = False
@@ -874,7 +910,7 @@ def test_a_persons_search_does_not_depend_on_who_else_is_in_the_chunk(loan):
     first, second = [0.0, 2.0, 3.0, 1.0, math.inf], [0.0, 8.0, 4.0, 12.0]
     dear1, dear2 = [1e12 * c for c in first], [1e12 * c for c in second]
     ctx = RecourseContext(loan, _Approves({(3, 1, 0), (1, 2, 1)}))
-    oracle = CausalOracle(ctx, bins=1, plausibility=False, band=1, max_band=4)
+    oracle = CausalOracle(ctx, bins=1, grid_range="training", plausibility=False, band=1, max_band=4)
     alone = oracle._search(_cost_tables([first], [second]))
     both = oracle._search(_cost_tables([first, dear1], [second, dear2]))
     assert [t.tolist() for t in alone] == [[3], [1], [10]]
@@ -888,7 +924,8 @@ def test_candidates_keep_people_apart_when_every_feature_is_actionable(loan):
     ``per_l0`` = 1 every person gets its cheapest plan of each level."""
     w1 = [[0.0, 1.0, 2.0], [0.0, 3.0, 4.0], [0.0, 5.0, 6.0]]
     w2 = [[0.0, 1.5, 2.5], [0.0, 3.5, 4.5], [0.0, 5.5, 6.5]]
-    oracle = CausalOracle(RecourseContext(loan, _Approves()), bins=1, plausibility=False)
+    oracle = CausalOracle(RecourseContext(loan, _Approves()), bins=1, plausibility=False,
+                          grid_range="training")  # it rejects nobody: no rejected range
     pairs = oracle._candidate_pairs(_cost_tables(w1, w2, tag_people=False), 0, 1)
     got = list(zip(pairs.person.tolist(), pairs.i1.tolist(), pairs.i2.tolist(), strict=True))
     assert got == [(q, 1, i2) for q in range(3) for i2 in (0, 1)]  # L0 = 1, then L0 = 2

@@ -44,6 +44,7 @@ ROW_KEYS = {
     "validity_exact",
     "plausibility_exact",
     "oracle_grid",
+    "oracle_range",
     "repair",
     "icarma_training",
     "score_sampling",
@@ -84,6 +85,7 @@ def test_oracle_rows_and_json(tmp_path):
         assert r["oracle_agreement"] == 1.0 and r["oracle_speedup"] > 0
         assert r["icarma_speedup"] is None and r["bins"] == 8
         assert r["oracle_grid"] == "factual" and r["repair"] is None  # the paper's Oracle
+        assert r["oracle_range"] == "rejected"  # ... over the papers' range
     by = {(r["constraint"], r["cost_profile"]): r for r in rows}
     assert by[("all", "constant")]["n_actionable"] == 4
     assert by[("random", "constant")]["n_actionable"] is None
