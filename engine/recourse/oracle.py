@@ -36,16 +36,15 @@ from engine.preferences import ActionabilityProfiles
 from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod, Timer
 from engine.recourse.batch import RecourseBatch
 from engine.recourse.oracle_grid import (
-    DEFAULT_GRID_RANGE,
     GRIDS,
     PLAUSIBILITY_MARGIN,
     ActionGrid,
     PersonTables,
     assemble,
     build_tables,
-    grid_bounds,
     reference_grid_search,
 )
+from engine.recourse.oracle_range import DEFAULT_GRID_RANGE, grid_bounds
 from engine.scm import ArrayLike, StructuralCausalModel
 
 _INF = float("inf")
@@ -76,7 +75,7 @@ class CausalOracle(RecourseMethod):
     each person's factual value), ``carma`` or ``shared`` (one grid over the range for
     everybody; oracle_grid); ``grid_range``: ``rejected`` (the min / max over the rejected
     people of the training split, the papers') or ``training`` (the whole split); by default
-    the layout's own (oracle_grid.DEFAULT_GRID_RANGE); ``chunk_people``: people searched together;
+    the layout's own (oracle_range.DEFAULT_GRID_RANGE); ``chunk_people``: people searched together;
     ``band``/``max_band``: pairs per person in the first/largest cost band;
     ``batch_rows``: rows per decision-model call.
     """

@@ -22,7 +22,7 @@ decision_model: bayes
 profile: {source: persona}
 elicitation: {scheme: binary}
 arms:
-  - {id: oracle, method: oracle, options: {bins: 6, plausibility: false}}
+  - {id: oracle, method: oracle, options: {bins: 6, plausibility: false, grid_range: training}}
 plans: {per_participant: 2, design: stratified, distance: l1_profile}
 """
 
