@@ -12,7 +12,7 @@ the whole profile change, consequences included, which is how the paper's Oracle
 figures behave; see ``hap_profile``). Every row names the switches it ran with: the Oracle's
 ``oracle_grid`` (factual = the paper's, carma / shared = ours) and ``oracle_range`` (the grid's
 range: rejected = the papers', the default of their layouts; training = ours, the default of
-``shared``; engine.recourse.oracle_grid), iCARMA/CARMA's ``repair``
+``shared``; engine.recourse.oracle_range), iCARMA/CARMA's ``repair``
 (off = the paper's) and ``icarma_training`` (paper | fast), the Likert ``score_sampling``
 (iid = the paper's, sorted = ours); the defaults are the paper's.
 

@@ -36,12 +36,12 @@ from engine.preferences import ActionabilityProfiles
 from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod, Timer
 from engine.recourse.batch import RecourseBatch
 from engine.recourse.oracle_grid import (
-    GRIDS,
     PLAUSIBILITY_MARGIN,
     ActionGrid,
     PersonTables,
     assemble,
     build_tables,
+    check_layout,
     reference_grid_search,
 )
 from engine.recourse.oracle_range import DEFAULT_GRID_RANGE, grid_bounds
@@ -104,8 +104,7 @@ class CausalOracle(RecourseMethod):
             )
         if min(chunk_people, band, max_band, batch_rows) < 1:
             raise ValueError("chunk_people, band, max_band and batch_rows must be >= 1")
-        if grid not in GRIDS:
-            raise ValueError(f"unknown Oracle grid {grid!r}; expected one of {', '.join(GRIDS)}")
+        check_layout(grid)  # before its default range is looked up
         self.grid_range = DEFAULT_GRID_RANGE[grid] if grid_range is None else grid_range
         bounds = grid_bounds(context.scenario, context.classifier, self.grid_range)
         self.grid = ActionGrid.from_scenario(context.scenario, bins, grid, bounds)

@@ -68,6 +68,14 @@ PLAUSIBILITY_MARGIN = 1e-9
 
 
 GRIDS: tuple[str, ...] = ("factual", "carma", "shared")
+
+
+def check_layout(layout: str) -> None:
+    """Raise ValueError naming the layouts unless ``layout`` is one of ``GRIDS``."""
+    if layout not in GRIDS:
+        raise ValueError(f"unknown Oracle grid {layout!r}; expected one of {', '.join(GRIDS)}")
+
+
 @dataclass(frozen=True)
 class ActionGrid:
     """Per-feature grid values (module docstring): ``layout`` factual, carma or shared.
@@ -90,8 +98,7 @@ class ActionGrid:
         and hi; default the training range, ``scenario.bounds``)."""
         if bins < 1:
             raise ValueError(f"bins must be >= 1, got {bins}")
-        if layout not in GRIDS:
-            raise ValueError(f"unknown Oracle grid {layout!r}; expected one of {', '.join(GRIDS)}")
+        check_layout(layout)
         lo, hi = scenario.bounds if bounds is None else bounds
         lo, hi = lo.to(torch.float64), hi.to(torch.float64)
         feats = scenario.actionable

@@ -20,7 +20,8 @@ def _fmt(v: float | None, digits: int = 3) -> str:
 
 
 def variant_label(row: dict[str, Any]) -> str:
-    """Which switches a row ran with, e.g. "grid factual" or "paper, repair off"."""
+    """Which switches a row ran with, e.g. "grid factual, rejected range" or "paper, repair
+    off" (a row without ``oracle_range`` predates it: the training range)."""
     if row.get("oracle_grid"):
         return f"grid {row['oracle_grid']}, {row.get('oracle_range') or 'training'} range"
     if row.get("repair") is not None:
