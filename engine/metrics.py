@@ -113,9 +113,14 @@ def plausible(log_prob_cf: Tensor, log_prob_factual: Tensor) -> Tensor:
     return _f64(log_prob_cf) >= _f64(log_prob_factual)
 
 
+def touches(action_mask: Tensor, least_preferred: Tensor) -> Tensor:
+    """1.0 where the mask touches a least-preferred actionable feature, else 0.0 (float64)."""
+    return (action_mask.bool() & least_preferred.bool()).any(dim=1).to(torch.float64)
+
+
 def hap(action_mask: Tensor, least_preferred: Tensor, n_actionable: Tensor) -> Tensor:
     """1.0 if the action touches a least-preferred actionable feature, NaN if |F_i| < 2."""
-    touched = (action_mask.bool() & least_preferred.bool()).any(dim=1).to(torch.float64)
+    touched = touches(action_mask, least_preferred)
     return torch.where(n_actionable >= 2, touched, torch.full_like(touched, float("nan")))
 
 

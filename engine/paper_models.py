@@ -78,10 +78,13 @@ def paper_config(
 
 
 def training_tag(changes: dict[str, Any] | None) -> str:
-    """The name tag of a configuration that differs from the paper's (``e20-fixed``: 20
-    epochs, the fixed validity weight); quick artifacts live in a test home and share the
-    paper's names, like every other quick artifact."""
-    parts = [f"e{v}" if k == "epochs" else str(v) for k, v in sorted((changes or {}).items())]
+    """The name tag of a configuration that differs from the paper's (``e20``: 20 epochs;
+    ``fixed-w8``: the hinge at the fixed weight 8 instead of CARMA's multiplier); quick
+    artifacts live in a test home and share the paper's names, like every other quick
+    artifact."""
+    prefix = {"epochs": "e", "validity_weight": "w"}
+    parts = [f"{prefix.get(k, '')}{v:g}" if k in prefix else str(v)
+             for k, v in sorted((changes or {}).items())]
     return "-".join(parts)
 
 

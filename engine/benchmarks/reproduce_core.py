@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from engine.benchmarks.paper_values import target_values
-from engine.recourse.icarma_config import KEEP, VALIDITY_MULTIPLIERS
+from engine.recourse.icarma_config import CALIBRATED_VALIDITY_WEIGHT, KEEP, VALIDITY_MULTIPLIERS
 
 Progress = Callable[[str], None]
 TARGET_NAMES: tuple[str, ...] = (
@@ -46,9 +46,11 @@ REPRODUCE_SCENARIO = "loan-carma-reference"
 class ReproduceConfig:
     """How to run a target: ``scenario`` (default ``REPRODUCE_SCENARIO``), ``seeds`` (iCARMA
     models / HARE seeds; None = the paper's), ``fast`` (module docstring), ``n`` (first n
-    rejected applicants; None = all). iCARMA variants, not the paper's pipeline, each cached
-    under its own model names: ``validity_multiplier`` fixed with ``validity_weight``;
-    ``keep`` best (each run keeps its lowest validation-loss epoch instead of its last).
+    rejected applicants; None = all). iCARMA's hinge: ``validity_multiplier`` lagrangian
+    (CARMA's multiplier, the paper's pipeline; no weight) or fixed (``validity_weight``,
+    None = CALIBRATED_VALIDITY_WEIGHT). Variants of the paper's configuration are cached
+    under their own model names: the fixed weight, ``keep`` best (each run keeps its lowest
+    validation-loss epoch instead of its last).
     Bad values raise ValueError with a message that names the option (the CLI shows it)."""
 
     target: str
@@ -58,8 +60,16 @@ class ReproduceConfig:
     n: int | None = None
     quick: bool = False  # reduced artifacts (tests only)
     validity_multiplier: str = "lagrangian"  # iCARMA: CARMA's multiplier, or "fixed"
-    validity_weight: float = 1.0  # the hinge's weight under "fixed" (not the paper's pipeline)
+    validity_weight: float | None = None  # under "fixed"; None = CALIBRATED_VALIDITY_WEIGHT
     keep: str = "last"  # iCARMA: each run's final state (the paper, as CARMA's code) or "best"
+
+    @property
+    def weight(self) -> float | None:
+        """The hinge's fixed weight (None under CARMA's multiplier)."""
+        if self.validity_multiplier != "fixed":
+            return None
+        return (CALIBRATED_VALIDITY_WEIGHT if self.validity_weight is None
+                else self.validity_weight)
 
     def __post_init__(self) -> None:
         if self.target not in TARGET_NAMES:
@@ -69,10 +79,11 @@ class ReproduceConfig:
         if self.validity_multiplier not in VALIDITY_MULTIPLIERS:
             raise ValueError(f"validity multiplier must be lagrangian or fixed, got "
                              f"{self.validity_multiplier!r}")
-        if not self.validity_weight > 0:
-            raise ValueError(f"validity weight must be positive, got {self.validity_weight}")
-        if self.validity_weight != 1.0 and self.validity_multiplier != "fixed":
-            raise ValueError("a validity weight applies to validity multiplier fixed only")
+        if self.validity_weight is not None:
+            if not self.validity_weight > 0:
+                raise ValueError(f"validity weight must be positive, got {self.validity_weight}")
+            if self.validity_multiplier != "fixed":
+                raise ValueError("a validity weight applies to validity multiplier fixed only")
         if self.keep not in KEEP:
             raise ValueError(f"keep must be one of {', '.join(KEEP)}, got {self.keep!r}")
         if self.seeds is not None and self.seeds < 1:

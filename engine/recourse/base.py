@@ -55,7 +55,8 @@ class Capabilities:
     - ``exact_world``: needs the scenario's exact SCM as world model and finds the exact
       optimum (the speed reference of the amortized methods);
     - ``reference_search``: ``reference_search()`` runs the straightforward per-person
-      search the method batches (timed against it, and checked for the same optimum);
+      search the method batches (timed against it, and checked for the same optimum:
+      ``objective(batch, profiles)`` is the cost the method minimizes);
     - ``interactive``: asks the person; one person is driven by ``start_session`` /
       ``resume_session``, a batch by ``answered_by(people).recourse(...)``;
     - ``wraps_base``: built over a base method (``base=``); its plans are compared with the

@@ -9,8 +9,11 @@ training range),
     min_{g in G, g acts only on F_i, g != no action}  sum_{j acted} w_ij |a_j - x_j| / M_j
     s.t.  h(x'(g)) = favourable,  and (if ``plausibility``)  log p(x'(g)) >= log p(x),
 
-with x'(g) the exact SCM counterfactual and log p the exact density. Features outside F_i
-are never acted on (their options have infinite cost), downstream consequences cost nothing.
+with x'(g) the exact SCM counterfactual and log p the exact density, M_j the range the grid
+spans (engine.recourse.oracle_range.cost_ranges: the rejected people's by default, as CARMA's
+reference Oracle). Features outside F_i are never acted on (their options have infinite
+cost), downstream consequences cost nothing. The batch reports the cost over the scenario's
+ranges, as every method's.
 
 Search. The grid is the sum of two per-person option tables (oracle_grid: the counterfactual,
 cost and log-density all split over two independent SCM blocks), so a grid point is a pair
@@ -32,6 +35,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from engine import metrics
 from engine.preferences import ActionabilityProfiles
 from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod, Timer
 from engine.recourse.batch import RecourseBatch
@@ -44,7 +48,7 @@ from engine.recourse.oracle_grid import (
     check_layout,
     reference_grid_search,
 )
-from engine.recourse.oracle_range import DEFAULT_GRID_RANGE, grid_bounds
+from engine.recourse.oracle_range import DEFAULT_GRID_RANGE, cost_ranges, grid_bounds
 from engine.scm import ArrayLike, StructuralCausalModel
 
 _INF = float("inf")
@@ -108,6 +112,7 @@ class CausalOracle(RecourseMethod):
         self.grid_range = DEFAULT_GRID_RANGE[grid] if grid_range is None else grid_range
         bounds = grid_bounds(context.scenario, context.classifier, self.grid_range)
         self.grid = ActionGrid.from_scenario(context.scenario, bins, grid, bounds)
+        self.cost_ranges = cost_ranges(context.scenario, context.classifier, self.grid_range)
         self.plausibility = plausibility
         self.chunk_people = chunk_people
         self.band = band
@@ -116,7 +121,8 @@ class CausalOracle(RecourseMethod):
 
     # ---- public API ---------------------------------------------------------------------
     def recourse(self, factuals: ArrayLike, profiles: ActionabilityProfiles) -> RecourseBatch:
-        """The minimum-weighted-cost valid (plausible) grid point per person."""
+        """The minimum-weighted-cost valid (plausible) grid point per person (the objective
+        over ``cost_ranges``; the batch reports the cost over the scenario's ranges)."""
         ctx = self.context
         with Timer() as timer:
             x, weights = self._inputs(factuals, profiles)
@@ -159,7 +165,8 @@ class CausalOracle(RecourseMethod):
         intervened features L0 = 1..|F_i|, ``per_l0`` plans at evenly spaced quantiles of the
         action L1 (the unweighted cost) among that L0's valid plans (cheapest and dearest
         included). At most top_k + per_l0 * |F_i| distinct plans per person, sorted by
-        weighted cost; a person with no valid plan gets no row. The whole grid is evaluated
+        the Oracle's weighted cost (its objective, over ``cost_ranges``; the batch reports
+        the cost over the scenario's ranges); a person with no valid plan gets no row. The whole grid is evaluated
         (about 0.5 M decision-model rows per person with four actionable features), so this
         is meant for a study's handful of people at a time, not whole populations.
         """
@@ -189,12 +196,19 @@ class CausalOracle(RecourseMethod):
             x_cf=x_cf,
         )
 
+    def objective(self, batch: RecourseBatch, profiles: ActionabilityProfiles) -> Tensor:
+        """(n,) the weighted cost the Oracle minimizes (over ``cost_ranges``) of a batch's
+        plans; ``batch.weighted_cost`` is the same cost over the scenario's ranges."""
+        weights = profiles.weights(self.context.cost_profile)
+        return metrics.action_cost(batch.x, batch.action_values, batch.action_mask,
+                                   self.cost_ranges, weights)
+
     def reference_search(
         self, factuals: ArrayLike, profiles: ActionabilityProfiles
     ) -> tuple[Tensor, Tensor]:
-        """(found (n,) bool, weighted cost (n,)) of the straightforward per-person search
+        """(found (n,) bool, objective (n,)) of the straightforward per-person search
         (``oracle_grid.reference_grid_search``: the whole grid, one person at a time) that
-        ``recourse`` batches; the same optimum, much slower."""
+        ``recourse`` batches; the same optimum (``objective`` of its batch), much slower."""
         x, weights = self._inputs(factuals, profiles)
         found = torch.zeros(len(x), dtype=torch.bool)
         cost = torch.full((len(x),), _INF, dtype=torch.float64)
@@ -202,7 +216,8 @@ class CausalOracle(RecourseMethod):
             ref = reference_grid_search(self.context.scenario, self.context.classifier, self.grid,
                                         x[i], profiles.hard_mask[i], weights[i],
                                         plausibility=self.plausibility,
-                                        world=self.context.world)  # type: ignore[arg-type]
+                                        world=self.context.world,  # type: ignore[arg-type]
+                                        ranges=self.cost_ranges)
             found[i], cost[i] = ref.found, ref.weighted_cost
         return found, cost
 
@@ -217,7 +232,7 @@ class CausalOracle(RecourseMethod):
     def _tables(self, x: Tensor, hard_mask: Tensor, weights: Tensor) -> PersonTables:
         """Option tables, with options that no partner can make plausible pruned."""
         tables = build_tables(self.context.scenario, self.grid, x, hard_mask, weights,
-                              self.context.world)  # type: ignore[arg-type]
+                              self.context.world, self.cost_ranges)  # type: ignore[arg-type]
         if self.plausibility:
             t1, t2 = tables.first, tables.second
             best1 = t1.dlogp.masked_fill(~torch.isfinite(t1.wcost), -_INF).amax(dim=1)

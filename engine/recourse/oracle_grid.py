@@ -239,6 +239,7 @@ def build_tables(
     hard_mask: Tensor,
     weights: Tensor,
     world: StructuralCausalModel | None = None,
+    ranges: Tensor | None = None,
 ) -> PersonTables:
     """Per-block option tables for people x (p, d), through ``world`` (default: the
     scenario's exact SCM; a data scenario's learned world is an SCM too, engine.flow_scm).
@@ -252,7 +253,8 @@ def build_tables(
         log p(x') - log p(x^0) = sum_{j acted} [log p_j(u'_j) - log p_j(u_j)]
                                  + log|det| (x') - log|det| (x^0),   u'_j = f_j^-1(a_j; x'_pa(j)).
     """
-    scm, ranges = world or scenario.require_scm("the Oracle"), scenario.ranges
+    scm = world or scenario.require_scm("the Oracle")
+    ranges = scenario.ranges if ranges is None else ranges  # the cost's M_j (oracle_range)
     p, d = x.shape
     u = scm.abduct(x)
     x0 = scm.counterfactual(x, torch.zeros(p, d, dtype=torch.bool), x)
@@ -348,6 +350,7 @@ def reference_grid_search(
     weights: Tensor,
     plausibility: bool = True,
     world: StructuralCausalModel | None = None,
+    ranges: Tensor | None = None,
 ) -> ReferenceResult:
     """Straightforward Oracle for ONE person: evaluate the whole grid, keep the cheapest.
 
@@ -377,7 +380,8 @@ def reference_grid_search(
         ok = classifier.decision(x_cf.float()).bool()
     if plausibility:
         ok &= scm.log_prob(x_cf) >= scm.log_prob(x.reshape(1, d)) + PLAUSIBILITY_MARGIN
-    cost = metrics.action_cost(xr, x_cf, mask, scenario.ranges, weights.reshape(1, d))
+    ranges = scenario.ranges if ranges is None else ranges
+    cost = metrics.action_cost(xr, x_cf, mask, ranges, weights.reshape(1, d))
     cost = cost.masked_fill(~ok, float("inf"))
     best = int(torch.argmin(cost))
     if not torch.isfinite(cost[best]):

@@ -14,6 +14,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from engine.benchmarks.reproduce_core import REPRODUCE_SCENARIO
+from engine.recourse.icarma_config import CALIBRATED_VALIDITY_WEIGHT
 from study_app.cli.apps import app, scenario_or_fail
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 
@@ -89,12 +90,12 @@ def reproduce(
     ),
     validity_multiplier: str = typer.Option(
         "lagrangian",
-        help="iCARMA's validity weight: lagrangian (CARMA's multiplier, the paper's pipeline) "
-        "| fixed (--validity-weight beside the paper's other weights; not the paper's). "
-        "Models are cached per choice.",
+        help="iCARMA's hinge weight: lagrangian (CARMA's multiplier, the paper's pipeline) | "
+        "fixed (--validity-weight; a variant). Models are cached per choice.",
     ),
-    validity_weight: float = typer.Option(
-        1.0, help="The hinge's weight with --validity-multiplier fixed (> 0).",
+    validity_weight: float | None = typer.Option(
+        None, help="The hinge's weight with --validity-multiplier fixed (> 0; default: "
+        f"{CALIBRATED_VALIDITY_WEIGHT:g}, calibrated on Table 1's plausibility).",
     ),
     keep: str = typer.Option(
         "last",

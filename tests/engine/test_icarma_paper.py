@@ -56,9 +56,11 @@ def test_the_papers_configuration_is_the_default():
     assert s.cost_profiles == ("linear",) and s.seed == 3000 and s.elicitation == "likert"
     assert (r.validity_loss, r.validity_multiplier, r.schedule, r.keep, r.score_sampling) == (
         "hinge-probability", "lagrangian", "constant", "last", "iid")
+    assert r.validity_weight == s.validity_weight == 1.0  # the validation losses' weight
     f = ICarmaConfig.fast()
     assert (f.epochs, f.validity_loss, f.validity_multiplier, f.schedule, f.keep) == (
         60, "hinge-logit", "fixed", "cosine", "best")
+    assert f.validity_weight == 1.0
     assert len(f.cost_profiles) == 4 and f.score_sampling == "sorted"
     assert (r.fill_empty_mask, f.fill_empty_mask) == (False, True)
     assert paper_seeds(3) == (1000, 2000, 3000)

@@ -174,3 +174,34 @@ def test_context_evaluate_records_every_metric():
     assert b.hap[0].item() == 0.0 and math.isnan(b.hap[1].item())
     assert b.plausible.tolist() == (b.log_prob_cf >= b.log_prob_factual).tolist()
     assert b.l0_profile[0].item() >= 1 and b.l0_actions[0].item() == 1
+
+
+def test_the_papers_hap_counts_valid_recourses_and_one_feature_people():
+    """hap as the paper's tables count it: among people with a valid recourse, the share
+    whose x' changes their least-preferred actionable feature (a consequence counts; a
+    person with one actionable feature counts, it is their least preferred); an invalid
+    recourse is left out, not counted as 0."""
+    from engine.benchmarks.recourse import hap_paper, hap_profile, rejected_population
+
+    loan = get_scenario("loan")
+    ctx = RecourseContext(loan, BayesDecision(loan), cost_profile=CostProfile("linear"))
+    x = rejected_population(loan, ctx.classifier, 4)
+    profiles = profiles_from_elicitation(
+        loan.feature_names, loan.actionable,
+        [{"income": 1, "savings": 2}, {"loan_amount": 1},
+         {"loan_amount": 1, "income": 2}, {"income": 1, "savings": 2}], "ranking")
+    mask = torch.zeros(4, loan.d, dtype=torch.bool)
+    mask[[0, 3], 5] = True  # income
+    mask[[1, 2], 3] = True  # loan amount (the duration follows)
+    values = x.clone()
+    values[0, 5] += 30.0  # savings follows income up: approved
+    values[[1, 2], 3] -= 30.0
+    b = ctx.evaluate("test", x, mask, values, profiles, runtime=0.0)
+    assert b.valid.tolist() == [True, True, True, False]  # person 3's income is unchanged
+    # person 0: savings (least preferred) moves as a consequence; 1: its only feature;
+    # 2: income (least preferred) untouched; 3: no valid recourse, left out
+    assert hap_paper(b, profiles) == pytest.approx(2 / 3)
+    # over people with >= 2 features, the invalid one counting 0: 1 of 3
+    assert hap_profile(b, profiles) == pytest.approx(1 / 3)
+    none = ctx.evaluate("test", x[3:], mask[3:], values[3:], profiles[3:], runtime=0.0)
+    assert math.isnan(hap_paper(none, profiles[3:]))

@@ -17,6 +17,7 @@ from engine.benchmarks.paper_values import paper_values, target_values, toleranc
 from engine.benchmarks.reproduce import TARGET_NAMES, TARGETS, ReproduceConfig, run_target
 from engine.benchmarks.reproduce_core import Cell
 from engine.benchmarks.reproduce_icarma import FAST_ORACLE_DRAWS, World
+from engine.recourse.icarma_config import CALIBRATED_VALIDITY_WEIGHT
 from study_app.cli import app
 
 
@@ -59,13 +60,19 @@ def test_the_reproductions_run_on_carmas_classifier_recipe_and_name_their_varian
 
     assert ReproduceConfig("icarma-table1").scenario == REPRODUCE_SCENARIO == (
         "loan-carma-reference")
-    fixed = ReproduceConfig("icarma-table1", validity_multiplier="fixed", validity_weight=5.0)
-    changes = training_changes(fixed, "ranking")
-    assert changes == {"validity_multiplier": "fixed", "validity_weight": 5.0}
+    paper = ReproduceConfig("icarma-table1")
+    assert (paper.validity_multiplier, paper.weight) == ("lagrangian", None)
+    assert training_changes(paper, "ranking") == {}
+    # the fixed weight: the calibrated one unless given
+    calibrated = training_changes(ReproduceConfig("icarma-table1", validity_multiplier="fixed"),
+                                  "ranking")
+    assert calibrated == {"validity_multiplier": "fixed",
+                          "validity_weight": CALIBRATED_VALIDITY_WEIGHT}
+    assert training_tag(calibrated) == "fixed-w8"  # cached beside, never instead of, the paper's
+    weight = ReproduceConfig("icarma-table1", validity_multiplier="fixed", validity_weight=5.0)
+    assert training_tag(training_changes(weight, "ranking")) == "fixed-w5"
     assert training_changes(ReproduceConfig("icarma-table3", fast=True), "likert") == {
         "epochs": 20}
-    assert training_changes(ReproduceConfig("icarma-table1"), "ranking") == {}
-    assert training_tag(changes) == "fixed-5.0"  # cached beside, never instead of, the paper's
     with pytest.raises(ValueError, match="fixed only"):
         ReproduceConfig("icarma-table1", validity_weight=5.0)
     with pytest.raises(ValueError, match="positive"):
@@ -139,6 +146,8 @@ def test_the_cli_names_bad_arguments():
     assert res.exit_code == 2 and "unknown scenario" in res.output
     for args, says in ((["--keep", "first"], "keep must be one of last, best"),
                        (["--validity-weight", "5"], "validity multiplier fixed only"),
+                       (["--validity-multiplier", "fixed", "--validity-weight", "0"],
+                        "validity weight must be positive"),
                        (["--validity-multiplier", "sometimes"], "lagrangian or fixed")):
         res = CliRunner().invoke(app, ["reproduce", "icarma-table1", *args])
         assert res.exit_code == 2 and says in " ".join(res.output.split()), res.output
