@@ -2,18 +2,15 @@
 
 For a person x with actionable set F_i, cost weights w_i and decision model h, the Oracle
 solves, over the grid G of engine.recourse.oracle_grid (no action or one of ``bins`` values
-per globally actionable feature: by default the paper's bins around the person's factual
-value inside the range of the training split's rejected people, or one shared grid over the
-training range),
+per globally actionable feature; by default the paper's bins around the factual value inside
+the range of the training split's rejected people),
 
     min_{g in G, g acts only on F_i, g != no action}  sum_{j acted} w_ij |a_j - x_j| / M_j
     s.t.  h(x'(g)) = favourable,  and (if ``plausibility``)  log p(x'(g)) >= log p(x),
 
-with x'(g) the exact SCM counterfactual and log p the exact density, M_j the range the grid
-spans (engine.recourse.oracle_range.cost_ranges: the rejected people's by default, as CARMA's
-reference Oracle). Features outside F_i are never acted on (their options have infinite
-cost), downstream consequences cost nothing. The batch reports the cost over the scenario's
-ranges, as every method's.
+with x'(g) the exact SCM counterfactual, log p the exact density, M_j the grid's range
+(oracle_range.cost_ranges; the batch reports the cost over the scenario's ranges). Features
+outside F_i are never acted on (infinite cost), downstream consequences cost nothing.
 
 Search. The grid is the sum of two per-person option tables (oracle_grid: the counterfactual,
 cost and log-density all split over two independent SCM blocks), so a grid point is a pair
@@ -121,8 +118,7 @@ class CausalOracle(RecourseMethod):
 
     # ---- public API ---------------------------------------------------------------------
     def recourse(self, factuals: ArrayLike, profiles: ActionabilityProfiles) -> RecourseBatch:
-        """The minimum-weighted-cost valid (plausible) grid point per person (the objective
-        over ``cost_ranges``; the batch reports the cost over the scenario's ranges)."""
+        """The minimum-weighted-cost valid (plausible) grid point per person."""
         ctx = self.context
         with Timer() as timer:
             x, weights = self._inputs(factuals, profiles)
@@ -161,14 +157,12 @@ class CausalOracle(RecourseMethod):
     ) -> RecourseBatch:
         """Valid (and plausible when on) plans per person, for a distance design to pick from.
 
-        Per person: the ``top_k`` cheapest plans by weighted cost, plus, for every number of
+        Per person: the ``top_k`` cheapest plans by ``objective``, plus, for every number of
         intervened features L0 = 1..|F_i|, ``per_l0`` plans at evenly spaced quantiles of the
-        action L1 (the unweighted cost) among that L0's valid plans (cheapest and dearest
-        included). At most top_k + per_l0 * |F_i| distinct plans per person, sorted by
-        the Oracle's weighted cost (its objective, over ``cost_ranges``; the batch reports
-        the cost over the scenario's ranges); a person with no valid plan gets no row. The whole grid is evaluated
-        (about 0.5 M decision-model rows per person with four actionable features), so this
-        is meant for a study's handful of people at a time, not whole populations.
+        action L1 among that L0's valid plans (cheapest and dearest included; L1 and the
+        order over ``cost_ranges``). At most top_k + per_l0 * |F_i| distinct plans per
+        person, no row without a valid plan. The whole grid is evaluated (~0.5 M decision-model
+        rows per person with four actionable features): a study's handful of people at a time.
         """
         if top_k < 0 or per_l0 < 0:
             raise ValueError("top_k and per_l0 must be >= 0")
@@ -197,11 +191,9 @@ class CausalOracle(RecourseMethod):
         )
 
     def objective(self, batch: RecourseBatch, profiles: ActionabilityProfiles) -> Tensor:
-        """(n,) the weighted cost the Oracle minimizes (over ``cost_ranges``) of a batch's
-        plans; ``batch.weighted_cost`` is the same cost over the scenario's ranges."""
-        weights = profiles.weights(self.context.cost_profile)
+        """(n,) the weighted cost the Oracle minimizes (over ``cost_ranges``) of a batch's plans."""
         return metrics.action_cost(batch.x, batch.action_values, batch.action_mask,
-                                   self.cost_ranges, weights)
+                                   self.cost_ranges, profiles.weights(self.context.cost_profile))
 
     def reference_search(
         self, factuals: ArrayLike, profiles: ActionabilityProfiles

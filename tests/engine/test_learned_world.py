@@ -61,7 +61,8 @@ def test_oracle_on_the_learned_world_is_its_exact_optimum(learned: Path) -> None
     batch = oracle.recourse(x, ctx.everybody(12))
     found, cost = oracle.reference_search(x, ctx.everybody(12))
     assert torch.equal(found, batch.found)
-    assert torch.allclose(cost[found], batch.weighted_cost[found], rtol=1e-9)
+    objective = oracle.objective(batch, ctx.everybody(12))
+    assert torch.allclose(cost[found], objective[found], rtol=1e-9)
     # in the world it planned on, every plan it found is favourable
     assert bool(batch.valid[batch.found].all())
     judged = exact_evaluation(batch, classifier, s.exact_scm)
