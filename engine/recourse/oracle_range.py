@@ -60,14 +60,14 @@ def grid_bounds(scenario: Scenario, classifier: Any, grid_range: str) -> tuple[T
     return x.min(dim=0).values, x.max(dim=0).values
 
 
-def cost_ranges(scenario: Scenario, classifier: Any, grid_range: str) -> Tensor:
-    """(d,) float64 M_j of the Oracle's objective (module docstring): the rejected people's
-    max - min on the globally actionable features for ``rejected``, else the scenario's."""
+def cost_ranges(scenario: Scenario, bounds: tuple[Tensor, Tensor], grid_range: str) -> Tensor:
+    """(d,) float64 M_j of the Oracle's objective (module docstring): for ``rejected`` the
+    grid's ``bounds`` (``grid_bounds``), hi - lo, on the globally actionable features, the
+    scenario's range where that is 0 (a feature constant among the rejected); else the
+    scenario's ``ranges``."""
     ranges = scenario.ranges.to(torch.float64).clone()
     if grid_range == "rejected":
-        lo, hi = grid_bounds(scenario, classifier, grid_range)
         idx = list(scenario.actionable)
-        ranges[idx] = (hi - lo)[idx]
-    elif grid_range not in GRID_RANGES:
-        grid_bounds(scenario, classifier, grid_range)  # raises: unknown range
+        spread = (bounds[1] - bounds[0]).to(torch.float64)[idx]
+        ranges[idx] = torch.where(spread > 0, spread, ranges[idx])
     return ranges

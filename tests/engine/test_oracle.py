@@ -30,6 +30,7 @@ from engine.recourse.oracle_grid import (
     build_tables,
     reference_grid_search,
 )
+from engine.recourse.oracle_range import cost_ranges, grid_bounds
 from engine.scenarios import get_scenario
 from engine.scenarios.loan import FEATURES
 from engine.scm import StructuralCausalModel
@@ -248,6 +249,14 @@ def test_the_grid_range_is_the_rejected_peoples_for_the_papers_layouts(loan, clf
     assert float(hi_r[income]) < float(hi_t[income]) - 1.0  # approval comes with income
     with pytest.raises(ValueError, match="unknown Oracle grid range 'everyone'"):
         CausalOracle(ctx, grid_range="everyone")
+    # a feature constant among the rejected keeps the scenario's range (no division by 0)
+    lo, hi = grid_bounds(loan, clf, "rejected")
+    hi = hi.clone()
+    hi[FEATURES.index("savings")] = lo[FEATURES.index("savings")]
+    m = cost_ranges(loan, (lo, hi), "rejected")
+    assert float(m[FEATURES.index("savings")]) == float(loan.ranges[FEATURES.index("savings")])
+    assert float(m[FEATURES.index("income")]) == float(hi[FEATURES.index("income")]
+                                                       - lo[FEATURES.index("income")])
 
 
 def test_carmas_reference_grid_is_an_option(loan, clf, people):
