@@ -47,8 +47,9 @@ class ReproduceConfig:
     """How to run a target: ``scenario`` (default ``REPRODUCE_SCENARIO``), ``seeds`` (iCARMA
     models / HARE seeds; None = the paper's), ``fast`` (module docstring), ``n`` (first n
     rejected applicants; None = all). iCARMA's hinge: ``validity_multiplier`` lagrangian
-    (CARMA's multiplier, the paper's pipeline; no weight) or fixed (``validity_weight``,
-    None = CALIBRATED_VALIDITY_WEIGHT). Variants of the paper's configuration are cached
+    (CARMA's multiplier, the paper's pipeline; no weight), fixed (``validity_weight``, None =
+    CALIBRATED_VALIDITY_WEIGHT) or lagrangian-acting (the multiplier updated on the draws
+    whose sampled mask acts). Variants of the paper's configuration are cached
     under their own model names: the fixed weight, ``keep`` best (each run keeps its lowest
     validation-loss epoch instead of its last).
     Bad values raise ValueError with a message that names the option (the CLI shows it)."""
@@ -77,7 +78,8 @@ class ReproduceConfig:
                 f"unknown target {self.target!r}; expected one of {', '.join(TARGET_NAMES)}"
             )
         if self.validity_multiplier not in VALIDITY_MULTIPLIERS:
-            raise ValueError(f"validity multiplier must be lagrangian or fixed, got "
+            raise ValueError(f"validity multiplier must be one of "
+                             f"{', '.join(VALIDITY_MULTIPLIERS)}, got "
                              f"{self.validity_multiplier!r}")
         if self.validity_weight is not None:
             if not self.validity_weight > 0:

@@ -31,7 +31,7 @@ people with >= 2 features (no recourse counting 0) and the count of actions only
 Variants of iCARMA's training, cached under their own names (``training_changes``) and noted
 in the result: ``validity_multiplier = fixed`` (the hinge at ``validity_weight``, by default
 the weight calibrated on Table 1's plausibility, engine.recourse.icarma_config, instead of
-CARMA's multiplier); ``keep = best`` (each run keeps its lowest validation-loss epoch instead
+CARMA's multiplier) or ``lagrangian-acting`` (the multiplier updated on acting draws only); ``keep = best`` (each run keeps its lowest validation-loss epoch instead
 of its last).
 """
 
@@ -85,6 +85,8 @@ def training_changes(config: ReproduceConfig, elicitation: str) -> dict[str, Any
     if config.validity_multiplier == "fixed":
         out["validity_multiplier"] = "fixed"
         out["validity_weight"] = config.weight
+    elif config.validity_multiplier != "lagrangian":
+        out["validity_multiplier"] = config.validity_multiplier
     if config.keep != "last":
         out["keep"] = config.keep
     return out
@@ -304,6 +306,9 @@ def _result(world: World, target: str, cells: list[Cell], checks: list[Check],
     if cfg.validity_multiplier == "fixed":
         notes.append(f"iCARMA's hinge at a fixed weight {cfg.weight:g} instead of CARMA's "
                      "Lagrange multiplier: a variant of the paper's pipeline")
+    elif cfg.validity_multiplier == "lagrangian-acting":
+        notes.append("CARMA's multiplier updated on the training draws whose sampled mask "
+                     "acts only: a variant of the paper's pipeline")
     return TargetResult(
         target=target, title=spec["title"], table=spec["table"],
         paper=paper_source("icarma"),

@@ -31,7 +31,9 @@ profile draws one), the best validation-loss epoch kept, and an empty determinis
 with the most probable actionable feature. ``reduced()`` shrinks either for tests.
 
 Named switches (fields): ``validity_loss`` hinge-probability | hinge-logit;
-``validity_multiplier`` lagrangian | fixed (with ``validity_weight``); ``schedule``
+``validity_multiplier`` lagrangian | fixed (with ``validity_weight``) | lagrangian-acting
+(the multiplier updated on the draws whose sampled mask acts; engine.recourse.icarma_training);
+``schedule``
 constant | cosine; ``keep`` last | best; ``score_sampling`` iid | sorted
 (engine.preferences.sample_profiles); ``cost_profiles`` the profiles one model is trained
 for; ``fill_empty_mask`` (validation: a person whose deterministic mask is empty gets the most
@@ -48,7 +50,7 @@ from typing import Any
 from engine.preferences import COST_PROFILE_EXPONENTS, SCORE_SAMPLINGS
 
 VALIDITY_LOSSES: tuple[str, ...] = ("hinge-probability", "hinge-logit")
-VALIDITY_MULTIPLIERS: tuple[str, ...] = ("lagrangian", "fixed")
+VALIDITY_MULTIPLIERS: tuple[str, ...] = ("lagrangian", "fixed", "lagrangian-acting")
 SCHEDULES: tuple[str, ...] = ("constant", "cosine")
 KEEP: tuple[str, ...] = ("last", "best")
 TRAININGS: tuple[str, ...] = ("paper", "fast")

@@ -26,7 +26,10 @@ differential method of multipliers (Platt & Barr 1988): the batch loss is
 
 H_b = mean_i hinge_i, and after every step lambda <- max(0, lambda + s H_b) (lambda starts
 at 0, d = ``lagrange_damping`` = 10, s = ``lagrange_step`` = 1, CARMA's values), so the
-weight grows for as long as recourses stay invalid. ``fixed`` keeps lambda_v =
+weight grows for as long as recourses stay invalid. ``lagrangian-acting`` (our variant)
+updates lambda with H_b over the draws whose sampled mask acts (m_i != 0) only: a draw with
+an empty mask cannot be valid whatever the networks do, and such draws are what keeps the
+multiplier growing (below). ``fixed`` keeps lambda_v =
 ``validity_weight`` (our fast configuration: 1; the calibrated variant of the paper's: 8,
 engine.recourse.icarma_config). Validation losses use ``validity_weight``.
 
@@ -221,11 +224,13 @@ class ValidityMultiplier:
     """The hinge's weight during training (module docstring): ``fixed`` =
     ``config.validity_weight``; ``lagrangian`` = CARMA's modified method of multipliers,
     weight lambda - d * hinge (the damping part added by the training loop), then
-    lambda <- max(0, lambda + s * hinge) after every step (hinge = the batch mean)."""
+    lambda <- max(0, lambda + s * hinge) after every step (hinge = the batch mean; for
+    ``lagrangian-acting`` the mean over the draws whose sampled ``mask`` acts, 0 if none)."""
 
     def __init__(self, config: ICarmaConfig) -> None:
         self.config = config
-        self.lagrangian = config.validity_multiplier == "lagrangian"
+        self.lagrangian = config.validity_multiplier in ("lagrangian", "lagrangian-acting")
+        self.acting_only = config.validity_multiplier == "lagrangian-acting"
         self.lam = 0.0
         self.weight: float = config.validity_weight
 
@@ -233,10 +238,16 @@ class ValidityMultiplier:
         if self.lagrangian:
             self.weight = self.lam
 
-    def update(self, hinge: Tensor) -> None:
-        if self.lagrangian:
-            step = self.config.lagrange_step * float(hinge.detach().mean())
-            self.lam = max(0.0, self.lam + step)
+    def update(self, hinge: Tensor, mask: Tensor | None = None) -> None:
+        if not self.lagrangian:
+            return
+        h = hinge.detach()
+        if self.acting_only:
+            if mask is None:
+                raise ValueError("lagrangian-acting needs the sampled mask")
+            acting = mask.detach().sum(dim=1) > 0
+            h = h[acting] if bool(acting.any()) else torch.zeros(1)
+        self.lam = max(0.0, self.lam + self.config.lagrange_step * float(h.mean()))
 
 
 def train_amortized(
@@ -297,7 +308,7 @@ def train_amortized(
             opt.zero_grad()
             loss.backward()
             opt.step()
-            multiplier.update(parts["hinge"])
+            multiplier.update(parts["hinge"], parts["mask"])
             with torch.no_grad():
                 window += torch.tensor([len(xb), float((parts["hinge"] > 0).sum()),
                                         float((parts["mask"].sum(dim=1) == 0).sum())])

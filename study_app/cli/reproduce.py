@@ -91,7 +91,8 @@ def reproduce(
     validity_multiplier: str = typer.Option(
         "lagrangian",
         help="iCARMA's hinge weight: lagrangian (CARMA's multiplier, the paper's pipeline) | "
-        "fixed (--validity-weight; a variant). Models are cached per choice.",
+        "fixed (--validity-weight; a variant) | lagrangian-acting (the multiplier updated on "
+        "the draws whose sampled mask acts; a variant). Models are cached per choice.",
     ),
     validity_weight: float | None = typer.Option(
         None, help="The hinge's weight with --validity-multiplier fixed (> 0; default: "

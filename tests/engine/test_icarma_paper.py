@@ -124,6 +124,18 @@ def test_carmas_multiplier_grows_with_the_hinge_and_never_goes_negative():
     fixed.prepare()
     fixed.update(torch.ones(3))
     assert not fixed.lagrangian and fixed.weight == 1.0
+    # our variant counts only the draws whose sampled mask acts (an empty one cannot be valid)
+    acting = ValidityMultiplier(ICarmaConfig(validity_multiplier="lagrangian-acting"))
+    mask = torch.tensor([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    acting.update(torch.tensor([0.5, 1.0, 0.25, 1.0]), mask)
+    assert acting.lagrangian and acting.lam == pytest.approx(0.375)  # (0.5 + 0.25) / 2
+    acting.update(torch.ones(2), torch.zeros(2, 2))  # nobody acts: no step
+    assert acting.lam == pytest.approx(0.375)
+    carma = ValidityMultiplier(ICarmaConfig())
+    carma.update(torch.tensor([0.5, 1.0, 0.25, 1.0]), mask)
+    assert carma.lam == pytest.approx(0.6875)  # CARMA's: every draw
+    with pytest.raises(ValueError, match="needs the sampled mask"):
+        acting.update(torch.ones(2))
 
 
 def test_an_empty_mask_stays_empty_as_the_paper_unless_filled():

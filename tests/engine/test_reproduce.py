@@ -81,7 +81,11 @@ def test_the_reproductions_run_on_carmas_classifier_recipe_and_name_their_varian
     assert best == {"keep": "best"} and training_tag(best) == "best"
     with pytest.raises(ValueError, match="keep must be one of last, best"):
         ReproduceConfig("icarma-table1", keep="first")
-    with pytest.raises(ValueError, match="lagrangian or fixed"):
+    acting = training_changes(
+        ReproduceConfig("icarma-table1", validity_multiplier="lagrangian-acting"), "ranking")
+    assert acting == {"validity_multiplier": "lagrangian-acting"}
+    assert training_tag(acting) == "lagrangian-acting"
+    with pytest.raises(ValueError, match="one of lagrangian, fixed, lagrangian-acting"):
         ReproduceConfig("icarma-table1", validity_multiplier="sometimes")
 
 
@@ -148,7 +152,8 @@ def test_the_cli_names_bad_arguments():
                        (["--validity-weight", "5"], "validity multiplier fixed only"),
                        (["--validity-multiplier", "fixed", "--validity-weight", "0"],
                         "validity weight must be positive"),
-                       (["--validity-multiplier", "sometimes"], "lagrangian or fixed")):
+                       (["--validity-multiplier", "sometimes"],
+                        "must be one of lagrangian, fixed,")):
         res = CliRunner().invoke(app, ["reproduce", "icarma-table1", *args])
         assert res.exit_code == 2 and says in " ".join(res.output.split()), res.output
 
