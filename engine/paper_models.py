@@ -83,7 +83,7 @@ def training_tag(changes: dict[str, Any] | None) -> str:
     artifacts live in a test home and share the paper's names, like every other quick
     artifact."""
     prefix = {"epochs": "e", "validity_weight": "w"}
-    parts = [f"{prefix.get(k, '')}{v:g}" if k in prefix else str(v)
+    parts = [f"{prefix[k]}{v:g}" if k in prefix else str(v)
              for k, v in sorted((changes or {}).items())]
     return "-".join(parts)
 

@@ -49,9 +49,9 @@ class ReproduceConfig:
     rejected applicants; None = all). iCARMA's hinge: ``validity_multiplier`` lagrangian
     (CARMA's multiplier, the paper's pipeline; no weight), fixed (``validity_weight``, None =
     CALIBRATED_VALIDITY_WEIGHT) or lagrangian-acting (the multiplier updated on the draws
-    whose sampled mask acts). Variants of the paper's configuration are cached
-    under their own model names: the fixed weight, ``keep`` best (each run keeps its lowest
-    validation-loss epoch instead of its last).
+    whose sampled mask acts). Variants of the paper's configuration are cached under their
+    own model names: the fixed weight, lagrangian-acting, ``keep`` best (each run keeps its
+    lowest validation-loss epoch instead of its last).
     Bad values raise ValueError with a message that names the option (the CLI shows it)."""
 
     target: str

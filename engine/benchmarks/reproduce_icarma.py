@@ -31,8 +31,8 @@ people with >= 2 features (no recourse counting 0) and the count of actions only
 Variants of iCARMA's training, cached under their own names (``training_changes``) and noted
 in the result: ``validity_multiplier = fixed`` (the hinge at ``validity_weight``, by default
 the weight calibrated on Table 1's plausibility, engine.recourse.icarma_config, instead of
-CARMA's multiplier) or ``lagrangian-acting`` (the multiplier updated on acting draws only); ``keep = best`` (each run keeps its lowest validation-loss epoch instead
-of its last).
+CARMA's multiplier) or ``lagrangian-acting`` (the multiplier updated on acting draws only);
+``keep = best`` (each run keeps its lowest validation-loss epoch instead of its last).
 """
 
 from __future__ import annotations

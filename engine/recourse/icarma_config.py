@@ -149,7 +149,6 @@ class ICarmaConfig:
             "cost_profiles": tuple(COST_PROFILE_EXPONENTS),
             "validity_loss": "hinge-logit",
             "validity_multiplier": "fixed",
-            "validity_weight": 1.0,
             "schedule": "cosine",
             "keep": "best",
             "score_sampling": "sorted",

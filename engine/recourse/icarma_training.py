@@ -46,11 +46,11 @@ model whose hinge weight is two hundred times theirs. A fixed weight keeps them 
 lower it is, the more the mask network drifts to empty masks (constant profile: 18-23% of the
 last training draws at w = 1 .. 8, 6% at 50; the other profiles, whose priors pull the harder
 features towards 0.05: 27-31% at 8), which costs validity first where few features are
-actionable, and with the non-constant profiles everywhere (engine.recourse.icarma_config). Table 1 at seed 1000, validity with all / 3 / 2 / 1 / random features: w = 3
-0.998 / 0.884 / 0.777 / 0.645 / 0.820, w = 8 0.998 / 0.997 / 0.993 / 0.952 / 0.983, w = 50
-0.997 / 0.994 / 0.991 / 0.941 / 0.983, the multiplier 1.000 / 0.999 / 1.000 / 0.985 /
-0.995; plausibility at w = 6 .. 12 within 0.05 of the paper's on every row.
-With our Adam-trained decision model (loan-carma) the rejections' logits are
+actionable, and with the non-constant profiles everywhere (engine.recourse.icarma_config).
+Table 1 at seed 1000, validity with all / 3 / 2 / 1 / random features: w = 3 0.998 / 0.884
+/ 0.777 / 0.645 / 0.820, w = 8 0.998 / 0.997 / 0.993 / 0.952 / 0.983, w = 50 0.997 / 0.994 /
+0.991 / 0.941 / 0.983, the multiplier 1.000 / 0.999 / 1.000 / 0.985 / 0.995; plausibility at
+w = 6 .. 12 within 0.05 of the paper's on every row. With our Adam-trained decision model (loan-carma) the rejections' logits are
 -165 .. -6 (5%-95%), where d hinge / d x = -2 h (1 - h) d logit / d x vanishes: the paper's
 hinge has no gradient for most rejected people there.
 
