@@ -19,7 +19,12 @@ from typing import Any
 import numpy as np
 
 from engine.benchmarks.paper_values import target_values
-from engine.recourse.icarma_config import CALIBRATED_VALIDITY_WEIGHT, KEEP, VALIDITY_MULTIPLIERS
+from engine.recourse.icarma_config import (
+    CALIBRATED_VALIDITY_WEIGHT,
+    KEEP,
+    PAPER_VALIDITY_MULTIPLIER,
+    VALIDITY_MULTIPLIERS,
+)
 
 Progress = Callable[[str], None]
 TARGET_NAMES: tuple[str, ...] = (
@@ -47,10 +52,11 @@ class ReproduceConfig:
     """How to run a target: ``scenario`` (default ``REPRODUCE_SCENARIO``), ``seeds`` (iCARMA
     models / HARE seeds; None = the paper's), ``fast`` (module docstring), ``n`` (first n
     rejected applicants; None = all). iCARMA's hinge: ``validity_multiplier`` lagrangian
-    (CARMA's multiplier, the paper's pipeline; no weight), fixed (``validity_weight``, None =
-    CALIBRATED_VALIDITY_WEIGHT) or lagrangian-acting (the multiplier updated on the draws
-    whose sampled mask acts). Variants of the paper's configuration are cached under their
-    own model names: the fixed weight, lagrangian-acting, ``keep`` best (each run keeps its
+    (CARMA's multiplier, the paper's pipeline; the default; no weight), lagrangian-acting (the
+    multiplier updated on the draws whose sampled mask acts) or fixed (``validity_weight``,
+    None = CALIBRATED_VALIDITY_WEIGHT; engine.recourse.icarma_config). Variants of the paper's
+    configuration are cached under their own model names: lagrangian-acting, the fixed
+    weight, ``keep`` best (each run keeps its
     lowest validation-loss epoch instead of its last).
     Bad values raise ValueError with a message that names the option (the CLI shows it)."""
 
@@ -60,13 +66,13 @@ class ReproduceConfig:
     fast: bool = False
     n: int | None = None
     quick: bool = False  # reduced artifacts (tests only)
-    validity_multiplier: str = "lagrangian"  # iCARMA: CARMA's multiplier, or "fixed"
+    validity_multiplier: str = PAPER_VALIDITY_MULTIPLIER  # iCARMA's hinge weight (docstring)
     validity_weight: float | None = None  # under "fixed"; None = CALIBRATED_VALIDITY_WEIGHT
     keep: str = "last"  # iCARMA: each run's final state (the paper, as CARMA's code) or "best"
 
     @property
     def weight(self) -> float | None:
-        """The hinge's fixed weight (None under CARMA's multiplier)."""
+        """The hinge's fixed weight (None under a multiplier)."""
         if self.validity_multiplier != "fixed":
             return None
         return (CALIBRATED_VALIDITY_WEIGHT if self.validity_weight is None

@@ -61,6 +61,7 @@ from engine.paper_models import ensure_paper_models
 from engine.preferences import ActionabilityProfiles, CostProfile
 from engine.recourse.base import RecourseContext
 from engine.recourse.icarma import ICarma
+from engine.recourse.icarma_config import PAPER_VALIDITY_MULTIPLIER
 from engine.recourse.oracle import CausalOracle
 from engine.scenarios import get_scenario
 from engine.scenarios.base import Scenario
@@ -85,7 +86,7 @@ def training_changes(config: ReproduceConfig, elicitation: str) -> dict[str, Any
     if config.validity_multiplier == "fixed":
         out["validity_multiplier"] = "fixed"
         out["validity_weight"] = config.weight
-    elif config.validity_multiplier != "lagrangian":
+    elif config.validity_multiplier != PAPER_VALIDITY_MULTIPLIER:
         out["validity_multiplier"] = config.validity_multiplier
     if config.keep != "last":
         out["keep"] = config.keep

@@ -18,40 +18,45 @@ do(x_m = a_m)) (abduction and prediction, differentiable in m and a). The loss i
 with h the decision model's favourable probability, q_ij = sigmoid(l_ij) the mask network's
 probabilities, M_j, lo_j, hi_j the training range of feature j (paper eqs. 6-16).
 
-The hinge's weight lambda_v: ``validity_multiplier = lagrangian`` (the paper's pipeline, as
-CARMA's reference code trains it) treats validity as a constraint with the modified
-differential method of multipliers (Platt & Barr 1988): the batch loss is
+The hinge's weight lambda_v. Under a multiplier (CARMA's reference code: validity as a
+constraint, the modified differential method of multipliers, Platt & Barr 1988) the batch
+loss is
 
     L_b = mean_i [cost, KL, plausibility, feasibility terms] + (lambda - d * H_b) * H_b,
 
-H_b = mean_i hinge_i, and after every step lambda <- max(0, lambda + s H_b) (lambda starts
-at 0, d = ``lagrange_damping`` = 10, s = ``lagrange_step`` = 1, CARMA's values), so the
-weight grows for as long as recourses stay invalid. ``lagrangian-acting`` (our variant)
-updates lambda with H_b over the draws whose sampled mask acts (m_i != 0) only: a draw with
-an empty mask cannot be valid whatever the networks do, and such draws are what keeps the
-multiplier growing (below). ``fixed`` keeps lambda_v =
-``validity_weight`` (our fast configuration: 1; the calibrated variant of the paper's: 8,
-engine.recourse.icarma_config). Validation losses use ``validity_weight``.
+H_b = mean_i hinge_i, and after every step lambda <- max(0, lambda + s H'_b) (lambda starts
+at 0, d = ``lagrange_damping`` = 10, s = ``lagrange_step`` = 1, CARMA's values).
+``validity_multiplier = lagrangian`` (the default, CARMA's rule) takes H'_b = H_b;
+``lagrangian-acting`` (our variant) takes H'_b over the draws whose sampled mask acts
+(m_i != 0) only: a draw with an empty mask cannot be valid whatever the networks do, and
+such draws are what keeps the multiplier growing (below).
+``fixed`` keeps lambda_v = ``validity_weight`` (our fast configuration: 1; the calibrated
+variant of the paper's: 8, engine.recourse.icarma_config). Validation losses use
+``validity_weight``.
 
 What the weight does (README "Reproducing the papers"; the TrainingLog records it). Under
-the multiplier lambda grows for as long as some training draws stay invalid, and some always
+CARMA's rule lambda grows for as long as some training draws stay invalid, and some always
 do: the sampled mask of a person with one actionable feature is empty with probability 1 - q
 (the KL term pulls q towards the prior 1/2), and the straight-through gradient of an empty
 mask says nothing about which feature to switch on (the action network's output for a
 switched-off feature is never used). On loan-carma-reference (CARMA's classifier recipe;
-logits of the rejections -5.6 .. -0.3) the paper's ranking configuration under the
-multiplier ends at lambda 181-247 (seeds 1000-10000, 450 epochs), where validity is ~1.0 on
+logits of the rejections -5.6 .. -0.3) the paper's ranking configuration under CARMA's
+rule ends at lambda 181-247 (seeds 1000-10000, 450 epochs), where validity is ~1.0 on
 every Table 1 row and plausibility about half the paper's: the regularizers barely move a
-model whose hinge weight is two hundred times theirs. A fixed weight keeps them alive; the
+model whose hinge weight is two hundred times theirs. Counting acting draws only, lambda
+ends at 34-43 (every model trained; 5-13% of the last training draws with an empty mask
+under ranking), where the regularizers act and validity stays ~1 wherever a valid plan is
+within reach, except where many draws keep an empty mask (Likert scores with the concave and
+linear profiles: 14-18%, validity 0.80-0.88). A fixed weight keeps them alive too; the
 lower it is, the more the mask network drifts to empty masks (constant profile: 18-23% of the
 last training draws at w = 1 .. 8, 6% at 50; the other profiles, whose priors pull the harder
 features towards 0.05: 27-31% at 8), which costs validity first where few features are
 actionable, and with the non-constant profiles everywhere (engine.recourse.icarma_config).
 Table 1 at seed 1000, validity with all / 3 / 2 / 1 / random features: w = 3 0.998 / 0.884
 / 0.777 / 0.645 / 0.820, w = 8 0.998 / 0.997 / 0.993 / 0.952 / 0.983, w = 50 0.997 / 0.994 /
-0.991 / 0.941 / 0.983, the multiplier 1.000 / 0.999 / 1.000 / 0.985 / 0.995; plausibility at
-w = 6 .. 12 within 0.05 of the paper's on every row. With our Adam-trained decision model (loan-carma) the rejections' logits are
--165 .. -6 (5%-95%), where d hinge / d x = -2 h (1 - h) d logit / d x vanishes: the paper's
+0.991 / 0.941 / 0.983, CARMA's rule 1.000 / 0.999 / 1.000 / 0.985 / 0.995; plausibility at
+w = 6 .. 12 within 0.05 of the paper's on every row. With our Adam-trained decision model
+(loan-carma) the rejections' logits are -165 .. -6 (5%-95%), where d hinge / d x = -2 h (1 - h) d logit / d x vanishes: the paper's
 hinge has no gradient for most rejected people there.
 
 Preference sampling (data augmentation, appendix B.2). Every batch draws a fresh profile per

@@ -14,7 +14,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from engine.benchmarks.reproduce_core import REPRODUCE_SCENARIO
-from engine.recourse.icarma_config import CALIBRATED_VALIDITY_WEIGHT
+from engine.recourse.icarma_config import CALIBRATED_VALIDITY_WEIGHT, PAPER_VALIDITY_MULTIPLIER
 from study_app.cli.apps import app, scenario_or_fail
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 
@@ -89,10 +89,10 @@ def reproduce(
         "by CARMA's classifier recipe; `loan-carma` has the platform's accurate Adam model).",
     ),
     validity_multiplier: str = typer.Option(
-        "lagrangian",
+        PAPER_VALIDITY_MULTIPLIER,
         help="iCARMA's hinge weight: lagrangian (CARMA's multiplier, the paper's pipeline) | "
-        "fixed (--validity-weight; a variant) | lagrangian-acting (the multiplier updated on "
-        "the draws whose sampled mask acts; a variant). Models are cached per choice.",
+        "lagrangian-acting (the multiplier updated on the draws whose sampled mask acts; a "
+        "variant) | fixed (--validity-weight; a variant). Models are cached per choice.",
     ),
     validity_weight: float | None = typer.Option(
         None, help="The hinge's weight with --validity-multiplier fixed (> 0; default: "
