@@ -56,8 +56,8 @@ class ReproduceConfig:
     multiplier updated on the draws whose sampled mask acts) or fixed (``validity_weight``,
     None = CALIBRATED_VALIDITY_WEIGHT; engine.recourse.icarma_config). Variants of the paper's
     configuration are cached under their own model names: lagrangian-acting, the fixed
-    weight, ``keep`` best (each run keeps its
-    lowest validation-loss epoch instead of its last).
+    weight, ``keep`` best (each run keeps its lowest validation-loss epoch instead of its
+    last).
     Bad values raise ValueError with a message that names the option (the CLI shows it)."""
 
     target: str

@@ -44,8 +44,8 @@ logits of the rejections -5.6 .. -0.3) the paper's ranking configuration under C
 rule ends at lambda 181-247 (seeds 1000-10000, 450 epochs), where validity is ~1.0 on
 every Table 1 row and plausibility about half the paper's: the regularizers barely move a
 model whose hinge weight is two hundred times theirs. Counting acting draws only, lambda
-ends at 34-43 (every model trained; 5-13% of the last training draws with an empty mask
-under ranking), where the regularizers act and validity stays ~1 wherever a valid plan is
+ends at 34-43 (every model trained; 7-13% of the last training draws with an empty mask
+under rankings), where the regularizers act and validity stays ~1 wherever a valid plan is
 within reach, except where many draws keep an empty mask (Likert scores with the concave and
 linear profiles: 14-18%, validity 0.80-0.88). A fixed weight keeps them alive too; the
 lower it is, the more the mask network drifts to empty masks (constant profile: 18-23% of the
@@ -56,8 +56,9 @@ Table 1 at seed 1000, validity with all / 3 / 2 / 1 / random features: w = 3 0.9
 / 0.777 / 0.645 / 0.820, w = 8 0.998 / 0.997 / 0.993 / 0.952 / 0.983, w = 50 0.997 / 0.994 /
 0.991 / 0.941 / 0.983, CARMA's rule 1.000 / 0.999 / 1.000 / 0.985 / 0.995; plausibility at
 w = 6 .. 12 within 0.05 of the paper's on every row. With our Adam-trained decision model
-(loan-carma) the rejections' logits are -165 .. -6 (5%-95%), where d hinge / d x = -2 h (1 - h) d logit / d x vanishes: the paper's
-hinge has no gradient for most rejected people there.
+(loan-carma) the rejections' logits are -165 .. -6 (5%-95%), where d hinge / d x =
+-2 h (1 - h) d logit / d x vanishes: the paper's hinge has no gradient for most rejected
+people there.
 
 Preference sampling (data augmentation, appendix B.2). Every batch draws a fresh profile per
 person: how many and which globally actionable features are actionable (uniform) and a
