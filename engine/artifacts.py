@@ -318,7 +318,8 @@ def _construct(scenario: Scenario, name: str, meta: dict[str, Any]) -> nn.Module
     ic = ICarmaConfig.from_dict(cfg)
     d = scenario.d
     return AmortizedRecourse(
-        torch.zeros(d), torch.ones(d), torch.ones(d), torch.tensor(scenario.actionable), ic.hidden
+        torch.zeros(d), torch.ones(d), torch.ones(d), torch.tensor(scenario.actionable), ic.hidden,
+        ic.mask_head,
     )
 
 

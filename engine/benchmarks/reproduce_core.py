@@ -25,6 +25,7 @@ from engine.recourse.icarma_config import (
     PAPER_VALIDITY_MULTIPLIER,
     VALIDITY_MULTIPLIERS,
 )
+from engine.recourse.icarma_networks import MASK_HEADS
 
 Progress = Callable[[str], None]
 TARGET_NAMES: tuple[str, ...] = (
@@ -57,7 +58,7 @@ class ReproduceConfig:
     None = CALIBRATED_VALIDITY_WEIGHT; engine.recourse.icarma_config). Variants of the paper's
     configuration are cached under their own model names: lagrangian-acting, the fixed
     weight, ``keep`` best (each run keeps its lowest validation-loss epoch instead of its
-    last).
+    last), ``mask_head`` carma (CARMA's two-logit mask head, deployed as its code does).
     Bad values raise ValueError with a message that names the option (the CLI shows it)."""
 
     target: str
@@ -69,6 +70,7 @@ class ReproduceConfig:
     validity_multiplier: str = PAPER_VALIDITY_MULTIPLIER  # iCARMA's hinge weight (docstring)
     validity_weight: float | None = None  # under "fixed"; None = CALIBRATED_VALIDITY_WEIGHT
     keep: str = "last"  # iCARMA: each run's final state (the paper, as CARMA's code) or "best"
+    mask_head: str = "log-odds"  # iCARMA's mask network output (engine.recourse.icarma_networks)
 
     @property
     def weight(self) -> float | None:
@@ -94,6 +96,9 @@ class ReproduceConfig:
                 raise ValueError("a validity weight applies to validity multiplier fixed only")
         if self.keep not in KEEP:
             raise ValueError(f"keep must be one of {', '.join(KEEP)}, got {self.keep!r}")
+        if self.mask_head not in MASK_HEADS:
+            raise ValueError(f"mask head must be one of {', '.join(MASK_HEADS)}, got "
+                             f"{self.mask_head!r}")
         if self.seeds is not None and self.seeds < 1:
             raise ValueError(f"seeds must be >= 1, got {self.seeds}")
         if self.n is not None and self.n < 1:

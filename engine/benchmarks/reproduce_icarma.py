@@ -32,7 +32,9 @@ Variants of iCARMA's training, cached under their own names (``training_changes`
 in the result: ``validity_multiplier = fixed`` (the hinge at ``validity_weight``, by default
 the weight calibrated on Table 1's plausibility, engine.recourse.icarma_config, instead of
 CARMA's multiplier) or ``lagrangian-acting`` (the multiplier updated on acting draws only);
-``keep = best`` (each run keeps its lowest validation-loss epoch instead of its last).
+``keep = best`` (each run keeps its lowest validation-loss epoch instead of its last);
+``mask_head = carma`` (CARMA's two-logit mask head and its deployed mask,
+engine.recourse.icarma_networks).
 """
 
 from __future__ import annotations
@@ -90,6 +92,8 @@ def training_changes(config: ReproduceConfig, elicitation: str) -> dict[str, Any
         out["validity_multiplier"] = config.validity_multiplier
     if config.keep != "last":
         out["keep"] = config.keep
+    if config.mask_head != "log-odds":
+        out["mask_head"] = config.mask_head
     return out
 
 
@@ -310,6 +314,9 @@ def _result(world: World, target: str, cells: list[Cell], checks: list[Check],
     elif cfg.validity_multiplier == "lagrangian-acting":
         notes.append("CARMA's multiplier updated on the training draws whose sampled mask "
                      "acts only: a variant of the paper's pipeline")
+    if cfg.mask_head != "log-odds":
+        notes.append("iCARMA's mask network with CARMA's two-logit head, deployed as "
+                     "1[on-logit > 0] as CARMA's code does: a variant")
     return TargetResult(
         target=target, title=spec["title"], table=spec["table"],
         paper=paper_source("icarma"),
@@ -322,6 +329,7 @@ def _result(world: World, target: str, cells: list[Cell], checks: list[Check],
                 "validity_multiplier": cfg.validity_multiplier,
                 "validity_weight": cfg.weight,
                 "keep": cfg.keep,
+                "mask_head": cfg.mask_head,
                 "score_sampling": "iid",
                 "decision_model": world.scenario.extras.get("decision", "trained")},
         cells=cells, checks=checks, notes=notes, extras={"icarma_models": training},

@@ -50,8 +50,11 @@ constant | cosine; ``keep`` last | best; ``score_sampling`` iid | sorted
 (engine.preferences.sample_profiles); ``cost_profiles`` the profiles one model is trained
 for; ``fill_empty_mask`` (validation: a person whose deterministic mask is empty gets the most
 probable actionable feature; the paper: no action; engine.recourse.icarma_networks).
-``to_dict`` omits ``fill_empty_mask`` when it is True, the behaviour of every model trained
-before the field existed, so their fingerprints (engine.artifacts) are unchanged.
+``mask_head`` log-odds | carma (the mask network's output and deployment rule: ours, or CARMA's
+reference code's two logits per feature deployed as 1[phi_on > 0];
+engine.recourse.icarma_networks). ``to_dict`` omits ``fill_empty_mask`` when it is True and
+``mask_head`` when it is log-odds, the behaviour of every model trained before the fields
+existed, so their fingerprints (engine.artifacts) are unchanged.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from engine.preferences import COST_PROFILE_EXPONENTS, SCORE_SAMPLINGS
+from engine.recourse.icarma_networks import MASK_HEADS
 
 VALIDITY_LOSSES: tuple[str, ...] = ("hinge-probability", "hinge-logit")
 VALIDITY_MULTIPLIERS: tuple[str, ...] = ("lagrangian", "lagrangian-acting", "fixed")
@@ -113,6 +117,7 @@ class ICarmaConfig:
     keep: str = "last"
     score_sampling: str = "iid"
     fill_empty_mask: bool = False
+    mask_head: str = "log-odds"
     max_people: int | None = None
     eval_every: int = 5
     seed: int = PAPER_SEED_STEP
@@ -137,6 +142,7 @@ class ICarmaConfig:
             ("schedule", self.schedule, SCHEDULES),
             ("keep", self.keep, KEEP),
             ("score_sampling", self.score_sampling, SCORE_SAMPLINGS),
+            ("mask_head", self.mask_head, MASK_HEADS),
         ):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
@@ -182,6 +188,8 @@ class ICarmaConfig:
         out["cost_profiles"] = list(self.cost_profiles)
         if self.fill_empty_mask:
             del out["fill_empty_mask"]
+        if self.mask_head == "log-odds":
+            del out["mask_head"]
         return out
 
     @classmethod

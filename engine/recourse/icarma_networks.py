@@ -13,10 +13,23 @@ tau over the two classes (off, on) with logits (0, l_j):
     m_j = onehot(argmax(log softmax(0, l_j) + gumbel) / tau)[on] * h_ij,
 
 whose forward value is exactly 0/1 and whose gradient is the relaxed sample's. At deployment
-the mask is deterministic, m_j = 1[l_j > 0] * h_ij: the paper's (CARMA's) rule, under which a
-person whose probabilities are all <= 1/2 gets no action. ``fill_empty`` (our option) then
+the mask is deterministic, m_j = 1[l_j > 0] * h_ij (q_j > 1/2; CARMA's code deploys its own
+head's variant of it, below), under which a person whose probabilities are all <= 1/2 gets no
+action. ``fill_empty`` (our option) then
 switches on the most probable actionable feature, so everyone gets an action. Multiplying by
 h_ij makes a feature outside F_i impossible whatever the networks output.
+
+Mask heads (``mask_head``). ``log-odds`` (the default) outputs l_j directly. ``carma`` is
+the mask encoder of CARMA's reference code, which iCARMA extends: two logits
+(phi_off_j, phi_on_j) per feature, initialized as CARMA's (Xavier-uniform with ReLU gain,
+biases 0.01). Training is the same function of l_j = phi_on_j - phi_off_j (the Gumbel-softmax
+over the pair and the KL term are invariant to adding a constant to both), but CARMA deploys
+m_j = 1[sigmoid(phi_on_j) > 1/2] = 1[phi_on_j > 0], which ignores phi_off_j. Because the
+loss's gradients on phi_on_j and phi_off_j are opposite, phi_on_j + phi_off_j is never trained
+(the head's sum weights and biases keep their initial values: checked on a trained model),
+so the deployed mask equals
+1[l_j > -(phi_on_j + phi_off_j)]: a person-dependent threshold set by the initialization,
+which switches off some features the mask network means to use and on some it does not.
 
 Action network (parameters theta). Given the mask, delta = f_theta(x~, m, c) in R^g and the
 intervention values are a_j = x_j + M_j * delta_j (M_j the feature's training range), i.e.
@@ -31,6 +44,8 @@ from torch import Tensor, nn
 
 from engine.networks import mlp
 from engine.preferences import ActionabilityProfiles, CostProfile
+
+MASK_HEADS: tuple[str, ...] = ("log-odds", "carma")
 
 
 def profile_code(
@@ -63,8 +78,11 @@ class AmortizedRecourse(nn.Module):
         ranges: Tensor,
         actionable: Tensor,
         hidden: tuple[int, ...] = (64, 64),
+        mask_head: str = "log-odds",
     ) -> None:
         super().__init__()
+        if mask_head not in MASK_HEADS:
+            raise ValueError(f"mask_head must be one of {', '.join(MASK_HEADS)}, got {mask_head!r}")
         d, g = mean.shape[0], actionable.shape[0]
         if std.shape != (d,) or ranges.shape != (d,):
             raise ValueError(f"mean, std and ranges must all have shape ({d},)")
@@ -75,7 +93,10 @@ class AmortizedRecourse(nn.Module):
         self.register_buffer("ranges", ranges.to(torch.float32))
         self.register_buffer("actionable", actionable.to(torch.long))
         self.hidden = tuple(hidden)
-        self.mask_net = mlp(d + 3 * g, self.hidden, g)
+        self.mask_head = mask_head
+        self.mask_net = mlp(d + 3 * g, self.hidden, g if mask_head == "log-odds" else 2 * g)
+        if mask_head == "carma":
+            self.mask_net.apply(_carma_init)
         self.action_net = mlp(d + 4 * g, self.hidden, g)
 
     @property
@@ -89,9 +110,23 @@ class AmortizedRecourse(nn.Module):
     def standardize(self, x: Tensor) -> Tensor:
         return (x.to(torch.float32) - self.mean) / self.std
 
+    def _mask_outputs(self, x: Tensor, code: Tensor) -> Tensor:
+        """The mask network's raw outputs: (n, g) log-odds, or (n, g, 2) (off, on) logits."""
+        out = self.mask_net(torch.cat([self.standardize(x), code], dim=1))
+        return out if self.mask_head == "log-odds" else out.view(out.shape[0], self.g, 2)
+
     def mask_logits(self, x: Tensor, code: Tensor) -> Tensor:
-        """l = f_phi(x~, c), shape (n, g)."""
-        return self.mask_net(torch.cat([self.standardize(x), code], dim=1))
+        """The log-odds l = f_phi(x~, c) of switching each feature on, shape (n, g) (``carma``
+        head: l = phi_on - phi_off, all that the Gumbel sample and the KL term depend on)."""
+        out = self._mask_outputs(x, code)
+        return out if self.mask_head == "log-odds" else out[..., 1] - out[..., 0]
+
+    def deployment_mask(self, x: Tensor, code: Tensor, hard: Tensor, fill_empty: bool) -> Tensor:
+        """The deterministic mask (module docstring): 1[l > 0] h, or under the ``carma`` head
+        CARMA's deployed mask 1[phi_on > 0] h."""
+        out = self._mask_outputs(x, code)
+        scores = out if self.mask_head == "log-odds" else out[..., 1]
+        return self.deterministic_mask(scores, hard, fill_empty)
 
     def sample_mask(self, logits: Tensor, hard: Tensor, tau: float) -> Tensor:
         """Straight-through Gumbel-softmax mask (0/1 forward, relaxed gradient) times h."""
@@ -126,3 +161,11 @@ class AmortizedRecourse(nn.Module):
         out = torch.zeros(mask.shape[0], self.d, dtype=mask.dtype, device=mask.device)
         out[:, self.actionable] = mask
         return out
+
+
+def _carma_init(module: nn.Module) -> None:
+    """CARMA's initialization of its mask network: Xavier-uniform weights with ReLU gain,
+    biases 0.01."""
+    if isinstance(module, nn.Linear):
+        nn.init.xavier_uniform_(module.weight, gain=nn.init.calculate_gain("relu"))
+        nn.init.constant_(module.bias, 0.01)

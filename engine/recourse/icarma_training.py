@@ -195,7 +195,7 @@ def recourse_loss(
     code = prof.code
     logits = model.mask_logits(x, code)
     if deterministic:
-        m = model.deterministic_mask(logits, prof.hard, config.fill_empty_mask)
+        m = model.deployment_mask(x, code, prof.hard, config.fill_empty_mask)
     else:
         m = model.sample_mask(logits, prof.hard, config.tau)
     values = model.action_values(x, m, code)
@@ -283,6 +283,7 @@ def train_amortized(
         scenario.ranges,
         torch.tensor(scenario.actionable),
         config.hidden,
+        config.mask_head,
     )
     bounds = scenario.bounds
     val_prof = sample_profile_batch(scenario, len(x_val), config, np.random.default_rng(10**6))

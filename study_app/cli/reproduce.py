@@ -104,6 +104,12 @@ def reproduce(
         "| best (its lowest validation-loss epoch; not the paper's). Models are cached per "
         "choice.",
     ),
+    mask_head: str = typer.Option(
+        "log-odds",
+        help="iCARMA's mask network: log-odds (one output per feature, deployed as "
+        "1[log-odds > 0]) | carma (CARMA's code: two logits per feature, deployed as "
+        "1[on-logit > 0]). Models are cached per choice.",
+    ),
     quick: bool = typer.Option(
         False, "--quick", help="Reduced ('quick') artifacts, as `train --quick` builds them "
         "(smoke runs and tests; far from the paper)."
@@ -142,6 +148,7 @@ def reproduce(
         configs = [ReproduceConfig(
             name, scenario=scenario, seeds=seeds, fast=fast, n=n, quick=quick,
             validity_multiplier=validity_multiplier, validity_weight=validity_weight, keep=keep,
+            mask_head=mask_head,
         ) for name in names]
     except ValueError as e:  # the message names the option
         raise typer.BadParameter(str(e)) from e

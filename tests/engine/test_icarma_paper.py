@@ -156,6 +156,84 @@ def test_an_empty_mask_stays_empty_as_the_paper_unless_filled():
         assert ICarmaConfig.from_dict(cfg.to_dict()) == cfg
 
 
+def test_carmas_mask_head_samples_by_the_log_odds_and_deploys_by_the_on_logit():
+    """CARMA's mask network outputs (off, on) logits per feature: the Gumbel sample and the KL
+    term see phi_on - phi_off, the deployed mask 1[phi_on > 0] (its code's eval rule), which
+    differs from 1[phi_on > phi_off] wherever the two logits share a sign."""
+    from engine.recourse.icarma_networks import AmortizedRecourse
+
+    g, d = 4, 7
+    model = AmortizedRecourse(torch.zeros(d), torch.ones(d), torch.ones(d),
+                              torch.tensor([3, 4, 5, 6]), hidden=(8,), mask_head="carma")
+    last = model.mask_net[-1]
+    assert last.out_features == 2 * g and torch.all(last.bias == 0.01)  # CARMA's init
+    pairs = torch.tensor([[-2.0, -1.0], [1.0, 3.0], [2.0, 1.0], [-1.0, 0.5]])  # (off, on)
+    with torch.no_grad():
+        last.weight.zero_()
+        last.bias.copy_(pairs.flatten())
+    x, code, hard = torch.zeros(1, d), torch.zeros(1, 3 * g), torch.ones(1, g)
+    assert model.mask_logits(x, code).tolist() == [[1.0, 2.0, -1.0, 1.5]]
+    assert model.deployment_mask(x, code, hard, fill_empty=False).tolist() == [[0, 1, 1, 1]]
+    # the log-odds head deploys its own logits: 1[l > 0]
+    plain = AmortizedRecourse(torch.zeros(d), torch.ones(d), torch.ones(d),
+                              torch.tensor([3, 4, 5, 6]), hidden=(8,))
+    with torch.no_grad():
+        plain.mask_net[-1].weight.zero_()
+        plain.mask_net[-1].bias.copy_(torch.tensor([1.0, 2.0, -1.0, 1.5]))
+    assert plain.deployment_mask(x, code, hard, fill_empty=False).tolist() == [[1, 1, 0, 1]]
+    with pytest.raises(ValueError, match="mask_head must be one of log-odds, carma"):
+        ICarmaConfig(mask_head="three")
+    carma = ICarmaConfig(mask_head="carma")
+    assert "mask_head" not in ICarmaConfig().to_dict()  # earlier models keep their fingerprints
+    assert ICarmaConfig.from_dict(carma.to_dict()) == carma
+
+
+def test_training_never_moves_the_carma_heads_sum_of_logits(loan):
+    """Why CARMA's deployed mask differs from 1[l > 0]: the loss's gradients on phi_on and
+    phi_off are opposite, so Adam leaves the head's sum weights at their initial values while
+    the difference (the log-odds) learns."""
+    from engine.recourse.icarma_networks import AmortizedRecourse
+
+    x = loan.dataset["train"][0][:32].float()
+    model = AmortizedRecourse(x.mean(0), x.std(0), loan.ranges, torch.tensor(loan.actionable),
+                              hidden=(16,), mask_head="carma")
+    w0 = model.mask_net[-1].weight.detach().view(4, 2, -1).clone()
+    prof = ProfileBatch(torch.ones(32, 4), torch.ones(32, 4), torch.full((32, 4), 0.1))
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    for _ in range(20):
+        loss, _ = recourse_loss(model, _Identity(), _Constant(-3.0), x, prof, ICarmaConfig(),
+                                loan.bounds)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    w = model.mask_net[-1].weight.detach().view(4, 2, -1)
+    assert torch.allclose(w.sum(dim=1), w0.sum(dim=1), atol=1e-5)
+    assert (w[:, 1] - w[:, 0] - (w0[:, 1] - w0[:, 0])).abs().max() > 0.05
+
+
+def test_a_carma_head_model_is_trained_cached_under_its_tag_and_deployed_by_its_rule(loan, clf,
+                                                                                   trained_home):
+    """The variant trains through the paper models' cache under its own name, loads back with
+    its two-logit head, and ICarma deploys it by CARMA's rule (the model's own mask)."""
+    pm = ensure_paper_models("loan", "ranking", "constant", 1, quick=True,
+                             changes={"mask_head": "carma"})
+    assert pm.selected.name == paper_model_name("ranking", "constant", tag="carma")
+    model = artifacts.load_amortized("loan", pm.member_name(1000))
+    assert model.mask_head == "carma" and model.mask_net[-1].out_features == 2 * model.g
+    ctx = RecourseContext(loan, clf)
+    x = rejected_population(loan, clf, 64)
+    prof = sample_profiles(loan.feature_names, loan.actionable, len(x), seed=3)
+    mask, _ = ICarma(ctx, model=model, training="paper").actions(x, prof)
+    hard = prof.hard_mask[:, model.actionable].float()
+    code = ICarma(ctx, model=model, training="paper").network_code(prof, model)
+    with torch.no_grad():
+        on_logit = model._mask_outputs(x, code)[..., 1]
+    assert torch.equal(mask[:, model.actionable], (on_logit > 0) & hard.bool())
+    # ... which is not the log-odds rule for some of these people (else the test proves nothing)
+    log_odds = model.mask_logits(x, code).detach()
+    assert not torch.equal(mask[:, model.actionable], (log_odds > 0) & hard.bool())
+
+
 def test_the_training_log_records_the_multiplier_and_the_draws_without_recourse(loan):
     """Every evaluation logs lambda (non-decreasing under CARMA's update) and the shares of
     training draws with an active hinge and with an empty sampled mask."""

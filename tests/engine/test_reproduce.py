@@ -92,6 +92,14 @@ def test_the_reproductions_run_on_carmas_classifier_recipe_and_name_their_varian
         "best-lagrangian-acting")
     with pytest.raises(ValueError, match="one of lagrangian, lagrangian-acting, fixed"):
         ReproduceConfig("icarma-table1", validity_multiplier="sometimes")
+    # CARMA's mask head: a variant with its own cache names
+    assert ReproduceConfig("icarma-table1").mask_head == "log-odds"
+    carma = training_changes(ReproduceConfig(
+        "icarma-table1", mask_head="carma", validity_multiplier="lagrangian-acting"), "ranking")
+    assert carma == {"mask_head": "carma", "validity_multiplier": "lagrangian-acting"}
+    assert training_tag(carma) == "carma-lagrangian-acting"
+    with pytest.raises(ValueError, match="mask head must be one of log-odds, carma"):
+        ReproduceConfig("icarma-table1", mask_head="three")
 
 
 def test_table1_smoke_on_quick_artifacts(trained_home):
@@ -158,7 +166,8 @@ def test_the_cli_names_bad_arguments():
                        (["--validity-multiplier", "fixed", "--validity-weight", "0"],
                         "validity weight must be positive"),
                        (["--validity-multiplier", "sometimes"],
-                        "must be one of lagrangian,")):
+                        "must be one of lagrangian,"),
+                       (["--mask-head", "three"], "mask head must be one of log-odds, carma")):
         res = CliRunner().invoke(app, ["reproduce", "icarma-table1", *args])
         assert res.exit_code == 2 and says in " ".join(res.output.split()), res.output
 
