@@ -514,6 +514,12 @@ def test_candidates_are_valid_plausible_and_bounded(loan, clf, people):
     cands = oracle.candidates(x, profiles, top_k=5, per_l0=3)
     best = oracle.recourse(x, profiles)
     assert int(cands.violations.sum()) == 0
+    # every row is measured against its person's stated profile (weights, satisfaction)
+    w_rows = profiles.weights(ctx.cost_profile)[cands.person]
+    assert torch.allclose(cands.weighted_cost, action_cost(
+        cands.x, cands.x_cf, cands.action_mask, ctx.ranges, w_rows))
+    assert bool((cands.weighted_cost > cands.cost + 1e-9).any())
+    assert not bool(torch.isnan(cands.satisfaction).any())
     assert bool(cands.valid.all()) and bool(cands.plausible.all())
     for i in range(3):
         rows = (cands.person == i).nonzero().flatten()
