@@ -15,9 +15,9 @@ tau over the two classes (off, on) with logits (0, l_j):
 whose forward value is exactly 0/1 and whose gradient is the relaxed sample's. At deployment
 the mask is deterministic, m_j = 1[l_j > 0] * h_ij (q_j > 1/2; CARMA's code deploys its own
 head's variant of it, below), under which a person whose probabilities are all <= 1/2 gets no
-action. ``fill_empty`` (our option) then
-switches on the most probable actionable feature, so everyone gets an action. Multiplying by
-h_ij makes a feature outside F_i impossible whatever the networks output.
+action. ``fill_empty`` (our option) then switches on the most probable actionable feature, so
+everyone gets an action. Multiplying by h_ij makes a feature outside F_i impossible whatever
+the networks output.
 
 Mask heads (``mask_head``). ``log-odds`` (the default) outputs l_j directly. ``carma`` is
 the mask encoder of CARMA's reference code, which iCARMA extends: two logits
@@ -27,9 +27,9 @@ over the pair and the KL term are invariant to adding a constant to both), but C
 m_j = 1[sigmoid(phi_on_j) > 1/2] = 1[phi_on_j > 0], which ignores phi_off_j. Because the
 loss's gradients on phi_on_j and phi_off_j are opposite, phi_on_j + phi_off_j is never trained
 (the head's sum weights and biases keep their initial values: checked on a trained model),
-so the deployed mask equals
-1[l_j > -(phi_on_j + phi_off_j)]: a person-dependent threshold set by the initialization,
-which switches off some features the mask network means to use and on some it does not.
+so the deployed mask equals 1[l_j > -(phi_on_j + phi_off_j)]: a person-dependent threshold
+set by the initialization, which switches off some features the mask network means to use
+and on some it does not (README "Reproducing the papers": what it does to Table 1).
 
 Action network (parameters theta). Given the mask, delta = f_theta(x~, m, c) in R^g and the
 intervention values are a_j = x_j + M_j * delta_j (M_j the feature's training range), i.e.
