@@ -25,7 +25,7 @@ from engine.recourse.icarma_config import (
     PAPER_VALIDITY_MULTIPLIER,
     VALIDITY_MULTIPLIERS,
 )
-from engine.recourse.icarma_networks import MASK_HEADS
+from engine.recourse.icarma_networks import DEFAULT_MASK_HEAD, MASK_HEADS
 
 Progress = Callable[[str], None]
 TARGET_NAMES: tuple[str, ...] = (
@@ -70,7 +70,7 @@ class ReproduceConfig:
     validity_multiplier: str = PAPER_VALIDITY_MULTIPLIER  # iCARMA's hinge weight (docstring)
     validity_weight: float | None = None  # under "fixed"; None = CALIBRATED_VALIDITY_WEIGHT
     keep: str = "last"  # iCARMA: each run's final state (the paper, as CARMA's code) or "best"
-    mask_head: str = "log-odds"  # iCARMA's mask network output (engine.recourse.icarma_networks)
+    mask_head: str = DEFAULT_MASK_HEAD  # iCARMA's mask network output (engine.recourse.icarma_networks)
 
     @property
     def weight(self) -> float | None:

@@ -64,6 +64,7 @@ from engine.preferences import ActionabilityProfiles, CostProfile
 from engine.recourse.base import RecourseContext
 from engine.recourse.icarma import ICarma
 from engine.recourse.icarma_config import PAPER_VALIDITY_MULTIPLIER
+from engine.recourse.icarma_networks import DEFAULT_MASK_HEAD
 from engine.recourse.oracle import CausalOracle
 from engine.scenarios import get_scenario
 from engine.scenarios.base import Scenario
@@ -92,7 +93,7 @@ def training_changes(config: ReproduceConfig, elicitation: str) -> dict[str, Any
         out["validity_multiplier"] = config.validity_multiplier
     if config.keep != "last":
         out["keep"] = config.keep
-    if config.mask_head != "log-odds":
+    if config.mask_head != DEFAULT_MASK_HEAD:
         out["mask_head"] = config.mask_head
     return out
 
@@ -314,7 +315,7 @@ def _result(world: World, target: str, cells: list[Cell], checks: list[Check],
     elif cfg.validity_multiplier == "lagrangian-acting":
         notes.append("CARMA's multiplier updated on the training draws whose sampled mask "
                      "acts only: a variant of the paper's pipeline")
-    if cfg.mask_head != "log-odds":
+    if cfg.mask_head != DEFAULT_MASK_HEAD:
         notes.append("iCARMA's mask network with CARMA's two-logit head, deployed as "
                      "1[on-logit > 0] as CARMA's code does: a variant")
     return TargetResult(

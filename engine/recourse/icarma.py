@@ -139,7 +139,7 @@ class ICarma(RecourseMethod):
         hard = profiles.hard_mask[:, model.actionable].float()
         with torch.no_grad():
             code = self.network_code(profiles, model)
-            m = model.deployment_mask(x, code, hard, self.fill_empty_mask)
+            m = model.deployment_mask(model.mask_outputs(x, code), hard, self.fill_empty_mask)
             values = model.action_values(x, m, code)
             if self.repair:
                 m, values = self._repair(model, x, hard, code, m, values, profiles)

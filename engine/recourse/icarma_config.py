@@ -66,7 +66,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from engine.preferences import COST_PROFILE_EXPONENTS, SCORE_SAMPLINGS
-from engine.recourse.icarma_networks import MASK_HEADS
+from engine.recourse.icarma_networks import DEFAULT_MASK_HEAD, MASK_HEADS
 
 VALIDITY_LOSSES: tuple[str, ...] = ("hinge-probability", "hinge-logit")
 VALIDITY_MULTIPLIERS: tuple[str, ...] = ("lagrangian", "lagrangian-acting", "fixed")
@@ -120,7 +120,7 @@ class ICarmaConfig:
     keep: str = "last"
     score_sampling: str = "iid"
     fill_empty_mask: bool = False
-    mask_head: str = "log-odds"
+    mask_head: str = DEFAULT_MASK_HEAD
     max_people: int | None = None
     eval_every: int = 5
     seed: int = PAPER_SEED_STEP
@@ -191,7 +191,7 @@ class ICarmaConfig:
         out["cost_profiles"] = list(self.cost_profiles)
         if self.fill_empty_mask:
             del out["fill_empty_mask"]
-        if self.mask_head == "log-odds":
+        if self.mask_head == DEFAULT_MASK_HEAD:
             del out["mask_head"]
         return out
 

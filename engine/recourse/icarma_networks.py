@@ -46,6 +46,7 @@ from engine.networks import mlp
 from engine.preferences import ActionabilityProfiles, CostProfile
 
 MASK_HEADS: tuple[str, ...] = ("log-odds", "carma")
+DEFAULT_MASK_HEAD = MASK_HEADS[0]  # ours; "carma" is a named variant (module docstring)
 
 
 def profile_code(
@@ -78,7 +79,7 @@ class AmortizedRecourse(nn.Module):
         ranges: Tensor,
         actionable: Tensor,
         hidden: tuple[int, ...] = (64, 64),
-        mask_head: str = "log-odds",
+        mask_head: str = DEFAULT_MASK_HEAD,
     ) -> None:
         super().__init__()
         if mask_head not in MASK_HEADS:
@@ -94,7 +95,7 @@ class AmortizedRecourse(nn.Module):
         self.register_buffer("actionable", actionable.to(torch.long))
         self.hidden = tuple(hidden)
         self.mask_head = mask_head
-        self.mask_net = mlp(d + 3 * g, self.hidden, g if mask_head == "log-odds" else 2 * g)
+        self.mask_net = mlp(d + 3 * g, self.hidden, g if mask_head == DEFAULT_MASK_HEAD else 2 * g)
         if mask_head == "carma":
             self.mask_net.apply(_carma_init)
         self.action_net = mlp(d + 4 * g, self.hidden, g)
@@ -110,22 +111,27 @@ class AmortizedRecourse(nn.Module):
     def standardize(self, x: Tensor) -> Tensor:
         return (x.to(torch.float32) - self.mean) / self.std
 
-    def _mask_outputs(self, x: Tensor, code: Tensor) -> Tensor:
+    def mask_outputs(self, x: Tensor, code: Tensor) -> Tensor:
         """The mask network's raw outputs: (n, g) log-odds, or (n, g, 2) (off, on) logits."""
         out = self.mask_net(torch.cat([self.standardize(x), code], dim=1))
-        return out if self.mask_head == "log-odds" else out.view(out.shape[0], self.g, 2)
+        return out if self.mask_head == DEFAULT_MASK_HEAD else out.view(out.shape[0], self.g, 2)
+
+    def log_odds(self, outputs: Tensor) -> Tensor:
+        """The log-odds l of switching each feature on, shape (n, g), from ``mask_outputs``
+        (``carma`` head: l = phi_on - phi_off, all that the Gumbel sample and the KL term
+        depend on)."""
+        if self.mask_head == DEFAULT_MASK_HEAD:
+            return outputs
+        return outputs[..., 1] - outputs[..., 0]
 
     def mask_logits(self, x: Tensor, code: Tensor) -> Tensor:
-        """The log-odds l = f_phi(x~, c) of switching each feature on, shape (n, g) (``carma``
-        head: l = phi_on - phi_off, all that the Gumbel sample and the KL term depend on)."""
-        out = self._mask_outputs(x, code)
-        return out if self.mask_head == "log-odds" else out[..., 1] - out[..., 0]
+        """l = log-odds of f_phi(x~, c), shape (n, g)."""
+        return self.log_odds(self.mask_outputs(x, code))
 
-    def deployment_mask(self, x: Tensor, code: Tensor, hard: Tensor, fill_empty: bool) -> Tensor:
-        """The deterministic mask (module docstring): 1[l > 0] h, or under the ``carma`` head
-        CARMA's deployed mask 1[phi_on > 0] h."""
-        out = self._mask_outputs(x, code)
-        scores = out if self.mask_head == "log-odds" else out[..., 1]
+    def deployment_mask(self, outputs: Tensor, hard: Tensor, fill_empty: bool) -> Tensor:
+        """The deterministic mask (module docstring) from ``mask_outputs``: 1[l > 0] h, or
+        under the ``carma`` head CARMA's deployed mask 1[phi_on > 0] h."""
+        scores = outputs if self.mask_head == DEFAULT_MASK_HEAD else outputs[..., 1]
         return self.deterministic_mask(scores, hard, fill_empty)
 
     def sample_mask(self, logits: Tensor, hard: Tensor, tau: float) -> Tensor:

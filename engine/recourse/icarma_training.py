@@ -193,9 +193,10 @@ def recourse_loss(
     """The loss of the module docstring (mean over the batch) and its parts per person;
     ``validity_weight`` (default ``config.validity_weight``) multiplies the hinge."""
     code = prof.code
-    logits = model.mask_logits(x, code)
+    outputs = model.mask_outputs(x, code)
+    logits = model.log_odds(outputs)
     if deterministic:
-        m = model.deployment_mask(x, code, prof.hard, config.fill_empty_mask)
+        m = model.deployment_mask(outputs, prof.hard, config.fill_empty_mask)
     else:
         m = model.sample_mask(logits, prof.hard, config.tau)
     values = model.action_values(x, m, code)

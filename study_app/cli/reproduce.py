@@ -15,6 +15,7 @@ from rich.table import Table
 
 from engine.benchmarks.reproduce_core import REPRODUCE_SCENARIO
 from engine.recourse.icarma_config import CALIBRATED_VALIDITY_WEIGHT, PAPER_VALIDITY_MULTIPLIER
+from engine.recourse.icarma_networks import DEFAULT_MASK_HEAD
 from study_app.cli.apps import app, scenario_or_fail
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 
@@ -105,7 +106,7 @@ def reproduce(
         "choice.",
     ),
     mask_head: str = typer.Option(
-        "log-odds",
+        DEFAULT_MASK_HEAD,
         help="iCARMA's mask network: log-odds (one output per feature, deployed as "
         "1[log-odds > 0]) | carma (CARMA's code: two logits per feature, deployed as "
         "1[on-logit > 0]). Models are cached per choice.",
