@@ -319,7 +319,7 @@ def _construct(scenario: Scenario, name: str, meta: dict[str, Any]) -> nn.Module
     d = scenario.d
     return AmortizedRecourse(
         torch.zeros(d), torch.ones(d), torch.ones(d), torch.tensor(scenario.actionable), ic.hidden,
-        ic.mask_head,
+        ic.mask_head, ic.action_space,  # shift bounds: a buffer, loaded with the weights
     )
 
 

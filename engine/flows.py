@@ -26,6 +26,11 @@ finishing with x' <- m a + (1 - m) x'. At the fixed point acted-on features equa
 other feature keeps its abducted noise; after k iterations all features of generation <= k
 are exact, so ``depth`` iterations reach it. The soft mask form keeps gradients to a
 straight-through mask (iCARMA trains through it) while a 0/1 mask gives exact values.
+
+Latent shift (the action of CARMA's reference code, ``shift``): move the abducted noise of the
+acted-on features, u' = u + m s, and predict x' = T^{-1}(u'). An acted-on feature keeps its
+dependence on its parents (a "soft" intervention); for a 0/1 mask it equals do(x_A = x'_A) on
+the same noise, so the plan can be stated as that intervention.
 """
 
 from __future__ import annotations
@@ -219,6 +224,29 @@ class CausalFlow(nn.Module):
             uc = mr * transform(zc) + (1 - mr) * u
             zc = mr * ar + (1 - mr) * transform.inv(uc)
         return self._x(zc, t).to(dtype)
+
+    def shift(self, x: ArrayLike, action_mask: ArrayLike, shift: ArrayLike) -> Tensor:
+        """x' = T^{-1}(T(x) + m s) (module docstring, latent shift): ``shift`` (n, d) in the
+        latent's units (u ~ N(0, 1)); only the masked features move; differentiable in m, s."""
+        t, dtype = self._batch(x)
+        n = t.shape[0]
+        m = as_action_mask(action_mask, n, self.feature_names, self.immutable).to(torch.float32)
+        if self.context_idx and (m[:, self.context_idx] != 0).any():
+            raise WorldModelInputError("the flow's context features cannot be acted on")
+        s, _ = self._batch(shift, "shift")
+        if s.shape[0] != n:
+            raise WorldModelInputError(f"shift has {s.shape[0]} rows, x has {n}")
+        transform = self.maf(self._context(t)).transform
+        u = transform(self._z(t)) + m[:, self.rest_idx] * s[:, self.rest_idx]
+        return self._x(transform.inv(u), t).to(dtype)
+
+    def latent_range(self, x: ArrayLike) -> tuple[float, float]:
+        """(floor(min u), ceil(max u)) over the abducted noise of x's rows and the flow's
+        features: the bounds CARMA's code clamps its latent shifts to."""
+        t, _ = self._batch(x)
+        with torch.no_grad():
+            u = self.maf(self._context(t)).transform(self._z(t))
+        return float(u.min().floor()), float(u.max().ceil())
 
     def sample(self, n: int, seed: int = 0) -> Tensor:
         """n profiles: context from its frequencies, the rest from the flow (float64)."""

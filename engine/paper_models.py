@@ -79,13 +79,19 @@ def paper_config(
 
 def training_tag(changes: dict[str, Any] | None) -> str:
     """The name tag of a configuration that differs from the paper's (``e20``: 20 epochs;
-    ``fixed-w8``: the hinge at the fixed weight 8 instead of CARMA's multiplier); quick
+    ``fixed-w8``: the hinge at the fixed weight 8 instead of CARMA's multiplier;
+    ``shift-3_5``: latent shifts clamped to (-3, 5), ``shift-flow``: to our flow's rule); quick
     artifacts live in a test home and share the paper's names, like every other quick
     artifact."""
     prefix = {"epochs": "e", "validity_weight": "w"}
-    parts = [f"{prefix[k]}{v:g}" if k in prefix else str(v)
+    parts = [f"{prefix[k]}{v:g}" if k in prefix
+             else _shift_tag(v) if k == "shift_bounds" else str(v)
              for k, v in sorted((changes or {}).items())]
     return "-".join(parts)
+
+
+def _shift_tag(bounds: tuple[float, float] | None) -> str:
+    return "shift-flow" if bounds is None else f"shift{bounds[0]:g}_{bounds[1]:g}"
 
 
 @dataclass(frozen=True)

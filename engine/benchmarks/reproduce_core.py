@@ -21,11 +21,19 @@ import numpy as np
 from engine.benchmarks.paper_values import target_values
 from engine.recourse.icarma_config import (
     CALIBRATED_VALIDITY_WEIGHT,
+    CARMA_SHIFT_BOUNDS,
     KEEP,
+    PAPER_ACTION_SPACE,
     PAPER_VALIDITY_MULTIPLIER,
     VALIDITY_MULTIPLIERS,
 )
-from engine.recourse.icarma_networks import DEFAULT_MASK_HEAD, MASK_HEADS
+from engine.recourse.icarma_networks import (
+    ACTION_SPACES,
+    DEFAULT_MASK_HEAD,
+    INTERVENTION,
+    MASK_HEADS,
+    check_shift_bounds,
+)
 
 Progress = Callable[[str], None]
 TARGET_NAMES: tuple[str, ...] = (
@@ -58,7 +66,11 @@ class ReproduceConfig:
     None = CALIBRATED_VALIDITY_WEIGHT; engine.recourse.icarma_config). Variants of the paper's
     configuration are cached under their own model names: lagrangian-acting, the fixed
     weight, ``keep`` best (each run keeps its lowest validation-loss epoch instead of its
-    last), ``mask_head`` carma (CARMA's two-logit mask head, deployed as its code does).
+    last), ``mask_head`` carma (CARMA's two-logit mask head, deployed as its code does),
+    ``action_space`` intervention (do-values instead of the paper configuration's clamped
+    shifts of the flow's noise, CARMA's code's action) and, under latent-shift, ``shift_bounds``
+    the clamp: carma (the default: CARMA's rule under CARMA's own flow,
+    ``CARMA_SHIFT_BOUNDS``), flow (the rule under our flow) or "LO,HI".
     Bad values raise ValueError with a message that names the option (the CLI shows it)."""
 
     target: str
@@ -71,6 +83,8 @@ class ReproduceConfig:
     validity_weight: float | None = None  # under "fixed"; None = CALIBRATED_VALIDITY_WEIGHT
     keep: str = "last"  # iCARMA: each run's final state (the paper, as CARMA's code) or "best"
     mask_head: str = DEFAULT_MASK_HEAD  # iCARMA's mask network output (engine.recourse.icarma_networks)
+    action_space: str = PAPER_ACTION_SPACE  # what iCARMA's action network proposes (same)
+    shift_bounds: str = "carma"  # latent-shift's clamp: carma | flow | "LO,HI" (bounds())
 
     @property
     def weight(self) -> float | None:
@@ -79,6 +93,19 @@ class ReproduceConfig:
             return None
         return (CALIBRATED_VALIDITY_WEIGHT if self.validity_weight is None
                 else self.validity_weight)
+
+    def bounds(self) -> tuple[float, float] | None:
+        """``shift_bounds`` as ICarmaConfig takes them (None: the rule under our flow)."""
+        if self.shift_bounds == "carma":
+            return CARMA_SHIFT_BOUNDS
+        if self.shift_bounds == "flow":
+            return None
+        try:
+            lo, hi = (float(v) for v in self.shift_bounds.split(","))
+        except ValueError:
+            raise ValueError(f"shift bounds must be carma, flow or LO,HI (two numbers), got "
+                             f"{self.shift_bounds!r}") from None
+        return check_shift_bounds((lo, hi))
 
     def __post_init__(self) -> None:
         if self.target not in TARGET_NAMES:
@@ -99,6 +126,12 @@ class ReproduceConfig:
         if self.mask_head not in MASK_HEADS:
             raise ValueError(f"mask head must be one of {', '.join(MASK_HEADS)}, got "
                              f"{self.mask_head!r}")
+        if self.action_space not in ACTION_SPACES:
+            raise ValueError(f"action space must be one of {', '.join(ACTION_SPACES)}, got "
+                             f"{self.action_space!r}")
+        self.bounds()  # raises on a malformed value
+        if self.shift_bounds != "carma" and self.action_space == INTERVENTION:
+            raise ValueError("shift bounds apply to action space latent-shift only")
         if self.seeds is not None and self.seeds < 1:
             raise ValueError(f"seeds must be >= 1, got {self.seeds}")
         if self.n is not None and self.n < 1:

@@ -34,7 +34,9 @@ the weight calibrated on Table 1's plausibility, engine.recourse.icarma_config, 
 CARMA's multiplier) or ``lagrangian-acting`` (the multiplier updated on acting draws only);
 ``keep = best`` (each run keeps its lowest validation-loss epoch instead of its last);
 ``mask_head = carma`` (CARMA's two-logit mask head and its deployed mask,
-engine.recourse.icarma_networks).
+engine.recourse.icarma_networks); ``action_space = intervention`` (the action network
+proposes do-values instead of the paper configuration's clamped shifts of the flow's noise,
+CARMA's code's action; same module) or other ``shift_bounds``.
 """
 
 from __future__ import annotations
@@ -63,8 +65,12 @@ from engine.paper_models import ensure_paper_models
 from engine.preferences import ActionabilityProfiles, CostProfile
 from engine.recourse.base import RecourseContext
 from engine.recourse.icarma import ICarma
-from engine.recourse.icarma_config import PAPER_VALIDITY_MULTIPLIER
-from engine.recourse.icarma_networks import DEFAULT_MASK_HEAD
+from engine.recourse.icarma_config import (
+    CARMA_SHIFT_BOUNDS,
+    PAPER_ACTION_SPACE,
+    PAPER_VALIDITY_MULTIPLIER,
+)
+from engine.recourse.icarma_networks import DEFAULT_MASK_HEAD, INTERVENTION
 from engine.recourse.oracle import CausalOracle
 from engine.scenarios import get_scenario
 from engine.scenarios.base import Scenario
@@ -95,6 +101,10 @@ def training_changes(config: ReproduceConfig, elicitation: str) -> dict[str, Any
         out["keep"] = config.keep
     if config.mask_head != DEFAULT_MASK_HEAD:
         out["mask_head"] = config.mask_head
+    if config.action_space != PAPER_ACTION_SPACE:
+        out["action_space"] = config.action_space
+    elif config.bounds() != CARMA_SHIFT_BOUNDS:
+        out["shift_bounds"] = config.bounds()
     return out
 
 
@@ -318,6 +328,16 @@ def _result(world: World, target: str, cells: list[Cell], checks: list[Check],
     if cfg.mask_head != DEFAULT_MASK_HEAD:
         notes.append("iCARMA's mask network with CARMA's two-logit head, deployed as "
                      "1[on-logit > 0] as CARMA's code does: a variant")
+    if cfg.action_space == INTERVENTION:
+        notes.append("iCARMA's action network proposes do-values instead of the paper "
+                     "configuration's clamped shifts of the flow's noise (CARMA's code's "
+                     "action): a variant")
+    elif cfg.bounds() != CARMA_SHIFT_BOUNDS:
+        bounds = cfg.bounds()
+        clamp = ("the rejected training people's latent range under our flow" if bounds is None
+                 else f"[{bounds[0]:g}, {bounds[1]:g}]")
+        notes.append(f"iCARMA's latent shifts clamped to {clamp} instead of CARMA's "
+                     f"{list(CARMA_SHIFT_BOUNDS)}: a variant")
     return TargetResult(
         target=target, title=spec["title"], table=spec["table"],
         paper=paper_source("icarma"),
@@ -331,6 +351,9 @@ def _result(world: World, target: str, cells: list[Cell], checks: list[Check],
                 "validity_weight": cfg.weight,
                 "keep": cfg.keep,
                 "mask_head": cfg.mask_head,
+                "action_space": cfg.action_space,
+                "shift_bounds": (None if cfg.action_space == INTERVENTION
+                                 else cfg.bounds() or "flow"),
                 "score_sampling": "iid",
                 "decision_model": world.scenario.extras.get("decision", "trained")},
         cells=cells, checks=checks, notes=notes, extras={"icarma_models": training},

@@ -6,7 +6,10 @@ networks of engine.recourse.icarma_networks give the deterministic mask
 
     m_j = 1[l_j(x, c) > 0] * h_j
 
-and the intervention values a = x + M * f_theta(x, m, c) on the masked features. Because the
+and intervention values on the masked features: a = x + M * f_theta(x, m, c) for a model
+that proposes do-values (our fast configuration), or the values x'_m of the flow
+counterfactual of its clamped latent shift for the paper configuration's, which acts as
+CARMA's code does (engine.recourse.icarma_networks). Because the
 mask is multiplied by h, a feature outside the person's actionable set can never be acted on.
 A person whose mask is empty gets no action (the paper's pipeline); ``fill_empty_mask`` (ours;
 the default for our fast models, as they were trained) switches on the most probable
@@ -133,6 +136,11 @@ class ICarma(RecourseMethod):
         everyone = all_actionable(scenario.feature_names, scenario.actionable, len(profiles))
         return profile_code(everyone, CostProfile("constant"), model.actionable)
 
+    def _values(self, model: AmortizedRecourse, x: Tensor, m: Tensor, code: Tensor) -> Tensor:
+        """The network's intervention values; the flow is loaded only for a latent-shift
+        model (engine.recourse.icarma_networks), which needs it to state its plan."""
+        return model.action_values(x, m, code, self.flow if model.needs_flow else None)
+
     def actions(self, x: Tensor, profiles: ActionabilityProfiles) -> tuple[Tensor, Tensor]:
         """(mask (n, d) bool, values (n, d) float64) for factuals x; batched, no grad."""
         model = self.model_for(profiles)
@@ -140,7 +148,7 @@ class ICarma(RecourseMethod):
         with torch.no_grad():
             code = self.network_code(profiles, model)
             m = model.deployment_mask(model.mask_outputs(x, code), hard, self.fill_empty_mask)
-            values = model.action_values(x, m, code)
+            values = self._values(model, x, m, code)
             if self.repair:
                 m, values = self._repair(model, x, hard, code, m, values, profiles)
         mask = model.full_mask(m).bool()
@@ -166,7 +174,7 @@ class ICarma(RecourseMethod):
             return m, values
         xb, hb, cb = x32[bad], hard[bad], code[bad]
         lo, hi = self.context.scenario.bounds.to(torch.float32)
-        full_values = model.action_values(xb, hb, cb)
+        full_values = self._values(model, xb, hb, cb)
         proposals = [(m[bad], values[bad]), (hb, full_values)]
         cands = list(proposals)
         for s in REPAIR_SCALES:
@@ -227,7 +235,7 @@ class ICarma(RecourseMethod):
             x32 = x.to(torch.float32)[person]
             with torch.no_grad():
                 code = self.network_code(profiles, model)[person]
-                values = model.action_values(x32, m, code)
+                values = self._values(model, x32, m, code)
             lo, hi = self.context.scenario.bounds.to(torch.float32)
             scaled = [values] + [(x32 + s * (values - x32)).clamp(lo, hi) for s in REPAIR_SCALES]
             values = torch.cat(scaled)

@@ -31,12 +31,25 @@ so the deployed mask equals 1[l_j > -(phi_on_j + phi_off_j)]: a person-dependent
 set by the initialization, which switches off some features the mask network means to use
 and on some it does not (README "Reproducing the papers": what it does to Table 1).
 
-Action network (parameters theta). Given the mask, delta = f_theta(x~, m, c) in R^g and the
-intervention values are a_j = x_j + M_j * delta_j (M_j the feature's training range), i.e.
-the network proposes moves in range units, which is also the scale of the action cost.
+Action network (parameters theta). Given the mask, delta = f_theta(x~, m, c) in R^g.
+``action_space`` says what delta is:
+
+- ``intervention`` (our fast configuration's; the do-operator of the iCARMA paper's
+  appendix A.4): moves in range units, a_j = x_j + M_j * delta_j (M_j the feature's training
+  range, also the scale of the action cost), and x' = CF_flow(x, do(x_m = a_m)).
+- ``latent-shift`` (the paper configuration's: CARMA's reference code acts so, in its
+  ``downstream_for_recourse``; engine.recourse.icarma_config): shifts of the flow's noise,
+  s_j = clamp(delta_j, s_lo, s_hi), and x' = T^{-1}(T(x) + m s) (engine.flows).
+  (s_lo, s_hi) = ``shift_bounds``: CARMA's rule (its ``z_clipper``) is (floor min u, ceil max
+  u) over the abducted noise of the training people the decision model rejects; its value
+  under CARMA's own published flow is engine.recourse.icarma_config.CARMA_SHIFT_BOUNDS. The plan is stated as do(x_m = x'_m),
+  which gives the same x' on the flow. The clamp bounds how far one feature can move: a
+  person whose approval needs a larger shift of their only actionable feature cannot get it.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -47,6 +60,16 @@ from engine.preferences import ActionabilityProfiles, CostProfile
 
 MASK_HEADS: tuple[str, ...] = ("log-odds", "carma")
 DEFAULT_MASK_HEAD = MASK_HEADS[0]  # ours; "carma" is a named variant (module docstring)
+ACTION_SPACES: tuple[str, ...] = ("intervention", "latent-shift")
+INTERVENTION = ACTION_SPACES[0]  # the do-operator (module docstring); our fast models' space
+
+
+def check_shift_bounds(bounds: tuple[float, float]) -> tuple[float, float]:
+    """``bounds`` as (lo, hi) floats; ValueError unless lo < 0 < hi (a clamp must allow no
+    shift)."""
+    if len(bounds) != 2 or not float(bounds[0]) < 0 < float(bounds[1]):
+        raise ValueError(f"shift bounds must be (lo, hi) with lo < 0 < hi, got {bounds}")
+    return float(bounds[0]), float(bounds[1])
 
 
 def profile_code(
@@ -69,7 +92,8 @@ class AmortizedRecourse(nn.Module):
     """Mask and action networks plus the constants they need (module docstring for the math).
 
     Buffers: ``mean``/``std`` (d,) for standardization, ``ranges`` (d,) M_j, ``actionable``
-    (g,) indices of the globally actionable features. Everything is float32.
+    (g,) indices of the globally actionable features, under ``latent-shift`` ``shift_bounds``
+    (2,) = (s_lo, s_hi). Everything is float32.
     """
 
     def __init__(
@@ -80,10 +104,17 @@ class AmortizedRecourse(nn.Module):
         actionable: Tensor,
         hidden: tuple[int, ...] = (64, 64),
         mask_head: str = DEFAULT_MASK_HEAD,
+        action_space: str = INTERVENTION,
+        shift_bounds: tuple[float, float] | None = None,
     ) -> None:
         super().__init__()
         if mask_head not in MASK_HEADS:
             raise ValueError(f"mask_head must be one of {', '.join(MASK_HEADS)}, got {mask_head!r}")
+        if action_space not in ACTION_SPACES:
+            raise ValueError(f"action_space must be one of {', '.join(ACTION_SPACES)}, got "
+                             f"{action_space!r}")
+        if shift_bounds is not None:
+            check_shift_bounds(shift_bounds)
         d, g = mean.shape[0], actionable.shape[0]
         if std.shape != (d,) or ranges.shape != (d,):
             raise ValueError(f"mean, std and ranges must all have shape ({d},)")
@@ -95,6 +126,10 @@ class AmortizedRecourse(nn.Module):
         self.register_buffer("actionable", actionable.to(torch.long))
         self.hidden = tuple(hidden)
         self.mask_head = mask_head
+        self.action_space = action_space
+        if action_space != INTERVENTION:  # None: unclamped (a loaded model brings its own)
+            bounds = (-torch.inf, torch.inf) if shift_bounds is None else shift_bounds
+            self.register_buffer("shift_bounds", torch.tensor(bounds, dtype=torch.float32))
         self.mask_net = mlp(d + 3 * g, self.hidden, g if mask_head == DEFAULT_MASK_HEAD else 2 * g)
         if mask_head == "carma":
             self.mask_net.apply(_carma_init)
@@ -107,6 +142,11 @@ class AmortizedRecourse(nn.Module):
     @property
     def g(self) -> int:
         return int(self.actionable.shape[0])
+
+    @property
+    def needs_flow(self) -> bool:
+        """Whether the intervention values need the causal flow (``latent-shift``)."""
+        return self.action_space != INTERVENTION
 
     def standardize(self, x: Tensor) -> Tensor:
         return (x.to(torch.float32) - self.mean) / self.std
@@ -153,8 +193,31 @@ class AmortizedRecourse(nn.Module):
         empty = ~m.any(dim=1, keepdim=True)
         return torch.where(empty, best, m).to(torch.float32)
 
-    def action_values(self, x: Tensor, mask: Tensor, code: Tensor) -> Tensor:
-        """Intervention values a (n, d): x_j + M_j delta_j on G, x elsewhere."""
+    def proposal(self, x: Tensor, mask: Tensor, code: Tensor, flow: Any) -> tuple[Tensor, Tensor]:
+        """(intervention values a (n, d), the flow's counterfactual x' (n, d)) for an (n, g)
+        mask, by the ``action_space`` of the module docstring; a = x off G (and, under
+        latent-shift, a = x' on G). Differentiable in the mask and the networks."""
+        x32 = x.to(torch.float32)
+        full = self.full_mask(mask)
+        if self.action_space == INTERVENTION:
+            values = self.action_values(x32, mask, code)
+            return values, flow.counterfactual(x32, full, values)
+        lo, hi = self.shift_bounds
+        delta = self.action_net(torch.cat([self.standardize(x32), mask, code], dim=1))
+        shift = torch.zeros_like(x32)
+        shift[:, self.actionable] = delta.clamp(lo, hi)
+        x_cf = flow.shift(x32, full, shift)
+        return torch.where(full.bool(), x_cf, x32), x_cf
+
+    def action_values(
+        self, x: Tensor, mask: Tensor, code: Tensor, flow: Any = None
+    ) -> Tensor:
+        """Intervention values a (n, d): under ``intervention`` x_j + M_j delta_j on G, x
+        elsewhere; under ``latent-shift`` those of ``proposal`` (which needs the flow)."""
+        if self.action_space != INTERVENTION:
+            if flow is None:
+                raise ValueError("a latent-shift model's values need the causal flow")
+            return self.proposal(x, mask, code, flow)[0]
         delta = self.action_net(torch.cat([self.standardize(x), mask, code], dim=1))
         x32 = x.to(torch.float32)
         values = x32.clone()

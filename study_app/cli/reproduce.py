@@ -14,7 +14,11 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from engine.benchmarks.reproduce_core import REPRODUCE_SCENARIO
-from engine.recourse.icarma_config import CALIBRATED_VALIDITY_WEIGHT, PAPER_VALIDITY_MULTIPLIER
+from engine.recourse.icarma_config import (
+    CALIBRATED_VALIDITY_WEIGHT,
+    PAPER_ACTION_SPACE,
+    PAPER_VALIDITY_MULTIPLIER,
+)
 from engine.recourse.icarma_networks import DEFAULT_MASK_HEAD
 from study_app.cli.apps import app, scenario_or_fail
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
@@ -111,6 +115,18 @@ def reproduce(
         "1[log-odds > 0]) | carma (CARMA's code: two logits per feature, deployed as "
         "1[on-logit > 0]). Models are cached per choice.",
     ),
+    action_space: str = typer.Option(
+        PAPER_ACTION_SPACE,
+        help="iCARMA's action network: latent-shift (clamped shifts of the flow's noise, as "
+        "CARMA's code acts; the paper's pipeline) | intervention (do-values in range units; "
+        "a variant). Models are cached per choice.",
+    ),
+    shift_bounds: str = typer.Option(
+        "carma",
+        help="With --action-space latent-shift, the shifts' clamp: carma ((-4, 5), CARMA's "
+        "rule under its own published flow) | flow (the rule under ours: floor / ceil of the "
+        "noise of the rejected training people) | LO,HI.",
+    ),
     quick: bool = typer.Option(
         False, "--quick", help="Reduced ('quick') artifacts, as `train --quick` builds them "
         "(smoke runs and tests; far from the paper)."
@@ -149,7 +165,7 @@ def reproduce(
         configs = [ReproduceConfig(
             name, scenario=scenario, seeds=seeds, fast=fast, n=n, quick=quick,
             validity_multiplier=validity_multiplier, validity_weight=validity_weight, keep=keep,
-            mask_head=mask_head,
+            mask_head=mask_head, action_space=action_space, shift_bounds=shift_bounds,
         ) for name in names]
     except ValueError as e:  # the message names the option
         raise typer.BadParameter(str(e)) from e

@@ -93,3 +93,28 @@ def test_bad_input(flow, x, make, match):
     a, m, v = make(x[:3])
     with pytest.raises(WorldModelInputError, match=match):
         flow.counterfactual(a, m, v)
+
+
+def test_a_latent_shift_moves_the_noise_of_the_acted_on_feature_only(flow, x):
+    """CARMA's action: u' = T(x) + m s, x' = T^{-1}(u'). The shifted feature's noise moves by
+    s, every other feature keeps its noise (so non-descendants stay), and the result equals
+    the intervention do(x_j = x'_j) on the same noise."""
+    mask = torch.zeros_like(x)
+    mask[:, INC] = 1.0
+    shift = torch.zeros_like(x)
+    shift[:, INC] = 1.5
+    shift[:, L] = 4.0  # not masked: must not move
+    x_cf = flow.shift(x, mask, shift)
+    du = flow.abduct(x_cf) - flow.abduct(x)
+    assert torch.allclose(du[:, INC], torch.full_like(du[:, INC], 1.5), atol=1e-3)
+    others = [j for j in range(1, 7) if j != INC]
+    assert du[:, others].abs().max() < 1e-3
+    for j in (0, 1, 2, L, D):
+        assert (x_cf[:, j] - x[:, j]).abs().max() < 1e-3
+    assert (x_cf[:, INC] - x[:, INC]).abs().min() > 0.1
+    assert torch.allclose(flow.counterfactual(x, mask, x_cf), x_cf, atol=1e-3)
+    lo, hi = flow.latent_range(x)
+    u = flow.abduct(x)[:, 1:]
+    assert lo == math.floor(float(u.min())) and hi == math.ceil(float(u.max()))
+    with pytest.raises(WorldModelInputError, match="shift has 2 rows"):
+        flow.shift(x[:3], mask[:3], shift[:2])

@@ -11,6 +11,7 @@ import torch
 
 from engine import artifacts
 from engine.benchmarks.recourse import rejected_population
+from engine.decision import rejected_rows
 from engine.paper_models import ensure_paper_models, paper_model_name, paper_seeds
 from engine.preferences import CostProfile, sample_profiles
 from engine.recourse import get_method, option_names
@@ -22,6 +23,7 @@ from engine.recourse.icarma_training import (
     ValidityMultiplier,
     logit_margin,
     recourse_loss,
+    train_amortized,
 )
 from engine.scenarios import get_scenario
 
@@ -83,8 +85,14 @@ class _Constant(torch.nn.Module):
 
 
 class _Identity:
+    """A flow whose features are their own noise: do(x_m = a) sets them, a latent shift
+    adds to them."""
+
     def counterfactual(self, x, mask, values):
         return torch.where(mask.bool(), values, x)
+
+    def shift(self, x, mask, shift):
+        return x + mask * shift
 
     def log_prob(self, x):
         return torch.zeros(x.shape[0])
@@ -239,7 +247,6 @@ def test_a_carma_head_model_is_trained_cached_under_its_tag_and_deployed_by_its_
 def test_the_training_log_records_the_multiplier_and_the_draws_without_recourse(loan):
     """Every evaluation logs lambda (non-decreasing under CARMA's update) and the shares of
     training draws with an active hinge and with an empty sampled mask."""
-    from engine.recourse.icarma_training import train_amortized
 
     clf = _Constant(-3.0)  # nobody is ever accepted: every hinge stays active
     cfg = ICarmaConfig().reduced(epochs=4, eval_every=2, max_people=64)
@@ -300,3 +307,97 @@ def test_repair_is_off_unless_asked_and_only_ever_helps_validity(loan, clf, pape
     assert float(repaired.valid.double().mean()) >= float(plain.valid.double().mean())
     assert not torch.equal(plain.action_values, repaired.action_values)
     assert int(repaired.violations.sum()) == 0 == int(plain.violations.sum())
+
+
+def test_the_latent_shift_action_space_clamps_its_shifts_and_states_the_flows_values(loan):
+    """CARMA's action space: the action network's outputs are shifts of the flow's noise,
+    clamped to the model's shift bounds; the plan's values are the counterfactual's on the
+    masked features, x elsewhere."""
+    from engine.recourse.icarma_networks import AmortizedRecourse
+
+    d, g = 7, 4
+    model = AmortizedRecourse(torch.zeros(d), torch.ones(d), torch.ones(d),
+                              torch.tensor([3, 4, 5, 6]), hidden=(8,),
+                              action_space="latent-shift", shift_bounds=(-2.0, 3.0))
+    with torch.no_grad():
+        model.action_net[-1].weight.zero_()
+        model.action_net[-1].bias.copy_(torch.tensor([-9.0, 1.0, 9.0, 0.5]))
+    flow = _ShiftRecorder()
+    x = loan.dataset["train"][0][:5].float()
+    mask = torch.tensor([[1.0, 0.0, 1.0, 0.0]]).expand(5, g)
+    values, x_cf = model.proposal(x, mask, torch.zeros(5, 3 * g), flow)
+    assert flow.shifts[0][0, [3, 4, 5, 6]].tolist() == [-2.0, 1.0, 3.0, 0.5]
+    assert torch.equal(x_cf, x + 100.0 * flow.masks[0] * flow.shifts[0])
+    assert torch.equal(values[:, [3, 5]], x_cf[:, [3, 5]])
+    assert torch.equal(values[:, [0, 1, 2, 4, 6]], x[:, [0, 1, 2, 4, 6]])
+    assert model.needs_flow and torch.equal(model.action_values(x, mask, torch.zeros(5, 3 * g),
+                                                                flow), values)
+    with pytest.raises(ValueError, match="need the causal flow"):
+        model.action_values(x, mask, torch.zeros(5, 3 * g))
+    with pytest.raises(ValueError, match="action_space must be one of intervention, latent-shift"):
+        ICarmaConfig(action_space="x-space")
+    with pytest.raises(ValueError, match="lo < 0 < hi"):
+        ICarmaConfig(shift_bounds=(1.0, 6.0))
+    # the paper configuration: CARMA's latent shift and clamp; the fast one acts by do-values
+    paper = ICarmaConfig()
+    assert (paper.action_space, paper.shift_bounds) == ("latent-shift", (-4.0, 5.0))
+    assert paper.to_dict()["shift_bounds"] == [-4.0, 5.0]
+    rule = ICarmaConfig(shift_bounds=None)
+    assert rule.to_dict()["shift_bounds"] is None  # stored, not the default's
+    for cfg in (paper, rule):
+        assert ICarmaConfig.from_dict(cfg.to_dict()) == cfg
+    fast = ICarmaConfig.fast()
+    assert fast.action_space == "intervention"
+    # do-value models store neither field (their fingerprints predate them) and load as such
+    stored = fast.to_dict()
+    assert "action_space" not in stored and "shift_bounds" not in stored
+    assert ICarmaConfig.from_dict(stored).action_space == "intervention"
+
+
+def test_a_paper_model_shifts_the_flows_noise_within_its_bounds_and_states_its_plan(
+        loan, clf, trained_home):
+    """The paper configuration's models act by CARMA's latent shift: cached under their plain
+    names with CARMA's clamp, under the tag ``shift-flow`` with the rule's clamp on our flow
+    (floor min, ceil max of the rejected training people's latents, as CARMA's code filters
+    its data before it sets the clamp); ICarma's plans reproduce the flow counterfactual the
+    network proposed."""
+    flow = artifacts.load_flow("loan")
+    rule = ensure_paper_models("loan", "ranking", "constant", 1, quick=True,
+                               changes={"shift_bounds": None})
+    assert rule.selected.name == paper_model_name("ranking", "constant", tag="shift-flow")
+    model = artifacts.load_amortized("loan", rule.member_name(1000))
+    assert model.action_space == "latent-shift"
+    rejected = loan.dataset["train"][0][rejected_rows(loan, clf, "train")]
+    assert tuple(model.shift_bounds.tolist()) == flow.latent_range(rejected)
+    assert flow.latent_range(rejected) != flow.latent_range(loan.dataset["train"][0])
+    pm = ensure_paper_models("loan", "ranking", "constant", 1, quick=True)
+    model = artifacts.load_amortized("loan", pm.member_name(1000))
+    assert model.shift_bounds.tolist() == [-4.0, 5.0]
+    ctx = RecourseContext(loan, clf)
+    x = rejected_population(loan, clf, 64)
+    prof = sample_profiles(loan.feature_names, loan.actionable, len(x), seed=3)
+    method = ICarma(ctx, model=model, training="paper")
+    mask, values = method.actions(x, prof)
+    code = method.network_code(prof, model)
+    hard = prof.hard_mask[:, model.actionable].float()
+    with torch.no_grad():
+        m = model.deployment_mask(model.mask_outputs(x, code), hard, False)
+        _, x_cf = model.proposal(x, m, code, flow)
+    assert mask.any()
+    assert torch.allclose(values[mask].float(), x_cf[mask], atol=1e-5)
+    # the plan as an intervention gives the network's counterfactual back on the flow
+    assert torch.allclose(flow.counterfactual(x.float(), mask.float(), values.float()), x_cf,
+                          atol=1e-3)
+
+
+class _ShiftRecorder:
+    """A stand-in flow whose latent shift is x + 100 m s (records m and s)."""
+
+    def __init__(self) -> None:
+        self.masks: list[torch.Tensor] = []
+        self.shifts: list[torch.Tensor] = []
+
+    def shift(self, x, mask, shift):
+        self.masks.append(mask)
+        self.shifts.append(shift)
+        return x + 100.0 * mask * shift

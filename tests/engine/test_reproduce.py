@@ -100,6 +100,22 @@ def test_the_reproductions_run_on_carmas_classifier_recipe_and_name_their_varian
     assert training_tag(carma) == "carma-lagrangian-acting"
     with pytest.raises(ValueError, match="mask head must be one of log-odds, carma"):
         ReproduceConfig("icarma-table1", mask_head="three")
+    # the action: CARMA's clamped latent shift by default, do-values a variant
+    assert ReproduceConfig("icarma-table1").action_space == "latent-shift"
+    assert training_changes(ReproduceConfig("icarma-table1"), "likert") == {}
+    do = training_changes(ReproduceConfig("icarma-table1", action_space="intervention"), "likert")
+    assert do == {"action_space": "intervention"} and training_tag(do) == "intervention"
+    rule = training_changes(ReproduceConfig("icarma-table1", shift_bounds="flow"), "ranking")
+    assert rule == {"shift_bounds": None} and training_tag(rule) == "shift-flow"
+    given = training_changes(ReproduceConfig("icarma-table1", shift_bounds="-3,3.5"), "ranking")
+    assert given == {"shift_bounds": (-3.0, 3.5)} and training_tag(given) == "shift-3_3.5"
+    for bad, says in (("flow", "latent-shift only"), ("2,3", "lo < 0 < hi"),
+                      ("wide", "carma, flow or LO,HI")):
+        with pytest.raises(ValueError, match=says):
+            ReproduceConfig("icarma-table1", shift_bounds=bad,
+                            action_space="intervention" if bad == "flow" else "latent-shift")
+    with pytest.raises(ValueError, match="action space must be one of intervention, latent-shift"):
+        ReproduceConfig("icarma-table1", action_space="x")
 
 
 def test_table1_smoke_on_quick_artifacts(trained_home):
@@ -167,7 +183,11 @@ def test_the_cli_names_bad_arguments():
                         "validity weight must be positive"),
                        (["--validity-multiplier", "sometimes"],
                         "must be one of lagrangian,"),
-                       (["--mask-head", "three"], "mask head must be one of log-odds, carma")):
+                       (["--mask-head", "three"], "mask head must be one of log-odds, carma"),
+                       (["--action-space", "x"], "action space must be one of intervention,"),
+                       (["--shift-bounds", "2,3"], "lo < 0 < hi"),
+                       (["--action-space", "intervention", "--shift-bounds", "flow"],
+                        "latent-shift only")):
         res = CliRunner().invoke(app, ["reproduce", "icarma-table1", *args])
         assert res.exit_code == 2 and says in " ".join(res.output.split()), res.output
 
