@@ -173,6 +173,23 @@ class CausalFlow(nn.Module):
             )
         return c
 
+    def _action_inputs(
+        self, x: ArrayLike, action_mask: ArrayLike, per_feature: ArrayLike, name: str
+    ) -> tuple[Tensor, torch.dtype, Tensor, Tensor]:
+        """(x, its dtype, the checked 0/1 mask, the (n, d) values or shifts named ``name``;
+        one row broadcasts) for an action on x; context features cannot be acted on."""
+        t, dtype = self._batch(x)
+        n = t.shape[0]
+        m = as_action_mask(action_mask, n, self.feature_names, self.immutable).to(torch.float32)
+        if self.context_idx and (m[:, self.context_idx] != 0).any():
+            raise WorldModelInputError("the flow's context features cannot be acted on")
+        a, _ = self._batch(per_feature, name)
+        if a.shape[0] == 1 and n > 1:
+            a = a.expand(n, -1)
+        if a.shape[0] != n:
+            raise WorldModelInputError(f"{name} has {a.shape[0]} rows, x has {n}")
+        return t, dtype, m, a
+
     def _z(self, x: Tensor) -> Tensor:
         return (x[:, self.rest_idx] - self.mean) / self.std
 
@@ -203,16 +220,7 @@ class CausalFlow(nn.Module):
         self, x: ArrayLike, action_mask: ArrayLike, action_values: ArrayLike
     ) -> Tensor:
         """x' under do(x_A = a) by the fixed-point iteration of the module docstring."""
-        t, dtype = self._batch(x)
-        n = t.shape[0]
-        m = as_action_mask(action_mask, n, self.feature_names, self.immutable).to(torch.float32)
-        if self.context_idx and (m[:, self.context_idx] != 0).any():
-            raise WorldModelInputError("the flow's context features cannot be acted on")
-        a, _ = self._batch(action_values, "action_values")
-        if a.shape[0] == 1 and n > 1:
-            a = a.expand(n, -1)
-        if a.shape[0] != n:
-            raise WorldModelInputError(f"action_values has {a.shape[0]} rows, x has {n}")
+        t, dtype, m, a = self._action_inputs(x, action_mask, action_values, "action_values")
         c = self._context(t)
         transform = self.maf(c).transform
         mr = m[:, self.rest_idx]
@@ -228,14 +236,7 @@ class CausalFlow(nn.Module):
     def shift(self, x: ArrayLike, action_mask: ArrayLike, shift: ArrayLike) -> Tensor:
         """x' = T^{-1}(T(x) + m s) (module docstring, latent shift): ``shift`` (n, d) in the
         latent's units (u ~ N(0, 1)); only the masked features move; differentiable in m, s."""
-        t, dtype = self._batch(x)
-        n = t.shape[0]
-        m = as_action_mask(action_mask, n, self.feature_names, self.immutable).to(torch.float32)
-        if self.context_idx and (m[:, self.context_idx] != 0).any():
-            raise WorldModelInputError("the flow's context features cannot be acted on")
-        s, _ = self._batch(shift, "shift")
-        if s.shape[0] != n:
-            raise WorldModelInputError(f"shift has {s.shape[0]} rows, x has {n}")
+        t, dtype, m, s = self._action_inputs(x, action_mask, shift, "shift")
         transform = self.maf(self._context(t)).transform
         u = transform(self._z(t)) + m[:, self.rest_idx] * s[:, self.rest_idx]
         return self._x(transform.inv(u), t).to(dtype)

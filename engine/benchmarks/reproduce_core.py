@@ -48,6 +48,9 @@ TARGET_NAMES: tuple[str, ...] = (
 )
 
 
+# ``shift_bounds`` by name: CARMA's clamp under CARMA's own flow, or its rule under ours
+CARMAS_CLAMP, FLOW_CLAMP = "carma", "flow"
+
 # The reproductions' world: CARMA's published Loan samples with the decision model trained by
 # CARMA's classifier recipe (plain SGD, lr 1e-3, batch 256, 500 epochs; our own training, test
 # accuracy 0.911 on the classifier split). The platform's default decision model (``loan-carma``,
@@ -84,7 +87,7 @@ class ReproduceConfig:
     keep: str = "last"  # iCARMA: each run's final state (the paper, as CARMA's code) or "best"
     mask_head: str = DEFAULT_MASK_HEAD  # iCARMA's mask network output (engine.recourse.icarma_networks)
     action_space: str = PAPER_ACTION_SPACE  # what iCARMA's action network proposes (same)
-    shift_bounds: str = "carma"  # latent-shift's clamp: carma | flow | "LO,HI" (bounds())
+    shift_bounds: str = CARMAS_CLAMP  # latent-shift's clamp: carma | flow | "LO,HI" (bounds())
 
     @property
     def weight(self) -> float | None:
@@ -96,9 +99,9 @@ class ReproduceConfig:
 
     def bounds(self) -> tuple[float, float] | None:
         """``shift_bounds`` as ICarmaConfig takes them (None: the rule under our flow)."""
-        if self.shift_bounds == "carma":
+        if self.shift_bounds == CARMAS_CLAMP:
             return CARMA_SHIFT_BOUNDS
-        if self.shift_bounds == "flow":
+        if self.shift_bounds == FLOW_CLAMP:
             return None
         try:
             lo, hi = (float(v) for v in self.shift_bounds.split(","))
@@ -130,7 +133,7 @@ class ReproduceConfig:
             raise ValueError(f"action space must be one of {', '.join(ACTION_SPACES)}, got "
                              f"{self.action_space!r}")
         self.bounds()  # raises on a malformed value
-        if self.shift_bounds != "carma" and self.action_space == INTERVENTION:
+        if self.shift_bounds != CARMAS_CLAMP and self.action_space == INTERVENTION:
             raise ValueError("shift bounds apply to action space latent-shift only")
         if self.seeds is not None and self.seeds < 1:
             raise ValueError(f"seeds must be >= 1, got {self.seeds}")

@@ -28,15 +28,9 @@ people with >= 2 features (no recourse counting 0) and the count of actions only
 
 ``fast``: one seed and a shortened training (``FAST_EPOCHS``), the Oracle over
 ``FAST_ORACLE_DRAWS`` profile draws.
-Variants of iCARMA's training, cached under their own names (``training_changes``) and noted
-in the result: ``validity_multiplier = fixed`` (the hinge at ``validity_weight``, by default
-the weight calibrated on Table 1's plausibility, engine.recourse.icarma_config, instead of
-CARMA's multiplier) or ``lagrangian-acting`` (the multiplier updated on acting draws only);
-``keep = best`` (each run keeps its lowest validation-loss epoch instead of its last);
-``mask_head = carma`` (CARMA's two-logit mask head and its deployed mask,
-engine.recourse.icarma_networks); ``action_space = intervention`` (the action network
-proposes do-values instead of the paper configuration's clamped shifts of the flow's noise,
-CARMA's code's action; same module) or other ``shift_bounds``.
+Variants of iCARMA's training (a fixed or acting-only hinge weight, the best epoch, CARMA's
+mask head, do-values or another clamp) are cached under their own names and noted in the
+result: engine.benchmarks.reproduce_variants.
 """
 
 from __future__ import annotations
@@ -61,51 +55,28 @@ from engine.benchmarks.reproduce_core import (
     TargetResult,
     seed_stats,
 )
+from engine.benchmarks.reproduce_variants import (
+    FAST_EPOCHS,
+    training_changes,
+    variant_config,
+    variant_notes,
+)
 from engine.paper_models import ensure_paper_models
 from engine.preferences import ActionabilityProfiles, CostProfile
 from engine.recourse.base import RecourseContext
 from engine.recourse.icarma import ICarma
-from engine.recourse.icarma_config import (
-    CARMA_SHIFT_BOUNDS,
-    PAPER_ACTION_SPACE,
-    PAPER_VALIDITY_MULTIPLIER,
-)
-from engine.recourse.icarma_networks import DEFAULT_MASK_HEAD, INTERVENTION
 from engine.recourse.oracle import CausalOracle
 from engine.scenarios import get_scenario
 from engine.scenarios.base import Scenario
 
 PAPER_SEEDS = 10
 FAST_ORACLE_DRAWS = 3
-FAST_EPOCHS = {"ranking": 20, "likert": 20}
 METRICS = ("validity", "plausibility", "hap")
 # The methods of the paper's tables, with the switches they run with (as published).
 PAPER_METHODS: dict[str, dict[str, Any]] = {
     "oracle": {"repair": None, "oracle_grid": "factual", "oracle_range": "rejected"},
     "icarma": {"repair": False, "oracle_grid": None, "oracle_range": None},
 }
-
-
-def training_changes(config: ReproduceConfig, elicitation: str) -> dict[str, Any]:
-    """How a run's iCARMA models differ from the paper's configuration (none by default):
-    ``fast``'s shortened training, a fixed hinge weight, keeping the best epoch."""
-    out: dict[str, Any] = {}
-    if config.fast:
-        out["epochs"] = FAST_EPOCHS[elicitation]
-    if config.validity_multiplier == "fixed":
-        out["validity_multiplier"] = "fixed"
-        out["validity_weight"] = config.weight
-    elif config.validity_multiplier != PAPER_VALIDITY_MULTIPLIER:
-        out["validity_multiplier"] = config.validity_multiplier
-    if config.keep != "last":
-        out["keep"] = config.keep
-    if config.mask_head != DEFAULT_MASK_HEAD:
-        out["mask_head"] = config.mask_head
-    if config.action_space != PAPER_ACTION_SPACE:
-        out["action_space"] = config.action_space
-    elif config.bounds() != CARMA_SHIFT_BOUNDS:
-        out["shift_bounds"] = config.bounds()
-    return out
 
 
 class World:
@@ -316,28 +287,7 @@ def _result(world: World, target: str, cells: list[Cell], checks: list[Check],
                      f"instead of the paper's 450 (ranking) / 900 (Likert), the Oracle over "
                      f"{world.oracle_draws} profile draws instead of {PAPER_SEEDS}; not the "
                      "paper's configuration")
-    if cfg.keep != "last":
-        notes.append(f"each iCARMA run keeps its {cfg.keep} validation-loss epoch instead of "
-                     "its last: not the paper's pipeline")
-    if cfg.validity_multiplier == "fixed":
-        notes.append(f"iCARMA's hinge at a fixed weight {cfg.weight:g} instead of CARMA's "
-                     "Lagrange multiplier: a variant of the paper's pipeline")
-    elif cfg.validity_multiplier == "lagrangian-acting":
-        notes.append("CARMA's multiplier updated on the training draws whose sampled mask "
-                     "acts only: a variant of the paper's pipeline")
-    if cfg.mask_head != DEFAULT_MASK_HEAD:
-        notes.append("iCARMA's mask network with CARMA's two-logit head, deployed as "
-                     "1[on-logit > 0] as CARMA's code does: a variant")
-    if cfg.action_space == INTERVENTION:
-        notes.append("iCARMA's action network proposes do-values instead of the paper "
-                     "configuration's clamped shifts of the flow's noise (CARMA's code's "
-                     "action): a variant")
-    elif cfg.bounds() != CARMA_SHIFT_BOUNDS:
-        bounds = cfg.bounds()
-        clamp = ("the rejected training people's latent range under our flow" if bounds is None
-                 else f"[{bounds[0]:g}, {bounds[1]:g}]")
-        notes.append(f"iCARMA's latent shifts clamped to {clamp} instead of CARMA's "
-                     f"{list(CARMA_SHIFT_BOUNDS)}: a variant")
+    notes.extend(variant_notes(cfg))
     return TargetResult(
         target=target, title=spec["title"], table=spec["table"],
         paper=paper_source("icarma"),
@@ -347,13 +297,7 @@ def _result(world: World, target: str, cells: list[Cell], checks: list[Check],
                 "oracle_range": PAPER_METHODS["oracle"]["oracle_range"],
                 "oracle_profile_draws": world.oracle_draws,
                 "icarma_training": "paper" + (" (shortened)" if cfg.fast else ""),
-                "validity_multiplier": cfg.validity_multiplier,
-                "validity_weight": cfg.weight,
-                "keep": cfg.keep,
-                "mask_head": cfg.mask_head,
-                "action_space": cfg.action_space,
-                "shift_bounds": (None if cfg.action_space == INTERVENTION
-                                 else cfg.bounds() or "flow"),
+                **variant_config(cfg),
                 "score_sampling": "iid",
                 "decision_model": world.scenario.extras.get("decision", "trained")},
         cells=cells, checks=checks, notes=notes, extras={"icarma_models": training},
