@@ -42,9 +42,10 @@ Action network (parameters theta). Given the mask, delta = f_theta(x~, m, c) in 
   s_j = clamp(delta_j, s_lo, s_hi), and x' = T^{-1}(T(x) + m s) (engine.flows).
   (s_lo, s_hi) = ``shift_bounds``: CARMA's rule (its ``z_clipper``) is (floor min u, ceil max
   u) over the abducted noise of the training people the decision model rejects; its value
-  under CARMA's own published flow is engine.recourse.icarma_config.CARMA_SHIFT_BOUNDS. The plan is stated as do(x_m = x'_m),
-  which gives the same x' on the flow. The clamp bounds how far one feature can move: a
-  person whose approval needs a larger shift of their only actionable feature cannot get it.
+  under CARMA's own published flow is engine.recourse.icarma_config.CARMA_SHIFT_BOUNDS. The
+  plan is stated as do(x_m = x'_m), which gives the same x' on the flow. The clamp bounds how
+  far one feature can move: a person whose approval needs a larger shift of their only
+  actionable feature cannot get it.
 """
 
 from __future__ import annotations
@@ -203,9 +204,8 @@ class AmortizedRecourse(nn.Module):
             values = self.action_values(x32, mask, code)
             return values, flow.counterfactual(x32, full, values)
         lo, hi = self.shift_bounds
-        delta = self.action_net(torch.cat([self.standardize(x32), mask, code], dim=1))
         shift = torch.zeros_like(x32)
-        shift[:, self.actionable] = delta.clamp(lo, hi)
+        shift[:, self.actionable] = self._delta(x32, mask, code).clamp(lo, hi)
         x_cf = flow.shift(x32, full, shift)
         return torch.where(full.bool(), x_cf, x32), x_cf
 
@@ -218,12 +218,15 @@ class AmortizedRecourse(nn.Module):
             if flow is None:
                 raise ValueError("a latent-shift model's values need the causal flow")
             return self.proposal(x, mask, code, flow)[0]
-        delta = self.action_net(torch.cat([self.standardize(x), mask, code], dim=1))
         x32 = x.to(torch.float32)
         values = x32.clone()
         idx = self.actionable
-        values[:, idx] = x32[:, idx] + self.ranges[idx] * delta
+        values[:, idx] = x32[:, idx] + self.ranges[idx] * self._delta(x32, mask, code)
         return values
+
+    def _delta(self, x: Tensor, mask: Tensor, code: Tensor) -> Tensor:
+        """The action network's output delta = f_theta(x~, m, c), shape (n, g)."""
+        return self.action_net(torch.cat([self.standardize(x), mask, code], dim=1))
 
     def full_mask(self, mask: Tensor) -> Tensor:
         """Scatter an (n, g) mask over G into an (n, d) mask over all features."""

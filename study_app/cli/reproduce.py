@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from engine.benchmarks.reproduce_core import REPRODUCE_SCENARIO
+from engine.benchmarks.reproduce_core import CARMAS_CLAMP, REPRODUCE_SCENARIO
 from engine.recourse.icarma_config import (
     CALIBRATED_VALIDITY_WEIGHT,
     PAPER_ACTION_SPACE,
@@ -122,7 +122,7 @@ def reproduce(
         "a variant). Models are cached per choice.",
     ),
     shift_bounds: str = typer.Option(
-        "carma",
+        CARMAS_CLAMP,
         help="With --action-space latent-shift, the shifts' clamp: carma ((-4, 5), CARMA's "
         "rule under its own published flow) | flow (the rule under ours: floor / ceil of the "
         "noise of the rejected training people) | LO,HI.",
