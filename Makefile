@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export RECOURSE_STUDY_HOME ?= $(CURDIR)/.recourse-study
 
-.PHONY: install blas run test test-slow mutation lint browser proxy spreadsheet clean
+.PHONY: install blas run test test-slow mutation lint browser proxy spreadsheet docs clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH (or make PYTHON=...)"; exit 1; }
@@ -61,5 +61,13 @@ mutation: install
 	$(BIN)/pip install --quiet -e ".[mutation]"
 	nice -n 10 $(BIN)/python scripts/mutation.py $(if $(MUTATION_ONLY),--only $(MUTATION_ONLY)) $(MUTATION_ARGS)
 
+# The documentation site (MkDocs, Material theme, mkdocstrings) into build/site, in strict
+# mode: a broken link, a missing page or an API name that does not resolve fails the build.
+# The generated pages (command line, Python API) are rewritten first.
+docs: install
+	$(BIN)/pip install --quiet -e ".[docs]"
+	$(BIN)/recourse-study docs generate
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache build/site

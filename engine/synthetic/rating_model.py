@@ -23,9 +23,9 @@ E^{-1}(at_far) and, with m = E^{-1}((at_zero + at_far) / 2), f(h) = m - a gives
 scale = -h / ln(1 - (a - m) / drop). E is increasing in eta, so each inverse is one root
 search.
 
-``RatingBehaviour.reference()`` mimics Tominaga et al. (paper 003): acceptance flat in
-distance with mean near 3.3, action falling steeply over the smallest distances then flat
-with mean near 2.6, large participant effects. Pure numpy: the analysis layer uses it to
+``RatingBehaviour.reference()`` mimics the reference user study (Tominaga et al.): acceptance
+flat in distance with mean near 3.3, action falling steeply over the smallest distances then
+flat with mean near 2.6, large participant effects. Pure numpy: the analysis layer uses it to
 simulate data with known truth.
 """
 

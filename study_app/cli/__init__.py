@@ -31,6 +31,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "validate",
     "protocol_docs",
     "preview",
+    "docs_site",
 )
 
 for _name in _COMMAND_MODULES:
