@@ -141,3 +141,24 @@ def flag_counts(flags: pd.DataFrame, by: str = "arm") -> pd.DataFrame:
         out[col] = grouped[col].apply(lambda c: int(c.fillna(False).sum()))
     return out.rename(columns={"speeder": "speeders", "straightliner": "straightliners"}
                       ).reset_index()
+
+
+def flag_recovery(store: Store, study_id: str) -> dict[str, dict[str, Any]]:
+    """For a simulated study: per flag (speeder, straightliner), how the flags match the
+    simulation truth (``sim_participants.params_json`` ``quality``): truth (careless
+    participants of that kind), flagged, both, precision = both / flagged, recall = both /
+    truth (null when undefined); over the participants the flags cover."""
+    truth = {r["participant_id"]: (json.loads(r["params_json"]) or {}).get("quality")
+             for r in store.query("SELECT participant_id, params_json FROM sim_participants "
+                                  "WHERE study_id = ?", [study_id])}
+    flags = participant_flags(store, study_id)
+    flags = flags[flags["participant_id"].isin(set(truth))]
+    out: dict[str, dict[str, Any]] = {}
+    for flag in ("speeder", "straightliner"):
+        said = set(flags["participant_id"][flags[flag].fillna(False).astype(bool)])
+        real = {p for p in flags["participant_id"] if truth[p] == flag}
+        both = len(said & real)
+        out[flag] = {"truth": len(real), "flagged": len(said), "both": both,
+                     "precision": both / len(said) if said else None,
+                     "recall": both / len(real) if real else None}
+    return out
