@@ -270,8 +270,9 @@ MEANINGS["quality_flags"] = {
     "status": "the participant's end state (participants.status)",
     "pages_timed": "answered pages with a recorded time (responses.seconds)",
     "total_seconds": "T: the sum of the participant's page times",
-    "total_ratio": "T divided by the median T of the complete participants of the same "
-    "source (null unless complete)",
+    "total_ratio": "T divided by the sum of the median times (over the participants of the "
+    "same source) of the pages the participant answered: the total against the median "
+    "total of those pages; null under 3 timed pages",
     "page_ratio": "the median over the participant's pages of (page time / that page's "
     "median time over the participants of the same source); null under 3 timed pages",
     "fast_pages": "pages answered in under speeder_fraction times that page's median time",

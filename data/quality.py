@@ -5,11 +5,14 @@ stored with the study, defaults below):
 
 - page time t_pj: ``responses.seconds``, measured by the server from participant p's
   previous answer (or their start) to their answer of page j;
-- ``total_ratio`` = T_p / median(T) with T_p = sum_j t_pj, the median over the complete
-  participants of the same source (null unless p is complete);
-- ``page_ratio`` = median_j (t_pj / m_j), m_j the median time of page j over the
-  participants of the same source who answered it: how fast p is page by page, robust to
-  one long pause (null under ``MIN_TIMED_PAGES`` timed pages);
+- m_j: the median time of page j over the participants of the same source who answered it;
+- ``total_ratio`` = T_p / M_p with T_p = sum_j t_pj and M_p = sum_j m_j over the pages p
+  answered: the total time against the median total of those pages (the same as against
+  the median participant's total when everyone sees the same pages, and fair to those who
+  saw fewer or other pages: fewer plans, an early end);
+- ``page_ratio`` = median_j (t_pj / m_j): how fast p is page by page, robust to one long
+  pause;
+- both null under ``MIN_TIMED_PAGES`` timed pages;
 - ``fast_pages``: the pages p answered in under f * m_j;
 - ``speeder``: total_ratio < f or page_ratio < f (f = ``speeder_fraction``);
 - ``straightliner``: at least ``straightliner_min_ratings`` plans rated, and the same
@@ -85,25 +88,22 @@ def participant_flags(store: Store, study_id: str, *, speeder_fraction: float | 
 
 
 def _speed(answers: pd.DataFrame, people: pd.DataFrame, f: float) -> pd.DataFrame:
-    timed = answers.dropna(subset=["seconds"]).merge(people[["participant_id", "source",
-                                                             "status"]], on="participant_id")
+    timed = answers.dropna(subset=["seconds"]).merge(people[["participant_id", "source"]],
+                                                     on="participant_id")
     cols = ["pages_timed", "total_seconds", "total_ratio", "page_ratio", "fast_pages",
             "speeder"]
     if timed.empty:
         return pd.DataFrame(columns=cols, index=pd.Index([], name="participant_id"))
     timed["seconds"] = timed["seconds"].astype(float)
-    page_median = timed.groupby(["source", "page_id"])["seconds"].transform("median")
-    timed["ratio"] = timed["seconds"] / page_median.where(page_median > 0)
-    timed["fast"] = timed["seconds"] < f * page_median
+    timed["median"] = timed.groupby(["source", "page_id"])["seconds"].transform("median")
+    timed["ratio"] = timed["seconds"] / timed["median"].where(timed["median"] > 0)
+    timed["fast"] = timed["seconds"] < f * timed["median"]
     by = timed.groupby("participant_id")
     out = pd.DataFrame({"pages_timed": by.size(), "total_seconds": by["seconds"].sum(),
                         "page_ratio": by["ratio"].median(), "fast_pages": by["fast"].sum()})
-    out.loc[out["pages_timed"] < MIN_TIMED_PAGES, "page_ratio"] = np.nan
-    first = by[["source", "status"]].first()
-    complete = first["status"].eq("complete")
-    medians = out["total_seconds"][complete].groupby(first["source"][complete]).median()
-    ratio = out["total_seconds"] / first["source"].map(medians)
-    out["total_ratio"] = ratio.where(complete & ratio.notna())
+    expected = by["median"].sum()
+    out["total_ratio"] = out["total_seconds"] / expected.where(expected > 0)
+    out.loc[out["pages_timed"] < MIN_TIMED_PAGES, ["page_ratio", "total_ratio"]] = np.nan
     slow_enough = ~((out["total_ratio"] < f) | (out["page_ratio"] < f))
     known = out["total_ratio"].notna() | out["page_ratio"].notna()
     out["speeder"] = pd.Series(~slow_enough, dtype="boolean").where(known, pd.NA)
