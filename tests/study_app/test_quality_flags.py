@@ -42,13 +42,13 @@ def test_flags_find_synthetic_speeders_and_straightliners(tmp_path) -> None:
         ratings = store.ratings_long("careless")
     flagged = load_flags(str(db), "careless")
     speeders = {p for p, f in flagged.items() if "speeder" in f} & set(ratings["participant_id"])
-    kept, record = study_rules(ratings, row, flagged=flagged,
-                               asked=exclusion_flags("speeders,straightliners"))
+    kept, record, _ = study_rules(ratings, row, flagged=flagged,
+                                  asked=exclusion_flags("speeders,straightliners"))
     assert record["rules"]["speeder"] and record["rules"]["straightliner"]
     by_reason = {e["participant_id"]: e["reason"] for e in record["excluded"]}
     # each participant under the first rule that drops them: attention, then the flags
-    assert {p for p, r in by_reason.items() if r == "speeder"} == {
-        p for p in speeders if by_reason.get(p) == "speeder"}
+    assert {p for p, r in by_reason.items() if r == "speeder"} <= speeders
+    assert speeders <= set(by_reason)  # every flagged speeder is out, under some rule
     assert record["counts"]["speeder"] == sum(r == "speeder" for r in by_reason.values()) > 0
     assert record["counts"]["straightliner"] > 0
     assert not set(by_reason) & set(kept["participant_id"])
