@@ -34,6 +34,7 @@ from study_app.web import links, runtime
 from study_app.web.errors import show_error
 from study_app.web.renderers import RENDERERS
 from study_app.web.style import apply_participant_style, notice, progress_indicator
+from study_app.web.withdraw import withdraw_control
 
 _TOKEN = "rs_token"  # the participant token this browser session holds
 _SHOWN = "rs_shown_page"  # the page drawn in the previous run
@@ -145,6 +146,7 @@ def render_participant() -> None:
     progress_indicator(done, page.progress.total, page.title, page_id=page.id, kind=page.kind)
     st.subheader(page.title)
     answer = RENDERERS[page.kind](page)
+    withdraw_control(session, page)
     if answer is not None and _submit(session, page, answer):
         st.session_state[_SUBMITTED] = page.id
         st.rerun()
