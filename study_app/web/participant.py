@@ -33,7 +33,12 @@ from protocols.session import (
 from study_app.web import links, runtime
 from study_app.web.errors import show_error
 from study_app.web.renderers import RENDERERS
-from study_app.web.style import apply_participant_style, notice, progress_indicator
+from study_app.web.style import (
+    apply_participant_style,
+    notice,
+    page_heading,
+    progress_indicator,
+)
 
 _TOKEN = "rs_token"  # the participant token this browser session holds
 _SHOWN = "rs_shown_page"  # the page drawn in the previous run
@@ -87,16 +92,6 @@ def find_session(config: runtime.WebConfig, study: Study) -> ParticipantSession 
     return session
 
 
-def _scroll_to_top(page_id: str) -> None:
-    # The page id makes the element new on every page, so the script runs once per page.
-    st.html(
-        "<script>/* " + page_id + " */ (function () { window.scrollTo(0, 0); "
-        "var m = document.querySelector('[data-testid=\"stMain\"]'); "
-        "if (m) { m.scrollTo(0, 0); } })();</script>",
-        unsafe_allow_javascript=True,
-    )
-
-
 def _submit(session: ParticipantSession, page: pg.Page, answer: dict) -> bool:
     """Submit; True when the session moved on, False after an explanatory message."""
     try:
@@ -136,14 +131,12 @@ def render_participant() -> None:
     shown = st.session_state.get(_SHOWN)
     if shown is not None and shown != page.id and st.session_state.get(_SUBMITTED) != shown:
         notice(MOVED_ON)
-    if shown != page.id:
-        _scroll_to_top(page.id)
     st.session_state[_SHOWN] = page.id
     st.session_state.pop(_SUBMITTED, None)
     # Pages done before this one (the debrief counts as done: 100%).
     done = page.progress.step - 1 if not page.terminal else page.progress.total
     progress_indicator(done, page.progress.total, page.title, page_id=page.id, kind=page.kind)
-    st.subheader(page.title)
+    page_heading(page.title, page.id)
     answer = RENDERERS[page.kind](page)
     if answer is not None and _submit(session, page, answer):
         st.session_state[_SUBMITTED] = page.id
