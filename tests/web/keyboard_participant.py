@@ -77,10 +77,15 @@ class KeyboardParticipant:
 
     # ---- pages -------------------------------------------------------------------------
     def wait_page(self, previous: str | None) -> tuple[str, str]:
-        self.page.wait_for_function(
-            "prev => { const e = document.querySelector('.rs-progress');"
-            " return e !== null && e.dataset.page !== prev; }",
-            arg=previous or "", timeout=self.timeout_ms)
+        try:
+            self.page.wait_for_function(
+                "prev => { const e = document.querySelector('.rs-progress');"
+                " return e !== null && e.dataset.page !== prev; }",
+                arg=previous or "", timeout=self.timeout_ms)
+        except Exception as e:
+            errors = self.page.locator("[data-testid='stAlert']").all_inner_texts()
+            raise AssertionError(f"no new page after {previous} (messages {errors}, focus "
+                                 f"{self.focus()})") from e
         el = self.page.locator(".rs-progress")
         page_id, kind = el.get_attribute("data-page") or "", el.get_attribute("data-kind") or ""
         if kind not in ("debrief", "end"):
