@@ -11,7 +11,10 @@ imported):
   attention check wrongly (``ratings_long.attention_passed`` false; null, no check
   answered, is never excluded);
 - ``fewer_plans`` (participant level): a participant who rated fewer plans than the
-  protocol asks (``expected``: participant id -> plans asked).
+  protocol asks (``expected``: participant id -> plans asked);
+- ``speeder`` and ``straightliner`` (participant level, only when asked:
+  ``analyze --exclude speeders,straightliners``): every rating of a participant the
+  data-quality flags name (data.quality; ``flagged``: participant id -> its flags).
 
 Excluded ratings and participants stay in the database and the export; the analysis
 summary counts them per reason (participants, and ratings for each rule).
@@ -23,12 +26,14 @@ from typing import Any
 
 import pandas as pd
 
-PARTICIPANT_RULES = ("failed_attention", "fewer_plans")
+PARTICIPANT_RULES = ("failed_attention", "fewer_plans", "speeder", "straightliner")
+FLAG_RULES = ("speeder", "straightliner")
 
 
 def apply_exclusions(
     ratings: pd.DataFrame, *, failed_attention: bool = False,
     expected: dict[str, int] | None = None, impossible_items: bool = False,
+    flagged: dict[str, tuple[str, ...]] | None = None, flag_rules: tuple[str, ...] = (),
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """(the ratings kept, {rules, counts (participants per participant rule),
     ratings_excluded (ratings per rule, each counted under the first rule that drops it),
@@ -44,6 +49,12 @@ def apply_exclusions(
         for p, n in rated.items():
             if n < expected.get(str(p), 0):
                 reasons.setdefault(str(p), "fewer_plans")
+    rated = set(pid)
+    for rule in FLAG_RULES:
+        if rule in flag_rules:
+            for p in sorted(p for p, flags in (flagged or {}).items() if rule in flags):
+                if p in rated:
+                    reasons.setdefault(p, rule)
     by_person = pid.map(reasons)
     dropped = {r: int((by_person == r).sum()) for r in PARTICIPANT_RULES}
     keep = by_person.isna()
@@ -55,7 +66,8 @@ def apply_exclusions(
     counts = {r: sum(1 for v in reasons.values() if v == r) for r in PARTICIPANT_RULES}
     return ratings[keep].copy(), {
         "rules": {"impossible_items": impossible_items, "failed_attention": failed_attention,
-                  "fewer_plans": expected is not None},
+                  "fewer_plans": expected is not None,
+                  **{rule: rule in flag_rules for rule in FLAG_RULES}},
         "counts": counts,
         "ratings_excluded": dropped,
         "n_ratings_before": int(len(ratings)),

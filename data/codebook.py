@@ -51,11 +51,12 @@ MEANINGS: dict[str, dict[str, str]] = {
         "(linkage: exported only on request)",
         "source": "web (a person), synthetic (simulated) or imported",
         "arm": "assigned arm id ('within': every arm)",
-        "status": "active, complete, declined, screened_out, approved (own profile "
-        "approved, session ended) or no_plans (fewer plans than asked under "
-        "plans.shortfall.then: end)",
+        "status": "the end state: active (still answering), complete, declined (did not "
+        "consent), screened_out, approved (own profile approved, session ended), no_plans "
+        "(fewer plans than asked under plans.shortfall.then: end) or withdrawn (answers "
+        "deleted at the participant's or researcher's request; never exported)",
         "current_page": "id of the page the participant is on",
-        "step": "number of answers recorded",
+        "step": "number of answers recorded (-1: withdrawn)",
         "state_json": "session state (answered pages, HARE state) as JSON",
         "completion_code": "code shown on the debrief page (linkage: exported only on "
         "request)",
@@ -88,6 +89,9 @@ MEANINGS: dict[str, dict[str, str]] = {
         "answer_json": "the validated answer as JSON (free-text reasons only on request)",
         "correct": "attention checks: answered correctly; null for other pages",
         "answered_at": "when (UTC)",
+        "seconds": "time on the page: seconds from the participant's previous answer (or "
+        "their start) to this answer, measured by the server; synthetic participants: the "
+        "simulated time; null before schema 4",
     },
     "profiles": {
         "study_id": _STUDY,
@@ -244,11 +248,50 @@ MEANINGS["dashboard_logins"] = {
     "delay_seconds": "how long the answer was held back (grows with recent failures)",
 }
 
+MEANINGS["withdrawals"] = {
+    "withdrawal_id": "increasing withdrawal number",
+    "study_id": _STUDY,
+    "participant_id": _PID + " of the withdrawn participant",
+    "requested_by": "participant (the withdraw link of the study page) or researcher "
+    "(recourse-study withdraw)",
+    "requested_at": "when the answers were deleted (UTC)",
+    "status_before": "the participant's status when they withdrew",
+    "page_before": "the page they were on",
+    "rows_json": "rows deleted per table as JSON (responses, profiles, elicitations, plans, "
+    "ratings, comparisons, events, sim_participants, sim_ratings)",
+    "rows_deleted": "rows deleted in all",
+}
+# Computed at export time from the stored rows (data.quality), not a table of the database.
+MEANINGS["quality_flags"] = {
+    "study_id": _STUDY,
+    "participant_id": _PID,
+    "source": "web, synthetic or imported",
+    "arm": "assigned arm (null before consent)",
+    "status": "the participant's end state (participants.status)",
+    "pages_timed": "answered pages with a recorded time (responses.seconds)",
+    "total_seconds": "T: the sum of the participant's page times",
+    "total_ratio": "T divided by the sum of the median times (over the participants of the "
+    "same source) of the pages the participant answered: the total against the median "
+    "total of those pages; null under 3 timed pages",
+    "page_ratio": "the median over the participant's pages of (page time / that page's "
+    "median time over the participants of the same source); null under 3 timed pages",
+    "fast_pages": "pages answered in under speeder_fraction times that page's median time",
+    "speeder": "total_ratio or page_ratio under the protocol's quality.speeder_fraction "
+    "(null: neither known)",
+    "ratings": "plans rated",
+    "straightliner": "the same acceptance rating on every plan and the same action rating "
+    "on every plan, over at least quality.straightliner_min_ratings plans (null: fewer "
+    "ratings)",
+    "attention_checks": "attention checks answered",
+    "attention_failed": "at least one attention check answered wrongly (null: none answered)",
+    "flagged": "speeder, straightliner or attention_failed",
+}
+
 NOT_EXPORTED: dict[str, tuple[str, ...]] = {
     "studies": ("salt", "salt_check"),
     "participants": ("token_hash",),
 }
-PRIVATE_TABLES: tuple[str, ...] = ("tokens", "dashboard_logins")
+PRIVATE_TABLES: tuple[str, ...] = ("tokens", "dashboard_logins", "withdrawals")
 FREE_TEXT: dict[str, tuple[str, ...]] = {"ratings": ("acceptance_why", "action_why")}
 # Keys of answer_json (responses) that hold free text; removed unless free text is asked for.
 FREE_TEXT_ANSWER_KEYS: tuple[str, ...] = ("acceptance_why", "action_why")

@@ -29,6 +29,7 @@ TABLES: tuple[str, ...] = (
     "schema_version",
     "tokens",
     "dashboard_logins",
+    "withdrawals",
 )
 VIEWS: tuple[str, ...] = ("ratings_long",)
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")

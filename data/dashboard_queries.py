@@ -19,6 +19,10 @@ Every function takes a ``Store`` and a study id (``source``: only participants f
 - ``plan_shortfalls``: arm, reason, participants (who got fewer plans than the protocol
   asks), missing (plans short in all), fallback (plans another method filled in).
 - ``attention_failures``: arm, participants (who failed at least one attention check).
+- ``end_states``: ending (completed, screened_out, no_consent, withdrawn, ended_by_study,
+  in_progress: ``ENDINGS``, the recruitment platform's round trip), participants.
+- ``quality_flags``: arm, participants (who answered a page), speeders, straightliners,
+  attention_failed, flagged (data.quality's definitions and the protocol's thresholds).
 - ``id_conflicts``: participant_id, status, refused_visits, sessions (distinct recruitment
   sessions seen, the first visit's included), first_refused, last_refused: participants
   whose recruitment id arrived with another recruitment session (those visits were refused).
@@ -30,6 +34,7 @@ from typing import Any
 
 import pandas as pd
 
+from data.quality import flag_counts, participant_flags
 from data.store import Store
 
 SOURCES = ("web", "synthetic", "imported")
@@ -191,3 +196,31 @@ def attention_failures(store: Store, study_id: str, source: str | None = None) -
             GROUP BY pa.arm ORDER BY pa.arm""",
         params,
     )
+
+
+# participants.status -> the ending the recruitment platform hears about (protocols.endings)
+ENDINGS: dict[str, str] = {
+    "complete": "completed", "screened_out": "screened_out", "declined": "no_consent",
+    "withdrawn": "withdrawn", "approved": "ended_by_study", "no_plans": "ended_by_study",
+    "active": "in_progress",
+}
+
+
+def end_states(store: Store, study_id: str, source: str | None = None) -> pd.DataFrame:
+    where, params = _where(study_id, source)
+    cases = " ".join(f"WHEN '{k}' THEN '{v}'" for k, v in ENDINGS.items())
+    return store.frame(
+        f"""SELECT CASE status {cases} ELSE status END AS ending,
+                   count(*)::INTEGER AS participants
+            FROM participants WHERE {where} GROUP BY 1 ORDER BY 1""",
+        params,
+    )
+
+
+def quality_flags(store: Store, study_id: str, source: str | None = None) -> pd.DataFrame:
+    if source is not None and source not in SOURCES:
+        raise ValueError(f"source must be one of {', '.join(SOURCES)} or None, got {source!r}")
+    flags = participant_flags(store, study_id)
+    if source is not None:
+        flags = flags[flags["source"] == source]
+    return flag_counts(flags)

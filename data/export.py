@@ -38,11 +38,13 @@ import pandas as pd
 from data.codebook import (
     FREE_TEXT_ANSWER_KEYS,
     LINKAGE_EVENTS,
+    MEANINGS,
     PRIVATE_TABLES,
     codebook,
     withheld,
 )
 from data.migrations import LATEST
+from data.quality import participant_flags
 from data.store import TABLES, VIEWS, Store
 
 Format = Literal["parquet", "csv"]
@@ -52,6 +54,9 @@ _FORMULA = "^''*[=+\\-@\\t\\r]"
 _PREFIXED = "^''+[=+\\-@\\t\\r]"
 CSV_FORMULAS = "text cells starting with = + - @ tab or CR carry a leading ' (data.export)"
 TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+# Withdrawn participants never leave the database (their answers are deleted: data.withdrawal).
+_KEEP = {"participants": " WHERE status <> 'withdrawn'"}
+FLAGS_TABLE = "quality_flags"
 
 
 def _column_sql(table: str, name: str, dtype: str, fmt: Format, free_text: bool,
@@ -75,7 +80,7 @@ def _select(store: Store, table: str, fmt: Format, free_text: bool, linkage: boo
             left_out: dict[str, tuple[str, ...]]) -> str:
     cols = [_column_sql(table, n, t, fmt, free_text, linkage)
             for n, t in store.columns(table) if n not in left_out.get(table, ())]
-    return f"SELECT {', '.join(cols)} FROM {table}"
+    return f"SELECT {', '.join(cols)} FROM {table}{_KEEP.get(table, '')}"
 
 
 def export(
@@ -111,8 +116,11 @@ def _export(store: Any, out: Path, fmt: Format, free_text: bool,
         target = str(path).replace("'", "''")
         select = _select(store, table, fmt, free_text, linkage, left_out)
         cur.execute(f"COPY ({select}) TO '{target}' ({options})")
-        counts[table] = int(cur.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        counts[table] = int(cur.execute(f"SELECT count(*) FROM ({select})").fetchone()[0])
     book = codebook(store, EXPORTED, left_out)
+    counts[FLAGS_TABLE], flag_columns = _export_flags(store, out, fmt, options)
+    book += [{"table": FLAGS_TABLE, "column": c, "type": t,
+              "meaning": MEANINGS[FLAGS_TABLE][c]} for c, t in flag_columns]
     pd.DataFrame(book).to_csv(out / "codebook.csv", index=False)
     (out / "codebook.json").write_text(json.dumps(book, indent=1))
     manifest: dict[str, Any] = {
@@ -125,6 +133,26 @@ def _export(store: Any, out: Path, fmt: Format, free_text: bool,
     manifest["files"] = sorted([p.name for p in out.iterdir()] + ["manifest.json"])
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
+
+
+def _export_flags(store: Any, out: Path, fmt: Format, options: str
+                  ) -> tuple[int, list[tuple[str, str]]]:
+    """Write the data-quality flags of every study (data.quality) as ``quality_flags``;
+    (rows, [(column, type)])."""
+    studies = [r["study_id"] for r in store.query("SELECT study_id FROM studies ORDER BY 1")]
+    frames = [participant_flags(store, s) for s in studies]
+    flags = (pd.concat(frames, ignore_index=True) if frames
+             else participant_flags(store, "").iloc[0:0])
+    cur = store.cursor()
+    cur.register("_rs_flags", flags)
+    try:
+        target = str(out / f"{FLAGS_TABLE}.{fmt}").replace("'", "''")
+        cur.execute(f"COPY (SELECT * FROM _rs_flags) TO '{target}' ({options})")
+        types = [(r[0], r[1]) for r in cur.execute("DESCRIBE SELECT * FROM _rs_flags"
+                                                   ).fetchall()]
+    finally:
+        cur.unregister("_rs_flags")
+    return len(flags), types
 
 
 def formula_cells(out_dir: str | Path) -> list[tuple[str, str, str]]:

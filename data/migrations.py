@@ -228,11 +228,33 @@ _V3 = (
       ON att.study_id = r.study_id AND att.participant_id = r.participant_id""",
 )
 
+# Participants' data rights and data quality: the server-measured time of every answered page
+# (``responses.seconds``: from the previous answer, or the start, to this answer; synthetic
+# participants' simulated times), and the audit of every withdrawal (one row per deletion:
+# who asked, when, how many rows of each table went). Re-runnable (IF NOT EXISTS).
+_V4 = (
+    "ALTER TABLE responses ADD COLUMN IF NOT EXISTS seconds DOUBLE",
+    "CREATE SEQUENCE IF NOT EXISTS withdrawal_seq START 1",
+    """CREATE TABLE IF NOT EXISTS withdrawals (
+        withdrawal_id BIGINT NOT NULL DEFAULT nextval('withdrawal_seq'),
+        study_id VARCHAR NOT NULL,
+        participant_id VARCHAR NOT NULL,
+        requested_by VARCHAR NOT NULL,
+        requested_at TIMESTAMP NOT NULL,
+        status_before VARCHAR NOT NULL,
+        page_before VARCHAR,
+        rows_json VARCHAR NOT NULL,
+        rows_deleted INTEGER NOT NULL,
+        PRIMARY KEY (study_id, participant_id)
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "studies, participants, events, answers, plans, ratings, simulation truth", _V1),
     Migration(2, "tokens, consent order, recruitment session, salt check, dashboard sign-ins",
               _V2),
     Migration(3, "ratings_long: attention_passed", _V3),
+    Migration(4, "responses.seconds (time per page), withdrawals (deletion audit)", _V4),
 )
 LATEST = MIGRATIONS[-1].version
 

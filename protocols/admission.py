@@ -26,7 +26,7 @@ import secrets
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from data import records
+from data import records, withdrawal
 from protocols import design
 from protocols.context import ROW_TABLES, Answering, Rows, now
 from protocols.participation import (
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from data.store import Store
-    from protocols.cache import BoundedCache
+    from protocols.cache import BoundedCache, StripedLocks
     from protocols.context import SessionContext
     from protocols.flow import Flow
     from protocols.schema import Protocol
@@ -62,8 +62,15 @@ class Admission:
     _cache: BoundedCache[str, Participant]
     _id_pattern: re.Pattern[str] | None
     persona: Callable[[int], np.ndarray]  # Study.persona
+    _locks: StripedLocks
+    forget: Callable[[Sequence[str] | None], None]  # Study.forget
 
     def completion_code(self, participant_id: str) -> str:
+        """The protocol's completion code (recruitment.completion.code, else
+        debrief.completion_code), else one per participant (salted HMAC of its id)."""
+        ending = self.protocol.recruitment.completion
+        if ending is not None and ending.code:
+            return ending.code
         if self.protocol.debrief.completion_code:
             return self.protocol.debrief.completion_code
         digest = hmac.new(self._salt.encode(), participant_id.encode(), "sha256").hexdigest()
@@ -170,7 +177,7 @@ class Admission:
         part_rows = []
         for i, seq in enumerate(seqs):
             pid = f"{self.study_id[:16]}-{seq:05d}-{secrets.token_hex(4)}"
-            p = Participant(self.study_id, pid, seq, source, None)
+            p = Participant(self.study_id, pid, seq, source, None, updated_at=w.at)
             p.completion_code = self.completion_code(pid)
             token_hash = hash_token(tokens[i]) if tokens else None
             part_rows.append({
@@ -209,6 +216,21 @@ class Admission:
                 w.set_profile(p, self.persona(p.consent_seq), "persona")
             w.rows["events"].append(self.event(p.participant_id, None, "assigned",
                                                {"consent_seq": p.consent_seq, "arm": p.arm}))
+
+    def withdraw(self, participant_id: str, requested_by: str = "participant"
+                 ) -> dict[str, Any]:
+        """Delete the participant's answers and audit it (data.withdrawal), serialized with
+        their answers in this process; the audit record. Whatever they answer next is
+        refused (``SessionEndedError``) and writes nothing; their links show the end page."""
+        locks = self._locks.for_keys([participant_id])
+        for lock in locks:
+            lock.acquire()
+        try:
+            return withdrawal.withdraw(self.store, self.study_id, participant_id, requested_by)
+        finally:
+            self.forget([participant_id])
+            for lock in locks:
+                lock.release()
 
     def resume(self, token: str) -> ParticipantSession:
         """The participant holding ``token``; UnknownTokenError if there is none."""

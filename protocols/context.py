@@ -117,8 +117,10 @@ class Answering:
         """``p`` is ready for plans once this answer is recorded (``record``)."""
         self._needs_plans.add(p.participant_id)
 
-    def record(self, p: Participant, page: Page, answer: Any, correct: bool | None) -> None:
-        """The bookkeeping of every answer: the response and its events, ``p`` moved past
+    def record(self, p: Participant, page: Page, answer: Any, correct: bool | None,
+               seconds: float | None = None) -> None:
+        """The bookkeeping of every answer: the response (with ``seconds`` on the page) and
+        its events, ``p`` moved past
         the page; then, when the answer made ``p`` ready for plans, an interactive arm starts
         its interaction and other arms' plans are requested for the whole transaction at
         once (protocols.planning)."""
@@ -126,7 +128,7 @@ class Answering:
         self.rows["responses"].append({
             "study_id": self.ctx.study_id, "participant_id": pid, "page_id": page.id,
             "kind": page.kind, "step": p.step, "answer_json": answer.model_dump_json(),
-            "correct": correct, "answered_at": self.at,
+            "correct": correct, "answered_at": self.at, "seconds": seconds,
         })
         self.rows["events"].append(self.ctx.event(pid, page.id, "answer"))
         if p.status != "active":

@@ -25,7 +25,7 @@ from protocols.context import SessionContext
 from protocols.schema import Protocol
 from protocols.state import Participant
 
-ENDED = ("declined", "screened_out", "approved", "no_plans")
+ENDED = ("declined", "screened_out", "approved", "no_plans", "withdrawn")
 
 
 def page_sequence(protocol: Protocol, n_plans: int, interactive: bool = False,
@@ -57,7 +57,7 @@ class Flow:
     def page_ids(self, p: Participant) -> list[str]:
         """Every page of the participant, answered or not (module docstring)."""
         proto = self.protocol
-        if p.status == "no_plans":  # the shortfall ended the session (plans.shortfall)
+        if p.status in ("no_plans", "withdrawn"):  # ended outside the page sequence
             return [*p.answered, "end"]
         ids: list[str] = []
         for slot in proto.page_slots():

@@ -48,9 +48,13 @@ def hash_token(token: str) -> str:
 
 @dataclass(frozen=True)
 class SubmitItem:
+    """One answer; ``seconds``: the time on the page as a trusted driver simulated it (the
+    simulator), None to measure it (from the participant's previous answer or start)."""
+
     participant_id: str
     page_id: str
     answer: Any
+    seconds: float | None = None
 
 
 class ParticipantSession:

@@ -40,9 +40,28 @@ MEANING: dict[str, str] = {
     "ExclusionSpec.impossible_items": "Leave out ratings whose participant marked a changed "
     "item impossible (the reference study's rule).",
     "Protocol.debrief": "The last page.",
-    "Protocol.recruitment": "What a recruitment link's participant id must look like.",
+    "Protocol.recruitment": "What a recruitment link's participant id must look like, and "
+    "where each ending sends the participant back (docs/participants.md).",
     "RecruitmentSpec.id_pattern": "Regular expression the whole recruitment id must match "
     "(e.g. `[0-9a-f]{24}` for Prolific); a link whose id does not match starts nobody.",
+    "RecruitmentSpec.completion": "The debrief's ending (and a session the study ended: "
+    "profile approved, too few plans): code (default: debrief.completion_code, else one per "
+    "participant) and return URL.",
+    "RecruitmentSpec.screened_out": "The screened-out ending: code and return URL.",
+    "RecruitmentSpec.no_consent": "The ending of a participant who did not consent (the "
+    "platform's returned submission): code and return URL.",
+    "RecruitmentSpec.withdrawn": "The ending of a participant who withdrew (default: "
+    "no_consent's).",
+    "Ending.code": "Code shown on the end page and put into the URL's {code} (letters, digits, "
+    "'-' or '_').",
+    "Ending.url": "Return URL, https://...; {code} and {id} (the recruitment id of the link) "
+    "are filled in, URL-quoted; the end page redirects there after 5 s.",
+    "Protocol.quality": "Data-quality flag thresholds (speeders, straight-liners; "
+    "docs/participants.md).",
+    "QualitySpec.speeder_fraction": "A participant whose total time, or typical page time, is "
+    "under this fraction of the median is a speeder.",
+    "QualitySpec.straightliner_min_ratings": "Straight-liner: the same acceptance and the "
+    "same action rating on every plan, over at least this many plans.",
     "Protocol.simulation": "The hidden behaviour of synthetic participants (pilots, power); "
     "see 'The synthetic behaviour model' below.",
     "ScreeningQuestion.id": "Question id (answers are stored under it).",
@@ -177,4 +196,5 @@ SHOWN: dict[str, str] = {
     "ShortfallSpec.message": "end page; debrief page when no plan was found",
     "DebriefSpec.text": "debrief page",
     "DebriefSpec.completion_code": "debrief page",
+    "Ending.code": "end page (debrief page for completion)",
 }

@@ -38,6 +38,7 @@ import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from protocols import registries, validation
+from protocols.recruitment import QualitySpec, RecruitmentSpec
 from protocols.simulation import SimulationSpec
 from protocols.specs import (
     ArmSpec,
@@ -50,14 +51,14 @@ from protocols.specs import (
     PlanViewSpec,
     ProfileSpec,
     QuestionsSpec,
-    RecruitmentSpec,
     ScreeningQuestion,
     Strict,
     report,
 )
 
 PROTOCOL_DIR = Path(__file__).resolve().parent
-_LATER_BLOCKS = ("recruitment", "plan_view")  # see Protocol.canonical_json
+_LATER_BLOCKS = ("recruitment", "plan_view", "quality")  # see Protocol.canonical_json
+_LATER_ENDINGS = ("completion", "screened_out", "no_consent", "withdrawn")
 
 
 class Protocol(Strict):
@@ -80,6 +81,7 @@ class Protocol(Strict):
     exclusions: ExclusionSpec = ExclusionSpec()
     debrief: DebriefSpec = DebriefSpec()
     recruitment: RecruitmentSpec = RecruitmentSpec()
+    quality: QualitySpec = QualitySpec()
     simulation: SimulationSpec = SimulationSpec()
 
     @field_validator("scenario")
@@ -135,6 +137,9 @@ class Protocol(Strict):
         for name in _LATER_BLOCKS:
             if getattr(self, name) == type(self).model_fields[name].default:
                 data.pop(name)
+        for name in _LATER_ENDINGS:  # recruitment's endings came after its id_pattern
+            if name in data.get("recruitment", {}) and data["recruitment"][name] is None:
+                data["recruitment"].pop(name)
         return json.dumps(data, sort_keys=True)
 
     def fingerprint(self) -> str:
@@ -189,7 +194,15 @@ def _simulation_problems(p: Protocol) -> registries.Problems:
              f"needs one probability per possible count 1..{m}, got {len(probs)}")]
 
 
-Protocol.CROSS_CHECKS = (_arm_problems, _id_problems, _simulation_problems)
+def _code_problems(p: Protocol) -> registries.Problems:
+    ending, code = p.recruitment.completion, p.debrief.completion_code
+    if ending is not None and ending.code and code and ending.code != code:
+        return [(("recruitment", "completion", "code"), f"differs from debrief.completion_code "
+                 f"{code!r}; give the completion code once")]
+    return []
+
+
+Protocol.CROSS_CHECKS = (_arm_problems, _id_problems, _simulation_problems, _code_problems)
 
 
 class ProtocolError(ValueError):

@@ -173,7 +173,8 @@ class Study(Admission):
             row = b["participant"]
             p = Participant(self.study_id, pid, int(row["seq"]), row["source"], row["arm"],
                             consent_seq=row["consent_seq"], status=row["status"],
-                            step=int(row["step"]), completion_code=row["completion_code"] or "")
+                            step=int(row["step"]), completion_code=row["completion_code"] or "",
+                            updated_at=row["updated_at"])
             p.load_state(row["state_json"])
             if b["profile"] is not None:
                 x = json.loads(b["profile"]["x_json"])
@@ -251,9 +252,14 @@ class Study(Admission):
         if not work:
             return results  # type: ignore[return-value]
         w = Answering(self.context)
-        for _, _, p, page, answer in work:
+        given = {it.participant_id: it.seconds for it in items}
+        for _, old, p, page, answer in work:
             correct = pg.PAGE_KINDS[page.kind].apply(w, p, page, answer)
-            w.record(p, page, answer, correct)
+            seconds = given[p.participant_id]
+            if seconds is None and old.updated_at is not None:
+                seconds = max(0.0, (w.at - old.updated_at).total_seconds())
+            w.record(p, page, answer, correct, seconds)
+            p.updated_at = w.at
         if w.plan_requests:
             outcomes = generate(self.protocol, self.resources, w.plan_requests)
             for _, _, p, _, _ in work:

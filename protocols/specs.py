@@ -9,7 +9,6 @@ each with its path and line.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -293,24 +292,3 @@ class ExclusionSpec(Strict):
 class DebriefSpec(Strict):
     text: str = "Thank you for taking part."
     completion_code: str | None = None  # None: a per-participant code
-
-
-class RecruitmentSpec(Strict):
-    """What a recruitment link's participant id must look like (``id_pattern``: a regular
-    expression the whole id must match, e.g. ``"[0-9a-f]{24}"`` for Prolific); a link whose
-    id does not match starts nobody."""
-
-    id_pattern: str | None = Field(default=None, min_length=1, max_length=200)
-
-    @field_validator("id_pattern")
-    @classmethod
-    def _compiles(cls, pattern: str | None) -> str | None:
-        if pattern is None:
-            return None
-        try:
-            compiled = re.compile(pattern)
-        except re.error as e:
-            raise ValueError(f"not a regular expression: {e}") from None
-        if compiled.fullmatch(""):
-            raise ValueError("the pattern accepts an empty id")
-        return pattern

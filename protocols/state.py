@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,8 @@ import numpy as np
 from engine.preferences import ActionabilityProfiles
 from protocols.planning import ShownPlan
 
-STATUSES = ("active", "complete", "declined", "screened_out", "approved", "no_plans")
+STATUSES = ("active", "complete", "declined", "screened_out", "approved", "no_plans",
+            "withdrawn")
 
 
 @dataclass
@@ -46,6 +48,7 @@ class Participant:
     interaction_done: bool = False
     queries_asked: int = 0
     completion_code: str = ""
+    updated_at: datetime | None = None  # the last answer (or the start): page times count from it
 
     @property
     def active(self) -> bool:

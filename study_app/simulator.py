@@ -18,6 +18,7 @@ or a kill, every participant is either complete or resumable), missing ones are 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from data import dashboard_queries, records
+from data import quality as quality_flags
 from data.store import Store
 from engine.synthetic.participants import Population
 from protocols import pages as pg
@@ -51,6 +53,11 @@ class SyntheticDriver:
             "params_json": json.dumps({"seq": p.seq, **self.population.person(p.seq).truth()}),
         } for p in participants]}
 
+    def _seconds(self, pid: str, page: pg.Page) -> float:
+        """The simulated time on the page (engine.synthetic: page times)."""
+        p = self.study.participant(pid)
+        return self.population.page_seconds(p.seq, p.step, page.kind)
+
     def run(self, participant_ids: list[str]) -> None:
         """Drive these participants until none is active: at every step, each page kind
         answers all its pages of the step at once (a plan page's ratings are one draw)."""
@@ -70,7 +77,8 @@ class SyntheticDriver:
                 for (pid, _), answer in zip(
                         mine, pg.PAGE_KINDS[kind].synthetic_answers(sim, items), strict=True):
                     answers[pid] = answer
-            submits = [SubmitItem(pid, page.id, answers[pid]) for pid, page in pages]
+            submits = [SubmitItem(pid, page.id, answers[pid], self._seconds(pid, page))
+                       for pid, page in pages]
             study.submit_many(submits, {"sim_ratings": sim.extra["sim_ratings"]})
             active = [pid for pid, _ in pages if study.participant(pid).active]
 
@@ -86,11 +94,15 @@ def simulate(
     resources: StudyResources | None = None,
     chunk: int = 100,
     progress: Progress | None = None,
+    speeders: float = 0.0,
+    straightliners: float = 0.0,
 ) -> dict[str, Any]:
     """Simulate ``participants`` synthetic participants into ``store`` (module docstring).
 
     ``protocol`` may be a shipped protocol's id or a file, ``store`` a DuckDB file (opened and
-    closed here). Returns the summary documented by ``recourse-study simulate --json``.
+    closed here); ``speeders`` / ``straightliners``: the shares of careless participants
+    (engine.synthetic.participants; their kind is simulation truth). Returns the summary
+    documented by ``recourse-study simulate --json``.
     """
     if not isinstance(protocol, Protocol):
         protocol = load_protocol(protocol)
@@ -98,14 +110,16 @@ def simulate(
         with Store(store) as opened:
             return simulate(protocol, opened, participants, seed=seed, study_id=study_id,
                             decision_model=decision_model, resources=resources, chunk=chunk,
-                            progress=progress)
+                            progress=progress, speeders=speeders,
+                            straightliners=straightliners)
     if participants < 1:
         raise ValueError(f"participants must be >= 1, got {participants}")
     if chunk < 1:
         raise ValueError(f"chunk must be >= 1, got {chunk}")
     start = time.perf_counter()
     sim_seed = protocol.simulation.seed if seed is None else int(seed)
-    behaviour = protocol.simulation.behaviour()
+    behaviour = dataclasses.replace(protocol.simulation.behaviour(), speeder_share=speeders,
+                                    straightliner_share=straightliners)
     study = Study(protocol, store, study_id=study_id, resources=resources,
                   decision_model=decision_model,
                   simulation={"seed": sim_seed, "behaviour": behaviour.to_dict()})
@@ -153,6 +167,7 @@ def summary(store: Store, study_id: str, seconds: float, **extra: Any) -> dict[s
         if view is not store:
             view.close()
     quality = {
+        "flag_recovery": quality_flags.flag_recovery(store, study_id),
         "plan_shortfalls": shortfalls.to_dict(orient="records"),
         "participants_short": int(short),
         "attention_failed": int(failures["participants"].sum()) if len(failures) else 0,

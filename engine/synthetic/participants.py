@@ -32,7 +32,14 @@ else is simulated and after a resume):
 - attention checks: answered correctly with probability ``attention_pass_rate``, else a
   uniformly chosen wrong option;
 - reasons: a short sentence chosen from templates that fit the rating (and name an
-  impossible item when there is one).
+  impossible item when there is one);
+- careless participants (data-quality checks): a person is a speeder with probability
+  ``speeder_share``, else a straight-liner with probability ``straightliner_share``
+  (their own stream, so the other draws of a person stay the same); a straight-liner gives
+  one rating v_i ~ U{1..7} to both questions of every plan (truth: ``quality``);
+- page times: t_ij = m_k * s_i * exp(0.4 z_ij), m_k the typical time of the page's kind
+  (``PAGE_SECONDS``), s_i = exp(0.3 z_i) the person's pace, times ``SPEEDER_PACE`` for a
+  speeder (z standard normal, per person and per page).
 """
 
 from __future__ import annotations
@@ -51,7 +58,15 @@ from engine.synthetic.rating_model import RatingBehaviour
 
 # Added to the personal cost for each acted feature the person cannot change.
 VIOLATION_COST = 10.0
-_STREAM_PERSON, _STREAM_PLAN, _STREAM_PAGE = 1, 2, 3
+_STREAM_PERSON, _STREAM_PLAN, _STREAM_PAGE, _STREAM_CARE, _STREAM_TIME = 1, 2, 3, 4, 5
+# Typical seconds on a page of each kind (module docstring: page times); others: DEFAULT.
+PAGE_SECONDS = {"consent": 30.0, "screening": 20.0, "scenario": 25.0, "persona": 20.0,
+                "profile_entry": 60.0, "decision": 15.0, "elicitation_binary": 40.0,
+                "elicitation_ranking": 50.0, "elicitation_likert": 50.0, "plan": 45.0,
+                "attention": 10.0, "hare_choice": 20.0, "hare_accept": 15.0}
+DEFAULT_PAGE_SECONDS = 20.0
+SPEEDER_PACE = 0.25
+PACE_SD, PAGE_SD = 0.3, 0.4
 
 
 @dataclass(frozen=True)
@@ -68,6 +83,14 @@ class Behaviour:
     threshold: float = 0.15
     threshold_sd: float = 0.5
     attention_pass_rate: float = 0.97
+    speeder_share: float = 0.0
+    straightliner_share: float = 0.0
+
+    def __post_init__(self) -> None:
+        shares = (self.speeder_share, self.straightliner_share)
+        if min(shares) < 0 or sum(shares) > 1:
+            raise ValueError("speeder and straight-liner shares must be >= 0 and sum to at "
+                             f"most 1, got {shares}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (stored with a simulated study)."""
@@ -85,6 +108,9 @@ class Person:
     weights: np.ndarray  # w_ij (inf outside F_i)
     effects: dict[str, float]
     threshold: float
+    quality: str | None = None  # speeder | straightliner | None (careful)
+    pace: float = 1.0  # s_i, SPEEDER_PACE included
+    line: int = 4  # a straight-liner's one rating
 
     @property
     def hard(self) -> np.ndarray:
@@ -100,6 +126,8 @@ class Person:
             "weights": [None if not np.isfinite(w) else float(w) for w in self.weights],
             "effects": self.effects,
             "threshold": self.threshold,
+            "quality": self.quality,
+            "pace": self.pace,
         }
 
 
@@ -142,7 +170,22 @@ class Population:
         weights = np.where(hard, 1.0 + b.cost_slope * r, np.inf)
         effects = {key: float(v[0]) for key, v in b.ratings.draw_effects(1, rng).items()}
         threshold = float(b.threshold * np.exp(b.threshold_sd * rng.standard_normal()))
-        return Person(index, x.copy(), true, r, weights, effects, threshold)
+        care = self._rng(_STREAM_CARE, index)
+        u, pace = care.random(), float(np.exp(PACE_SD * care.standard_normal()))
+        quality = ("speeder" if u < b.speeder_share else "straightliner"
+                   if u < b.speeder_share + b.straightliner_share else None)
+        line = int(care.integers(1, 8))
+        if quality == "speeder":
+            pace *= SPEEDER_PACE
+        return Person(index, x.copy(), true, r, weights, effects, threshold, quality, pace,
+                      line)
+
+    def page_seconds(self, index: int, step: int, kind: str) -> float:
+        """The simulated time on the participant's ``step``-th page, of kind ``kind``
+        (module docstring)."""
+        z = self._rng(_STREAM_TIME, index, step).standard_normal()
+        typical = PAGE_SECONDS.get(kind, DEFAULT_PAGE_SECONDS)
+        return float(typical * self.person(index).pace * np.exp(PAGE_SD * z))
 
     # ---- answers ------------------------------------------------------------------------
     def elicitation(self, index: int, scheme: str, levels: int | None = None) -> dict[str, Any]:
@@ -232,6 +275,8 @@ class Population:
             rng = self._rng(_STREAM_PLAN, int(i), int(pos))
             acc[k] = int(model.acceptance.sample(eta_acc[k:k + 1], rng)[0])
             act[k] = int(model.action.sample(eta_act[k:k + 1], rng)[0])
+            if people[k].quality == "straightliner":
+                acc[k] = act[k] = people[k].line
         impossible = (mask.numpy() & ~true.hard_mask.numpy()).any(axis=1)
         return {"acceptance": acc, "action": act, "eta_acceptance": np.asarray(eta_acc),
                 "eta_action": np.asarray(eta_act), "satisfaction": sat, "violation": vio,

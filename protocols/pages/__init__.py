@@ -18,8 +18,8 @@ shipped kinds:
 | hare_choice | hare | HareChoicePayload(query, budget, text, options[2][rows]) | HareChoiceAnswer(choice: 0 or 1) |
 | hare_accept | hare | HareAcceptPayload(query, budget, text, rows) | HareAcceptAnswer(accept) |
 | attention | attention | AttentionPayload(question, options) | AttentionAnswer(choice: option) |
-| debrief | debrief | DebriefPayload(text, completion_code) | none: the session is complete |
-| end | end | EndPayload(reason, text) | none: declined, screened out, or the own profile was approved |
+| debrief | debrief | DebriefPayload(text, completion_code, no_plans, url) | none: the session is complete |
+| end | end | EndPayload(reason, text, ending, code, url) | none: declined, screened out, withdrawn, too few plans, or the own profile was approved |
 
 Adding a page kind: a ``PageKind`` subclass decorated with ``register`` in a module imported
 here, and a renderer registered for its kind in ``study_app.web`` (docs/architecture.md).

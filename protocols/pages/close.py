@@ -19,6 +19,8 @@ END_TEXTS = {
     "close this page.",
     "approved": "The system would approve the profile you entered, so there is nothing to "
     "explain in this study. Thank you for your time.",
+    "withdrawn": "You have withdrawn from the study, and every answer you gave has been "
+    "deleted. Thank you for your time; you may close this page.",
 }
 
 
@@ -77,6 +79,7 @@ class DebriefPayload(PageModel):
     text: str
     completion_code: str
     no_plans: str | None = None  # why there were no plans to rate (none found, ``fewer``)
+    url: str | None = None  # recruitment.completion.url: {code} and {id} to fill in
 
 
 @register
@@ -89,14 +92,22 @@ class Debrief(_Closing):
         member is richer on every item the person keeps) is told why no plan came, with the
         shortfall's message, instead of reaching the thanks without a word."""
         none_found = (p.plans_ready and not p.plans and not ctx.interactive.applies(p))
+        ending = ctx.protocol.recruitment.completion
         return DebriefPayload(text=ctx.protocol.debrief.text, completion_code=p.completion_code,
                               no_plans=ctx.protocol.plans.shortfall.message if none_found
-                              else None)
+                              else None, url=ending.url if ending is not None else None)
 
 
 class EndPayload(PageModel):
-    reason: Literal["declined", "screened_out", "approved", "no_plans"]
+    """An early end; ``ending``: the recruitment platform's ending it returns with, its
+    ``code`` (null: none to show) and return ``url`` ({code} and {id} to fill in; null:
+    none) (protocols.recruitment)."""
+
+    reason: Literal["declined", "screened_out", "approved", "no_plans", "withdrawn"]
     text: str
+    ending: str = "no_consent"
+    code: str | None = None
+    url: str | None = None
 
 
 @register
@@ -106,7 +117,12 @@ class End(_Closing):
     kind = slot = "end"
 
     def payload(self, ctx: SessionContext, p: Participant) -> PageModel:
-        if p.status == "no_plans":
-            return EndPayload(reason="no_plans", text=ctx.protocol.plans.shortfall.message)
-        reason = p.status if p.status in END_TEXTS else "declined"
-        return EndPayload(reason=reason, text=END_TEXTS[reason])  # type: ignore[arg-type]
+        reason = p.status if p.status in (*END_TEXTS, "no_plans") else "declined"
+        text = (ctx.protocol.plans.shortfall.message if reason == "no_plans"
+                else END_TEXTS[reason])
+        ending, spec = ctx.protocol.recruitment.ending(reason)
+        code = spec.code if spec is not None else None
+        if ending == "completion":  # the study ended them: they return as completed
+            code = p.completion_code or code
+        return EndPayload(reason=reason, text=text, ending=ending,  # type: ignore[arg-type]
+                          code=code, url=spec.url if spec is not None else None)

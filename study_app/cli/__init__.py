@@ -21,6 +21,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "bench_hare",
     "simulate",
     "export",
+    "withdraw",
     "import_ratings",
     "analyze",
     "bench_analysis",

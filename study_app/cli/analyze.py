@@ -44,6 +44,10 @@ def analyze(
         "compact", help="Traces in OUT/traces: none | compact (parameters and log-likelihood, "
         "float32; ~30-45 MB per model at 362 x 5) | full (as sampled, with the per-rating "
         "category probabilities; ~0.5 GB per ordinal model)."),
+    exclude: str | None = typer.Option(
+        None, help="Also leave out participants the data-quality flags name, comma-separated: "
+        "speeders, straightliners, attention (data.quality; thresholds from the protocol's "
+        "quality block); counted per reason like the protocol's exclusions."),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
@@ -67,10 +71,12 @@ def analyze(
     model names), failed [{model, error}], loo {outcome: [{model, rank, elpd_loo, se, elpd_diff, dse, weight}]},
     recourse_table [{arm, method, plans, validity, plausibility, cost, hap, l0_actions,
     l1_actions, l0_profile, l1_profile, satisfaction, violation}] (null: not recorded),
-    exclusions {rules {impossible_items, failed_attention, fewer_plans}, counts {reason:
+    exclusions {rules {impossible_items, failed_attention, fewer_plans, speeder,
+    straightliner}, counts {reason:
     participants}, ratings_excluded {rule: ratings}, n_ratings_before, n_ratings_kept,
     excluded [{participant_id, reason}]} (the stored protocol's exclusions; excluded
-    participants are left out of every model), truth_vs_recovered (simulated studies, else
+    participants are left out of every model; --exclude adds the flag rules),
+    truth_vs_recovered (simulated studies, else
     null: {distance, outcomes [{outcome, model, truth_shape (falls | rises | flat),
     recovered, true_change, recovered_change (mean rating at d_min minus at d_max),
     curve [{d, truth, mean, lo, hi}], effects [{term, truth, mean, lo, hi, covered}]}]}),
@@ -82,10 +88,12 @@ def analyze(
         fail(f"--trace must be one of {', '.join(TRACE_LEVELS)}, got {trace!r}", 2)
     if distance is not None:
         _sampler(distance, backend, draws, tune, chains, seed, target_accept)  # fail early
+    asked = exclusion_flags(exclude)
     study_id, ratings, plans, settings = load_study(db, study)
     distance = distance or protocol_distance(settings)
     sampler = _sampler(distance, backend, draws, tune, chains, seed, target_accept)
-    ratings, exclusions, truth = study_rules(ratings, settings)
+    flagged = load_flags(db, study_id) if asked else None
+    ratings, exclusions, truth = study_rules(ratings, settings, flagged=flagged, asked=asked)
     if exclusions["excluded"] or exclusions["ratings_excluded"]["impossible_items"]:
         dropped = ", ".join(f"{k}: {v}" for k, v in exclusions["ratings_excluded"].items())
         err.print(f"excluding {len(exclusions['excluded'])} participant(s) and "
@@ -151,11 +159,37 @@ def protocol_distance(settings: dict[str, Any]) -> str:
     return spec.proximity if spec.design == "tominaga" else spec.distance
 
 
-def study_rules(ratings: pd.DataFrame, settings: dict[str, Any]) -> tuple[
-        pd.DataFrame, dict[str, Any], Any]:
-    """(the ratings kept by the stored protocol's exclusions, the exclusion record, the
-    synthetic participants' rating behaviour or None). A stored protocol this version cannot
-    read applies no exclusion (said on stderr)."""
+EXCLUDE_NAMES = {"speeders": "speeder", "straightliners": "straightliner",
+                 "attention": "failed_attention"}
+
+
+def exclusion_flags(exclude: str | None) -> tuple[str, ...]:
+    """The rules ``--exclude`` asks for (exit 2 naming an unknown one)."""
+    names = [n.strip() for n in (exclude or "").split(",") if n.strip()]
+    unknown = [n for n in names if n not in EXCLUDE_NAMES]
+    if unknown:
+        fail(f"--exclude: unknown {', '.join(unknown)}; expected a comma-separated list of "
+             f"{', '.join(EXCLUDE_NAMES)}", 2)
+    return tuple(dict.fromkeys(EXCLUDE_NAMES[n] for n in names))
+
+
+def load_flags(db: str, study_id: str) -> dict[str, tuple[str, ...]]:
+    """participant id -> its data-quality flags (data.quality) in ``db``."""
+    from data.quality import FLAGS, participant_flags
+    from data.store import Store
+
+    with Store(db, read_only=True) as store:
+        flags = participant_flags(store, study_id)
+    return {row["participant_id"]: tuple(f for f in FLAGS if row[f] is True)
+            for row in flags.astype(object).where(flags.notna(), None).to_dict("records")}
+
+
+def study_rules(ratings: pd.DataFrame, settings: dict[str, Any], *,
+                flagged: dict[str, tuple[str, ...]] | None = None,
+                asked: tuple[str, ...] = ()) -> tuple[pd.DataFrame, dict[str, Any], Any]:
+    """(the ratings kept by the stored protocol's exclusions and the ``asked`` flag rules,
+    the exclusion record, the synthetic participants' rating behaviour or None). A stored
+    protocol this version cannot read applies no exclusion of its own (said on stderr)."""
     import json
 
     from analysis.exclusions import apply_exclusions
@@ -174,8 +208,11 @@ def study_rules(ratings: pd.DataFrame, settings: dict[str, Any]) -> tuple[
     except Exception as e:  # noqa: BLE001 - imported studies or older protocol versions
         err.print(f"note: the stored protocol cannot be read here ({type(e).__name__}); no "
                   "exclusions applied", highlight=False)
-    kept, record = apply_exclusions(ratings, failed_attention=failed_attention,
-                                    expected=expected, impossible_items=impossible_items)
+    kept, record = apply_exclusions(ratings, expected=expected,
+                                    failed_attention=failed_attention
+                                    or "failed_attention" in asked,
+                                    impossible_items=impossible_items, flagged=flagged,
+                                    flag_rules=asked)
     truth = None
     sim = json.loads(settings.get("simulation_json") or "null")
     if isinstance(sim, dict) and isinstance(sim.get("behaviour"), dict):

@@ -24,6 +24,12 @@ def simulate(
         None, help="Override the protocol's decision model: trained | bayes | rule."
     ),
     chunk: int = typer.Option(100, min=1, help="Participants moved through the study together."),
+    speeders: float = typer.Option(
+        0.0, min=0.0, max=1.0, help="Share of synthetic speeders (pages at a quarter of the "
+        "usual time); who is one is stored as simulation truth."),
+    straightliners: float = typer.Option(
+        0.0, min=0.0, max=1.0, help="Share of synthetic straight-liners (one rating on every "
+        "plan and question); stored as simulation truth."),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
@@ -38,7 +44,9 @@ def simulate(
     mean_acceptance, mean_action (over all ratings, null when none), plan_shortfalls (per
     arm and reason: participants, missing plans, fallback plans), participants_short (got
     fewer plans than the protocol asks), attention_failed (participants who failed an
-    attention check), seconds (this run).
+    attention check), flag_recovery {speeder, straightliner: {truth, flagged, both,
+    precision, recall}} (the data-quality flags against the simulation truth), seconds
+    (this run).
     """
     from data.store import Store, StoreError
     from protocols.resources import MethodUnavailableError
@@ -46,6 +54,10 @@ def simulate(
     from protocols.session import StudyMismatchError
     from study_app.simulator import simulate as run
 
+    if speeders + straightliners > 1:
+        raise typer.BadParameter(f"--speeders {speeders} and --straightliners "
+                                 f"{straightliners} add up to more than 1",
+                                 param_hint="--speeders")
     if decision_model not in (None, "trained", "bayes", "rule"):
         raise typer.BadParameter("expected trained, bayes or rule (a pool world's fixed rule)",
                                  param_hint="--decision-model")
@@ -72,7 +84,8 @@ def simulate(
                 progress.update(task, completed=done, total=total)
 
             summary = run(proto, store, participants, seed=seed, study_id=study,
-                          decision_model=decision_model, chunk=chunk, progress=report)
+                          decision_model=decision_model, chunk=chunk, progress=report,
+                          speeders=speeders, straightliners=straightliners)
     except (StudyMismatchError, MethodUnavailableError, FileNotFoundError) as e:
         fail(e, 2)
     finally:
@@ -93,6 +106,10 @@ def _report(summary: dict, db: Path) -> None:
         err.print(f"  - arm {row['arm']}: {row['participants']} participant(s), "
                   f"{row['missing']} plan(s) missing{filled}: {row['reason']}",
                   highlight=False, markup=False)
+    for flag, r in summary["flag_recovery"].items():
+        if r["truth"]:
+            err.print(f"{flag} flag: {r['both']} of {r['truth']} synthetic {flag}s found, "
+                      f"{r['flagged']} flagged", highlight=False)
     if summary["attention_failed"]:
         err.print(f"note: {summary['attention_failed']} participant(s) failed an attention "
                   "check (ratings_long.attention_passed; analyze excludes them when the "

@@ -39,6 +39,7 @@ from study_app.web.style import (
     page_heading,
     progress_indicator,
 )
+from study_app.web.withdraw import withdraw_control
 
 _TOKEN = "rs_token"  # the participant token this browser session holds
 _SHOWN = "rs_shown_page"  # the page drawn in the previous run
@@ -138,6 +139,7 @@ def render_participant() -> None:
     progress_indicator(done, page.progress.total, page.title, page_id=page.id, kind=page.kind)
     page_heading(page.title, page.id)
     answer = RENDERERS[page.kind](page)
+    withdraw_control(session, page)
     if answer is not None and _submit(session, page, answer):
         st.session_state[_SUBMITTED] = page.id
         st.rerun()

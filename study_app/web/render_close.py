@@ -8,11 +8,11 @@ from __future__ import annotations
 import html
 import json
 from typing import Any
-from urllib.parse import quote
 
 import streamlit as st
 
 from protocols import pages as pg
+from protocols.recruitment import fill
 from study_app.web import widgets
 from study_app.web.registry import renders
 from study_app.web.runtime import from_env
@@ -34,33 +34,45 @@ def render_attention(page: pg.Page) -> dict[str, Any] | None:
 
 
 def completion_link(template: str, code: str) -> str:
-    """The completion URL with ``{code}`` replaced by the (URL-quoted) completion code."""
-    return template.replace("{code}", quote(code, safe=""))
+    """The return URL with ``{code}`` (and ``{id}``: the recruitment id of this visit's
+    link) filled in, URL-quoted (protocols.recruitment.fill)."""
+    config = from_env()
+    external = st.query_params.get(config.id_param)
+    return fill(template, code, external)
+
+
+def return_to_platform(template: str | None, code: str | None, ending: str) -> None:
+    """The ending's code and, with a return URL, the way back to the recruitment platform:
+    a button and an automatic redirect after ``REDIRECT_SECONDS`` (an ending without either
+    says the page may be closed)."""
+    if code:
+        st.markdown("Your completion code:" if ending == "completion" else "Your code:")
+        st.html(f'<div class="rs-code" data-testid="rs-completion-code" data-ending="{ending}">'
+                f"{html.escape(code)}</div>")
+    if not template:
+        st.caption("You may now close this page.")
+        return
+    url = completion_link(template, code or "")
+    st.link_button("Return to the study platform" + (" to finish" if ending == "completion"
+                                                     else ""), url, type="primary")
+    st.caption(f"You will be taken there automatically in {REDIRECT_SECONDS} seconds.")
+    st.html(
+        "<script>setTimeout(function () { window.location.assign("
+        f"{_js_string(url)}); }}, {REDIRECT_SECONDS * 1000});</script>",
+        unsafe_allow_javascript=True,
+    )
 
 
 @renders("debrief")
 def render_debrief(page: pg.Page) -> None:
-    """The completion code and, when the server has a completion URL, the way back to the
+    """The completion code and, when the server (``serve --completion-url``, first) or the
+    protocol (``recruitment.completion.url``) has a completion URL, the way back to the
     recruitment platform (``study_app.web.runtime``)."""
-    completion_url = from_env().completion_url
     p: pg.DebriefPayload = page.payload  # type: ignore[assignment]
     if p.no_plans:
         st.info(p.no_plans)
     st.markdown(p.text)
-    st.markdown("Your completion code:")
-    st.html(f'<div class="rs-code" data-testid="rs-completion-code">'
-            f"{html.escape(p.completion_code)}</div>")
-    if completion_url:
-        url = completion_link(completion_url, p.completion_code)
-        st.link_button("Return to the study platform to finish", url, type="primary")
-        st.caption(f"You will be taken there automatically in {REDIRECT_SECONDS} seconds.")
-        st.html(
-            "<script>setTimeout(function () { window.location.assign("
-            f"{_js_string(url)}); }}, {REDIRECT_SECONDS * 1000});</script>",
-            unsafe_allow_javascript=True,
-        )
-    else:
-        st.caption("You may now close this page.")
+    return_to_platform(from_env().completion_url or p.url, p.completion_code, "completion")
 
 
 def _js_string(text: str) -> str:
@@ -72,3 +84,7 @@ def _js_string(text: str) -> str:
 def render_end(page: pg.Page) -> None:
     p: pg.EndPayload = page.payload  # type: ignore[assignment]
     st.markdown(p.text)
+    url = p.url
+    if p.ending == "completion":  # the study ended the session: completed, as on the debrief
+        url = from_env().completion_url or url
+    return_to_platform(url, p.code, p.ending)

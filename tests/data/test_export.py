@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from data.codebook import MEANINGS, NOT_EXPORTED
-from data.export import EXPORTED, export, load_export
+from data.export import EXPORTED, FLAGS_TABLE, export, load_export
+from data.quality import COLUMNS as FLAG_COLUMNS
 from data.store import TABLES, VIEWS, Store
 
 SAMPLE = {"VARCHAR": 'a, "quoted"\ntext', "INTEGER": 3, "BIGINT": 7, "DOUBLE": 0.25,
@@ -51,7 +52,7 @@ def test_export_round_trip(tmp_path, store_target, fmt: str) -> None:
         manifest = export(store, tmp_path / "out", fmt,  # type: ignore[arg-type]
                           free_text=True, linkage=True)
         originals = {t: store.table(t) for t in EXPORTED}
-    assert set(manifest["tables"]) == set(EXPORTED)
+    assert set(manifest["tables"]) == {*EXPORTED, FLAGS_TABLE}
     assert {f"{t}.{fmt}" for t in EXPORTED} | {"codebook.csv", "codebook.json"} <= set(
         manifest["files"])
     back = load_export(tmp_path / "out")
@@ -68,6 +69,8 @@ def test_export_round_trip(tmp_path, store_target, fmt: str) -> None:
         )
     assert "salt" not in back["studies"] and "token_hash" not in back["participants"]
     assert "tokens" not in back and "dashboard_logins" not in back  # private tables
+    assert "withdrawals" not in back
+    assert len(back[FLAGS_TABLE]) == manifest["tables"][FLAGS_TABLE]
 
 
 def test_codebook_describes_every_exported_column(tmp_path) -> None:
@@ -78,4 +81,5 @@ def test_codebook_describes_every_exported_column(tmp_path) -> None:
             cols = [r["column"] for r in book if r["table"] == table]
             assert cols == [n for n, _ in store.columns(table) if n not in SECRETS]
     assert all(r["meaning"] and r["type"] for r in book)
-    assert set(MEANINGS) == set(TABLES + VIEWS)
+    assert set(MEANINGS) == set(TABLES + VIEWS) | {FLAGS_TABLE}
+    assert [r["column"] for r in book if r["table"] == FLAGS_TABLE] == list(FLAG_COLUMNS)
