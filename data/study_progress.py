@@ -8,7 +8,7 @@ whether they consented (an arm is assigned at consent; codebook: ``participants.
     consented = in progress + completed + ended after consent
 
 where "ended after consent" is every other end state of those who consented (screened out
-after consent, own profile approved, no plans, ...) and "ended before consent" every end
+after consent, own profile approved, no plans, withdrawn, ...) and "ended before consent" every end
 state other than declined of those who did not (screened out before consent, ...);
 ``ended_after`` and ``ended_before`` list them by status. So "in progress" never
 counts a visit that has not consented, and the numbers always add up (``check_headline``).
@@ -38,6 +38,8 @@ HEADLINE: dict[str, tuple[str, str]] = {
                             "(screened out, own profile approved, no plans, ...)"),
     "screened_out": ("Screened out", "ended by a screening question (status screened_out), "
                      "before or after consent"),
+    "withdrawn": ("Withdrawn", "withdrew, their answers deleted (status withdrawn), before "
+                  "or after consent"),
     "declined": ("Declined", "answered \"I do not agree\" on the consent page (status "
                  "declined)"),
     "not_consented_yet": ("Not yet consented", "visits still on the consent page or before it "
@@ -58,8 +60,8 @@ def headline(store: Store, study_id: str, source: str | None = None) -> dict[str
     for r in rows:
         n, status, consented = int(r["n"]), r["status"], bool(r["consented"])
         out["visits"] += n
-        if status == "screened_out":
-            out["screened_out"] += n
+        if status in ("screened_out", "withdrawn"):
+            out[status] += n
         if not consented:
             if status == "declined":
                 out["declined"] += n

@@ -2,9 +2,11 @@
 ``REFRESH_SECONDS`` without a click (a Streamlit fragment with ``run_every``).
 
 It shows the headline numbers (each defined once, ``data.study_progress.HEADLINE``, and
-stated as sums that add up), participants per arm and status, the arm balance against the
-design's target, HARE's pairwise choices and accept rates, the completion funnel (shares of
-visits), drop-off, time per page, ratings by arm and the data-quality checks. Every redraw
+stated as sums that add up), the endings the recruitment platform hears about, participants
+per arm and status, the arm balance against the design's target with the data-quality
+flags per arm (speeders, straight-liners, attention failures: ``data.quality``), HARE's
+pairwise choices and accept rates, the completion funnel (shares of visits), drop-off, time
+per page, ratings by arm and plan shortfalls. Every redraw
 reads a fresh snapshot of the store (on PostgreSQL a copy taken for that redraw).
 """
 
@@ -37,6 +39,7 @@ def live_view(study: Study, chosen: str, source: str | None, same_protocol: bool
         _id_conflicts(store, chosen)
         _overview(store, chosen, source)
         _arms(store, chosen, source, study if same_protocol else None)
+        _flags(store, chosen, source)
         _hare(store, chosen, source)
         _funnel(store, chosen, source)
         _ratings(store, chosen, source)
@@ -49,7 +52,8 @@ def live_view(study: Study, chosen: str, source: str | None, same_protocol: bool
 def _overview(store, study_id: str, source: str | None) -> None:
     h = sp.headline(store, study_id, source)
     sp.check_headline(h)
-    names = ("visits", "consented", "in_progress", "completed", "screened_out", "declined")
+    names = ("visits", "consented", "in_progress", "completed", "screened_out", "declined",
+             "withdrawn")
     for col, name in zip(st.columns(len(names)), names, strict=True):
         label, definition = sp.HEADLINE[name]
         col.metric(label, h[name], help=definition[0].upper() + definition[1:] + ".")
@@ -65,6 +69,12 @@ def _overview(store, study_id: str, source: str | None) -> None:
     median = times["median_minutes"]
     st.markdown("Median time to complete: "
                 + ("-" if pd.isna(median) else f"{float(median):.1f} min"))
+    endings = q.end_states(store, study_id, source)
+    if len(endings):
+        st.markdown("**Endings** (what the recruitment platform is told): "
+                    + ", ".join(f"{e} {n}" for e, n in zip(endings["ending"],
+                                                          endings["participants"],
+                                                          strict=True)))
     st.subheader("Participants per arm and status")
     status = q.status_by_arm(store, study_id, source)
     if len(status):
@@ -99,6 +109,19 @@ def _arms(store, study_id: str, source: str | None, study: Study | None) -> None
         st.caption("target: the arm the design (permuted blocks by arm weight) gives each of "
                    f"the {total} consent numbers so far; off_target = consented - target.")
     st.dataframe(arms, hide_index=True)
+
+
+def _flags(store, study_id: str, source: str | None) -> None:
+    st.subheader("Data-quality flags")
+    flags = q.quality_flags(store, study_id, source)
+    if not len(flags):
+        st.caption("No answers yet.")
+        return
+    st.caption("Participants per arm with each flag (data.quality; the protocol's quality "
+               "thresholds): speeders (total or typical page time under the set fraction "
+               "of the median), straight-liners (the same rating on every plan), attention "
+               "failures; flagged: any of them.")
+    st.dataframe(flags, hide_index=True)
 
 
 def _hare(store, study_id: str, source: str | None) -> None:
@@ -158,7 +181,7 @@ def _ratings(store, study_id: str, source: str | None) -> None:
 
 
 def _quality(store, study_id: str, source: str | None) -> None:
-    st.subheader("Data quality")
+    st.subheader("Plans shown")
     short = q.plan_shortfalls(store, study_id, source)
     if len(short):
         st.warning("Some participants got fewer plans than the protocol asks "
@@ -166,10 +189,6 @@ def _quality(store, study_id: str, source: str | None) -> None:
         st.dataframe(short, hide_index=True)
     else:
         st.caption("Every participant got the plans the protocol asks.")
-    failed = q.attention_failures(store, study_id, source)
-    if len(failed):
-        st.markdown("**Participants who failed an attention check**")
-        st.dataframe(failed, hide_index=True)
 
 
 def _id_conflicts(store, study_id: str) -> None:

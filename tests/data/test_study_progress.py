@@ -37,9 +37,10 @@ def store(tmp_path_factory):
     study.start()  # a visit still on the consent page
     declined = study.start()
     declined.submit(declined.current_page().id, {"agree": False})
-    for _ in range(2):  # two in progress
+    for _ in range(3):  # three consent, one of them withdraws
         web = study.start()
         web.submit(web.current_page().id, {"agree": True})
+    study.withdraw(web.participant_id, "participant")
     yield s
     s.close()
 
@@ -48,10 +49,12 @@ def test_headline_numbers_partition_the_visits(store) -> None:
     h = sp.headline(store, "progress")
     sp.check_headline(h)
     assert {k: h[k] for k in sp.HEADLINE} == {
-        "visits": 7, "consented": 5, "in_progress": 2, "completed": 3,
-        "ended_after_consent": 0, "screened_out": 0, "declined": 1, "not_consented_yet": 1}
+        "visits": 8, "consented": 6, "in_progress": 2, "completed": 3,
+        "ended_after_consent": 1, "screened_out": 0, "withdrawn": 1, "declined": 1,
+        "not_consented_yet": 1}
+    assert h["ended_after"] == {"withdrawn": 1} and h["ended_before"] == {}
     web = sp.headline(store, "progress", "web")
-    assert (web["visits"], web["consented"], web["completed"]) == (4, 2, 0)
+    assert (web["visits"], web["consented"], web["completed"]) == (5, 3, 0)
     broken = {**h, "in_progress": h["in_progress"] + 1}
     with pytest.raises(ValueError, match="consented does not add up"):
         sp.check_headline(broken)
@@ -59,7 +62,7 @@ def test_headline_numbers_partition_the_visits(store) -> None:
 
 def test_arm_counts_are_of_consented_participants(store) -> None:
     arms = sp.arm_counts(store, "progress")
-    assert int(arms["consented"].sum()) == 5
+    assert int(arms["consented"].sum()) == 6  # the withdrawn one keeps their arm
     assert int(arms["completed"].sum()) == 3 and int(arms["in_progress"].sum()) == 2
     assert set(arms["arm"]) == {"oracle", "pool"}
 

@@ -113,7 +113,8 @@ def test_keyboard_only_participants_complete_with_no_axe_violations(protocol, se
             if kind not in found:
                 found[kind] = a11y.axe_violations(page)
 
-        bot = KeyboardParticipant(page, spec, profile=_profile(protocol), on_page=scan)
+        bot = KeyboardParticipant(page, spec, profile=_profile(protocol), on_page=scan,
+                                 timeout_ms=120_000)
         start = bot.open(server.url)
         assert page.evaluate("document.documentElement.lang") == "en"
         assert bot.run(start) == ("debrief", "debrief")

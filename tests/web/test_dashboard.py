@@ -97,6 +97,14 @@ def test_dashboard_shows_progress_runs_a_pilot_and_exports(small_any, monkeypatc
     assert {r["status"] for r in rows} == {"complete"}
     at.selectbox(key="rs_dash_study").set_value(pilot).run()
     assert str(next(m for m in at.metric if m.label == "Completed").value) == "3"
+    # arm balance against the design's target and the quality flags, per arm
+    arms = next(df.value for df in at.dataframe if "off_target" in df.value.columns)
+    assert list(arms["arm"]) == ["oracle"] and list(arms["consented"]) == [3]
+    assert list(arms["target"]) == [3] and list(arms["off_target"]) == [0]
+    flags = next(df.value for df in at.dataframe if "straightliners" in df.value.columns)
+    assert list(flags["participants"]) == [3]
+    assert {"Arm balance", "Data-quality flags"} <= {s.value for s in at.subheader}
+    assert "Consented 3 = in progress 0 + completed 3 + ended after consent 0" in _texts(at)
     assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")  # rating charts
     # export: a download button that builds the zip on click (nothing kept in the session)
     assert any(b.proto.label.startswith("Download export") for b in at.get("download_button"))
