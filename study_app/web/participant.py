@@ -93,6 +93,16 @@ def find_session(config: runtime.WebConfig, study: Study) -> ParticipantSession 
     return session
 
 
+def _scroll_to_top(page_id: str) -> None:
+    # The page id makes the element new on every page, so the script runs once per page.
+    st.html(
+        "<script>/* " + page_id + " */ (function () { window.scrollTo(0, 0); "
+        "var m = document.querySelector('[data-testid=\"stMain\"]'); "
+        "if (m) { m.scrollTo(0, 0); } })();</script>",
+        unsafe_allow_javascript=True,
+    )
+
+
 def _submit(session: ParticipantSession, page: pg.Page, answer: dict) -> bool:
     """Submit; True when the session moved on, False after an explanatory message."""
     try:
@@ -132,6 +142,8 @@ def render_participant() -> None:
     shown = st.session_state.get(_SHOWN)
     if shown is not None and shown != page.id and st.session_state.get(_SUBMITTED) != shown:
         notice(MOVED_ON)
+    if shown != page.id:
+        _scroll_to_top(page.id)
     st.session_state[_SHOWN] = page.id
     st.session_state.pop(_SUBMITTED, None)
     # Pages done before this one (the debrief counts as done: 100%).

@@ -128,17 +128,14 @@ def apply_participant_style() -> None:
 
 
 def page_heading(title: str, page_id: str) -> None:
-    """The page's heading; on a new page (a new ``page_id``) the window scrolls to the top
-    and keyboard focus moves to this heading, so the first Tab reaches the page's first
-    question and a screen reader reads the new page from its title."""
+    """The page's heading; on a new page (a new ``page_id``) keyboard focus moves to it, so
+    the first Tab reaches the page's first question and a screen reader reads the new page
+    from its title."""
     st.subheader(title, anchor=False)
     # The page id makes the element new on every page, so the script runs once per page
     # (a rerun of the same page, e.g. after a missing answer, leaves focus where it is).
     st.html(
         "<script>/* " + html.escape(page_id) + " */ (function () {"
-        " window.scrollTo(0, 0);"
-        " var m = document.querySelector('[data-testid=\"stMain\"]');"
-        " if (m) { m.scrollTo(0, 0); }"
         " var tries = 0;"
         " (function focus() {"
         "  var h = document.querySelector('[data-testid=\"stMain\"] "

@@ -61,6 +61,8 @@ class KeyboardParticipant:
     pages: list[str] = field(default_factory=list)
     radio_groups: list[str] = field(default_factory=list)  # accessible names met
     no_ring: list[str] = field(default_factory=list)  # controls focused without a 2px ring
+    first_tab_elsewhere: list[str] = field(default_factory=list)  # pages whose first Tab
+    # (from the heading) did not reach one of the page's own controls
 
     # ---- keys --------------------------------------------------------------------------
     def press(self, key: str, times: int = 1) -> None:
@@ -151,10 +153,12 @@ class KeyboardParticipant:
                 f"[class*='st-key-{prefix}ranking-down-']",
                 "els => els.flatMap(e => [...e.classList].filter(c =>"
                 " c.includes('ranking-down-')).map(c => c.split('ranking-down-')[1]))")
-        for _ in range(400):
+        for tab in range(400):
             self.press("Tab")
             f = self.focus()
             key = f.get("key") or ""
+            if tab == 0 and not key.startswith(prefix):
+                self.first_tab_elsewhere.append(f"{page_id}: {f}")
             if not key.startswith(prefix):
                 continue
             name = key[len(prefix):]

@@ -4,9 +4,9 @@ For each protocol one server, one browser: a keyboard-only participant (Tab, Spa
 arrow keys, typing; keyboard_participant) completes the study at 1280 and at 390 px wide,
 and a second one declines consent (the end page). axe-core runs once on each new page kind
 at each width: no WCAG 2.1 A/AA violation may remain (a.EXCEPTIONS lists the accepted ones,
-none today). On every page focus moves to the heading, every rating scale is a radio group
-with an accessible name, every control reached by Tab shows a focus ring, and the page
-declares its language.
+none today). On every page focus moves to the heading and the first Tab reaches
+the page's first control, every rating scale is a radio group with an accessible name,
+every control reached by Tab shows a focus ring, and the page declares its language.
 
 The figures (violations per page kind and width, key presses) are written to
 .recourse-study/test-artifacts/accessibility-<protocol>.json.
@@ -126,6 +126,7 @@ def test_keyboard_only_participants_complete_with_no_axe_violations(protocol, se
         assert set(found) == KINDS[protocol], width
         assert {k: v for k, v in found.items() if v} == {}, width
         assert bot.no_ring == [] and decliner.no_ring == []
+        assert bot.first_tab_elsewhere == [] and decliner.first_tab_elsewhere == []
         assert bot.radio_groups and all(name.strip() for name in bot.radio_groups)
         report[width] = {"violations": {k: len(v) for k, v in found.items()},
                          "keys": bot.keys, "typed": bot.typed, "pages": len(bot.pages)}
