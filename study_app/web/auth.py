@@ -17,8 +17,12 @@ Guessing is slowed and seen:
   address as the server saw it, the delay) and, for a failure, a warning in the server log.
   The dashboard shows the failures since the researcher's previous sign-in.
 
-A signed-in session ends on "Sign out", which clears everything the browser session held
-(and drops its download links), and after ``IDLE_MINUTES`` without activity.
+A sign-in stores a signed, expiring token in a cookie (study_app.web.auth_token), so a
+reload of the page keeps the researcher signed in until the token expires
+(``RECOURSE_STUDY_DASHBOARD_SESSION_HOURS``, default 8). A signed-in session ends on "Sign
+out", which clears everything the browser session held (and drops its download links),
+revokes the token and deletes the cookie, and after ``IDLE_MINUTES`` without activity (the
+same).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import streamlit as st
 
 from data import logins
 from data.store import Store
+from study_app.web import auth_token
 
 PASSWORD_ENV = "RECOURSE_STUDY_DASHBOARD_PASSWORD"
 IDLE_ENV = "RECOURSE_STUDY_DASHBOARD_IDLE_MINUTES"
@@ -46,6 +51,9 @@ IDLE_MINUTES = 30.0
 _SESSION_FLAG = "rs_dashboard_authenticated"
 _ACTIVE_AT = "rs_dashboard_active_at"  # monotonic time of the last dashboard run
 _SIGNED_IN_AT = "rs_dashboard_signed_in_at"
+_TOKEN = "rs_dashboard_token"  # this session's signed token (auth_token)
+_COOKIE_PENDING = "rs_dashboard_cookie"  # a cookie script to send on the next run
+_CLEAR_COOKIE = "rs_dashboard_clear_cookie"  # set after a sign-out: delete the cookie
 _ATTEMPT_LOCK = threading.Lock()  # one password check at a time in this process
 
 log = logging.getLogger("study_app.web.auth")
@@ -97,12 +105,18 @@ def idle_limit() -> float:
 
 
 def _client() -> str | None:
-    """The client's address as the server saw it (None without a request: AppTest)."""
+    """The client's address as the server saw it, loopback included (``st.context
+    .ip_address`` hides 127.0.0.1 and ::1); None without a request (AppTest)."""
     try:
         address = st.context.ip_address
+        if address is None:
+            from streamlit.runtime.context import _get_client_context
+
+            context = _get_client_context()
+            address = context.remote_ip if context is not None else None
     except Exception:
         return None
-    return address if isinstance(address, str) else None
+    return address if isinstance(address, str) and address else None
 
 
 def check_password(store: Store, given: str, expected: str) -> bool:
@@ -143,20 +157,55 @@ def require_password(store: Store) -> bool:
         if idle_expired():
             sign_out()
             st.info(f"You were signed out after {idle_limit():g} minutes without activity.")
+        elif not auth_token.verify(st.session_state.get(_TOKEN), expected):
+            sign_out()
+            st.info("Your sign-in expired; please sign in again.")
         else:
             st.session_state[_ACTIVE_AT] = time.monotonic()
+            _send_cookie()
             return True
+    elif _resume(expected):
+        return True
+    if st.session_state.pop(_CLEAR_COOKIE, False):
+        st.html(auth_token.cookie_script(None), unsafe_allow_javascript=True)
     with st.form("rs_dashboard_login"):
         given = st.text_input("Dashboard password", type="password", max_chars=256)
         submitted = st.form_submit_button("Sign in")
     if submitted:
         if check_password(store, given, expected):
-            st.session_state[_SESSION_FLAG] = True
-            st.session_state[_ACTIVE_AT] = time.monotonic()
-            st.session_state[_SIGNED_IN_AT] = now()
+            token = auth_token.issue(expected)
+            _signed_in(token, now())
+            st.session_state[_COOKIE_PENDING] = auth_token.cookie_script(token)
             st.rerun()
         st.error("Wrong password.")
     return False
+
+
+def _signed_in(token: str, at: datetime) -> None:
+    st.session_state[_SESSION_FLAG] = True
+    st.session_state[_TOKEN] = token
+    st.session_state[_ACTIVE_AT] = time.monotonic()
+    st.session_state[_SIGNED_IN_AT] = at
+
+
+def _send_cookie() -> None:
+    """Store the token in the browser's cookie (once, on the run after the sign-in)."""
+    script = st.session_state.pop(_COOKIE_PENDING, None)
+    if script:
+        st.html(script, unsafe_allow_javascript=True)
+
+
+def _resume(expected: str) -> bool:
+    """Sign this new browser session in from a valid token cookie (a reload)."""
+    try:
+        token = st.context.cookies.get(auth_token.COOKIE)
+    except Exception:  # no request (AppTest)
+        return False
+    if not auth_token.verify(token, expected):
+        return False
+    issued = auth_token.expires_at(token) - 3600 * auth_token.session_hours()
+    _signed_in(token, datetime.fromtimestamp(issued, UTC).replace(tzinfo=None))
+    return True
 
 
 def signed_in_at() -> datetime | None:
@@ -165,9 +214,12 @@ def signed_in_at() -> datetime | None:
 
 
 def sign_out() -> None:
-    """End the session: clear everything it held and drop its download links now."""
+    """End the session: clear everything it held, drop its download links now, revoke its
+    token and delete the cookie (on the next run of the page)."""
+    auth_token.revoke(st.session_state.get(_TOKEN))
     for key in list(st.session_state.keys()):
         del st.session_state[key]
+    st.session_state[_CLEAR_COOKIE] = True
     drop_downloads()
 
 

@@ -1,5 +1,6 @@
-"""The researcher dashboard (``/dashboard``): progress of the running study, export, pilots
-and the latest analysis report, behind the password gate of ``study_app.web.auth``.
+"""The researcher dashboard (``/dashboard``): progress of the running study (live, redrawn
+every few seconds: ``study_app.web.dashboard_live``), export, pilots and the latest analysis
+report, behind the password gate of ``study_app.web.auth``.
 
 It reads the served database through the server's own connection (DuckDB allows one writer
 process per file, and that is the server), with the read-only summaries of
@@ -22,7 +23,6 @@ import zipfile
 from functools import partial
 from pathlib import Path
 
-import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -32,7 +32,9 @@ from data.store import describe
 from protocols.session import Study
 from study_app.web import runtime
 from study_app.web.auth import idle_expired, require_password, sign_out, signed_in_at
+from study_app.web.dashboard_live import live_view
 from study_app.web.errors import show_error
+from study_app.web.style import apply_base_style
 
 PILOT_SUFFIX = "-pilot"
 MAX_PILOT = 2000
@@ -86,80 +88,6 @@ def run_pilot(study: Study, more: int, progress: DeltaGenerator) -> dict:
                     resources=study.resources, progress=report)
 
 
-def _overview(store, study_id: str, source: str | None) -> None:
-    status = q.status_by_arm(store, study_id, source)
-    consented = status[status["arm"] != q.NOT_CONSENTED]
-    total = int(consented["participants"].sum()) if len(consented) else 0
-    by_status = status.groupby("status")["participants"].sum() if len(status) else pd.Series()
-    times = q.completion_times(store, study_id, source).iloc[0]
-    cols = st.columns(5)
-    cols[0].metric("Participants", total, help="who consented (and count for assignment)")
-    cols[4].metric("Visits without consent",
-                   int(status.loc[status["arm"] == q.NOT_CONSENTED, "participants"].sum()),
-                   help="links opened that never consented (declined, or left at consent)")
-    cols[1].metric("Complete", int(by_status.get("complete", 0)))
-    cols[2].metric("In progress", int(by_status.get("active", 0)))
-    median = times["median_minutes"]
-    cols[3].metric("Median time to complete",
-                   "-" if pd.isna(median) else f"{float(median):.1f} min")
-    st.subheader("Participants per arm and status")
-    if len(status):
-        st.dataframe(status.pivot_table(index="arm", columns="status", values="participants",
-                                        fill_value=0, aggfunc="sum"))
-    else:
-        st.info("No participants yet.")
-
-
-def _funnel(store, study_id: str, source: str | None) -> None:
-    st.subheader("Completion funnel")
-    funnel = q.funnel(store, study_id, source)
-    if len(funnel):
-        order = list(funnel["page_id"])
-        chart = funnel.set_index("page_id")[["answered"]].reindex(order)
-        st.bar_chart(chart, horizontal=True, sort=False, height=28 * len(order) + 60)
-        st.dataframe(funnel, hide_index=True)
-    drop = q.drop_off(store, study_id, source)
-    st.markdown("**Where participants in progress are now** (drop-off page)")
-    if len(drop):
-        st.dataframe(drop, hide_index=True)
-    else:
-        st.caption("Nobody is in progress.")
-    st.subheader("Median time per page")
-    durations = q.page_durations(store, study_id, source)
-    if len(durations):
-        st.dataframe(durations, hide_index=True)
-
-
-def _ratings(store, study_id: str, source: str | None) -> None:
-    st.subheader("Ratings by arm")
-    dist = q.rating_distribution(store, study_id, source)
-    if not len(dist):
-        st.caption("No ratings yet.")
-        return
-    for outcome, label in (("acceptance", "Acceptance (reasonable explanation)"),
-                           ("action", "Action (would carry it out)")):
-        sub = dist[dist["outcome"] == outcome]
-        wide = sub.pivot_table(index="rating", columns="arm", values="ratings", fill_value=0,
-                               aggfunc="sum").reindex(range(1, 8), fill_value=0)
-        st.markdown(f"**{label}**: number of ratings per scale point")
-        st.bar_chart(wide, stack=False, height=260)
-
-
-def _quality(store, study_id: str, source: str | None) -> None:
-    st.subheader("Data quality")
-    short = q.plan_shortfalls(store, study_id, source)
-    if len(short):
-        st.warning("Some participants got fewer plans than the protocol asks "
-                   "(plans.shortfall says what happens then).")
-        st.dataframe(short, hide_index=True)
-    else:
-        st.caption("Every participant got the plans the protocol asks.")
-    failed = q.attention_failures(store, study_id, source)
-    if len(failed):
-        st.markdown("**Participants who failed an attention check**")
-        st.dataframe(failed, hide_index=True)
-
-
 def _export(study: Study) -> None:
     st.subheader("Export")
     st.caption("Every table of the database (all studies in it, pilots included) with a "
@@ -178,17 +106,6 @@ def _export(study: Study) -> None:
                        partial(export_zip, study, fmt, free_text=free_text, linkage=linkage),
                        file_name=f"{study.study_id}-{stamp}-{fmt}.zip", mime="application/zip",
                        key="rs_export_download", on_click="ignore")
-
-
-def _flags(store, study_id: str) -> None:
-    flagged = q.id_conflicts(store, study_id)
-    if not len(flagged):
-        return
-    st.subheader("Participant ids used from another link")
-    st.warning(f"{len(flagged)} participant(s) had their recruitment id arrive with another "
-               "recruitment session than their first visit. Those visits were refused; "
-               "check with the recruitment platform before approving or paying.")
-    st.dataframe(flagged, hide_index=True)
 
 
 def _sign_ins(store) -> None:
@@ -249,6 +166,7 @@ def _idle_watch() -> None:
 def render_dashboard() -> None:
     """The dashboard page (``/dashboard``)."""
     st.set_page_config(page_title="Researcher dashboard", layout="wide")
+    apply_base_style()
     st.title("Researcher dashboard")
     try:
         config, study = runtime.current_study()
@@ -259,30 +177,25 @@ def render_dashboard() -> None:
     if not require_password(live):
         return
     _idle_watch()
-    # the queries are DuckDB SQL: on PostgreSQL they read a snapshot taken for this view
-    store = live.snapshot()
+    snapshot = live.snapshot()  # the queries are DuckDB SQL: PostgreSQL is read via a copy
     try:
-        studies = q.study_list(store)
-        ids = list(studies["study_id"]) or [study.study_id]
-        default = ids.index(study.study_id) if study.study_id in ids else 0
-        left, right, out = st.columns([3, 2, 1], vertical_alignment="bottom")
-        chosen = left.selectbox("Study", ids, index=default, key="rs_dash_study")
-        src = right.radio("Participants", ["all", *q.SOURCES], horizontal=True,
-                          key="rs_dash_src")
-        if out.button("Sign out", key="rs_sign_out"):
-            sign_out()
-            st.rerun()
-        source = None if src == "all" else src
-        st.caption(f"Serving `{study.study_id}` ({study.protocol.title}) from "
-                   f"`{describe(config.db)}`.")
-        _flags(store, chosen)
-        _overview(store, chosen, source)
-        _funnel(store, chosen, source)
-        _ratings(store, chosen, source)
-        _quality(store, chosen, source)
+        studies = q.study_list(snapshot)
     finally:
-        if store is not live:
-            store.close()
+        if snapshot is not live:
+            snapshot.close()
+    ids = list(studies["study_id"]) or [study.study_id]
+    default = ids.index(study.study_id) if study.study_id in ids else 0
+    left, right, out = st.columns([3, 2, 1], vertical_alignment="bottom")
+    chosen = left.selectbox("Study", ids, index=default, key="rs_dash_study")
+    src = right.radio("Participants", ["all", *q.SOURCES], horizontal=True, key="rs_dash_src")
+    if out.button("Sign out", key="rs_sign_out"):
+        sign_out()
+        st.rerun()
+    st.caption(f"Serving `{study.study_id}` ({study.protocol.title}) from "
+               f"`{describe(config.db)}`.")
+    protocol_of = dict(zip(studies["study_id"], studies["protocol_id"], strict=True))
+    same = protocol_of.get(chosen, study.protocol.id) == study.protocol.id
+    live_view(study, chosen, None if src == "all" else src, same)
     _export(study)
     _pilot(study)
     _report(config)

@@ -33,7 +33,12 @@ from protocols.session import (
 from study_app.web import links, runtime
 from study_app.web.errors import show_error
 from study_app.web.renderers import RENDERERS
-from study_app.web.style import apply_participant_style, notice, progress_indicator
+from study_app.web.style import (
+    apply_participant_style,
+    notice,
+    page_heading,
+    progress_indicator,
+)
 from study_app.web.withdraw import withdraw_control
 
 _TOKEN = "rs_token"  # the participant token this browser session holds
@@ -144,7 +149,7 @@ def render_participant() -> None:
     # Pages done before this one (the debrief counts as done: 100%).
     done = page.progress.step - 1 if not page.terminal else page.progress.total
     progress_indicator(done, page.progress.total, page.title, page_id=page.id, kind=page.kind)
-    st.subheader(page.title)
+    page_heading(page.title, page.id)
     answer = RENDERERS[page.kind](page)
     withdraw_control(session, page)
     if answer is not None and _submit(session, page, answer):

@@ -1,7 +1,16 @@
-"""Look of the participant pages: a calm, narrow survey layout that also works at phone width.
+"""Look of the pages: a calm, narrow survey layout that also works at phone width, and the
+accessibility rules every page shares (participant pages and the dashboard alike).
 
 Streamlit's own chrome (menu, deploy button, footer, sidebar toggle) is hidden on participant
 pages so the study looks like a survey tool rather than a data app; the dashboard keeps it.
+
+Accessibility (WCAG 2.1 AA; checked by axe-core in the browser tests, docs/accessibility.md):
+
+- text colours reach a contrast of at least 4.5:1 on white (Streamlit's grey captions, 3.9:1,
+  are darkened);
+- every focusable control shows a clear focus ring (3 px, 3:1 against white and the control);
+- on every new page, keyboard focus moves to the page heading (``page_heading``), so a
+  screen reader announces the page and the first Tab reaches its first question.
 """
 
 from __future__ import annotations
@@ -9,6 +18,33 @@ from __future__ import annotations
 import html
 
 import streamlit as st
+
+# Shared by every page (participant pages and the dashboard).
+_BASE_CSS = """
+<style>
+/* Captions and other "faded" text: #5c5f66 on white is 6.4:1 (Streamlit draws captions at
+   60% opacity, 2.7:1). */
+[data-testid="stCaptionContainer"] { opacity: 1 !important; }
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] *,
+[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] *,
+[data-testid="stWidgetLabel"] small, [data-testid="stMarkdownContainer"] small {
+  color: #5c5f66 !important;
+}
+/* A clear focus ring on every control reached by keyboard. */
+:focus-visible, button:focus-visible, a:focus-visible, input:focus-visible,
+textarea:focus-visible, [tabindex]:focus-visible {
+  outline: 3px solid #1a4f8b !important; outline-offset: 2px !important;
+}
+/* Radio and checkbox inputs are visually hidden: ring their visible label instead. */
+label:has(> input:focus-visible), label:has(input[type="radio"]:focus-visible),
+label:has(input[type="checkbox"]:focus-visible) {
+  outline: 3px solid #1a4f8b; outline-offset: 2px; border-radius: 0.3rem;
+}
+/* The page heading takes focus on a new page (page_heading): no ring for that, as the
+   page itself is what is announced. */
+.rs-page-title:focus { outline: none; }
+</style>
+"""
 
 _PARTICIPANT_CSS = """
 <style>
@@ -80,9 +116,36 @@ div[role="radiogroup"] { flex-wrap: wrap; gap: 0.2rem 0.9rem; }
 """
 
 
+def apply_base_style() -> None:
+    """Inject the CSS every page shares (contrast, focus ring)."""
+    st.html(_BASE_CSS)
+
+
 def apply_participant_style() -> None:
     """Inject the participant CSS (once per run; Streamlit dedupes identical markdown)."""
+    apply_base_style()
     st.html(_PARTICIPANT_CSS)
+
+
+def page_heading(title: str, page_id: str) -> None:
+    """The page's heading; on a new page (a new ``page_id``) keyboard focus moves to it, so
+    the first Tab reaches the page's first question and a screen reader reads the new page
+    from its title."""
+    st.subheader(title, anchor=False)
+    # The page id makes the element new on every page, so the script runs once per page
+    # (a rerun of the same page, e.g. after a missing answer, leaves focus where it is).
+    st.html(
+        "<script>/* " + html.escape(page_id) + " */ (function () {"
+        " var tries = 0;"
+        " (function focus() {"
+        "  var h = document.querySelector('[data-testid=\"stMain\"] "
+        "[data-testid=\"stHeading\"] h3');"
+        "  if (!h) { if (tries++ < 50) { setTimeout(focus, 20); } return; }"
+        "  h.classList.add('rs-page-title'); h.setAttribute('tabindex', '-1');"
+        "  h.focus({preventScroll: true});"
+        " })(); })();</script>",
+        unsafe_allow_javascript=True,
+    )
 
 
 def progress_indicator(

@@ -79,9 +79,8 @@ def test_dashboard_shows_progress_runs_a_pilot_and_exports(small_any, monkeypatc
         page = web.page()
         web.answer(page, chosen_answer(page, protocol))
     at = _signed_in(monkeypatch)
-    assert "Participants" in [m.label for m in at.metric]
-    participants = next(m for m in at.metric if m.label == "Participants")
-    assert str(participants.value) == "1"
+    metrics = {m.label: str(m.value) for m in at.metric}
+    assert (metrics["Visits"], metrics["Consented"], metrics["In progress"]) == ("1", "1", "1")
     drop = [df.value for df in at.dataframe if "page_id" in df.value.columns
             and "idle_minutes" in df.value.columns]
     assert drop and list(drop[0]["page_id"]) == ["decision"]
@@ -97,7 +96,15 @@ def test_dashboard_shows_progress_runs_a_pilot_and_exports(small_any, monkeypatc
     assert len(rows) == 3 and {r["source"] for r in rows} == {"synthetic"}
     assert {r["status"] for r in rows} == {"complete"}
     at.selectbox(key="rs_dash_study").set_value(pilot).run()
-    assert str(next(m for m in at.metric if m.label == "Complete").value) == "3"
+    assert str(next(m for m in at.metric if m.label == "Completed").value) == "3"
+    # arm balance against the design's target and the quality flags, per arm
+    arms = next(df.value for df in at.dataframe if "off_target" in df.value.columns)
+    assert list(arms["arm"]) == ["oracle"] and list(arms["consented"]) == [3]
+    assert list(arms["target"]) == [3] and list(arms["off_target"]) == [0]
+    flags = next(df.value for df in at.dataframe if "straightliners" in df.value.columns)
+    assert list(flags["participants"]) == [3]
+    assert {"Arm balance", "Data-quality flags"} <= {s.value for s in at.subheader}
+    assert "Consented 3 = in progress 0 + completed 3 + ended after consent 0" in _texts(at)
     assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")  # rating charts
     # export: a download button that builds the zip on click (nothing kept in the session)
     assert any(b.proto.label.startswith("Download export") for b in at.get("download_button"))
@@ -146,4 +153,5 @@ def test_dashboard_flags_ids_used_from_another_link_and_counts_visits_apart(smal
     assert list(flagged["participant_id"]) == [owner.session.participant_id]
     assert list(flagged["refused_visits"]) == [1] and list(flagged["sessions"]) == [2]
     metrics = {m.label: str(m.value) for m in at.metric}
-    assert metrics["Participants"] == "1" and metrics["Visits without consent"] == "1"
+    assert (metrics["Visits"], metrics["Consented"], metrics["In progress"]) == ("2", "1", "1")
+    assert "Visits 2 = consented 1 + declined 0 + not yet consented 1" in _texts(at)
