@@ -1,7 +1,8 @@
 """The HARE benchmark (paper 002, section 5): base generators vs HARE vs Multi-HARE with
 simulated people, plus the budget and calibration ablations and the interactive step time.
 
-For every seed s: ``n`` rejected deployment-test applicants drawn at random, their
+For every seed s: ``n`` rejected deployment-test applicants drawn at random (with
+``fixed_people`` the same n fixed ones in every seed, engine.decision.fixed_test_people), their
 actionability profiles (``constraint``: how many features each person may change; uniform
 preferences, ranking scores), and for every scale the simulated people of
 engine.synthetic.hare_people (hidden ideal plans). Each base method's plans are computed once
@@ -43,7 +44,7 @@ from torch import Tensor
 
 from engine import metrics
 from engine.benchmarks.recourse import n_actionable, rejected_population
-from engine.decision import Classifier
+from engine.decision import Classifier, fixed_test_people
 from engine.preferences import ActionabilityProfiles, sample_profiles
 from engine.recourse import METHODS, capabilities, get_method
 from engine.recourse.base import RecourseContext, RecourseMethod
@@ -81,6 +82,9 @@ class HareBenchmarkConfig:
     # (scale, budget, iterations, calibrate) rows to run instead of the ones derived above
     settings: tuple[tuple[str, int, int, str], ...] = ()
     step_timing: bool = True
+    # the same n fixed rejected test people in every seed (the HARE paper's "150 fixed
+    # individual samples taken from the test-set"), else n drawn anew per seed
+    fixed_people: bool = False
 
     def validate(self, scenario: Scenario) -> None:
         problems = []
@@ -179,10 +183,14 @@ def _aggregate(key: dict[str, Any], per_seed: list[dict[str, float]], n: int) ->
 def _population(
     scenario: Scenario, classifier: Classifier, config: HareBenchmarkConfig, seed: int
 ) -> tuple[Tensor, ActionabilityProfiles]:
-    pool = rejected_population(scenario, classifier, None)
     rng = np.random.default_rng([seed, 7])
-    idx = rng.choice(len(pool), size=min(config.n, len(pool)), replace=False)
-    x = pool[torch.as_tensor(np.sort(idx))].to(torch.float64)
+    if config.fixed_people:
+        rows = fixed_test_people(scenario, classifier, config.n)
+        x = scenario.dataset["test"][0][torch.from_numpy(rows)].to(torch.float64)
+    else:
+        pool = rejected_population(scenario, classifier, None)
+        idx = rng.choice(len(pool), size=min(config.n, len(pool)), replace=False)
+        x = pool[torch.as_tensor(np.sort(idx))].to(torch.float64)
     profiles = sample_profiles(
         scenario.feature_names, scenario.actionable, len(x), distribution="uniform",
         n_actionable=n_actionable(config.constraint, len(scenario.actionable)),

@@ -8,13 +8,15 @@ scenario's trained models of those names) and its six base generators, each a ca
 method of the same name. A data set, classifier or base this installation does not have is
 a *missing* cell (``missing`` in the result: what and why), never a silent drop; a scenario
 other than the reproductions' default runs as the only data set (its column: the paper's
-whose scenario it is, else none) with its ``trained`` decision model (tests, smoke runs).
+whose scenario it is, else none), with the paper's classifiers if it is a tabular world and
+its ``trained`` decision model otherwise (tests, smoke runs).
 
 **Runs.** engine.benchmarks.hare per (data set, classifier): the paper's configuration
 (gamma = 1 every iteration, the accept question after every tournament, BoundaryPointSearch
 on every candidate, n = 100 Adam steps, lambda 10), far-scale simulated people, every
-mutable feature actionable (the paper's only constraint is immutability), 150 people x 5
-seeds; ``fast``: ``FAST_RUN``.
+mutable feature actionable (the paper's only constraint is immutability), the same 150 fixed
+rejected test people (engine.decision.fixed_test_people) in every seed, 5 seeds; ``fast``:
+``FAST_RUN``.
 
 **Cells.** Per classifier, base, data set, level and metric: the paper's value and ours
 (mean and sd over seeds), not judged (our people, ideals and data differ in scale). Judged
@@ -33,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.artifact_builders import decision_artifact
 from engine.artifacts import build_artifacts, load_classifier
 from engine.benchmarks.hare import HareBenchmarkConfig, run_hare_benchmark
 from engine.benchmarks.paper_values import paper_source, target_values, tolerance
@@ -54,7 +57,7 @@ PAPER_DATASETS: dict[str, str] = {"adult": "adult", "compas": "compas",
 SUBSTITUTE = {"credit": "German Credit in place of GiveMeSomeCredit (not obtainable here)"}
 PAPER_BASES = ("wachter", "gs", "face", "cchvae", "clue", "cruds")
 PAPER_RUN = {"n": 150, "seeds": 5, "steps": 100}
-FAST_RUN = {"n": 40, "seeds": 2, "steps": 30}
+FAST_RUN = {"n": 40, "seeds": 1, "steps": 30}
 B, T, FAR = 30, 5, "far"
 Level = tuple[int, int]  # (budget, iterations); (0, 0) is the base generator
 
@@ -116,14 +119,17 @@ def grid(config: ReproduceConfig) -> tuple[dict[str, str | None], dict[str, str]
 
 
 def classifiers_of(config: ReproduceConfig, spec: TableSpec) -> tuple[str, ...]:
-    """The paper's classifiers on its data sets; a scenario of our own: its trained model."""
-    return spec.classifiers if config.scenario == REPRODUCE_SCENARIO else ("trained",)
+    """The paper's classifiers on its data sets (tabular worlds); a world of our own: its
+    trained decision model."""
+    if config.scenario == REPRODUCE_SCENARIO:
+        return spec.classifiers
+    tabular = get_scenario(config.scenario).world_kind == "tabular"
+    return spec.classifiers if tabular else ("trained",)
 
 
 def _context(scenario: str, classifier: str, quick: bool) -> RecourseContext:
-    artifact = "decision" if classifier == "trained" else classifier
-    build_artifacts(scenario, quick=quick, only=(artifact,))
     sc = get_scenario(scenario)
+    build_artifacts(scenario, quick=quick, only=(decision_artifact(sc, classifier),))
     return RecourseContext(sc, load_classifier(sc, classifier))
 
 
@@ -149,7 +155,8 @@ def run_grid(config: ReproduceConfig, spec: TableSpec, note: Progress) -> dict[s
             hb = HareBenchmarkConfig(
                 bases=bases, scales=(FAR,), budget=B, iterations=(1,),
                 ablation_budgets=(B,), ablation_scale=FAR, calibration_ablation=False,
-                constraint="all", n=config.n or run["n"], seeds=seeds, steps=run["steps"],
+                constraint="all", fixed_people=True, n=config.n or run["n"], seeds=seeds,
+                steps=run["steps"],
                 settings=settings, step_timing=False, gamma_schedule=config.gamma_schedule,
                 final_accept=config.final_accept,
             )
