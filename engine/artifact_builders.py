@@ -15,13 +15,16 @@ from typing import Any
 import torch
 from torch import nn
 
-from engine.decision import DecisionConfig, accuracy, train_decision_model
-from engine.flows import FlowConfig, conditional_nll, counterfactual_rmse, train_flow
+from engine.decision import DecisionConfig, DecisionModel, accuracy, train_decision_model
+from engine.flows import CausalFlow, FlowConfig, conditional_nll, counterfactual_rmse, train_flow
+from engine.recourse.icarma_networks import AmortizedRecourse
 from engine.recourse.icarma_training import ICarmaConfig, train_amortized
 from engine.scenarios.base import Scenario
+from engine.vaes import CSVAEConfig, VAEConfig, build_vae_module, train_csvae, train_vae
 
 Progress = Callable[[str, int, int, str], None]
 LoadDep = Callable[[str], nn.Module]
+GENERATIVE: tuple[str, ...] = ("vae", "csvae")  # the latent-space bases' models (engine.vaes)
 
 
 
@@ -49,9 +52,12 @@ def configs(quick: bool, decision: str = "trained") -> dict[str, Any]:
             ),
             "flow": FlowConfig(epochs=40, patience=10),
             **{name: cfg.reduced() for name, cfg in amortized.items()},
+            "vae": VAEConfig().reduced(),
+            "csvae": CSVAEConfig().reduced(),
         }
     dec = DecisionConfig.reference() if decision == "reference" else DecisionConfig()
-    return {"decision": dec, "flow": FlowConfig(), **amortized}
+    return {"decision": dec, "flow": FlowConfig(), **amortized, "vae": VAEConfig(),
+            "csvae": CSVAEConfig()}
 
 
 def _note(progress: Progress | None, name: str) -> Callable[[int, int, str], None]:
@@ -152,6 +158,15 @@ def build_amortized(
     )
 
 
+def build_vae(
+    scenario: Scenario, config: VAEConfig, progress: Progress | None, load_dep: LoadDep
+) -> Built:
+    """Train the latent-space bases' VAE (CCHVAE, CLUE) or CSVAE (CRUDS) (engine.vaes)."""
+    if isinstance(config, CSVAEConfig):
+        return Built(*train_csvae(scenario, config, _note(progress, "csvae")))
+    return Built(*train_vae(scenario, config, _note(progress, "vae")))
+
+
 Builder = Callable[[Scenario, Any, Progress | None, LoadDep], Built]
 BUILDERS: dict[str, Builder] = {
     "decision": build_decision,
@@ -159,6 +174,8 @@ BUILDERS: dict[str, Builder] = {
     "icarma": build_amortized,
     "icarma-likert": build_amortized,
     "carma": build_amortized,
+    "vae": build_vae,
+    "csvae": build_vae,
 }
 
 
@@ -169,3 +186,20 @@ def builder_for(name: str) -> Builder:
     if name.startswith("icarma"):
         return build_amortized
     raise ValueError(f"no builder for artifact {name!r}")
+
+
+def construct(scenario: Scenario, name: str, cfg: dict[str, Any]) -> nn.Module:
+    """An untrained module of artifact ``name`` with configuration ``cfg`` (its metadata's),
+    to load the trained weights into."""
+    d = scenario.d
+    if name == "decision":
+        return DecisionModel(torch.zeros(d), torch.ones(d), DecisionConfig.from_dict(cfg).hidden)
+    if name == "flow":
+        return CausalFlow(scenario, FlowConfig.from_dict(cfg))
+    if name in GENERATIVE:
+        return build_vae_module(scenario, name, cfg)
+    ic = ICarmaConfig.from_dict(cfg)
+    return AmortizedRecourse(
+        torch.zeros(d), torch.ones(d), torch.ones(d), torch.tensor(scenario.actionable), ic.hidden,
+        ic.mask_head, ic.action_space,  # shift bounds: a buffer, loaded with the weights
+    )

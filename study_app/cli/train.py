@@ -111,7 +111,7 @@ def train(
     only: str = typer.Option(
         "",
         help="Comma-separated artifacts to build (plus what they depend on): decision, flow, "
-        "icarma, icarma-likert, carma. Default: all.",
+        "icarma, icarma-likert, carma, vae, csvae. Default: all.",
     ),
     icarma_training: str = typer.Option(
         "fast",
