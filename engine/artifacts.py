@@ -10,7 +10,9 @@ Artifacts live under ``$RECOURSE_STUDY_HOME/artifacts/<scenario>/`` (default hom
 - ``icarma``          iCARMA for ranking / binary elicitation (engine.recourse.icarma_training);
 - ``icarma-likert``   iCARMA for Likert-score elicitation (the paper's score-based setting);
 - ``carma``           CARMA: population-level mask, constant cost profile;
-- ``lr``, ``ann``     a tabular world's classifiers instead (engine.artifact_builders).
+- ``vae``, ``csvae``  the latent-space base generators' VAE and CSVAE (engine.vaes);
+- ``lr``, ``ann``     a tabular world's classifiers instead of ``decision``
+                      (engine.artifact_builders).
 
 Each model artifact is ``<name>.pt`` (state dict) plus ``<name>.json`` (metadata: config,
 metrics, training time, the fingerprint and the SHA-256 of the .pt file). The fingerprint
@@ -45,9 +47,11 @@ from torch import nn
 
 from engine.artifact_builders import (
     CLASSIFIERS,
+    GENERATIVE,
     Built,
     builder_for,
     configs,
+    construct,
     decision_artifact,
     scenario_artifacts,
 )
@@ -67,16 +71,9 @@ from engine.artifact_store import (
 from engine.artifact_store import (
     home as home,
 )
-from engine.decision import (
-    BayesDecision,
-    Classifier,
-    DecisionConfig,
-    DecisionModel,
-    RuleDecision,
-)
-from engine.flows import CausalFlow, FlowConfig
+from engine.decision import BayesDecision, Classifier, DecisionModel, RuleDecision
+from engine.flows import CausalFlow
 from engine.recourse.icarma_networks import AmortizedRecourse
-from engine.recourse.icarma_training import ICarmaConfig
 from engine.scenarios import get_scenario
 from engine.scenarios.base import Scenario
 from engine.scenarios.samples import ROLES, SPLITS
@@ -85,7 +82,8 @@ from engine.scenarios.samples import ROLES, SPLITS
 # thread only adds synchronization (one iCARMA epoch: 0.5 s on one thread, 3.3 s on two, on
 # the 2-core development machine under load); training processes can run side by side.
 TRAINING_THREADS = 1
-ARTIFACTS: tuple[str, ...] = ("decision", "flow", "icarma", "icarma-likert", "carma")
+ARTIFACTS: tuple[str, ...] = (
+    "decision", "flow", "icarma", "icarma-likert", "carma", "vae", "csvae")
 AMORTIZED: tuple[str, ...] = ("icarma", "icarma-likert", "carma")  # AmortizedRecourse models
 DEPENDS: dict[str, tuple[str, ...]] = {
     "decision": (),
@@ -95,6 +93,8 @@ DEPENDS: dict[str, tuple[str, ...]] = {
     "carma": ("decision", "flow"),
     "lr": (),
     "ann": (),
+    "vae": (),
+    "csvae": (),
 }
 # progress(artifact, done, total, note)
 Progress = Callable[[str, int, int, str], None]
@@ -267,22 +267,6 @@ def _state_bytes(module: nn.Module) -> bytes:
 _CACHE: dict[tuple[str, str], tuple[tuple[int, ...], nn.Module]] = {}
 
 
-def _construct(scenario: Scenario, name: str, meta: dict[str, Any]) -> nn.Module:
-    cfg = meta["config"]
-    if name == "decision" or name in CLASSIFIERS:
-        dc = DecisionConfig.from_dict(cfg)
-        d = scenario.d
-        return DecisionModel(torch.zeros(d), torch.ones(d), dc.hidden)
-    if name == "flow":
-        return CausalFlow(scenario, FlowConfig.from_dict(cfg))
-    ic = ICarmaConfig.from_dict(cfg)
-    d = scenario.d
-    return AmortizedRecourse(
-        torch.zeros(d), torch.ones(d), torch.ones(d), torch.tensor(scenario.actionable), ic.hidden,
-        ic.mask_head, ic.action_space,  # shift bounds: a buffer, loaded with the weights
-    )
-
-
 def _stat_key(scenario_name: str, name: str) -> tuple[int, ...] | None:
     """(mtime, size) of both files: a cheap check that a cached module is still current."""
     try:
@@ -312,7 +296,7 @@ def _load(scenario_name: str, name: str) -> nn.Module:
             f"incomplete) in {artifact_dir(scenario_name)}; run "
             f"`{train_command(scenario_name, name)}` first"
         )
-    module = _construct(scenario, name, meta)
+    module = construct(scenario, name, meta["config"])
     state = torch.load(weights_path(scenario_name, name), map_location="cpu", weights_only=True)
     module.load_state_dict(state)
     module.eval()
@@ -350,6 +334,13 @@ def load_flow(scenario_name: str) -> CausalFlow:
     flow = _load(scenario_name, "flow")
     assert isinstance(flow, CausalFlow)
     return flow
+
+
+def load_generative(scenario_name: str, name: str) -> nn.Module:
+    """A latent-space base generator's model: ``vae`` (TabularVAE) or ``csvae`` (CSVAE)."""
+    if name not in GENERATIVE:
+        raise ValueError(f"unknown generative artifact {name!r}; expected {GENERATIVE}")
+    return _load(scenario_name, name)
 
 
 def load_amortized(scenario_name: str, name: str) -> AmortizedRecourse:

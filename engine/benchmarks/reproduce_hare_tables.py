@@ -48,7 +48,7 @@ from engine.benchmarks.reproduce_core import (
     TargetResult,
     seed_stats,
 )
-from engine.recourse import METHODS
+from engine.recourse import METHODS, capabilities
 from engine.recourse.base import RecourseContext
 from engine.scenarios import get_scenario
 
@@ -127,9 +127,12 @@ def classifiers_of(config: ReproduceConfig, spec: TableSpec) -> tuple[str, ...]:
     return spec.classifiers if tabular else ("trained",)
 
 
-def _context(scenario: str, classifier: str, quick: bool) -> RecourseContext:
+def _context(scenario: str, classifier: str, bases: tuple[str, ...], quick: bool
+             ) -> RecourseContext:
+    """The data set's world with its classifier, and the trained models the bases need."""
     sc = get_scenario(scenario)
-    build_artifacts(scenario, quick=quick, only=(decision_artifact(sc, classifier),))
+    needs = {a for b in bases for a in capabilities(b).artifacts}
+    build_artifacts(scenario, quick=quick, only=(decision_artifact(sc, classifier), *needs))
     return RecourseContext(sc, load_classifier(sc, classifier))
 
 
@@ -148,7 +151,7 @@ def run_grid(config: ReproduceConfig, spec: TableSpec, note: Progress) -> dict[s
         for clf in classifiers_of(config, spec):
             note(f"{scenario}: {clf} classifier")
             try:
-                context = _context(scenario, clf, config.quick)
+                context = _context(scenario, clf, bases, config.quick)
             except (FileNotFoundError, ValueError, KeyError) as e:
                 missing[f"{scenario} {clf}"] = f"no {clf} classifier ({e})"
                 continue

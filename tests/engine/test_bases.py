@@ -15,7 +15,7 @@ from engine.recourse.base import RecourseContext
 from engine.scenarios import get_scenario
 
 N = 24
-BASES = ["face"]
+BASES = ["face", "cchvae", "clue", "cruds"]
 
 
 @pytest.fixture(scope="module")
