@@ -21,8 +21,8 @@ favourable plan); beside them the figures this benchmark reported before, ``prox
 (L1 over the profile) and ``violations_total`` (summed over people and seeds); ``queries`` and
 ``queries_max`` (comparisons and acceptance questions asked: mean per person, and the most
 any person was asked, never more than the budget), ``keep_incumbent`` (our option of
-engine.recourse.hare_state; off as in the paper), ``gamma_schedule`` and ``final_accept`` (the
-machine's step-size schedule and last accept question: the paper's ``paper`` / ``ask`` by
+engine.recourse.hare_state; off as in the paper), ``gamma``, ``gamma_schedule`` and ``final_accept`` (the
+machine's step size, its schedule and last accept question: the paper's ``paper`` / ``ask`` by
 default) and ``seconds`` (mean per seed: the
 method's own time; base generation is not part of HARE's).
 
@@ -76,6 +76,7 @@ class HareBenchmarkConfig:
     steps: int = 100
     step_sessions: int = 5
     keep_incumbent: bool = False
+    gamma: float = 1.0  # the candidates' step (the paper's 1; engine.recourse.hare_state)
     gamma_schedule: str = "paper"  # engine.recourse.hare_state: paper | halve
     final_accept: str = "ask"  # engine.recourse.hare_state: ask | skip
     base_options: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -101,7 +102,8 @@ class HareBenchmarkConfig:
             if b < max(self.iterations):
                 problems.append(f"budget {b} is smaller than the largest iteration count")
         try:
-            HareConfig(gamma_schedule=self.gamma_schedule, final_accept=self.final_accept)
+            HareConfig(gamma=self.gamma, gamma_schedule=self.gamma_schedule,
+                       final_accept=self.final_accept)
         except ValueError as e:
             problems.append(str(e))
         if self.n < 1 or self.seeds < 1:
@@ -259,8 +261,8 @@ def run_hare_benchmark(
 
 def machine_options(config: HareBenchmarkConfig) -> dict[str, Any]:
     """The state machine's options a run names in its rows (engine.recourse.hare_state)."""
-    return {"keep_incumbent": config.keep_incumbent, "gamma_schedule": config.gamma_schedule,
-            "final_accept": config.final_accept}
+    return {"keep_incumbent": config.keep_incumbent, "gamma": config.gamma,
+            "gamma_schedule": config.gamma_schedule, "final_accept": config.final_accept}
 
 
 def run_settings(config: HareBenchmarkConfig) -> list[tuple[str, int, int, str]]:

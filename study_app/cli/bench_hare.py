@@ -78,6 +78,9 @@ def hare(
         False, "--keep-incumbent",
         help="Our option: the previous iteration's plan joins each tournament (the paper "
         "compares new candidates only). The question count is the same."),
+    gamma: float = typer.Option(
+        1.0, min=0.0, min_open=True,
+        help="The candidates' step gamma (the paper: 1; shifts in range units)."),
     gamma_schedule: str = typer.Option(
         "paper", help="Candidate step size: paper (gamma = 1 in every iteration) | halve "
         "(ours before: gamma x max(|base shift|, 0.25), halved every iteration)."),
@@ -101,7 +104,7 @@ def hare(
     gtp_mean, gtp_sd, gtd_mean, gtd_sd, success_rate, violations (mean per person),
     violations_total, proximity (L2, the paper's), proximity_l1, sparsity, redundancy, queries
     (mean per person), queries_max (the most any person was asked: comparisons + accept
-    questions, never above the budget), keep_incumbent, gamma_schedule, final_accept,
+    questions, never above the budget), keep_incumbent, gamma, gamma_schedule, final_accept,
     seconds}] (means
     over seeds, sd across seeds; definitions in engine/benchmarks/hare.py); checks [{check,
     passed, detail}] (the acceptance criteria);
@@ -117,7 +120,7 @@ def hare(
         budget=budget, iterations=_ints(iterations, "--iterations"),
         ablation_budgets=_ints(budgets, "--budgets"), ablation_scale=ablation_scale,
         calibration_ablation=calibration_ablation, constraint=constraint, n=n, seeds=seeds,
-        steps=steps, keep_incumbent=keep_incumbent, gamma_schedule=gamma_schedule,
+        steps=steps, keep_incumbent=keep_incumbent, gamma=gamma, gamma_schedule=gamma_schedule,
         final_accept=final_accept,
         base_options=base_options(split_list(bases, "--bases"), {
             "training": icarma_training, "repair": repair, "grid": oracle_grid}),
