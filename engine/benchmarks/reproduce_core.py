@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from engine.benchmarks.paper_values import target_values
+from engine.recourse.hare_state import FINAL_ACCEPT, GAMMA_SCHEDULES
 from engine.recourse.icarma_config import (
     CALIBRATED_VALIDITY_WEIGHT,
     CARMA_SHIFT_BOUNDS,
@@ -45,6 +46,10 @@ TARGET_NAMES: tuple[str, ...] = (
     "hare-iterations",
     "hare-calibration",
     "hare-scale",
+    "hare-table1",
+    "hare-table2",
+    "hare-table3",
+    "hare-table4",
 )
 
 
@@ -73,7 +78,9 @@ class ReproduceConfig:
     ``action_space`` intervention (do-values instead of the paper configuration's clamped
     shifts of the flow's noise, CARMA's code's action) and, under latent-shift, ``shift_bounds``
     the clamp: carma (the default: CARMA's rule under CARMA's own flow,
-    ``CARMA_SHIFT_BOUNDS``), flow (the rule under our flow) or "LO,HI".
+    ``CARMA_SHIFT_BOUNDS``), flow (the rule under our flow) or "LO,HI". HARE's state machine:
+    ``gamma_schedule`` paper (gamma = 1 every iteration, the default) or halve, and
+    ``final_accept`` ask (the default) or skip (engine.recourse.hare_state).
     Bad values raise ValueError with a message that names the option (the CLI shows it)."""
 
     target: str
@@ -88,6 +95,8 @@ class ReproduceConfig:
     mask_head: str = DEFAULT_MASK_HEAD  # iCARMA's mask network output (engine.recourse.icarma_networks)
     action_space: str = PAPER_ACTION_SPACE  # what iCARMA's action network proposes (same)
     shift_bounds: str = CARMAS_CLAMP  # latent-shift's clamp: carma | flow | "LO,HI" (bounds())
+    gamma_schedule: str = "paper"  # HARE's step size: paper | halve (engine.recourse.hare_state)
+    final_accept: str = "ask"  # HARE's accept question after the last tournament: ask | skip
 
     @property
     def weight(self) -> float | None:
@@ -133,6 +142,12 @@ class ReproduceConfig:
             raise ValueError(f"action space must be one of {', '.join(ACTION_SPACES)}, got "
                              f"{self.action_space!r}")
         self.bounds()  # raises on a malformed value
+        if self.gamma_schedule not in GAMMA_SCHEDULES:
+            raise ValueError(f"gamma schedule must be one of {', '.join(GAMMA_SCHEDULES)}, got "
+                             f"{self.gamma_schedule!r}")
+        if self.final_accept not in FINAL_ACCEPT:
+            raise ValueError(f"final accept must be one of {', '.join(FINAL_ACCEPT)}, got "
+                             f"{self.final_accept!r}")
         if self.shift_bounds != CARMAS_CLAMP and self.action_space == INTERVENTION:
             raise ValueError("shift bounds apply to action space latent-shift only")
         if self.seeds is not None and self.seeds < 1:

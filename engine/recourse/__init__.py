@@ -24,6 +24,10 @@ METHODS: dict[str, str] = {
     "pool": "engine.recourse.pool:PoolSamples",
     "pool-profiles": "engine.recourse.pool_profiles:PoolProfiles",
     "hare": "engine.recourse.hare:Hare",
+    "face": "engine.recourse.face:Face",
+    "cchvae": "engine.recourse.latent:CCHVAE",
+    "clue": "engine.recourse.latent:Clue",
+    "cruds": "engine.recourse.cruds:Cruds",
 }
 
 

@@ -2,19 +2,31 @@
 batch answering at once) and one real participant (a batch of one, ``HareSession``).
 
 Per person u with base shift r_0 (engine.recourse.shift_actions), budget B and T iterations
-(k = B // T queries per iteration, paper 002 section 3.4):
+(k = B // T queries per iteration), Algorithm 4 of HARE (De Toni et al.):
 
     for t = 1..T:
         C_t = BoundaryPointSearch(ActionableSampling(r_{t-1}, k, gamma_t))   (hare_search)
         tournament over C_t: the first candidate is the winner; it meets the others in turn,
             the person says which of the two they prefer (relative feedback, k - 1 questions)
-        r_t = the winner;  gamma_{t+1} = shrink * gamma_t
-        if t < T: ask whether r_t is acceptable (absolute feedback, 1 question); yes stops
+        r_t = the winner
+        ask whether r_t is acceptable (absolute feedback IE, 1 question); yes stops
     return r_T (or the accepted r_t)
 
-so nobody is asked more than T (k - 1) + (T - 1) <= B - 1 questions: comparisons and accept
-questions together stay within the budget (the acceptance question after the last
-tournament could not change the result and is not asked). ``asked`` counts both kinds.
+so nobody is asked more than T (k - 1) + T = T k <= B questions: comparisons and accept
+questions together stay within the budget. ``asked`` counts both kinds.
+
+**The paper's configuration (the defaults).** ``gamma_schedule="paper"``: gamma_t = gamma
+(= 1, section 4.2) in every iteration, so a candidate is r_{t-1} + gamma p with p a unit
+direction in shift units (ranges, as the paper's features scaled to [0, 1]).
+``final_accept="ask"``: the accept question is asked after every tournament, the last one
+included, and counts against B, as Algorithm 4 does.
+
+**Named variants (ours).** ``gamma_schedule="halve"``: the search radius follows the size of
+the base plan and shrinks, gamma_1 = gamma * max(|r_0|, gamma_floor) (L2 of the shift) and
+gamma_{t+1} = shrink * gamma_t (shrink = 0.5). ``final_accept="skip"``: the accept question
+after the last tournament, which cannot change the result, is not asked (T (k - 1) + (T - 1)
+<= B - 1 questions). Both together are this machine's behaviour before it followed the paper,
+and a stored state without these fields restores them (``from_dict``).
 
 ``keep_incumbent`` (our option; off in the paper): r_{t-1} is contender 0 of iteration t's
 tournament, beside k - 1 new candidates, so a later iteration never ends worse than the
@@ -24,10 +36,8 @@ Nobody is asked about a plan the decision model rejects: a pair with an unfavour
 resolves itself (the favourable one wins; two unfavourable ones keep the winner), and an
 unfavourable winner is not offered for acceptance; when no contender of an iteration is
 favourable, the person keeps r_{t-1} (so HARE's success rate is its base's, as the paper
-reports). With ``calibrate="winner"`` (the paper's
-ablation) candidates enter the tournament uncalibrated and only each iteration's winner is
-moved to the boundary. gamma_1 = gamma * max(|r_0|, gamma_floor) (L2 of the shift), so the
-search radius follows the size of the base plan.
+reports). With ``calibrate="winner"`` (the paper's ablation) candidates enter the tournament
+uncalibrated and only each iteration's winner is moved to the boundary.
 
 The state is plain data (``to_dict``/``from_dict``, exact float round trip through JSON), and
 every random draw comes from a generator seeded by (seed, t), so a restored machine asks the
@@ -46,11 +56,16 @@ from engine.recourse.base import RecourseContext
 from engine.recourse.hare_search import actionable_sampling, boundary_point_search, is_favourable
 
 Phase = Literal["compare", "accept", "done"]
+GAMMA_SCHEDULES = ("paper", "halve")
+FINAL_ACCEPT = ("ask", "skip")
+# What a stored state without the schedule fields ran with (module docstring).
+LEGACY = {"gamma_schedule": "halve", "final_accept": "skip"}
 
 
 @dataclass(frozen=True)
 class HareConfig:
-    """Budget, iterations and the search's hyper-parameters (paper defaults, hare.md)."""
+    """Budget, iterations and the search's hyper-parameters: the paper's by default;
+    ``gamma_floor`` and ``shrink`` apply under ``gamma_schedule="halve"`` (module docstring)."""
 
     budget: int = 30
     iterations: int = 1
@@ -63,6 +78,8 @@ class HareConfig:
     bisections: int = 20
     calibrate: Literal["all", "winner"] = "all"
     keep_incumbent: bool = False
+    gamma_schedule: Literal["paper", "halve"] = "paper"
+    final_accept: Literal["ask", "skip"] = "ask"
 
     def __post_init__(self) -> None:
         problems = []
@@ -83,6 +100,11 @@ class HareConfig:
             problems.append(f"shrink must lie in (0, 1] (got {self.shrink})")
         if self.calibrate not in ("all", "winner"):
             problems.append(f"calibrate must be 'all' or 'winner' (got {self.calibrate!r})")
+        if self.gamma_schedule not in GAMMA_SCHEDULES:
+            problems.append(f"gamma_schedule must be 'paper' or 'halve' (got "
+                            f"{self.gamma_schedule!r})")
+        if self.final_accept not in FINAL_ACCEPT:
+            problems.append(f"final_accept must be 'ask' or 'skip' (got {self.final_accept!r})")
         if problems:
             raise ValueError("; ".join(problems))
 
@@ -139,7 +161,9 @@ class HareState:
         seed: int,
     ) -> HareState:
         n, d = x.shape
-        gamma = config.gamma * base_shift.norm(dim=1).clamp(min=config.gamma_floor)
+        gamma = torch.full((n,), config.gamma, dtype=torch.float64)
+        if config.gamma_schedule == "halve":
+            gamma = config.gamma * base_shift.norm(dim=1).clamp(min=config.gamma_floor)
         data = {
             "seed": int(seed), "t": 0, "phase": "compare", "pos": 1,
             "x": x.tolist(), "allowed": allowed.tolist(),
@@ -164,7 +188,10 @@ class HareState:
 
     @classmethod
     def from_dict(cls, context: RecourseContext, data: dict[str, Any]) -> HareState:
-        return cls(context, HareConfig(**data["config"]), data)
+        """A machine from ``to_dict``; a state stored before the schedule fields existed
+        continues as it ran (``LEGACY``: halving gamma, no accept question after the last
+        tournament)."""
+        return cls(context, HareConfig(**{**LEGACY, **data["config"]}), data)
 
     # ---- the questions --------------------------------------------------------------------
     @property
@@ -250,7 +277,9 @@ class HareState:
         stay = self.done | (self.incumbent_valid & ~valid)
         self.incumbent = torch.where(stay.unsqueeze(1), self.incumbent, z)
         self.incumbent_valid = torch.where(stay, self.incumbent_valid, valid)
-        if self.t + 1 < self.config.iterations and bool(self._accept_mask().any()):
+        last = self.t + 1 >= self.config.iterations
+        ask = not last or self.config.final_accept == "ask"
+        if ask and bool(self._accept_mask().any()):
             self.phase = "accept"
         else:
             self._next_iteration()
@@ -260,7 +289,8 @@ class HareState:
         if self.t >= self.config.iterations or bool(self.done.all()):
             self.phase = "done"
             return
-        self.gamma = self.gamma * self.config.shrink
+        if self.config.gamma_schedule == "halve":
+            self.gamma = self.gamma * self.config.shrink
         self._propose()
 
     def _propose(self) -> None:

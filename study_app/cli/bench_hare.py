@@ -40,7 +40,7 @@ def _table(rows: list[dict[str, Any]]) -> Table:
             r["base"], r["variant"], r["scale"], str(r["budget"] or "-"),
             str(r["iterations"] or "-"), r["calibrate"],
             f"{r['gtp_mean']:.3f}±{r['gtp_sd']:.3f}", f"{r['gtd_mean']:.3f}±{r['gtd_sd']:.3f}",
-            f"{r['success_rate']:.3f}", str(r["violations"]), f"{r['proximity']:.3f}",
+            f"{r['success_rate']:.3f}", f"{r['violations']:.2f}", f"{r['proximity']:.3f}",
             f"{r['sparsity']:.2f}", f"{r['redundancy']:.2f}", f"{r['queries']:.1f}",
             str(r["queries_max"]), f"{r['seconds']:.2f}",
         )
@@ -78,6 +78,15 @@ def hare(
         False, "--keep-incumbent",
         help="Our option: the previous iteration's plan joins each tournament (the paper "
         "compares new candidates only). The question count is the same."),
+    gamma: float = typer.Option(
+        1.0, min=0.0, min_open=True,
+        help="The candidates' step gamma (the paper: 1; shifts in range units)."),
+    gamma_schedule: str = typer.Option(
+        "paper", help="Candidate step size: paper (gamma = 1 in every iteration) | halve "
+        "(ours before: gamma x max(|base shift|, 0.25), halved every iteration)."),
+    final_accept: str = typer.Option(
+        "ask", help="The accept question after the last tournament: ask (the paper's "
+        "Algorithm 4; it counts against the budget) | skip (ours before)."),
     icarma_training: str = typer.Option(
         "paper", help="iCARMA base: paper (the paper's models) | fast (ours)."),
     repair: bool = typer.Option(
@@ -92,9 +101,11 @@ def hare(
 
     JSON: {config, rows, checks, step_ms}: rows [{base, variant (base | hare |
     multi-hare), scale, budget, iterations, calibrate (all | winner | none), n, seeds,
-    gtp_mean, gtp_sd, gtd_mean, gtd_sd, success_rate, violations, proximity, sparsity,
-    redundancy, queries (mean per person), queries_max (the most any person was asked:
-    comparisons + accept questions, never above the budget), keep_incumbent, seconds}] (means
+    gtp_mean, gtp_sd, gtd_mean, gtd_sd, success_rate, violations (mean per person),
+    violations_total, proximity (L2, the paper's), proximity_l1, sparsity, redundancy, queries
+    (mean per person), queries_max (the most any person was asked: comparisons + accept
+    questions, never above the budget), keep_incumbent, gamma, gamma_schedule, final_accept,
+    seconds}] (means
     over seeds, sd across seeds; definitions in engine/benchmarks/hare.py); checks [{check,
     passed, detail}] (the acceptance criteria);
     step_ms {steps, p50, p95, max}: one interactive HareSession step (restore, answer, next
@@ -109,7 +120,8 @@ def hare(
         budget=budget, iterations=_ints(iterations, "--iterations"),
         ablation_budgets=_ints(budgets, "--budgets"), ablation_scale=ablation_scale,
         calibration_ablation=calibration_ablation, constraint=constraint, n=n, seeds=seeds,
-        steps=steps, keep_incumbent=keep_incumbent,
+        steps=steps, keep_incumbent=keep_incumbent, gamma=gamma, gamma_schedule=gamma_schedule,
+        final_accept=final_accept,
         base_options=base_options(split_list(bases, "--bases"), {
             "training": icarma_training, "repair": repair, "grid": oracle_grid}),
     )

@@ -72,7 +72,9 @@ def print_result(out: Console, doc: dict[str, Any]) -> None:
 def reproduce(
     target: str = typer.Argument(
         ..., help="icarma-table1 | icarma-table2 | icarma-table3 | icarma-fairness | "
-        "hare-budget | hare-iterations | hare-calibration | hare-scale | all."
+        "hare-budget | hare-iterations | hare-calibration | hare-scale (HARE on Loan, as "
+        "ratios) | hare-table1 | hare-table2 | hare-table3 | hare-table4 (HARE on Adult, "
+        "COMPAS and German Credit, the paper's data sets) | all."
     ),
     seeds: int | None = typer.Option(
         None, min=1,
@@ -82,8 +84,9 @@ def reproduce(
     fast: bool = typer.Option(
         False, "--fast",
         help="Minutes instead of hours: one seed and 20 training epochs for iCARMA, the Oracle "
-        "over 3 profile draws, 40 people x 2 seeds and 30 sampling steps for HARE. Not the "
-        "paper's configuration.",
+        "over 3 profile draws, 40 people x 2 seeds and 30 sampling steps for HARE (the "
+        "hare-table targets: see engine/benchmarks/reproduce_hare_tables.py FAST_RUN). Not "
+        "the paper's configuration.",
     ),
     n: int | None = typer.Option(
         None, "--n", min=1, help="Only the first N rejected applicants (HARE: people per seed)."
@@ -91,7 +94,9 @@ def reproduce(
     scenario: str = typer.Option(
         REPRODUCE_SCENARIO,
         help="Scenario (default: CARMA's published Loan samples with the decision model trained "
-        "by CARMA's classifier recipe; `loan-carma` has the platform's accurate Adam model).",
+        "by CARMA's classifier recipe; `loan-carma` has the platform's accurate Adam model). "
+        "The hare-table targets run the paper's data sets by default; another scenario runs "
+        "alone, with its trained decision model.",
     ),
     validity_multiplier: str = typer.Option(
         PAPER_VALIDITY_MULTIPLIER,
@@ -127,6 +132,12 @@ def reproduce(
         "rule under its own published flow) | flow (the rule under ours: floor / ceil of the "
         "noise of the rejected training people) | LO,HI.",
     ),
+    gamma_schedule: str = typer.Option(
+        "paper", help="HARE's candidate step: paper (gamma = 1 in every iteration) | halve "
+        "(a variant: gamma x max(|base shift|, 0.25), halved every iteration)."),
+    final_accept: str = typer.Option(
+        "ask", help="HARE's accept question after the last tournament: ask (the paper's "
+        "Algorithm 4, counted against the budget) | skip (a variant)."),
     quick: bool = typer.Option(
         False, "--quick", help="Reduced ('quick') artifacts, as `train --quick` builds them "
         "(smoke runs and tests; far from the paper)."
@@ -166,6 +177,7 @@ def reproduce(
             name, scenario=scenario, seeds=seeds, fast=fast, n=n, quick=quick,
             validity_multiplier=validity_multiplier, validity_weight=validity_weight, keep=keep,
             mask_head=mask_head, action_space=action_space, shift_bounds=shift_bounds,
+            gamma_schedule=gamma_schedule, final_accept=final_accept,
         ) for name in names]
     except ValueError as e:  # the message names the option
         raise typer.BadParameter(str(e)) from e

@@ -108,11 +108,11 @@ def test_hare_moves_toward_the_hidden_ideal_without_violations(ctx, people):
         assert int(run.final.violations.sum()) == 0
         assert bool((run.final.valid | ~plans.valid).all())  # never loses a valid plan
         runs[(t, cal)] = float(sim.gtd(run.final.x_cf)[ok].mean())
-        # comparisons and acceptance questions together: T (B // T - 1) + (T - 1) = 14 for
+        # comparisons and acceptance questions together: T (B // T - 1) + T = 15 for
         # B = 15 and T in (1, 3); whoever sees only favourable pairs is asked all of them
-        assert int(run.state.asked.max()) <= 15 - 1
+        assert int(run.state.asked.max()) <= 15
         if t == 1 and cal == "all":
-            assert int(run.state.asked.max()) == 15 - 1
+            assert int(run.state.asked.max()) == 15
     assert runs[(1, "all")] <= 0.5 * base_gtd
     assert runs[(1, "all")] < runs[(1, "winner")]
 
@@ -182,7 +182,7 @@ def test_session_resumes_exactly_after_every_answer(ctx, people):
         steps += 1
     assert steps >= 4
     assert resumed.final() == straight.final()
-    assert steps <= 8 - 1  # comparisons and the acceptance question within the budget 8
+    assert steps <= 8  # comparisons and the acceptance questions within the budget 8
 
 
 def test_session_rejects_wrong_answers_and_bad_state(ctx, people):
@@ -215,25 +215,29 @@ class _Never:
 
 
 @pytest.mark.parametrize(
-    ("budget", "t", "keep_incumbent"), [(30, 5, False), (30, 1, False), (10, 3, True)]
+    ("budget", "t", "keep_incumbent", "final_accept"),
+    [(30, 5, False, "ask"), (30, 1, False, "ask"), (10, 3, True, "ask"), (30, 5, False, "skip")],
 )
 def test_comparisons_and_accept_questions_stay_within_the_budget(
-    ctx, people, budget, t, keep_incumbent
+    ctx, people, budget, t, keep_incumbent, final_accept
 ):
-    """Per iteration k = B // T contenders: k - 1 comparisons, then one accept question unless
-    it is the last iteration; so at most T (k - 1) + T - 1 <= B - 1 questions (paper 002, 3.4)."""
+    """Per iteration k = B // T contenders: k - 1 comparisons, then one accept question (the
+    paper's Algorithm 4): at most T k <= B questions; under ``final_accept="skip"`` none after
+    the last tournament, at most T (k - 1) + T - 1 <= B - 1."""
     x, profiles = people
     x, profiles = x[:8], profiles[torch.arange(8)]
     hare = Hare(ctx, "gs", budget=budget, iterations=t, steps=10,
-                keep_incumbent=keep_incumbent)
+                keep_incumbent=keep_incumbent, final_accept=final_accept)
     run = hare.run(x, profiles, _Never())
     k = budget // t
-    assert int(run.state.asked.max()) <= t * (k - 1) + (t - 1) <= budget - 1
+    most = t * (k - 1) + (t if final_accept == "ask" else t - 1)
+    assert int(run.state.asked.max()) <= most <= budget
     # with every plan favourable, everybody is asked exactly that many questions
     yes = RecourseContext(ctx.scenario, _ApprovesAll())
     full = Hare(yes, "gs", budget=budget, iterations=t, steps=2, bisections=2,
-                keep_incumbent=keep_incumbent).run(x, profiles, _Never())
-    assert full.state.asked.tolist() == [t * (k - 1) + (t - 1)] * len(x)
+                keep_incumbent=keep_incumbent, final_accept=final_accept).run(
+                    x, profiles, _Never())
+    assert full.state.asked.tolist() == [most] * len(x)
 
 
 class _ApprovesAll:

@@ -1,8 +1,9 @@
-"""HARE's query budget B in the engine (paper 002 section 3.4): k = B // T candidates per
-iteration, so k - 1 comparisons per tournament and one acceptance question between
-iterations; at most T (k - 1) + (T - 1) <= B - 1 questions per person, exactly that many for a
-person who sees only favourable pairs and never accepts (the exact Bayes decision rule: no
-trained artifact needed)."""
+"""HARE's query budget B in the engine (HARE (De Toni et al.), section 3.4 and Algorithm 4):
+k = B // T candidates per iteration, so k - 1 comparisons per tournament and one acceptance
+question after each: at most T k <= B questions per person, exactly that many for a person
+who sees only favourable pairs and never accepts. Under our ``final_accept="skip"`` the
+question after the last tournament is not asked: T (k - 1) + (T - 1) <= B - 1 (the exact Bayes
+decision rule: no trained artifact needed)."""
 
 from __future__ import annotations
 
@@ -75,11 +76,20 @@ def _drive(state, choose_right: bool):
     return per_iteration, accept_at
 
 
+def _accepts(iterations: int, final_accept: str) -> int:
+    """Accept questions per person who never accepts: after every tournament (the paper's
+    Algorithm 4) or between tournaments only (our ``skip``)."""
+    return iterations if final_accept == "ask" else iterations - 1
+
+
 @pytest.mark.parametrize(("budget", "iterations"), [(7, 2), (9, 3), (15, 1)])
-@pytest.mark.parametrize("choose_right", [False, True])
-def test_comparisons_never_exceed_the_budget(setup, base, budget, iterations, choose_right):
+@pytest.mark.parametrize(("choose_right", "final_accept"),
+                         [(False, "ask"), (True, "ask"), (True, "skip")])
+def test_comparisons_never_exceed_the_budget(setup, base, budget, iterations, choose_right,
+                                             final_accept):
     ctx, x, profiles = setup
-    hare = Hare(ctx, "gs", budget=budget, iterations=iterations, steps=5)
+    hare = Hare(ctx, "gs", budget=budget, iterations=iterations, steps=5,
+                final_accept=final_accept)
     state = hare.start(x, profiles, base["bayes"], 0)
     per_iteration, accept_at = _drive(state, choose_right)
     k = budget // iterations
@@ -87,11 +97,12 @@ def test_comparisons_never_exceed_the_budget(setup, base, budget, iterations, ch
     assert sorted(per_iteration) == list(range(iterations))
     for t, asked in per_iteration.items():
         assert int(asked.max()) <= k - 1, (t, asked.tolist())  # k candidates: k - 1 pairs
-    assert int(accepts.max()) <= iterations - 1
+    acc = _accepts(iterations, final_accept)
+    assert int(accepts.max()) <= acc
     total = sum(per_iteration.values()) + accepts
     assert torch.equal(total, state.asked)  # the state counts comparisons and acceptances
-    assert int(state.asked.max()) <= iterations * (k - 1) + iterations - 1 <= budget - 1
-    assert accept_at == list(range(iterations - 1))  # between iterations, never after the last
+    assert int(state.asked.max()) <= iterations * (k - 1) + acc <= budget
+    assert accept_at == list(range(acc))  # after every tournament (skip: never the last)
 
 
 class _ApproveAll:
@@ -106,22 +117,26 @@ class _ApproveAll:
 
 
 @pytest.mark.parametrize(("budget", "iterations"), [(7, 1), (7, 2), (9, 3), (4, 4), (15, 1)])
-@pytest.mark.parametrize("calibrate", ["all", "winner"])
+@pytest.mark.parametrize(("calibrate", "final_accept"),
+                         [("all", "ask"), ("winner", "ask"), ("all", "skip")])
 def test_with_only_favourable_pairs_exactly_the_budget_is_asked(setup, base, budget, iterations,
-                                                                 calibrate):
+                                                                 calibrate, final_accept):
     ctx, x, profiles = setup
     lenient = RecourseContext(ctx.scenario, _ApproveAll())
     hare = Hare(lenient, "gs", budget=budget, iterations=iterations, steps=2,
-                calibrate=calibrate)
+                calibrate=calibrate, final_accept=final_accept)
     state = hare.start(x, profiles, base["lenient"], 0)
     per_iteration, accept_at = _drive(state, choose_right=True)
     k = budget // iterations
     accepts = per_iteration.pop(-1, torch.zeros(N, dtype=torch.long))
     assert {t: a.tolist() for t, a in per_iteration.items()} == {
         t: [k - 1] * N for t in range(iterations)}
-    assert accepts.tolist() == [iterations - 1] * N
-    assert state.asked.tolist() == [iterations * (k - 1) + iterations - 1] * N
-    assert accept_at == list(range(iterations - 1))
+    acc = _accepts(iterations, final_accept)
+    assert accepts.tolist() == [acc] * N
+    assert state.asked.tolist() == [iterations * (k - 1) + acc] * N
+    assert accept_at == list(range(acc))
+    if final_accept == "ask" and budget % iterations == 0:
+        assert state.asked.tolist() == [budget] * N  # Algorithm 4 spends the whole budget
 
 
 def test_state_round_trips_through_plain_data_mid_run(setup):
@@ -213,6 +228,8 @@ def test_wrong_answers_and_configurations_are_named(setup):
         (dict(shrink=0.0), "shrink must lie in (0, 1] (got 0.0)"),
         (dict(shrink=1.5), "shrink must lie in (0, 1] (got 1.5)"),
         (dict(calibrate="some"), "calibrate must be 'all' or 'winner' (got 'some')"),
+        (dict(gamma_schedule="grow"), "gamma_schedule must be 'paper' or 'halve' (got 'grow')"),
+        (dict(final_accept="never"), "final_accept must be 'ask' or 'skip' (got 'never')"),
     ]
     for kwargs, message in cases:
         with pytest.raises(ValueError) as err:
@@ -230,11 +247,69 @@ def test_wrong_answers_and_configurations_are_named(setup):
                               "(got 2.0)")
 
 
+def _step_lengths(state) -> torch.Tensor:
+    """(n, k) L2 lengths of the candidates' steps from r_{t-1} before calibration: gamma_t
+    (ActionableSampling's directions are unit vectors)."""
+    from engine.recourse.hare_search import actionable_sampling
+
+    gen = torch.Generator().manual_seed(0)
+    cand = actionable_sampling(state.context, state.x, state.incumbent, state.allowed,
+                               state.gamma, 3, gen, steps=2)
+    return (cand - state.incumbent[:, None]).norm(dim=2)
+
+
+def test_the_papers_step_is_gamma_one_in_every_iteration(setup, base):
+    """HARE (De Toni et al.), section 4.2: gamma = 1 for every person and every iteration,
+    whatever the base plan's size; the candidates lie at distance 1 from r_{t-1}."""
+    ctx, x, profiles = setup
+    hare = Hare(ctx, "gs", budget=6, iterations=3, steps=2)
+    assert (hare.config.gamma_schedule, hare.config.final_accept) == ("paper", "ask")
+    state = hare.start(x, profiles, base["bayes"], 0)
+    assert state.gamma.tolist() == [1.0] * N
+    has_allowed = state.allowed.any(dim=1)
+    torch.testing.assert_close(_step_lengths(state)[has_allowed],
+                               torch.ones(int(has_allowed.sum()), 3, dtype=torch.float64))
+    for t in (1, 2):
+        while state.phase == "compare":
+            state.answer(torch.zeros(N, dtype=torch.long))
+        state.accept(torch.zeros(N, dtype=torch.bool))
+        assert state.t == t and state.gamma.tolist() == [1.0] * N
+
+
+def test_a_state_stored_without_the_schedule_fields_continues_as_it_ran(setup, base):
+    """A machine saved before gamma_schedule / final_accept existed restores with the
+    behaviour it ran with (halving gamma, no accept question after the last tournament)."""
+    import json
+
+    from engine.recourse.hare_state import HareState
+
+    ctx, x, profiles = setup
+    hare = Hare(ctx, "gs", budget=4, iterations=2, steps=2, gamma_schedule="halve",
+                final_accept="skip")
+    state = hare.start(x, profiles, base["bayes"], 0)
+    stored = json.loads(json.dumps(state.to_dict()))
+    assert stored["config"]["gamma_schedule"] == "halve"
+    for key in ("gamma_schedule", "final_accept"):
+        del stored["config"][key]
+    old = HareState.from_dict(ctx, stored)
+    assert (old.config.gamma_schedule, old.config.final_accept) == ("halve", "skip")
+    assert old.to_dict() == state.to_dict()
+    for machine in (state, old):
+        while machine.phase != "done":
+            if machine.phase == "compare":
+                machine.answer(torch.ones(N, dtype=torch.long))
+            else:
+                machine.accept(torch.zeros(N, dtype=torch.bool))
+    assert old.to_dict() == state.to_dict()
+    assert int(old.asked.max()) <= 2 * (2 - 1) + 1  # no question after the last tournament
+
+
 def test_the_search_radius_follows_the_base_plan_and_shrinks(setup, base):
-    """gamma_1 = gamma * max(|r_0|, gamma_floor); gamma_{t+1} = shrink * gamma_t."""
+    """Our ``gamma_schedule="halve"``: gamma_1 = gamma * max(|r_0|, gamma_floor);
+    gamma_{t+1} = shrink * gamma_t."""
     ctx, x, profiles = setup
     hare = Hare(ctx, "gs", budget=4, iterations=2, steps=2, gamma=2.0, gamma_floor=0.5,
-                shrink=0.25)
+                shrink=0.25, gamma_schedule="halve")
     state = hare.start(x, profiles, base["bayes"], 0)
     r0 = state.incumbent  # r_0: the base plan's shift (nobody has answered yet)
     torch.testing.assert_close(state.gamma, 2.0 * r0.norm(dim=1).clamp(min=0.5))
@@ -295,7 +370,8 @@ def test_the_tournament_follows_the_answers_and_resolves_unfavourable_pairs(setu
     and the winner is not (then the base plan). Batches of one (a web participant) meet pairs
     nobody has to judge more often: those resolve without a question."""
     ctx, x, profiles = setup
-    hare = Hare(ctx, "gs", budget=6, iterations=1, steps=5)
+    # the tournament alone: no accept question after it (``final_accept="skip"``)
+    hare = Hare(ctx, "gs", budget=6, iterations=1, steps=5, final_accept="skip")
     if batch == "everyone":
         _one_tournament(hare, x, profiles, base["bayes"], list(range(N)))
     else:

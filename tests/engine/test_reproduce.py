@@ -187,7 +187,9 @@ def test_the_cli_names_bad_arguments():
                        (["--action-space", "x"], "action space must be one of intervention,"),
                        (["--shift-bounds", "2,3"], "lo < 0 < hi"),
                        (["--action-space", "intervention", "--shift-bounds", "flow"],
-                        "latent-shift only")):
+                        "latent-shift only"),
+                       (["--gamma-schedule", "grow"], "gamma schedule must be one of paper,"),
+                       (["--final-accept", "never"], "final accept must be one of ask, skip")):
         res = CliRunner().invoke(app, ["reproduce", "icarma-table1", *args])
         assert res.exit_code == 2 and says in " ".join(res.output.split()), res.output
 
@@ -201,3 +203,54 @@ def test_profile_draws_are_independent_and_draw_zero_is_icarmas(trained_home):
     assert torch.equal(first, again) and not torch.equal(first, other)
     assert torch.equal(world.profiles("2", "ranking").hard_mask, first)
     assert (first.sum(dim=1) == 2).all() and (other.sum(dim=1) == 2).all()
+
+
+def test_the_hare_tables_hold_the_papers_cells():
+    """Tables 1-4 of HARE (De Toni et al.) as transcribed: every classifier x base x data
+    set of Table 1 but CLUE on Adult (no number in the paper), Tables 2 and 3 as the
+    budget / iteration studies, Table 4's classical metrics."""
+    from engine.benchmarks.reproduce_hare_tables import PAPER_BASES, SPECS, paper_table
+
+    t1 = paper_table("hare-table1")
+    assert set(t1) == {"ann", "lr"} and all(set(t1[c]) == set(PAPER_BASES) for c in t1)
+    missing = [(c, b, d) for c in t1 for b in t1[c] for d, v in t1[c][b].items() if v is None]
+    assert missing == [("ann", "clue", "adult"), ("lr", "clue", "adult")]
+    assert t1["lr"]["cruds"]["adult"] == {"gtp": [2.92, 1.09, 0.50], "gtd": [1.22, 1.00, 0.09]}
+    assert paper_table("hare-table3")["ann"]["face"]["credit"]["gtd"] == [0.42, 0.34, 0.32, 0.34]
+    t4 = paper_table("hare-table4")["ann"]
+    assert t4["face"]["adult"]["violations"] == [2.01, 2.00, 1.96]
+    assert all(len(v) == 3 for b in t4.values() for d in b.values() for v in d.values())
+    for name, spec in SPECS.items():
+        table = paper_table(name)
+        for clf in spec.classifiers:
+            for base in spec.bases:
+                for values in table[clf][base].values():
+                    assert values is None or all(len(values[m]) == len(spec.levels)
+                                                 for m in spec.metrics), (name, clf, base)
+
+
+def test_a_hare_table_runs_on_what_exists_and_names_what_is_missing(trained_home):
+    """hare-table1 on one scenario of ours (tiny settings): base, HARE and Multi-HARE rows per
+    base in the catalogue, the paper's claims as checks, and every paper base this
+    installation lacks listed as missing; a run on the paper's data sets is slow
+    (test_reproduce_slow.py)."""
+    from engine.benchmarks.reproduce_hare_tables import PAPER_BASES
+    from engine.recourse import METHODS
+
+    doc = run_target(ReproduceConfig("hare-table1", scenario="loan", fast=True, quick=True,
+                                     n=4, seeds=1)).to_dict()
+    ours = [b for b in PAPER_BASES if b in METHODS]
+    assert doc["config"]["bases"] == ours and doc["config"]["classifiers"] == ["trained"]
+    assert set(doc["extras"]["missing"]) == {f"base {b}" for b in PAPER_BASES if b not in ours}
+    values = [c for c in doc["cells"] if "ratio" not in c["metric"]]
+    assert len(values) == len(ours) * 3 * 2  # base / hare / multi-hare x GTP, GTD
+    assert all(c["paper"] is None and c["within"] is None for c in doc["cells"])  # no column
+    claims = {c["claim"]: c for c in doc["checks"]}
+    hare_vs_base = claims["HARE's GTD at most the base's (every data set, base and classifier)"]
+    assert hare_vs_base["detail"].startswith(f"{len(ours)}/{len(ours)} cells")
+    assert claims["no person is asked more than the budget (comparisons + accept "
+                  "questions)"]["passed"]
+    rows = doc["extras"]["rows"]["loan trained"]
+    assert {(r["variant"], r["iterations"]) for r in rows} == {
+        ("base", 0), ("hare", 1), ("multi-hare", 5)}
+    assert all(r["gamma_schedule"] == "paper" for r in rows if r["variant"] != "base")

@@ -1,0 +1,85 @@
+"""The data- and latent-space base generators (FACE, CCHVAE, CLUE, CRUDS) on the quick Loan
+world: valid plans for people who may change everything, immutables never acted on,
+people without any valid plan counted as failures (a row each), deterministic for a seed."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from engine import artifacts
+from engine.benchmarks.recourse import rejected_population
+from engine.preferences import sample_profiles
+from engine.recourse import capabilities, get_method
+from engine.recourse.base import RecourseContext
+from engine.scenarios import get_scenario
+
+N = 24
+BASES = ["face", "cchvae", "clue", "cruds"]
+
+
+@pytest.fixture(scope="module")
+def ctx(trained_home):
+    loan = get_scenario("loan")
+    return RecourseContext(loan, artifacts.load_decision_model("loan"))
+
+
+@pytest.fixture(scope="module")
+def people(ctx):
+    return rejected_population(ctx.scenario, ctx.classifier, N).double()
+
+
+def _profiles(ctx, n, n_actionable, seed=3):
+    s = ctx.scenario
+    return sample_profiles(s.feature_names, s.actionable, n, distribution="uniform",
+                           n_actionable=n_actionable, elicitation="ranking", seed=seed)
+
+
+@pytest.mark.parametrize("name", BASES)
+def test_base_finds_valid_plans_and_never_moves_immutables(ctx, people, name):
+    s = ctx.scenario
+    profiles = _profiles(ctx, len(people), len(s.actionable))
+    batch = get_method(name, ctx).recourse(people, profiles)
+    assert len(batch) == len(people)
+    assert float(batch.valid.double().mean()) >= 0.9  # everybody may change everything
+    assert bool((batch.found == batch.valid).all())  # candidates are judged with consequences
+    immutable = list(s.immutable)
+    assert int(batch.action_mask[:, immutable].sum()) == 0
+    torch.testing.assert_close(batch.x_cf[:, immutable], people[:, immutable])
+    assert int(batch.violations.sum()) == 0
+    assert not (batch.action_mask & ~profiles.hard_mask).any()
+
+
+@pytest.mark.parametrize("name", BASES)
+def test_base_counts_people_without_a_plan(ctx, people, name):
+    profiles = _profiles(ctx, len(people), None)
+    profiles.hard_mask[:4] = False  # these four may change nothing: no valid plan exists
+    batch = get_method(name, ctx).recourse(people, profiles)
+    assert len(batch) == len(people)
+    assert not batch.found[:4].any() and not batch.action_mask[:4].any()
+    torch.testing.assert_close(batch.x_cf[:4], people[:4])
+    assert not (batch.action_mask & ~profiles.hard_mask).any()
+
+
+@pytest.mark.parametrize("name", BASES)
+def test_base_is_deterministic_for_a_seed(ctx, people, name):
+    profiles = _profiles(ctx, 8, None)
+    a = get_method(name, ctx).recourse(people[:8], profiles)
+    b = get_method(name, ctx).recourse(people[:8], profiles)
+    torch.testing.assert_close(a.action_values, b.action_values)
+    assert torch.equal(a.action_mask, b.action_mask)
+
+
+def test_face_paths_stay_within_discrete_immutable_groups(ctx, people):
+    method = get_method("face", ctx, points=300)
+    profiles = _profiles(ctx, len(people), None)
+    batch = method.recourse(people, profiles)
+    assert capabilities("face").artifacts == ()
+    gender = ctx.scenario.index("gender")
+    nodes = method.nodes()
+    for i in batch.found.nonzero().flatten().tolist():
+        acted = batch.action_mask[i]
+        # the target is a node of the person's own gender: its acted values match one
+        same = nodes[nodes[:, gender] == people[i, gender]]
+        match = (same[:, acted] - batch.action_values[i, acted]).abs().max(dim=1).values
+        assert float(match.min()) < 1e-9
