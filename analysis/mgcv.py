@@ -205,7 +205,8 @@ def _frame(ratings: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 def _last_line(text: str) -> str:
     """R's error message: the last non-empty lines of stderr from 'Error' on, as one line."""
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    lines = [line.strip() for line in text.strip().splitlines()
+             if line.strip() and line.strip() != "Execution halted"]
     start = max((i for i, line in enumerate(lines) if line.startswith("Error")), default=None)
     picked = lines[start:] if start is not None else lines[-1:]
     return " ".join(" ".join(picked).split())[:500] or "no message"
