@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export RECOURSE_STUDY_HOME ?= $(CURDIR)/.recourse-study
 
-.PHONY: install blas run test test-slow mutation lint browser proxy spreadsheet docs clean
+.PHONY: install blas r run test test-slow mutation lint browser proxy spreadsheet docs clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH (or make PYTHON=...)"; exit 1; }
@@ -17,11 +17,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e ".[test,fast]"
 	touch $(STAMP)
 
-install: $(STAMP) blas
+install: $(STAMP) blas r
 
 # PyTensor (PyMC's sampler) links Debian's OpenBLAS; without it it warns and runs slowly.
 blas: $(STAMP)
 	@bash scripts/install_blas.sh $(BIN)/python
+
+# R with mgcv and ordinal (Debian): analyze's second engine, the reference study's GAMMs.
+r:
+	@bash scripts/install_r.sh
 
 # The default study at http://localhost:8501 (dashboard: /dashboard, password from
 # RECOURSE_STUDY_DASHBOARD_PASSWORD); the first start trains the artifacts, later ones reuse them.

@@ -19,4 +19,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
     "analysis.simdata": ("simulate_ratings",),
     "analysis.recovery": ("RecoveryConfig", "recovery_study"),
     "analysis.fairness_plot": ("fairness_figure", "save_fairness_figure"),
+    "analysis.mgcv": ("GammSpec", "MgcvError", "MgcvUnavailable", "fit_clmm", "fit_gamms",
+                      "r_status"),
+    "analysis.engines": ("clmm_agreement", "mgcv_part", "smooth_agreement"),
 })

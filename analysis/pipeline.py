@@ -49,6 +49,7 @@ class Analysis:
     loo: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     truth: RatingBehaviour | None = None  # a simulated study's behaviour
     exclusions: dict[str, Any] | None = None  # analysis.exclusions' record
+    mgcv: dict[str, Any] | None = None  # analysis.engines' mgcv block (null until run)
 
     def truth_vs_recovered(self) -> dict[str, Any] | None:
         """analysis.truth's comparison (None: not a simulated study, or nothing fitted)."""
@@ -85,6 +86,7 @@ class Analysis:
             "recourse_table": recourse_table(self.plans).to_dict(orient="records"),
             "exclusions": self.exclusions,
             "truth_vs_recovered": self.truth_vs_recovered(),
+            "mgcv": self.mgcv,
         })
 
 

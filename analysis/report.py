@@ -4,8 +4,9 @@ Sections: what the study recorded (and what it did not), the smooth of each rati
 L0 and against L1 with 95% bands (the reference study's Figure 3, on the latent logit
 scale, centred: 0 is the average plan), coefficients with 94% intervals, variance
 components, posterior predictive check (observed rating shares against the replicated
-ones), rating distributions by arm, recourse metrics by arm, LOO comparison and sampling
-diagnostics. It renders every study the store can hold: a section whose data a study did
+ones), rating distributions by arm, recourse metrics by arm, LOO comparison, the reference
+study's own Figure 1, Table S2 and Figure 3 from mgcv (analysis.report_reference) and
+sampling diagnostics. It renders every study the store can hold: a section whose data a study did
 not record (imported plans: no validity, plausibility, cost or method; one arm; no
 satisfaction or violation) says "not recorded" for it, and a model that failed leaves a
 "not fitted" note where its figure would be.
@@ -25,6 +26,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from analysis import report_reference as reference  # noqa: E402
 from analysis.pipeline import Analysis  # noqa: E402
 from analysis.results import ModelResult  # noqa: E402
 from analysis.tables import participants_by_kind, recorded, recourse_table  # noqa: E402
@@ -231,6 +233,12 @@ def _main(models: list[ModelResult]) -> str:
     return with_pp[0].distance if with_pp else (models[0].distance if models else "")
 
 
+def _family(analysis: Analysis) -> tuple[str, str]:
+    """(L0, L1) of the analysed distance family (the profile's without models)."""
+    scope = (analysis.specs[0].distance if analysis.specs else "l1_profile").split("_", 1)[1]
+    return f"l0_{scope}", f"l1_{scope}"
+
+
 def _table(df: pd.DataFrame, digits: int = 3) -> str:
     return df.to_html(index=False, float_format=lambda v: f"{v:.{digits}f}",
                       na_rep=NOT_RECORDED, border=0, classes="t", escape=True)
@@ -263,6 +271,9 @@ def render(analysis: Analysis) -> str:
     truth = truth_section(analysis)
     sections = [
         ("Exclusions", exclusions_section(analysis), ""),
+        ("Distances of the shown plans (the reference study's Figure 1)",
+         reference.distance_figure(analysis.plans, _family(analysis), _png),
+         "Sparsity (L0) and proximity (L1) of every plan shown, per arm."),
         ("Data recorded", recorded_table(analysis),
          "Optional fields of the plans and ratings; a field not recorded is left out of the "
          "models and tables below."),
@@ -294,6 +305,12 @@ def render(analysis: Analysis) -> str:
          "Ratings as continuous, random intercepts and per-participant random deviations of "
          "the smooth (sigma_s[k]: their spread per basis function); the smooth is on the "
          "rating scale, centred, with 95% bands."),
+        ("mgcv: the reference study's GAMMs (Table S2, Figure 3)",
+         reference.mgcv_section(analysis.mgcv, analysis.ratings, _png, _table),
+         "The reference study's own statistics: ratings as continuous, y ~ s(d) + "
+         "s(participant, bs='re') + s(participant, d, bs='re') in R's mgcv, after the same "
+         "exclusions; the smooth is centred, on the rating scale, with 95% intervals. "
+         "Then, per model, where mgcv and the Bayesian models agree or differ."),
         ("Sampling diagnostics", _table(diag) if not diag.empty else "<p>No model fitted.</p>",
          "Thresholds: R-hat <= 1.01, ESS >= 400, no divergent transitions."),
     ]

@@ -19,6 +19,9 @@ What leaves the database (data.codebook):
   recruitment id and session, completion codes, the hashed recruitment-link parameters of
   ``recruitment`` / ``id_refused`` events).
 
+With ``coding=True`` (free text only) also ``coding_sheet.csv``: one row per free-text
+reason for the qualitative analysis (``coding_sheet``).
+
 CSV only: a text cell that a spreadsheet would run as a formula (it starts with ``=``, ``+``,
 ``-``, ``@``, a tab or a carriage return) is written with a leading apostrophe, which makes
 the spreadsheet show it as text (OWASP's "CSV injection" advice). To keep the mapping
@@ -73,9 +76,14 @@ def _column_sql(table: str, name: str, dtype: str, fmt: Format, free_text: bool,
         kinds = ", ".join(f"'{k}'" for k in LINKAGE_EVENTS)
         expr = f"CASE WHEN event IN ({kinds}) THEN NULL ELSE detail_json END"
     if fmt == "csv" and dtype == "VARCHAR":
-        expr = (f"CASE WHEN regexp_matches({expr}, '{_FORMULA}') THEN '''' || ({expr}) "
-                f"ELSE {expr} END")
+        expr = _csv_safe(expr)
     return f"{expr} AS {name}"
+
+
+def _csv_safe(expr: str) -> str:
+    """SQL of a text value as a CSV cell (the module docstring's formula prefix)."""
+    return (f"CASE WHEN regexp_matches({expr}, '{_FORMULA}') THEN '''' || ({expr}) "
+            f"ELSE {expr} END")
 
 
 def _select(store: Store, table: str, fmt: Format, free_text: bool, linkage: bool,
@@ -92,23 +100,28 @@ def export(
     *,
     free_text: bool = False,
     linkage: bool = False,
+    coding: bool = False,
 ) -> dict[str, Any]:
     """Write every exported table + codebook to ``out_dir``; return the manifest (module
-    docstring: what is withheld unless ``free_text`` / ``linkage``)."""
+    docstring: what is withheld unless ``free_text`` / ``linkage``). ``coding`` also writes
+    ``coding_sheet.csv`` (``coding_sheet``; it needs ``free_text``)."""
+    if coding and not free_text:
+        raise ValueError("the coding sheet holds the participants' free text: ask for "
+                         "free text too")
     if fmt not in ("parquet", "csv"):
         raise ValueError(f"unknown export format {fmt!r}; expected parquet or csv")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     snap = store.snapshot()  # DuckDB's COPY writes the files (a copy of a PostgreSQL store)
     try:
-        return _export(snap, out, fmt, free_text, linkage)
+        return _export(snap, out, fmt, free_text, linkage, coding)
     finally:
         if snap is not store:
             snap.close()
 
 
 def _export(store: Any, out: Path, fmt: Format, free_text: bool,
-            linkage: bool) -> dict[str, Any]:
+            linkage: bool, coding: bool = False) -> dict[str, Any]:
     cur = store.cursor()
     left_out = withheld(free_text, linkage)
     counts: dict[str, int] = {}
@@ -132,6 +145,10 @@ def _export(store: Any, out: Path, fmt: Format, free_text: bool,
     }
     if fmt == "csv":
         manifest["csv_formulas"] = CSV_FORMULAS
+    if coding:
+        manifest["coding_sheet"] = {"file": "coding_sheet.csv",
+                                    "rows": coding_sheet(store, out / "coding_sheet.csv"),
+                                    "code_columns": list(CODE_COLUMNS)}
     manifest["files"] = sorted([p.name for p in out.iterdir()] + ["manifest.json"])
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
@@ -155,6 +172,47 @@ def _export_flags(store: Any, out: Path, fmt: Format, options: str
     finally:
         cur.unregister("_rs_flags")
     return len(flags), types
+
+
+# The coding sheet (``coding_sheet``): one row per free-text reason, with what a coder needs
+# beside it; the code columns are left empty for the coders.
+CODE_COLUMNS: tuple[str, ...] = ("code_1", "code_2", "code_3", "coder", "coder_note")
+_WHY = "CASE q.question WHEN 'acceptance' THEN r.acceptance_why ELSE r.action_why END"
+_CODING_SQL = """
+SELECT r.study_id, r.participant_id, r.plan_id, p.arm, p.method, p.position,
+       q.question, {reason} AS reason,
+       CASE q.question WHEN 'acceptance' THEN r.acceptance ELSE r.action END AS rating,
+       r.acceptance, r.action, p.l0_actions, p.l1_actions, p.l0_profile, p.l1_profile,
+       r.impossible, {codes}
+FROM ratings r
+JOIN plans p ON p.study_id = r.study_id AND p.participant_id = r.participant_id
+ AND p.plan_id = r.plan_id
+CROSS JOIN (VALUES ('acceptance'), ('action')) AS q(question)
+WHERE trim(coalesce({why}, '')) <> ''
+ORDER BY r.study_id, r.participant_id, p.position, q.question
+"""
+
+
+def coding_sheet(store: Store, path: str | Path) -> int:
+    """Write the coding sheet for the qualitative analysis of the free-text reasons (as in
+    Tominaga et al., section 4.2) to ``path`` (CSV): one row per non-empty reason with
+    its question (acceptance or action), the rating it explains, both ratings, the plan's
+    arm, method, position and L0 / L1 distances, whether an item was marked impossible,
+    and the empty code columns ``CODE_COLUMNS``. Text cells carry the CSV formula prefix
+    of the module docstring. Returns the number of rows. It holds what participants typed,
+    so it is written only with the export's free text."""
+    sql = _CODING_SQL.format(reason=_csv_safe(f"({_WHY})"), why=_WHY,
+                             codes=", ".join(f"CAST(NULL AS VARCHAR) AS {c}"
+                                             for c in CODE_COLUMNS))
+    target = str(path).replace("'", "''")
+    snap = store.snapshot()
+    try:
+        cur = snap.cursor()
+        cur.execute(f"COPY ({sql}) TO '{target}' (FORMAT csv, HEADER true)")
+        return int(cur.execute(f"SELECT count(*) FROM ({sql})").fetchone()[0])
+    finally:
+        if snap is not store:
+            snap.close()
 
 
 def formula_cells(out_dir: str | Path) -> list[tuple[str, str, str]]:

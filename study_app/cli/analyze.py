@@ -48,6 +48,13 @@ def analyze(
         None, help="Also leave out participants the data-quality flags name, comma-separated: "
         "speeders, straightliners, attention (data.quality; thresholds from the protocol's "
         "quality block); counted per reason like the protocol's exclusions."),
+    mgcv: str = typer.Option(
+        "auto", help="The reference study's GAMMs in R's mgcv (Table S2, Figure 3): auto "
+        "(when R is installed; skipped with a note otherwise) | require (missing R fails "
+        "the run: exit 1) | off."),
+    mgcv_method: str = typer.Option(
+        "GCV.Cp", help="mgcv's smoothing-parameter method: GCV.Cp (mgcv's default; the "
+        "reference study names none) | REML | ML."),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
@@ -80,12 +87,26 @@ def analyze(
     null: {distance, outcomes [{outcome, model, truth_shape (falls | rises | flat),
     recovered, true_change, recovered_change (mean rating at d_min minus at d_max),
     curve [{d, truth, mean, lo, hi}], effects [{term, truth, mean, lo, hi, covered}]}]}),
-    report ("report.html" or null), report_error (null or the message)}.
+    mgcv {status (fitted | skipped | failed | off), reason (null or why not), mode,
+    method, r_version, mgcv_version, seconds, models [{name, outcome, distance, n,
+    participants, k, intercept {estimate, se, t, p}, smooth, participant_intercept,
+    participant_slope {edf, ref_df, F, p}, aic, deviance_explained, r_squared, scale,
+    converged, curve {d, fit, se, lo, hi} (95%), seconds}], table_s2 [{model (Model-1..4),
+    outcome, distance, variable, smooth, coef, se, t, edf, F, p, aic}], agreement [{model,
+    mgcv_model, bayesian_model, mgcv_effect, bayesian_effect, points_agree, grid_points,
+    sentence}]} (docs/analysis-mgcv.md), report ("report.html" or null), report_error
+    (null or the message)}.
+
+    Exit status: 0 when every model, the mgcv part (or its skip under --mgcv auto: R or
+    one of its packages missing, said on stderr and in mgcv.reason) and the report are
+    done; 1 when a Bayesian model, the report or the mgcv part failed (an R error, or R
+    missing under --mgcv require), after writing everything that was done; 2 for bad input.
     """
     from analysis.folder import TRACE_LEVELS
 
     if trace not in TRACE_LEVELS:
         fail(f"--trace must be one of {', '.join(TRACE_LEVELS)}, got {trace!r}", 2)
+    _check_mgcv(mgcv, mgcv_method)
     if distance is not None:
         _sampler(distance, backend, draws, tune, chains, seed, target_accept)  # fail early
     asked = exclusion_flags(exclude)
@@ -102,11 +123,44 @@ def analyze(
                   f"(ratings by rule: {dropped})", highlight=False)
     result = _fit_all(ratings, plans, study_id, distance, sampler, gaussian, out, resume, trace,
                       truth=truth, exclusions=exclusions)
+    result.mgcv = _mgcv(result, distance, mgcv, mgcv_method)
     summary = _write_outputs(result, out)
     _advise(summary, out, sampler["draws"])
     emit(summary, json_out=json_out, json_file=json_file)
-    if not summary["complete"] or summary["report_error"]:
+    mgcv_failed = result.mgcv["status"] == "failed" or (
+        mgcv == "require" and result.mgcv["status"] != "fitted")
+    if not summary["complete"] or summary["report_error"] or mgcv_failed:
         raise typer.Exit(1)
+
+
+def _check_mgcv(mode: str, method: str) -> None:
+    from analysis.engines import MGCV_MODES
+    from analysis.mgcv import METHODS
+
+    if mode not in MGCV_MODES:
+        fail(f"--mgcv must be one of {', '.join(MGCV_MODES)}, got {mode!r}", 2)
+    if method not in METHODS:
+        fail(f"--mgcv-method must be one of {', '.join(METHODS)}, got {method!r}", 2)
+
+
+def _mgcv(result: Any, distance: str, mode: str, method: str) -> dict[str, Any]:
+    """The mgcv part on the analysed ratings (analysis.engines); a skip or failure is one
+    line on stderr, never an exception."""
+    from analysis.engines import mgcv_part
+    from analysis.pipeline import distance_family
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=err, transient=True) as progress:
+        progress.add_task("mgcv: fitting the reference study's four GAMMs in R", total=None)
+        block = mgcv_part(result.ratings, distance_family(distance), result.models,
+                          mode=mode, method=method)
+    if block["status"] in ("skipped", "failed"):
+        err.print(f"mgcv part {block['status']}: {block['reason']}", highlight=False,
+                  markup=False)
+    elif block["status"] == "fitted":
+        err.print(f"mgcv: Table S2 and Figure 3 from mgcv {block['mgcv_version']} "
+                  f"({block['seconds']:.0f} s)", highlight=False)
+    return block
 
 
 def _sampler(distance: str, backend: str, draws: int | None, tune: int | None, chains: int,

@@ -22,6 +22,10 @@ def export(
     linkage: bool = typer.Option(
         False, "--linkage", help="Include what links rows to people on the recruitment "
         "platform: hashes of recruitment ids and sessions, completion codes."),
+    coding_sheet: bool = typer.Option(
+        False, "--coding-sheet", help="Also write coding_sheet.csv: one row per free-text "
+        "reason with its plan's distances and ratings and empty code columns, for the "
+        "qualitative analysis (needs --free-text; docs/analysis-mgcv.md)."),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
@@ -36,19 +40,21 @@ def export(
 
     JSON (the manifest, also written as OUT/manifest.json): format, schema_version, tables
     {name: rows}, free_text, linkage, withheld {table: [columns]}, csv_formulas (CSV only),
-    files.
+    files, coding_sheet {file, rows, code_columns} (with --coding-sheet).
     """
     from data.export import export as run
     from data.store import Store, StoreError
 
     if format not in ("parquet", "csv"):
         fail(f"--format: expected parquet or csv, got {format!r}", 2)
+    if coding_sheet and not free_text:
+        fail("--coding-sheet holds what participants typed: add --free-text", 2)
     if not is_postgres(db) and not Path(db).exists():
         fail(f"no database at {db}", 2)
     try:
         with Store(db, read_only=True) as store:
             manifest = run(store, out, format,  # type: ignore[arg-type]
-                           free_text=free_text, linkage=linkage)
+                           free_text=free_text, linkage=linkage, coding=coding_sheet)
     except StoreError as e:
         fail(e, 2)
     rows = sum(manifest["tables"].values())

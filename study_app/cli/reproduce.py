@@ -74,7 +74,8 @@ def reproduce(
         ..., help="icarma-table1 | icarma-table2 | icarma-table3 | icarma-fairness | "
         "hare-budget | hare-iterations | hare-calibration | hare-scale (HARE on Loan, as "
         "ratios) | hare-table1 | hare-table2 | hare-table3 | hare-table4 (HARE on Adult, "
-        "COMPAS and German Credit, the paper's data sets) | all."
+        "COMPAS and German Credit, the paper's data sets) | all | tominaga (the reference "
+        "user study's Table S2 from mgcv on a simulated study; not part of all)."
     ),
     seeds: int | None = typer.Option(
         None, min=1,
@@ -89,7 +90,8 @@ def reproduce(
         "the paper's configuration.",
     ),
     n: int | None = typer.Option(
-        None, "--n", min=1, help="Only the first N rejected applicants (HARE: people per seed)."
+        None, "--n", min=1, help="Only the first N rejected applicants (HARE: people per "
+        "seed; tominaga: simulated participants, default the paper's 362)."
     ),
     scenario: str = typer.Option(
         REPRODUCE_SCENARIO,
@@ -162,7 +164,24 @@ def reproduce(
     diff, tolerance, within, note, setting}], checks [{claim, passed, detail}], summary
     {cells, within, judged, checks_passed, checks}, notes, extras}; with TARGET all:
     {targets: [...]}.
+
+    TARGET tominaga (docs/analysis-mgcv.md; needs R with mgcv, `make install`): simulates
+    tominaga-replication (N participants, default 362; seed 1), leaves
+    out the paper's excluded ratings, fits the four GAMMs with mgcv and prints Table S2
+    beside the paper's and the paper's three findings. JSON: {target, title, table, config,
+    paper {n, mgcv}, ours {participants, evaluations, excluded, analysed, r_version, mgcv},
+    exclusions, table_s2 [{model, outcome, distance, variable, smooth, coef, se, t, edf, F,
+    p, aic}], beside_paper [{model, outcome, distance, variable, statistic, paper, ours}],
+    findings [{finding, claim, holds, detail}], summary {findings, hold}, models,
+    seconds, seconds_simulate, seconds_mgcv}.
     """
+    if target == "tominaga":
+        from study_app.cli import reproduce_tominaga
+
+        doc = reproduce_tominaga.run(participants=n or 362, seed=1)
+        reproduce_tominaga.print_doc(result_console(json_out, min_width=TABLE_WIDTH), doc)
+        emit(doc, json_out=json_out, json_file=json_file)
+        return
     from engine.benchmarks.reproduce import TARGET_NAMES, ReproduceConfig, run_target
 
     names = TARGET_NAMES if target == "all" else (target,)

@@ -49,9 +49,58 @@ def test_analyze_writes_report_summary_and_traces(study_db, tmp_path):
     html = (out / "report.html").read_text()
     # smooths, variance components, PPC, ratings by arm (no effects: one arm, no
     # elicitation), and truth vs recovered (a simulated study)
-    assert html.count("data:image/png;base64,") == 5 and "Sampling diagnostics" in html
+    # + Figure 1 (distances of the shown plans) and Figure 3 from mgcv
+    assert html.count("data:image/png;base64,") == 7 and "Sampling diagnostics" in html
     assert "Truth vs recovered" in html and summary["truth_vs_recovered"] is not None
     assert len(list((out / "traces").glob("*.nc"))) == 4
+    mg = summary["mgcv"]  # the reference study's Table S2 from mgcv, same exclusions
+    assert mg["status"] == "fitted" and mg["reason"] is None, mg
+    assert [m["name"] for m in mg["models"]] == [
+        f"{o}_{d}_mgcv" for o in ("acceptance", "action") for d in ("l0_actions", "l1_actions")]
+    assert all(m["n"] == summary["n_ratings"] for m in mg["models"])
+    rows = mg["table_s2"]
+    assert [(r["model"], r["variable"]) for r in rows[:4]] == [
+        ("Model-1", "Intercept"), ("Model-1", "Sparsity"), ("Model-1", "uid (r.i.)"),
+        ("Model-1", "uid (r.s.)")] and len(rows) == 16
+    assert all(r["edf"] > 0 and r["F"] >= 0 and 0 <= r["p"] <= 1 for r in rows if r["smooth"])
+    assert all(r["aic"] is not None and r["se"] > 0 for r in rows if not r["smooth"])
+    assert len(mg["agreement"]) == 4 and all(
+        a["sentence"].startswith(a["model"]) for a in mg["agreement"])
+    assert "Table S2" in html and "Figure 3" in html and mg["agreement"][0]["model"] in html
+
+
+def test_analyze_without_r_still_finishes_and_says_why(study_db, tmp_path, monkeypatch):
+    """R missing: the Bayesian part is complete, mgcv skipped (one stderr line, summary),
+    exit 0; --mgcv require makes it exit 1; an R error is "failed", exit 1 (--resume reuses
+    the Bayesian fits)."""
+    from analysis import mgcv
+
+    out, runner = tmp_path / "o", CliRunner()
+    args = ["analyze", "--db", str(study_db), "--out", str(out), "--draws", "50", "--tune",
+            "50", "--chains", "1", "--backend", "pymc", "--no-gaussian", "--trace", "none"]
+    monkeypatch.setattr(mgcv, "RSCRIPT", "Rscript-not-installed-here")
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] and len(summary["models"]) == 4
+    assert summary["mgcv"]["status"] == "skipped" and "Rscript is not installed" in summary[
+        "mgcv"]["reason"]
+    assert [line for line in r.stderr.splitlines() if line.startswith("mgcv part skipped: ")]
+    assert "mgcv part skipped" in (out / "report.html").read_text()
+    r = runner.invoke(app, [*args, "--resume", "--mgcv", "require"])
+    assert r.exit_code == 1 and summary["complete"], r.output
+    monkeypatch.setattr(mgcv, "RSCRIPT", "Rscript")
+    broken = tmp_path / "broken.R"
+    broken.write_text('stop("the GAMM exploded")\n')
+    monkeypatch.setattr(mgcv, "SCRIPT", broken)
+    r = runner.invoke(app, [*args, "--resume", "--json"])
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.stdout)
+    assert doc["complete"] and doc["mgcv"]["status"] == "failed"
+    assert "the GAMM exploded" in doc["mgcv"]["reason"]
+    assert "mgcv part failed: R failed (exit 1): Error: the GAMM exploded" in r.stderr
+    _one_line_error(runner.invoke(app, [*args, "--mgcv", "sometimes", "--json"]),
+                    "--mgcv must be one of auto, require, off")
 
 
 def _one_line_error(r, fragment: str) -> None:

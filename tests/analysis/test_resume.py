@@ -22,7 +22,7 @@ from analysis.results import ModelSpec, fit_one
 from analysis.simdata import simulate_import, simulate_ratings
 from study_app.cli import app
 
-TINY = ["--backend", "pymc", "--draws", "50", "--tune", "50", "--chains", "1"]
+TINY = ["--backend", "pymc", "--draws", "50", "--tune", "50", "--chains", "1", "--mgcv", "off"]
 SAMPLER = pipeline.sampler_settings("pymc", draws=50, tune=50, chains=1)
 
 

@@ -18,7 +18,7 @@ from analysis.simdata import simulate_import
 from study_app.cli import app
 
 TINY = ["--backend", "pymc", "--draws", "50", "--tune", "50", "--chains", "1",
-        "--no-gaussian", "--trace", "none"]
+        "--no-gaussian", "--trace", "none", "--mgcv", "off"]
 
 
 def _run_shape(tmp_path, **shape):

@@ -165,3 +165,31 @@ def test_codebook_lists_every_event_kind(db, tmp_path) -> None:
         assert f"{kind} = " in meaning and kind in EVENT_KINDS
     with pytest.raises(ValueError, match="EVENT_KINDS"):
         check_event_kind("made_up")
+
+
+def test_coding_sheet_has_one_row_per_reason_and_empty_code_columns(db, tmp_path) -> None:
+    """One row per non-empty reason (acceptance and action separately), with the rating it
+    explains, the plan's distances and empty code columns; formulas neutralized; free text
+    only on request."""
+    from data.export import CODE_COLUMNS
+
+    with Store(db) as store, store.transaction() as tx:
+        tx.execute("UPDATE plans SET l0_actions = 2, l1_actions = 0.5 WHERE participant_id "
+                   "= 'p07'")
+    with Store(db, read_only=True) as store:
+        with pytest.raises(ValueError, match="free text"):
+            export(store, tmp_path / "no", "csv", coding=True)
+        manifest = export(store, tmp_path / "csv", "parquet", free_text=True, coding=True)
+    sheet = pd.read_csv(tmp_path / "csv" / "coding_sheet.csv", keep_default_na=False)
+    reasons = [r for r in REASONS if r.strip()]
+    assert manifest["coding_sheet"] == {"file": "coding_sheet.csv", "rows": 2 * len(reasons),
+                                        "code_columns": list(CODE_COLUMNS)}
+    assert len(sheet) == 2 * len(reasons) and set(sheet["question"]) == {"acceptance", "action"}
+    assert list(sheet.columns[-len(CODE_COLUMNS):]) == list(CODE_COLUMNS)
+    assert (sheet[list(CODE_COLUMNS)] == "").all().all()
+    row = sheet[(sheet["participant_id"] == "p07") & (sheet["question"] == "action")].iloc[0]
+    assert row["reason"] == REASONS[7][::-1] and row["rating"] == 5 and row["acceptance"] == 4
+    assert (float(row["l0_actions"]), float(row["l1_actions"])) == (2.0, 0.5)
+    first = sheet[(sheet["participant_id"] == "p00") & (sheet["question"] == "acceptance")]
+    assert first["reason"].iloc[0] == "'" + REASONS[0]  # a formula is shown as text
+    assert "coding_sheet.csv" in manifest["files"]

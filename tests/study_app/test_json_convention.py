@@ -61,7 +61,7 @@ def _cheap(tmp: Path) -> dict[str, list[str]]:
                            "--study", "walk"],
         "analyze": ["--db", db, "--out", str(tmp / "analysis"), "--backend", "pymc",
                     "--draws", "50", "--tune", "50", "--chains", "1", "--no-gaussian",
-                    "--trace", "none"],
+                    "--trace", "none", "--mgcv", "off"],
         "benchmark analysis": ["--participants", "12", "--plans", "3", "--backend", "pymc",
                                "--draws", "50", "--tune", "50", "--chains", "1",
                                "--no-baseline"],

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# R with mgcv and ordinal from Debian: the second analysis engine (analysis/mgcv.py runs
+# Rscript on analysis/gamm.R), the reference study's own tools for its GAMMs (Table S2).
+#
+# r-base-core (Rscript), r-cran-mgcv, r-cran-ordinal (clmm, the cross-check of the ordinal
+# model) and r-cran-jsonlite (the bridge's JSON). Without them `analyze` still runs the
+# Bayesian models and says the mgcv part was skipped. Idempotent: does nothing when Rscript
+# loads all three packages.
+#
+# usage: scripts/install_r.sh
+set -euo pipefail
+
+check() {
+    command -v Rscript >/dev/null 2>&1 && Rscript --vanilla -e \
+        'for (p in c("mgcv", "ordinal", "jsonlite")) if (!requireNamespace(p, quietly = TRUE)) quit(status = 1)' \
+        >/dev/null 2>&1
+}
+versions() {
+    Rscript --vanilla -e 'cat(R.version.string, "| mgcv", format(packageVersion("mgcv")), "| ordinal", format(packageVersion("ordinal")))' 2>/dev/null
+}
+
+if check; then
+    echo "r: $(versions)"
+    exit 0
+fi
+status=0
+bash "$(dirname "$0")/apt_install.sh" r-base-core r-cran-mgcv r-cran-ordinal r-cran-jsonlite \
+    || status=$?
+if [ "$status" -eq 3 ]; then
+    echo "install_r: R not installed; analyze will skip its mgcv part (Table S2)" >&2
+    exit 0  # the Bayesian analysis does not need R: do not block the install
+elif [ "$status" -ne 0 ]; then
+    exit "$status"
+fi
+if check; then
+    echo "r: $(versions)"
+else
+    echo "install_r: installed R but Rscript cannot load mgcv, ordinal and jsonlite" >&2
+    exit 1
+fi

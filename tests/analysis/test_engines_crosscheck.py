@@ -1,0 +1,69 @@
+"""The two analysis engines on one small simulated study (short sampling): the Bayesian
+GAMM's smooth and mgcv's agree within their 95% intervals at every grid point, and the
+ordinal model's satisfaction and violation effects agree with ordinal::clmm's.
+
+R is part of `make install` (scripts/install_r.sh): without it these tests fail, saying so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from analysis import engines, mgcv
+from analysis.models import prepare
+from analysis.results import ModelSpec, fit_one
+from analysis.simdata import simulate_ratings
+from engine.synthetic.rating_model import RatingBehaviour
+
+SAMPLER = {"backend": "nutpie", "draws": 300, "tune": 300, "chains": 2, "seed": 1,
+           "target_accept": 0.95}
+
+
+@pytest.fixture(scope="module")
+def r_ready():
+    status = mgcv.r_status()
+    assert status["available"], f"{status['reason']}: run `make install` (scripts/install_r.sh)"
+
+
+@pytest.fixture(scope="module")
+def study():
+    """60 people x 5 plans, one arm, no elicitation: the action curve falls steeply."""
+    ratings = simulate_ratings(60, 5, seed=3, arms=("pool",))
+    return ratings.assign(satisfaction=np.nan, violation=np.nan)
+
+
+def test_bayesian_and_mgcv_smooths_agree_at_every_grid_point(r_ready, study):
+    data = prepare(study, "action", "l1_profile")
+    bayes, _ = fit_one(ModelSpec("action", "l1_profile", "gamm"), data, SAMPLER)
+    grid = bayes.smooth["d"].to_numpy()
+    fitted = mgcv.fit_gamms(study, [mgcv.GammSpec("action", "l1_profile")],
+                            grids={"l1_profile": grid})["models"][0]
+    curve = {k: np.asarray(fitted["curve"][k]) for k in ("fit", "lo", "hi")}
+    np.testing.assert_allclose(fitted["curve"]["d"], grid)
+    ok = engines.smooth_agreement({k: bayes.smooth[k].to_numpy() for k in ("mean", "lo", "hi")},
+                                  curve)
+    assert ok.all(), (f"the smooths disagree at d = {grid[~ok].round(3).tolist()}: "
+                      f"Bayes {bayes.smooth['mean'].to_numpy()[~ok].round(2).tolist()}, "
+                      f"mgcv {curve['fit'][~ok].round(2).tolist()}")
+    # both find the falling curve: it is not a trivial agreement of two flat lines
+    assert fitted["smooth"]["p"] < 0.05 and curve["fit"][0] - curve["fit"][-1] > 0.5
+    assert bayes.smooth["mean"].iloc[0] - bayes.smooth["mean"].iloc[-1] > 0.5
+    sentence = engines.agreement(fitted, [bayes])
+    assert sentence["points_agree"] == grid.size and sentence["mgcv_effect"]
+    assert "agree on the effect" in sentence["sentence"]
+
+
+def test_ordinal_effects_agree_with_clmm(r_ready):
+    """Acceptance of the reference behaviour (no random slopes: clmm's random intercept is
+    the whole random part); satisfaction and violation effects +0.5 and -0.8."""
+    behaviour = RatingBehaviour.reference()
+    ratings = simulate_ratings(60, 5, seed=4, behaviour=behaviour)
+    data = prepare(ratings, "acceptance", "l1_profile")
+    bayes, _ = fit_one(ModelSpec("acceptance", "l1_profile", "ordinal"), data, SAMPLER)
+    rows = {r["term"]: r for r in engines.clmm_agreement(data, bayes)}
+    assert set(rows) == {"satisfaction", "violation"}
+    for term, row in rows.items():
+        assert row["agree"], f"{term}: Bayes {row['mean']:.2f} [{row['lo']:.2f}, " \
+            f"{row['hi']:.2f}], clmm {row['clmm']:.2f} (SE {row['clmm_se']:.2f})"
+    assert rows["violation"]["clmm"] < 0 < rows["satisfaction"]["clmm"]
