@@ -182,7 +182,7 @@ class StructuralCausalModel(ABC):
 
     def shift_counterfactual(
         self, x: ArrayLike, shift_mask: ArrayLike, shifts: ArrayLike, lower: Tensor,
-        upper: Tensor,
+        upper: Tensor, *, noise: Tensor | None = None,
     ) -> Tensor:
         """x' under shift interventions, in one pass: abduct u, then in causal order
 
@@ -191,12 +191,13 @@ class StructuralCausalModel(ABC):
 
         Equals hard interventions do(x_j = x'_j) on the shifted features (what
         engine.recourse.shift_actions computes for any world model), differentiable in s.
+        ``noise``: ``abduct(x)`` computed already (searches that move the same people many
+        times abduct them once; the result is the same).
         """
         t, dtype = as_batch(x, self.d)
-        self.check_support(t, "x")
+        u = self.abduct(t) if noise is None else noise
         mask = self._as_mask(shift_mask, t.shape[0])
         s = self._as_values(shifts, t.shape[0])
-        u = torch.stack([self.inverse_equation(j, t) for j in range(self.d)], dim=1)
         x_cf = torch.zeros_like(t)
         cols = torch.arange(self.d)
         for j in range(self.d):

@@ -11,6 +11,11 @@ When the interaction is done, its final plan and the base method's plan for the 
 are evaluated against the stated profile like every other plan (protocols.planning) and
 shown for rating in counterbalanced order (selection ``hare_final`` / ``hare_base``).
 
+With ``prefetch`` (the web server's choice), while an accept question is shown the session
+after the answer "keep looking" (the method's next iteration and its first question) is
+computed in the background (protocols.prefetch), so that answer does not wait for it; the
+questions and plans are the same either way.
+
 The session contract (engine.recourse.hare_session.HareSession): ``next_query()`` -> query
 with ``kind`` (compare | accept | done) and ``options`` (``RecourseBatch.record`` dicts),
 ``answer(choice)``, ``accept(yes)``, ``done``, ``final()``, ``to_json()``.
@@ -27,6 +32,7 @@ import numpy as np
 from engine.preferences import ActionabilityProfiles
 from protocols import design
 from protocols.planning import ShownPlan, finalize, shown
+from protocols.prefetch import Prefetcher, prefetch_key
 from protocols.resources import StudyResources
 from protocols.schema import Protocol
 from protocols.state import Participant
@@ -37,9 +43,11 @@ Rows = dict[str, list[dict[str, Any]]]
 class InteractiveFlow:
     """Starts, advances and finishes participants' interactions."""
 
-    def __init__(self, protocol: Protocol, resources: StudyResources) -> None:
+    def __init__(self, protocol: Protocol, resources: StudyResources, *,
+                 prefetch: bool = False) -> None:
         self.protocol = protocol
         self.resources = resources
+        self.prefetcher = Prefetcher() if prefetch else None
 
     def applies(self, p: Participant) -> bool:
         """The participant's arm is interactive (its plans come out of the interaction); no
@@ -77,10 +85,13 @@ class InteractiveFlow:
         self, p: Participant, page_id: str, answer: Any, rows: Rows, at: datetime
     ) -> list[ShownPlan] | None:
         """Apply an interactive page's answer; the final plans when the interaction ends."""
-        method = self.resources.method(self.protocol.arm(p.arm))
-        session = method.resume_session(p.interaction)
         query = p.query
-        assert query is not None
+        assert query is not None and p.interaction is not None
+        ahead = None  # (the session after "keep looking", its next question), prefetched
+        if query["kind"] == "accept" and not answer.accept and self.prefetcher is not None:
+            ahead = self.prefetcher.take(prefetch_key(p.interaction, "accept", "no"))
+        method = self.resources.method(self.protocol.arm(p.arm))
+        session, following = ahead or (method.resume_session(p.interaction), None)
         row = {"study_id": p.study_id, "participant_id": p.participant_id,
                "step": int(page_id.split("-")[1]), "kind": query["kind"],
                "options_json": json.dumps(query["options"]), "choice": None, "accepted": None,
@@ -89,21 +100,39 @@ class InteractiveFlow:
             session.answer(int(answer.choice))
             row["choice"] = int(answer.choice)
         else:
-            session.accept(bool(answer.accept))
+            if ahead is None:
+                session.accept(bool(answer.accept))
             row["accepted"] = bool(answer.accept)
         rows["comparisons"].append(row)
-        return self._advance(p, session)
+        return self._advance(p, session, following)
 
-    def _advance(self, p: Participant, session: Any) -> list[ShownPlan] | None:
-        query = session.next_query() if not session.done else None
+    def _advance(self, p: Participant, session: Any,
+                 query: Any | None = None) -> list[ShownPlan] | None:
+        """Store the session's state and its next question (``query``: computed already);
+        the final plans when it is done."""
+        if query is None and not session.done:
+            query = session.next_query()
         p.interaction = session.to_json()
         if query is not None and query.kind != "done":
             p.query = {"kind": query.kind, "options": _plain(query.options)}
             p.queries_asked += 1
+            if query.kind == "accept" and self.prefetcher is not None:
+                self._prefetch_no(self.prefetcher, p.arm, p.interaction)
             return None
         p.interaction_done = True
         p.query = None
         return self._final_plans(p, session.final())
+
+    def _prefetch_no(self, prefetcher: Prefetcher, arm_id: str, state: str) -> None:
+        """Compute in the background the session after "keep looking" and its question."""
+        method = self.resources.method(self.protocol.arm(arm_id))
+
+        def work() -> tuple[Any, Any]:
+            session = method.resume_session(state)
+            session.accept(False)
+            return session, (session.next_query() if not session.done else None)
+
+        prefetcher.schedule(prefetch_key(state, "accept", "no"), work)
 
     def _final_plans(self, p: Participant, final: dict[str, Any]) -> list[ShownPlan]:
         """The final action (when there is one) and the base method's plan, evaluated

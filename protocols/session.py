@@ -43,6 +43,9 @@ Guarantees.
   their plans with one method call per arm (the simulator's fast path; the web path is a
   batch of one through the same code). Drivers may add rows of their own (simulation truth)
   to the same transaction with ``extra_rows``.
+- ``prefetch=True`` (the web server) computes an interactive method's likely next question
+  in the background while its page is read (protocols.interactive); same questions and
+  plans as without.
 - Memory is bounded: participants' state and built pages are cached for at most
   ``CACHE_SIZE`` participants (least recently used out; reloaded from the store), answers
   are serialized by striped locks (protocols.cache).
@@ -113,6 +116,7 @@ class Study(Admission):
         resources: StudyResources | None = None,
         decision_model: str | None = None,
         simulation: dict[str, Any] | None = None,
+        prefetch: bool = False,
     ) -> None:
         self.protocol = protocol
         self.store = store
@@ -121,7 +125,7 @@ class Study(Admission):
         self.scenario = self.resources.scenario
         for arm in protocol.arms:  # a method that cannot be built fails before any write
             self.resources.method(arm)
-        self.interactive = InteractiveFlow(protocol, self.resources)
+        self.interactive = InteractiveFlow(protocol, self.resources, prefetch=prefetch)
         self.context = SessionContext(self.study_id, protocol, self.scenario,
                                       self.resources.classifier, self.persona, self.interactive)
         self.flow = Flow(self.context)

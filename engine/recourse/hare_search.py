@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 
 from engine.recourse.base import RecourseContext
-from engine.recourse.shift_actions import favourable_logit, realize
+from engine.recourse.shift_actions import abduction, favourable_logit, realize
 
 
 def random_directions(allowed: Tensor, k: int, gen: torch.Generator) -> Tensor:
@@ -69,9 +69,10 @@ def actionable_sampling(
     opt = torch.optim.Adam([p], lr=lr)
     xs = x.repeat_interleave(k, dim=0)
     allowed_rows = allowed.repeat_interleave(k, dim=0)
+    noise = abduction(context, xs)  # the same people every step: abducted once
     for _ in range(steps):
         cand = incumbent[:, None] + gamma[:, None, None] * p
-        r = realize(context, xs, cand.reshape(n * k, d), allowed_rows)
+        r = realize(context, xs, cand.reshape(n * k, d), allowed_rows, noise)
         logit = favourable_logit(context, r.x_cf).reshape(n, k)
         validity = torch.nn.functional.softplus(-logit).mean(dim=1)  # BCE against "favourable"
         loss = (lam * diversity_loss(p) + validity).sum()
@@ -83,10 +84,11 @@ def actionable_sampling(
     return (incumbent[:, None] + gamma[:, None, None] * p.detach())
 
 
-def is_favourable(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor) -> Tensor:
-    """(m,) bool: h(x'(z)) is favourable."""
+def is_favourable(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor,
+                  noise: Tensor | None = None) -> Tensor:
+    """(m,) bool: h(x'(z)) is favourable (``noise``: shift_actions.abduction of x)."""
     with torch.no_grad():
-        r = realize(context, x, z, allowed)
+        r = realize(context, x, z, allowed, noise)
         return context.classifier.decision(r.x_cf.float()).bool()
 
 
@@ -96,12 +98,13 @@ def boundary_fraction(
     """The bisection of BoundaryPointSearch (module docstring): ((m,) alpha_hi, (m,) bool
     favourable at alpha = 1); rows are independent (x, cand, allowed are (m, d)). alpha_hi
     is meaningful only where the candidate is favourable."""
-    valid = is_favourable(context, x, cand, allowed)
+    noise = abduction(context, x)  # the same people every halving: abducted once
+    valid = is_favourable(context, x, cand, allowed, noise)
     lo = torch.zeros(len(x), dtype=torch.float64)
     hi = torch.ones(len(x), dtype=torch.float64)
     for _ in range(bisections):
         mid = (lo + hi) / 2.0
-        ok = is_favourable(context, x, mid[:, None] * cand, allowed)
+        ok = is_favourable(context, x, mid[:, None] * cand, allowed, noise)
         hi = torch.where(ok, mid, hi)
         lo = torch.where(ok, lo, mid)
     return hi, valid

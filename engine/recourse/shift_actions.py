@@ -46,11 +46,23 @@ def allowed_mask(context: RecourseContext, hard_mask: Tensor) -> Tensor:
     return hard_mask.bool() & context.scenario.actionable_mask().to(hard_mask.device)
 
 
-def realize(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor) -> Realized:
+def abduction(context: RecourseContext, x: Tensor) -> Tensor | None:
+    """The world model's noise of ``x`` when it computes shifts in one pass (the exact SCM):
+    pass it to ``realize`` when the same people are moved many times; else None."""
+    abduct = getattr(context.world, "abduct", None)
+    if getattr(context.world, "shift_counterfactual", None) is None or abduct is None:
+        return None
+    with torch.no_grad():
+        return abduct(x)
+
+
+def realize(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor,
+            noise: Tensor | None = None) -> Realized:
     """Hard interventions and counterfactuals of shifts ``z`` (module docstring).
 
     ``x`` (n, d) float64, ``z`` (n, d) (may require grad: x_cf is differentiable in z),
-    ``allowed`` (n, d) bool; shifts outside ``allowed`` are ignored.
+    ``allowed`` (n, d) bool; shifts outside ``allowed`` are ignored; ``noise``:
+    ``abduction(context, x)``, or None to abduct here.
     """
     ranges = context.ranges.to(x.dtype)
     lo, hi = context.scenario.bounds.to(x.dtype)
@@ -62,7 +74,8 @@ def realize(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor) -> 
     acted = allowed & (z.detach().abs() > SHIFT_TOL)
     one_pass = getattr(world, "shift_counterfactual", None)
     if one_pass is not None:  # the exact SCM computes the same thing in one pass
-        x_cf = one_pass(x, allowed, z * ranges, lo, hi)
+        x_cf = one_pass(x, allowed, z * ranges, lo, hi, **({} if noise is None else
+                                                            {"noise": noise}))
         return Realized(acted, torch.where(acted, x_cf, x), x_cf)
     mask = torch.zeros_like(allowed)
     values = x.clone()

@@ -179,7 +179,7 @@ def build_study(config: WebConfig) -> Study:
             store = Store(config.db)
             try:
                 study = Study(load_protocol(config.protocol), store, study_id=config.study_id,
-                              decision_model=config.decision_model)
+                              decision_model=config.decision_model, prefetch=True)
             except BaseException:
                 store.close()
                 raise

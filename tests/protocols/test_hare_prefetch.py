@@ -1,0 +1,104 @@
+"""Prefetching HARE's next iteration while the accept question is read: the same questions,
+answers and plans for the same seed with and without it (real HARE, exact Bayes decision
+rule), and the prefetched work is really used."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from data.store import Store
+from protocols.prefetch import Prefetcher, prefetch_key
+from protocols.schema import parse_protocol
+from protocols.session import Study
+
+HARE = """\
+id: hare-prefetch
+title: HARE prefetch test
+scenario: loan
+seed: 7
+decision_model: bayes
+profile: {source: persona}
+elicitation: {scheme: ranking}
+arms:
+  - id: hare
+    method: hare
+    base: oracle
+    base_options: {bins: 6, plausibility: false}
+    options: {budget: 6, iterations: 2, steps: 8, bisections: 8}
+plans: {per_participant: 1, design: best}
+"""
+
+
+def _walk(study: Study, n: int, answer) -> None:
+    for _ in range(n):
+        s = study.start()
+        page = s.current_page()
+        step = 0
+        while not page.terminal:
+            page = s.submit(page.id, answer(page, step))
+            step += 1
+
+
+def _answer(page, step):
+    from tests.protocols.conftest import scripted_answer
+
+    if page.kind == "hare_choice":
+        return {"choice": step % 2}
+    if page.kind == "hare_accept":
+        return {"accept": False}
+    return scripted_answer(page)
+
+
+def _record(store: Store):
+    """Comparisons and plans by participant number (ids are random per run)."""
+    seq = store.table("participants").set_index("participant_id")["seq"]
+    comps = store.table("comparisons").assign(seq=lambda t: t["participant_id"].map(seq))
+    plans = store.plans().assign(seq=lambda t: t["participant_id"].map(seq))
+    return (comps.sort_values(["seq", "step"])[["seq", "step", "kind", "options_json",
+                                                  "choice", "accepted"]]
+            .to_dict(orient="records"),
+            plans.sort_values(["seq", "selection"])[["seq", "selection", "method",
+                                                     "actions_json"]]
+            .to_dict(orient="records"))
+
+
+def test_same_questions_and_plans_with_and_without_prefetch(tmp_path):
+    proto = parse_protocol(HARE)
+    runs = {}
+    for prefetch in (False, True):
+        with Store(tmp_path / f"{prefetch}.duckdb") as store:
+            study = Study(proto, store, prefetch=prefetch)
+            _walk(study, 3, _answer)
+            runs[prefetch] = _record(store)
+            if prefetch:
+                # each participant said "keep looking" once: that iteration was prefetched
+                assert study.interactive.prefetcher.hits == 3
+            else:
+                assert study.interactive.prefetcher is None
+    comps, plans = runs[True]
+    assert (comps, plans) == runs[False]
+    assert [c["kind"] for c in comps[:5]] == ["compare", "compare", "accept", "compare",
+                                              "compare"]
+    assert sum(c["accepted"] is False for c in comps) == 3
+    assert {p["selection"] for p in plans} == {"hare_final", "hare_base"}
+
+
+def test_prefetcher_hands_over_waits_and_falls_back():
+    pf = Prefetcher(capacity=2)
+    release = threading.Event()
+    pf.schedule("slow", lambda: release.wait(5) and "slow result")
+    pf.schedule("queued", lambda: "never run")
+    time.sleep(0.05)
+    assert pf.take("queued") is None  # not started yet: cancelled, the caller computes it
+    threading.Timer(0.1, release.set).start()
+    assert pf.take("slow") == "slow result"  # running: waited for
+    assert pf.take("slow") is None  # handed over once
+    pf.schedule("fails", lambda: 1 / 0)
+    time.sleep(0.05)
+    assert pf.take("fails") is None and pf.take("never scheduled") is None
+    for key in ("a", "b", "c"):  # beyond capacity the oldest is dropped
+        pf.schedule(key, lambda k=key: k)
+    time.sleep(0.05)
+    assert pf.take("a") is None and pf.take("c") == "c" and pf.hits == 2
+    assert prefetch_key("x", "y") != prefetch_key("xy") and len(prefetch_key("x")) == 64
