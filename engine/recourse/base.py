@@ -29,6 +29,7 @@ from engine import metrics
 from engine.decision import Classifier
 from engine.preferences import ActionabilityProfiles, CostProfile, all_actionable
 from engine.recourse.batch import RecourseBatch
+from engine.recourse.plan_rules import PlanRules
 from engine.scenarios.base import Scenario
 from engine.scenarios.pool_model import PoolWorldModel
 from engine.scm import ArrayLike, as_batch
@@ -81,7 +82,9 @@ class RecourseContext:
     the scenario's world model (engine.flow_scm.world_model: the exact SCM, or a data
     scenario's learned flow read as an SCM, ``density_source = "flow"``), or for a pool +
     rule world its pool model (engine.scenarios.pool_model: no consequences,
-    item-frequency densities; ``density_source = "pool"``).
+    item-frequency densities; ``density_source = "pool"``). ``rules``: a study's plan rules
+    (engine.recourse.plan_rules), which every method then obeys; None (benchmarks and paper
+    reproductions): the methods as published.
     """
 
     scenario: Scenario
@@ -89,6 +92,7 @@ class RecourseContext:
     world: WorldModel | None = None
     cost_profile: CostProfile = field(default_factory=CostProfile)
     density_source: str = "scm"
+    rules: PlanRules | None = None
 
     def __post_init__(self) -> None:
         if self.world is None and self.scenario.scm is not None:

@@ -142,7 +142,8 @@ def render_participant() -> None:
     st.session_state.pop(_SUBMITTED, None)
     # Pages done before this one (the debrief counts as done: 100%).
     done = page.progress.step - 1 if not page.terminal else page.progress.total
-    progress_indicator(done, page.progress.total, page.title, page_id=page.id, kind=page.kind)
+    progress_indicator(done, page.progress.total, page.title, page_id=page.id, kind=page.kind,
+                       ended=page.kind == "end")
     st.subheader(page.title)
     answer = RENDERERS[page.kind](page)
     if answer is not None and _submit(session, page, answer):

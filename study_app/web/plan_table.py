@@ -50,13 +50,16 @@ def plan_table_html(rows: Sequence[PlanRowLike], *, title: str = "", legend: boo
         sr = {"action": " (you change this)", "consequence": " (changes as a result)"}.get(
             row.kind, ""
         )
+        note = getattr(row, "note", "") if row.kind == "consequence" else ""
+        note_html = (f'<span class="rs-note">{html.escape(note[:1].upper() + note[1:])}'
+                     "</span>" if note else "")
         body.append(
             f'<tr class="rs-{row.kind}"><th scope="row">{html.escape(row.label)}'
             f"{_TAGS[row.kind]}</th>"
             f"<td>{html.escape(row.current)}</td>"
             f'<td class="rs-arrow" aria-hidden="true">{arrow}</td>'
             f'<td class="rs-new">{html.escape(row.suggested)}'
-            f'<span class="rs-sr">{sr}</span></td></tr>'
+            f'<span class="rs-sr">{sr}</span>{note_html}</td></tr>'
         )
     caption = (
         f'<caption class="rs-plan-caption">{html.escape(title)}</caption>' if title else ""
