@@ -64,13 +64,7 @@ def plan_table_html(rows: Sequence[PlanRowLike], *, title: str = "", legend: boo
     caption = (
         f'<caption class="rs-plan-caption">{html.escape(title)}</caption>' if title else ""
     )
-    follows = (f" &nbsp; {_TAGS['consequence']} an item that changes as a result"
-               if any(r.kind == "consequence" for r in rows) else "")
-    key = (
-        '<div class="rs-legend">'
-        f"{_TAGS['action']} an item the plan asks you to change{follows}</div>"
-        if legend else ""
-    )
+    key = legend_html(rows) if legend else ""
     return (
         f'{key}<table class="rs-plan" data-testid="rs-plan-table">{caption}'
         f"<thead><tr><th scope='col'>Item</th><th scope='col'>{html.escape(current_label)}"
@@ -78,6 +72,14 @@ def plan_table_html(rows: Sequence[PlanRowLike], *, title: str = "", legend: boo
         f"<th scope='col'>{html.escape(suggested_label)}</th></tr></thead>"
         f"<tbody>{''.join(body)}</tbody></table>"
     )
+
+
+def legend_html(rows: Sequence[PlanRowLike]) -> str:
+    """The key of the tags used in ``rows``."""
+    follows = (f" &nbsp; {_TAGS['consequence']} an item that changes as a result"
+               if any(r.kind == "consequence" for r in rows) else "")
+    return ('<div class="rs-legend">'
+            f"{_TAGS['action']} an item the plan asks you to change{follows}</div>")
 
 
 def profile_table_html(rows: Sequence[ProfileRowLike], *, title: str = "") -> str:

@@ -50,6 +50,14 @@ html, body, [data-testid="stAppViewContainer"] { font-size: 17px; }
 }
 .rs-tag-action { background: #f2c94c; color: #4a3800; }
 .rs-tag-consequence { background: #bcd6f5; color: #1d3f66; }
+/* A page comparing two plans gets the width for both. */
+.block-container:has(.rs-pair), [data-testid="stMainBlockContainer"]:has(.rs-pair) {
+  max-width: 68rem;
+}
+.rs-pair { display: flex; gap: 1.25rem; align-items: flex-start; }
+.rs-pair-item { flex: 1 1 0; min-width: 0; }
+@media (max-width: 899px) { .rs-pair { flex-direction: column; gap: 0; } .rs-pair-item { width: 100%; } }
+.rs-plan td, .rs-plan th { overflow-wrap: anywhere; }
 .rs-note { display: block; font-size: 0.8rem; font-style: normal; color: #333; }
 .rs-plan-caption { caption-side: top; text-align: left; font-weight: 600; padding-bottom: 0.3rem; }
 .rs-sr { position: absolute; left: -9999px; width: 1px; height: 1px; overflow: hidden; }
