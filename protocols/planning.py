@@ -336,5 +336,5 @@ def _pick(
         return [(0, "best")]
     if spec.design == "tominaga":
         return design.select_tominaga(table.array(spec.sparsity)[rows],
-                                      table.array(spec.proximity)[rows], n, rng)
+                                      table.array(spec.proximity)[rows], n, rng, spec.ties)
     return design.select_stratified(table.array(spec.distance)[rows], n, rng)

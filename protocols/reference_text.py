@@ -93,6 +93,9 @@ MEANING: dict[str, str] = {
     "PlanSpec.directions": "Allowed directions of change (feature: increase | decrease | any) "
     "on top of the scenario's; every method of the study obeys them with the other plan "
     "rules (no no-op or invisible change), HARE by projecting its candidates.",
+    "PlanSpec.ties": "Which of several sparsest / most proximate candidates the tominaga "
+    "design takes: random, or nearest (least on the other measure first; the smallest jump "
+    "among the sparsest). Both follow the paper's rule.",
     "PlanSpec.consequences": "An item the participant cannot change that moves as a "
     "consequence of the plan's actions: explain (the page says what it follows from) or "
     "forbid (such plans are not shown).",

@@ -149,7 +149,8 @@ class Protocol(Strict):
         for name in _LATER_BLOCKS:
             if getattr(self, name) == type(self).model_fields[name].default:
                 data.pop(name)
-        for key, default in (("directions", {}), ("consequences", "explain")):  # later too
+        for key, default in (("directions", {}), ("consequences", "explain"),
+                             ("ties", "random")):  # added later too
             if data["plans"].get(key) == default:
                 data["plans"].pop(key)
         return json.dumps(data, sort_keys=True)

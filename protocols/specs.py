@@ -169,7 +169,8 @@ class PlanSpec(Strict):
     """How many plans each participant rates and how they are chosen from a candidate set.
 
     ``tominaga``: one of the sparsest (least ``sparsity``), one of the most proximate (least
-    ``proximity``), the rest at random; ``stratified``: one plan from each of
+    ``proximity``), the rest at random (``ties``: which of several sparsest / most proximate
+    candidates, ``random`` or ``nearest`` on the other measure); ``stratified``: one plan from each of
     ``per_participant`` equal-count bins of ``distance``; ``best``: the method's recourse.
     ``per_participant`` counts plans per arm when assignment is ``within``.
     ``prune_actions``: an action is dropped when the plan stays valid without it, and a
@@ -194,6 +195,7 @@ class PlanSpec(Strict):
     shortfall: ShortfallSpec = ShortfallSpec()
     directions: dict[str, Literal["increase", "decrease", "any"]] = Field(default_factory=dict)
     consequences: Literal["explain", "forbid"] = "explain"
+    ties: Literal["random", "nearest"] = "random"
 
     @model_validator(mode="after")
     def _best_is_one(self) -> PlanSpec:
