@@ -168,7 +168,7 @@ def ask_for_missing(missing: list[str]) -> None:
     """Tell the participant what is still unanswered, one item per line (nothing is stored
     until it is)."""
     lines = "\n".join(f"- {m.strip().rstrip('.?:;')}" for m in missing)
-    st.error(f"Please answer every question before you continue. Still missing:\n\n{lines}")
+    st.error(f"Please answer every question before you continue. Missing:\n\n{lines}")
 
 
 def item_form(
