@@ -78,23 +78,32 @@ def plan_order(protocol: Protocol, seq: int, n: int) -> list[int]:
 
 
 def select_tominaga(
-    sparsity: np.ndarray, proximity: np.ndarray, n: int, rng: np.random.Generator
+    sparsity: np.ndarray, proximity: np.ndarray, n: int, rng: np.random.Generator,
+    ties: str = "random",
 ) -> list[tuple[int, str]]:
-    """(candidate index, reason) of n plans: sparsest, most proximate, random others."""
+    """(candidate index, reason) of n plans: sparsest, most proximate, random others.
+
+    ``ties``: among several sparsest (most proximate) candidates the paper takes any one:
+    ``random`` draws it; ``nearest`` takes the one of least proximity (sparsity) first, the
+    smallest jump among the sparsest, and draws among what is still tied; both are the
+    paper's rule."""
     m = len(sparsity)
     if m == 0:
         return []
     free = np.ones(m, dtype=bool)
     out: list[tuple[int, str]] = []
 
-    def least(key: np.ndarray) -> int:
+    def least(key: np.ndarray, then: np.ndarray) -> int:
         k = np.where(free, key, np.inf)
-        ties = np.flatnonzero(k == k.min())
-        return int(rng.choice(ties))
+        tied = np.flatnonzero(k == k.min())
+        if ties == "nearest":
+            tied = tied[then[tied] == then[tied].min()]
+        return int(rng.choice(tied))
 
-    for key, reason in ((sparsity, "sparsest"), (proximity, "most_proximate")):
+    sp, pr = np.asarray(sparsity, dtype=float), np.asarray(proximity, dtype=float)
+    for key, then, reason in ((sp, pr, "sparsest"), (pr, sp, "most_proximate")):
         if len(out) < n and free.any():
-            i = least(np.asarray(key, dtype=float))
+            i = least(key, then)
             out.append((i, reason))
             free[i] = False
     rest = np.flatnonzero(free)

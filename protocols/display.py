@@ -5,7 +5,9 @@ model units never reach a renderer.
 
 Plan rows list every item of the profile: ``action`` items are the ones the plan asks the
 person to change; ``consequence`` items change as a result (the world model's causal
-effects); ``same`` items do not change.
+effects), with a plain-words ``note`` naming the actions they follow from ("follows from
+the lower loan amount": the acted items among the item's causal ancestors); ``same`` items
+do not change.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class PlanRow(_Row):
     current_value: float
     suggested_value: float
     kind: Literal["action", "consequence", "same"]
+    note: str = ""  # a consequence's cause in plain words
 
 
 def profile_fields(scenario: Scenario) -> list[ProfileField]:
@@ -73,8 +76,15 @@ def profile_fields(scenario: Scenario) -> list[ProfileField]:
     return out
 
 
+def shown_value(scenario: Scenario, j: int, v: float) -> str:
+    """Feature j's model-unit value as a person reads it, in sentence case ("Male")."""
+    text = scenario.features[j].display.format(float(v))
+    return text[:1].upper() + text[1:]
+
+
 def profile_rows(scenario: Scenario, x: np.ndarray) -> list[ProfileRow]:
-    return [ProfileRow.model_construct(feature=f.name, label=f.label, value=f.display.format(float(x[j])))
+    return [ProfileRow.model_construct(feature=f.name, label=f.label,
+                                       value=shown_value(scenario, j, x[j]))
             for j, f in enumerate(scenario.features)]
 
 
@@ -90,11 +100,37 @@ def plan_rows(scenario: Scenario, plans: RecourseBatch, i: int = 0) -> list[Plan
         kind = "action" if action_mask[j] else "consequence" if changed[j] else "same"
         d = f.display
         rows.append(PlanRow.model_construct(
-            feature=f.name, label=f.label, current=d.format(float(x[j])),
-            suggested=d.format(float(x_cf[j])), current_value=float(d.to_display(float(x[j]))),
+            feature=f.name, label=f.label, current=shown_value(scenario, j, x[j]),
+            suggested=shown_value(scenario, j, x_cf[j]), current_value=float(d.to_display(float(x[j]))),
             suggested_value=float(d.to_display(float(x_cf[j]))), kind=kind,
+            note=consequence_note(scenario, j, x, x_cf, action_mask) if kind == "consequence"
+            else "",
         ))
     return rows
+
+
+def consequence_note(scenario: Scenario, j: int, x: np.ndarray, x_cf: np.ndarray,
+                     action_mask: np.ndarray) -> str:
+    """Why item j changes without being acted on: "follows from the lower loan amount and
+    the higher savings" (the acted items among its causal ancestors, in feature order)."""
+    parents = scenario.parents
+    seen: set[int] = set()
+    todo = list(parents.get(j, ()))
+    while todo:
+        k = todo.pop()
+        if k not in seen:
+            seen.add(k)
+            todo.extend(parents.get(k, ()))
+    causes = []
+    for k in sorted(seen):
+        if action_mask[k]:
+            f = scenario.features[k]
+            way = "higher" if x_cf[k] > x[k] else "lower"
+            causes.append(f"the {way} {f.label[:1].lower() + f.label[1:]}")
+    if not causes:
+        return ""
+    return "follows from " + (" and ".join(causes) if len(causes) < 3
+                              else ", ".join(causes[:-1]) + " and " + causes[-1])
 
 
 def profile_from_answer(scenario: Scenario, values: dict[str, float | int | str]) -> np.ndarray:

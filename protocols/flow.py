@@ -6,8 +6,9 @@ The sequence is a pure function of the protocol and the participant's state:
       -> [hare-1 .. hare-k] -> plan-1 .. plan-n -> debrief
 
 (the fixed part is ``Protocol.page_slots``), with each attention check inserted right after
-the page it names (after the last plan if that page does not exist for this participant, e.g.
-they got fewer plans), and ``end`` replacing the rest when an answer ended the session (a page
+the page it names; a check after ``plan-k`` of N promised plans keeps its place among the n
+plans a participant actually got (after plan max(1, round(k n / N)): after plan 3 of 5 is
+after plan 2 of 3), and is left out when there is no plan to rate. ``end`` replacing the rest when an answer ended the session (a page
 kind's ``ends``: declined consent, screened out, a profile the decision model approves under
 ``on_approved: end``). The current page is the first one not answered yet. Interactive pages
 appear one at a time (their number depends on the answers); until the plans exist, plan
@@ -29,19 +30,28 @@ ENDED = ("declined", "screened_out", "approved", "no_plans", "withdrawn")
 
 
 def page_sequence(protocol: Protocol, n_plans: int, interactive: bool = False,
-                  hare_pages: int | None = None) -> list[str]:
+                  hare_pages: int | None = None, promised: int | None = None) -> list[str]:
     """The pages of a participant who is not ended early: the fixed slots, the interactive
     pages (``hare-1..k``; ``hare-*`` when their number is not known yet), the plans, the
-    attention checks after the pages they name (after the last plan when that page does not
-    exist) and the debrief."""
+    attention checks after the pages they name (a plan check moved in proportion when the
+    participant got ``n_plans`` of ``promised`` plans, left out without plans) and the
+    debrief."""
     ids = list(protocol.page_slots())
     if interactive:
         ids += ["hare-*"] if hare_pages is None else [f"hare-{k}" for k in
                                                        range(1, hare_pages + 1)]
     plan_ids = [f"plan-{k}" for k in range(1, n_plans + 1)]
     ids += plan_ids
+    promised = n_plans if promised is None else promised
     for check in protocol.attention_checks:
-        anchor = check.after if check.after in ids else (plan_ids[-1] if plan_ids else ids[-1])
+        anchor = check.after
+        if anchor.startswith("plan-"):
+            if not plan_ids:
+                continue  # nothing to rate, nothing to check attention on
+            k = int(anchor.split("-")[1])
+            anchor = plan_ids[max(1, min(n_plans, round(k * n_plans / max(promised, 1)))) - 1]
+        elif anchor not in ids:
+            anchor = plan_ids[-1] if plan_ids else ids[-1]
         ids.insert(ids.index(anchor) + 1, f"attention-{check.id}")
     return ids + ["debrief"]
 
@@ -64,9 +74,11 @@ class Flow:
             ids.append(slot)
             if any(p.status in kind.ends for kind in pg.SLOTS[slot]):
                 return ids + ["end"]
-        n = len(p.plans) if p.plans_ready else proto.plans_per_participant(self._arm_key(p))
+        promised = proto.plans_per_participant(self._arm_key(p))
+        n = len(p.plans) if p.plans_ready else promised
         interactive = self.ctx.interactive.applies(p)
-        return page_sequence(proto, n, interactive, p.queries_asked if interactive else 0)
+        return page_sequence(proto, n, interactive, p.queries_asked if interactive else 0,
+                             promised)
 
     def _arm_key(self, p: Participant) -> str:
         """The arm whose plan count the sequence shows (the first arm before consent: the

@@ -31,7 +31,7 @@ import numpy as np
 
 from engine.preferences import ActionabilityProfiles
 from protocols import design
-from protocols.planning import ShownPlan, finalize, shown
+from protocols.planning import ShownPlan, finalize, obeys_rules, shown
 from protocols.prefetch import Prefetcher, prefetch_key
 from protocols.resources import StudyResources
 from protocols.schema import Protocol
@@ -147,12 +147,14 @@ class InteractiveFlow:
             mask = np.array([[n in actions for n in names]])
             values = np.array([[actions.get(n, x[0, j]) for j, n in enumerate(names)]])
             evaluated = ctx.evaluate(arm.method, x, mask, values, p.stated)
-            plans += shown(evaluated, [0], p.participant_id, arm.id, ["hare_final"])
+            if obeys_rules(ctx, evaluated, p.stated)[0]:  # never a plan breaking a rule
+                plans += shown(evaluated, [0], p.participant_id, arm.id, ["hare_final"])
         base = self.resources.base_method(arm).plans(x, self._seen(p), candidates=False)
         if len(base):
             evaluated = ctx.evaluate(base.method, base.x, base.action_mask, base.action_values,
                                      p.stated, x_cf=base.x_cf)
-            plans += shown(evaluated, [0], p.participant_id, arm.id, ["hare_base"])
+            if obeys_rules(ctx, evaluated, p.stated)[0]:
+                plans += shown(evaluated, [0], p.participant_id, arm.id, ["hare_base"])
         return finalize(self.protocol, p.design_seq, plans)
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from engine.metric_names import METRIC_NAMES, PREFERENCE_METRICS
 from engine.preferences import ActionabilityProfiles
-from engine.recourse import RecourseBatch, RecourseContext, realism
+from engine.recourse import RecourseBatch, RecourseContext, plan_rules, realism
 from engine.scenarios.base import Scenario
 from protocols import design
 from protocols.resources import StudyResources
@@ -197,7 +197,7 @@ def _arm_plans(
     seen = stated if arm.personalized and stated is not None else context.everybody(len(reqs))
     candidates = arm.source == "candidates" and spec.design != "best"
     table, found = _showable(protocol, context, resources.method(arm).plans(
-        x, seen, candidates=candidates), seen)
+        x, seen, candidates=candidates), seen, stated)
     n = spec.per_participant
     picks = _choose(protocol, table, len(reqs), [r.seq for r in reqs], arm_index)
     for i, r in enumerate(reqs):
@@ -210,7 +210,8 @@ def _arm_plans(
     if fb is not None and short:
         method = resources.fallback_method(arm, fb.method, fb.options)
         extra, _ = _showable(protocol, context, method.plans(
-            x[short], seen[short], candidates=method.capabilities.candidates), seen[short])
+            x[short], seen[short], candidates=method.capabilities.candidates), seen[short],
+            None if stated is None else stated[short])
         extra = _new_to(context.scenario, extra, table, picks, short)
         got = _choose(protocol, extra, len(short), [reqs[i].seq for i in short], arm_index,
                       need=[n - len(picks[i]) for i in short], tag="fallback")
@@ -224,13 +225,22 @@ def _arm_plans(
         _attach(context, batch, chosen, reqs, stated, arm_id, out)
 
 
+def obeys_rules(context: RecourseContext, plans: RecourseBatch,
+                stated: ActionabilityProfiles | None) -> np.ndarray:
+    """(n,) bool: plans that break none of the context's plan rules
+    (engine.recourse.plan_rules), ``stated`` the profiles of their rows (or None)."""
+    hard = None if stated is None else stated.hard_mask
+    return plan_rules.obeys(context.scenario, context.rules, plans.x, plans.x_cf,
+                            plans.action_mask, plans.action_values, hard).numpy()
+
+
 def _showable(
     protocol: Protocol, context: RecourseContext, table: RecourseBatch,
-    seen: ActionabilityProfiles,
+    seen: ActionabilityProfiles, stated: ActionabilityProfiles | None,
 ) -> tuple[RecourseBatch, np.ndarray]:
     """The plans fit to show (engine.recourse.realism: needless actions pruned when the
-    protocol says so, within display bounds, no invisible action, distinct per person) and
-    how many each person's method found."""
+    protocol says so, within display bounds, no invisible action, distinct per person; the
+    plan rules obeyed) and how many each person's method found."""
     person = table.person
     found = np.bincount(table.array("person")[table.array("found")],
                         minlength=len(seen)) if len(table) else np.zeros(len(seen), int)
@@ -238,7 +248,8 @@ def _showable(
         table = realism.prune_actions(context, table, seen[person]).plans
     if not len(table):
         return table, found
-    keep = realism.showable(context.scenario, table).numpy()
+    keep = realism.showable(context.scenario, table).numpy() & obeys_rules(
+        context, table, None if stated is None else stated[table.person])
     shown_values = _on_screen(context.scenario, table.x_cf)
     key = np.column_stack([table.array("person"), shown_values])
     first = np.zeros(len(table), dtype=bool)
@@ -325,5 +336,5 @@ def _pick(
         return [(0, "best")]
     if spec.design == "tominaga":
         return design.select_tominaga(table.array(spec.sparsity)[rows],
-                                      table.array(spec.proximity)[rows], n, rng)
+                                      table.array(spec.proximity)[rows], n, rng, spec.ties)
     return design.select_stratified(table.array(spec.distance)[rows], n, rng)

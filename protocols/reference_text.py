@@ -17,7 +17,8 @@ MEANING: dict[str, str] = {
     "Protocol.decision_model": "trained: the scenario's trained classifier (artifact); bayes: "
     "the exact Bayes rule of the scenario's SCM (no artifact; a reference); rule: a pool "
     "world's fixed rule (a pool world always decides by its rule).",
-    "Protocol.consent": "Consent question; declining ends the session.",
+    "Protocol.consent": "Consent question; declining ends the session. `{plans}` becomes the "
+    "plans a participant rates (\"up to five plans\" when a shortfall shows fewer).",
     "Protocol.screening": "Eligibility questions, one page; a non-eligible answer ends the "
     "session (screened_out).",
     "Protocol.scenario_text": "The scenario's story (default: the scenario's own story).",
@@ -108,6 +109,15 @@ MEANING: dict[str, str] = {
     "generated, as in a paper reproduction).",
     "PlanSpec.shortfall": "What happens when fewer plans than asked can be shown (no valid "
     "plan under the participant's constraints, plans outside the display bounds).",
+    "PlanSpec.directions": "Allowed directions of change (feature: increase | decrease | any) "
+    "on top of the scenario's; every method of the study obeys them with the other plan "
+    "rules (no no-op or invisible change), HARE by projecting its candidates.",
+    "PlanSpec.ties": "Which of several sparsest / most proximate candidates the tominaga "
+    "design takes: random, or nearest (least on the other measure first; the smallest jump "
+    "among the sparsest). Both follow the paper's rule.",
+    "PlanSpec.consequences": "An item the participant cannot change that moves as a "
+    "consequence of the plan's actions: explain (the page says what it follows from) or "
+    "forbid (such plans are not shown).",
     "ShortfallSpec.then": "fewer: show the plans there are; fallback: fill the gap with "
     "`fallback.method`; end: end the session with `message`.",
     "ShortfallSpec.fallback": "The method that fills a shortfall (then: fallback).",

@@ -23,6 +23,7 @@ from engine.decision import Classifier
 from engine.preferences import CostProfile
 from engine.recourse import (
     MethodUnavailableError,
+    PlanRules,
     RecourseContext,
     RecourseMethod,
     build_method,
@@ -33,7 +34,8 @@ from engine.scenarios.base import Scenario
 from protocols.schema import Protocol
 from protocols.specs import ArmSpec
 
-__all__ = ["MethodUnavailableError", "StudyResources", "load_classifier", "study_resources"]
+__all__ = ["MethodUnavailableError", "StudyResources", "load_classifier", "plan_rules",
+           "study_resources"]
 
 
 @dataclass
@@ -44,11 +46,13 @@ class StudyResources:
     classifier: Classifier
     contexts: dict[str, RecourseContext] = field(default_factory=dict)
     methods: dict[str, RecourseMethod] = field(default_factory=dict)
+    rules: PlanRules | None = None  # the study's plan rules (every arm's context obeys them)
 
     def context(self, arm: ArmSpec) -> RecourseContext:
         if arm.id not in self.contexts:
             self.contexts[arm.id] = RecourseContext(
-                self.scenario, self.classifier, cost_profile=CostProfile(arm.cost_profile)
+                self.scenario, self.classifier, cost_profile=CostProfile(arm.cost_profile),
+                rules=self.rules,
             )
         return self.contexts[arm.id]
 
@@ -94,9 +98,15 @@ def study_resources(
     ``classifier``/``methods`` (arm id -> method) inject ready objects (tests)."""
     scenario = get_scenario(protocol.scenario)
     clf = classifier or load_classifier(scenario, decision_model or protocol.decision_model)
-    res = StudyResources(scenario, clf)
+    res = StudyResources(scenario, clf, rules=plan_rules(protocol, scenario))
     for arm_id, method in (methods or {}).items():
         res.methods[arm_id] = method
         if getattr(method, "context", None) is not None:
             res.contexts[arm_id] = method.context
     return res
+
+
+def plan_rules(protocol: Protocol, scenario: Scenario) -> PlanRules:
+    """The study's plan rules: the scenario's directions with the protocol's on top and its
+    consequence mode (``plans.directions``, ``plans.consequences``)."""
+    return PlanRules.of(scenario, protocol.plans.directions, protocol.plans.consequences)

@@ -11,7 +11,9 @@ in marked as defaults, and warnings (not errors) for choices that are legal but 
 - a Likert elicitation whose direction (``likert_low``) or number of levels is not stated,
   or whose text seems to say the opposite direction ("1 = impossible" with 1 = easiest);
 - no attention check (exclusions cannot use one);
-- a shortfall policy left to its default (fewer plans are shown without notice).
+- a shortfall policy left to its default (fewer plans are shown without notice);
+- researcher words in a participant text: a citation ("et al."), an internal key
+  (protocols.wording).
 
 Nothing is created: no database, no artifact.
 """
@@ -31,6 +33,7 @@ from engine.scenarios import get_scenario
 from protocols import flow
 from protocols.schema import Protocol, ProtocolError, line_of, parse_protocol, resolve
 from protocols.validation import Finding
+from protocols.wording import participant_texts, researcher_words
 
 MANY_PLANS = 6
 _HARD_FIRST = re.compile(r"\b1\s*(=|:|-|is)\s*(very\s+|extremely\s+)?(hard|difficult|impossible)",
@@ -180,6 +183,10 @@ def warnings(p: Protocol) -> list[Finding]:
     if not p.attention_checks:
         out.append(Finding(("attention_checks",), "no attention check: exclusions cannot "
                            "use one"))
+    for path, text in participant_texts(p, texts(p)):
+        for what, words in researcher_words(text):
+            out.append(Finding(_loc(path), f"participants read {what}, {words!r}, meant for "
+                               "researchers: say it in the participant's words"))
     if not _stated(p.plans, "shortfall"):
         out.append(Finding(("plans", "shortfall"), "when fewer plans can be shown than asked, "
                            "participants see fewer (default then: fewer); state "

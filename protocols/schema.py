@@ -125,6 +125,20 @@ class Protocol(Strict):
             return self.plans.per_participant * len(self.arms)
         return 2 if self.arm(arm_id).interactive else self.plans.per_participant
 
+    def promised_plans(self) -> str:
+        """What the consent text's ``{plans}`` promises: the plans a participant rates, "up
+        to" that many when a shortfall shows fewer (``plans.shortfall.then: fewer``)."""
+        n = max(self.plans_per_participant(a.id) for a in self.arms)
+        words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                 "ten")
+        count = words[n] if n < len(words) else str(n)
+        up_to = "up to " if self.plans.shortfall.then == "fewer" and n > 1 else ""
+        return f"{up_to}{count} plan{'s' if n != 1 else ''}"
+
+    def consent_text(self) -> str:
+        """The consent text as shown (``{plans}`` replaced by ``promised_plans``)."""
+        return self.consent.replace("{plans}", self.promised_plans())
+
     def anchor_page_ids(self) -> list[str]:
         """Page ids an attention check may follow (those every participant passes through)."""
         n = min(self.plans_per_participant(arm.id) for arm in self.arms)
@@ -140,6 +154,10 @@ class Protocol(Strict):
         for name in _LATER_ENDINGS:  # recruitment's endings came after its id_pattern
             if name in data.get("recruitment", {}) and data["recruitment"][name] is None:
                 data["recruitment"].pop(name)
+        for key, default in (("directions", {}), ("consequences", "explain"),
+                             ("ties", "random")):  # added later too
+            if data["plans"].get(key) == default:
+                data["plans"].pop(key)
         return json.dumps(data, sort_keys=True)
 
     def fingerprint(self) -> str:

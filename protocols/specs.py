@@ -168,13 +168,20 @@ class PlanSpec(Strict):
     """How many plans each participant rates and how they are chosen from a candidate set.
 
     ``tominaga``: one of the sparsest (least ``sparsity``), one of the most proximate (least
-    ``proximity``), the rest at random; ``stratified``: one plan from each of
+    ``proximity``), the rest at random (``ties``: which of several sparsest / most proximate
+    candidates, ``random`` or ``nearest`` on the other measure); ``stratified``: one plan from each of
     ``per_participant`` equal-count bins of ``distance``; ``best``: the method's recourse.
     ``per_participant`` counts plans per arm when assignment is ``within``.
     ``prune_actions``: an action is dropped when the plan stays valid without it, and a
     plan whose change to an item is below the item's display resolution does not show it
     as an action (engine.recourse.realism; off reproduces a paper's plans as generated).
     ``shortfall``: what happens when fewer plans than asked can be shown.
+    ``directions``: allowed directions of change (feature -> increase | decrease | any) on
+    top of the scenario's, which every method of the study obeys with the other plan rules
+    (engine.recourse.plan_rules: no no-op or invisible change); ``consequences``: an item
+    the person cannot change that moves as a consequence of the plan's actions is
+    ``explain``-ed on the plan page ("follows from ...") or ``forbid``-den (such plans are
+    not shown).
     """
 
     per_participant: int = Field(default=5, ge=1, le=20)
@@ -185,6 +192,9 @@ class PlanSpec(Strict):
     order: Literal["counterbalanced", "random", "fixed"] = "counterbalanced"
     prune_actions: bool = True
     shortfall: ShortfallSpec = ShortfallSpec()
+    directions: dict[str, Literal["increase", "decrease", "any"]] = Field(default_factory=dict)
+    consequences: Literal["explain", "forbid"] = "explain"
+    ties: Literal["random", "nearest"] = "random"
 
     @model_validator(mode="after")
     def _best_is_one(self) -> PlanSpec:

@@ -1,23 +1,29 @@
-"""Preview a protocol without serving it: every page kind, as one synthetic participant sees
-it, as PNG (Debian's Chromium, headless) and one HTML index.
+"""Preview a protocol without serving it to anybody: every page kind, as one synthetic
+participant meets it, photographed as the app draws it (PNG, Debian's Chromium, headless) with
+one HTML index.
 
 The pages are the session's own (protocols.session on a throw-away database in a temporary
 folder): one synthetic participant walks the whole study, answering as in a simulation, and
 the first page of each kind is kept; one more participant declines consent, for the end
-page. Each page's payload (what the Streamlit renderer receives) is laid out as static HTML
-(``page_html``: texts, plan tables with the action / consequence / same items, the 7-point
-scales, options) and photographed. The researcher sees every text, table and question a
-participant meets; the widgets are drawn, not live.
+page. Each page is then drawn by the participant app's own renderers
+(``study_app.web.participant.draw_page``: progress, title, the kind's widgets and tables,
+the participant style) in a Streamlit server on localhost (``study_app/web/preview_app.py``)
+and photographed at each width asked: what the researcher sees is the page a participant
+gets.
 """
 
 from __future__ import annotations
 
 import html
+import os
+import pickle
+import subprocess
+import sys
 import tempfile
+import time
+import urllib.request
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel
 
 from data.store import Store
 from engine.synthetic.participants import Population
@@ -80,76 +86,64 @@ def _walk(study: Study, population: Population, seq: int) -> list[pg.Page]:
                           {"sim_ratings": sim.extra["sim_ratings"]})
 
 
-# ---- static HTML of a page ---------------------------------------------------------------
-_CSS = """body{font-family:system-ui,sans-serif;max-width:860px;margin:1.5em auto;padding:0 1em;
-color:#222}h1{font-size:1.5em}.progress{color:#666;font-size:.85em}
-table{border-collapse:collapse;margin:.6em 0}td,th{padding:.3em .7em;border-bottom:1px solid #ddd;
-text-align:left}tr.action td{background:#fff3c4;font-weight:600}tr.consequence td{color:#1a5fb4}
-.scale{display:flex;gap:.4em;flex-wrap:wrap;margin:.3em 0 1em}.scale span{border:1px solid #999;
-border-radius:4px;padding:.2em .5em;font-size:.85em}.box{border:1px solid #ccc;border-radius:6px;
-padding:.6em 1em;margin:.6em 0}.label{font-weight:600;margin-top:.8em}.key{color:#666;
-font-size:.8em}button{padding:.4em 1.2em;margin-top:1em}"""
-
-
-def page_html(page: pg.Page) -> str:
-    """A page's payload laid out as a static HTML document."""
-    body = _render(page.payload)
-    step = page.progress
-    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>"
-            f"{html.escape(page.title)}</title><style>{_CSS}</style></head><body>"
-            f"<div class='progress'>Page {step.step} of {step.total} &middot; {page.id} "
-            f"({page.kind})</div><h1>{html.escape(page.title)}</h1>{body}"
-            f"{'' if page.terminal else '<button>Continue</button>'}</body></html>")
-
-
-_HIDDEN = ("number", "of", "query", "budget", "plan_id", "levels", "min_chars", "max_chars")
-
-
-def _render(value: Any, name: str = "") -> str:
-    if isinstance(value, BaseModel):
-        data = dict(value)
-        if {"text", "labels"} <= set(data):  # a 7-point question
-            return (f"<div class='label'>{html.escape(data['text'])}</div><div class='scale'>"
-                    + "".join(f"<span>{i}. {html.escape(lab)}</span>"
-                              for i, lab in enumerate(data["labels"], 1)) + "</div>")
-        return "".join(_render(v, k) for k, v in data.items())
-    if isinstance(value, str):
-        if name in ("text", "question", "impossible_text"):
-            return "".join(f"<p>{html.escape(par)}</p>" for par in value.split("\n\n") if par)
-        if name in _HIDDEN:
-            return ""
-        return f"<div><span class='key'>{html.escape(name)}:</span> {html.escape(value)}</div>"
-    if isinstance(value, list):
-        return _render_list(value, name)
-    if isinstance(value, dict):
-        return "".join(_render(v, str(k)) for k, v in value.items())
-    if value is None or name in _HIDDEN:
-        return ""
-    return f"<div><span class='key'>{html.escape(name)}:</span> {html.escape(str(value))}</div>"
-
-
-def _render_list(items: list[Any], name: str) -> str:
-    if not items:
-        return ""
-    if all(isinstance(i, str) for i in items):
-        return ("<div class='scale'>" + "".join(f"<span>{html.escape(i)}</span>" for i in items)
-                + "</div>")
-    first = items[0]
-    if isinstance(first, BaseModel) and all(not isinstance(v, (BaseModel, list))
-                                            for v in dict(first).values()):
-        cols = [c for c in first.model_fields if c not in ("feature", "current_value",
-                                                          "suggested_value", "kind")]
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-        rows = "".join(f"<tr class='{getattr(i, 'kind', '')}'>" + "".join(
-            f"<td>{html.escape(str(getattr(i, c)))}</td>" for c in cols) + "</tr>"
-            for i in items)
-        return f"<table><tr>{head}</tr>{rows}</table>"
-    return "".join(f"<div class='box'>{_render(i)}</div>" for i in items)
-
-
 # ---- screenshots and index ---------------------------------------------------------------
-def write_preview(pages: list[pg.Page], out: Path, title: str) -> dict[str, Any]:
-    """``out``/pages/<n>-<kind>.html and .png for every page and ``out``/index.html."""
+APP = Path(__file__).resolve().parent / "web" / "preview_app.py"
+WIDTHS = (1280,)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serve(pages_file: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """The preview script in a Streamlit server on localhost; (process, url) once healthy."""
+    port = _free_port()
+    env = {**os.environ, "RECOURSE_STUDY_PREVIEW_PAGES": str(pages_file)}
+    cmd = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
+           "--server.address", "127.0.0.1", "--server.headless", "true",
+           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    proc = subprocess.Popen(cmd, stdout=log.open("ab"), stderr=subprocess.STDOUT, env=env,
+                            start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise PreviewError(f"the preview server stopped:\n{log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc, url
+        except OSError:
+            time.sleep(0.25)
+    proc.terminate()
+    raise PreviewError("the preview server did not start within 120 s")
+
+
+def _photograph(tab: Any, url: str, n: int, page: pg.Page, width: int, path: Path) -> None:
+    """Page n at ``width``, the whole page (Streamlit scrolls inside its own container, so
+    the window is made as tall as the content)."""
+    tab.set_viewport_size({"width": width, "height": 900})
+    tab.goto(f"{url}/?page={n}")
+    tab.locator(f".rs-progress[data-page='{page.id}']").wait_for(timeout=120_000)
+    tab.wait_for_timeout(500)  # fonts and the last widgets settle
+    height = tab.evaluate("() => { const m = document.querySelector('[data-testid=\"stMain"
+                          "\"]'); return Math.ceil(Math.max(document.body.scrollHeight, "
+                          "m ? m.scrollHeight : 0)); }")
+    tab.set_viewport_size({"width": width, "height": max(600, min(int(height) + 40, 6000))})
+    tab.wait_for_timeout(300)
+    kind = "jpeg" if path.suffix == ".jpg" else "png"
+    tab.screenshot(path=str(path), full_page=True, type=kind,
+                   **({"quality": 70} if kind == "jpeg" else {}))
+
+
+def write_preview(pages: list[pg.Page], out: Path, title: str, *,
+                  widths: tuple[int, ...] = WIDTHS, image: str = "png") -> dict[str, Any]:
+    """``out``/pages/<n>-<kind>[-<width>].<image> for every page (and width) and
+    ``out``/index.html."""
     if not CHROMIUM.exists():
         raise PreviewError(f"no Chromium at {CHROMIUM}: install Debian's chromium "
                            "(bash scripts/install_chromium.sh)")
@@ -158,25 +152,37 @@ def write_preview(pages: list[pg.Page], out: Path, title: str) -> dict[str, Any]
     folder = out / "pages"
     folder.mkdir(parents=True, exist_ok=True)
     shots = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
-                                    headless=True)
+    with tempfile.TemporaryDirectory(prefix="recourse-preview-") as tmp:
+        pages_file = Path(tmp) / "pages.pickle"
+        pages_file.write_bytes(pickle.dumps(pages))
+        proc, url = _serve(pages_file, Path(tmp) / "serve.log")
         try:
-            tab = browser.new_page(viewport={"width": 960, "height": 700})
-            for n, page in enumerate(pages, 1):
-                stem = f"{n:02d}-{page.kind}"
-                doc = folder / f"{stem}.html"
-                doc.write_text(page_html(page), encoding="utf-8")
-                tab.goto(doc.resolve().as_uri())
-                tab.screenshot(path=str(folder / f"{stem}.png"), full_page=True)
-                shots.append({"kind": page.kind, "page_id": page.id, "title": page.title,
-                              "png": f"pages/{stem}.png", "html": f"pages/{stem}.html"})
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
+                                            headless=True)
+                try:
+                    tab = browser.new_page()
+                    for n, page in enumerate(pages):
+                        for width in widths:
+                            stem = f"{n + 1:02d}-{page.kind}" + (
+                                f"-{width}" if len(widths) > 1 else "")
+                            _photograph(tab, url, n, page, width, folder / f"{stem}.{image}")
+                            shots.append({"kind": page.kind, "page_id": page.id,
+                                          "title": page.title, "width": width,
+                                          "png": f"pages/{stem}.{image}"})
+                finally:
+                    browser.close()
         finally:
-            browser.close()
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
     items = "".join(
         f"<figure><figcaption><b>{html.escape(s['kind'])}</b> &middot; page "
-        f"{html.escape(s['page_id'])}: {html.escape(s['title'])}</figcaption><a href='{s['html']}'>"
-        f"<img src='{s['png']}' alt='{html.escape(s['kind'])}'></a></figure>" for s in shots)
+        f"{html.escape(s['page_id'])}: {html.escape(s['title'])} ({s['width']} px)"
+        f"</figcaption><a href='{s['png']}'><img src='{s['png']}' "
+        f"alt='{html.escape(s['kind'])}'></a></figure>" for s in shots)
     (out / "index.html").write_text(
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Preview of "
         f"{html.escape(title)}</title><style>body{{font-family:system-ui,sans-serif;margin:2em}}"

@@ -13,6 +13,7 @@ from typing import Any
 
 from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod
 from engine.recourse.batch import RecourseBatch
+from engine.recourse.plan_rules import PlanRules
 
 # catalogue name -> "module:Class"; each class is constructed as Class(context, **options).
 METHODS: dict[str, str] = {
@@ -92,6 +93,7 @@ __all__ = [
     "METHODS",
     "Capabilities",
     "MethodUnavailableError",
+    "PlanRules",
     "RecourseBatch",
     "RecourseContext",
     "RecourseMethod",

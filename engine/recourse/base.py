@@ -29,6 +29,7 @@ from engine import metrics
 from engine.decision import Classifier
 from engine.preferences import ActionabilityProfiles, CostProfile, all_actionable
 from engine.recourse.batch import RecourseBatch
+from engine.recourse.plan_rules import PlanRules
 from engine.scenarios.base import Scenario
 from engine.scenarios.pool_model import PoolWorldModel
 from engine.scenarios.tabular_model import TabularWorldModel
@@ -84,7 +85,9 @@ class RecourseContext:
     rule world its pool model (engine.scenarios.pool_model: no consequences,
     item-frequency densities; ``density_source = "pool"``), or for a tabular world its
     model without a causal graph (engine.scenarios.tabular_model: plans change only what they
-    set; independent-marginal densities, ``density_source = "marginals"``).
+    set; independent-marginal densities, ``density_source = "marginals"``). ``rules``: a
+    study's plan rules (engine.recourse.plan_rules), which every method then obeys; None
+    (benchmarks and paper reproductions): the methods as published.
     """
 
     scenario: Scenario
@@ -92,6 +95,7 @@ class RecourseContext:
     world: WorldModel | None = None
     cost_profile: CostProfile = field(default_factory=CostProfile)
     density_source: str = "scm"
+    rules: PlanRules | None = None
 
     def __post_init__(self) -> None:
         if self.world is None and self.scenario.scm is not None:

@@ -9,13 +9,17 @@ steps of Adam (learning rate ``lr``) on
     L2(P) = mean_a BCE(h(x'(r_i + gamma_i p_a)), favourable)   (validity),
 
 and after each step project onto A_i (other coordinates zero) and renormalize to unit length.
-The candidates are r_i + gamma_i p_a.
+The candidates are r_i + gamma_i p_a, projected onto a study's allowed directions when the
+context carries plan rules (engine.recourse.plan_rules.project_shifts: the same projection
+extended from A_i to the direction cone; none in the paper's runs).
 
 **BoundaryPointSearch.** For every candidate c, bisection on the segment s(alpha) = alpha c,
 alpha in [0, 1], from the factual (alpha = 0, rejected) to c: ``bisections`` halvings keeping
 the favourable end, so the candidate moves to the cheapest favourable point of its
 direction (|alpha_hi - alpha_lo| = 2^-bisections; the paper's eps = 1e-6 is 20 halvings).
 A candidate that is not favourable at alpha = 1 stays where it is and is marked invalid.
+Under plan rules, a calibrated candidate's shifts too small to show are dropped
+(plan_rules.snap_shifts) and its validity checked again.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import torch
 from torch import Tensor
 
 from engine.recourse.base import RecourseContext
+from engine.recourse.plan_rules import project_shifts, snap_shifts
 from engine.recourse.shift_actions import abduction, favourable_logit, realize
 
 
@@ -63,15 +68,16 @@ def actionable_sampling(
     """Candidates r + gamma p, (n, k, d) (module docstring)."""
     n, d = x.shape
     p0 = random_directions(allowed, k, gen)
+    rules = context.rules
     if steps == 0 or k == 0:
-        return incumbent[:, None] + gamma[:, None, None] * p0
+        return project_shifts(rules, incumbent[:, None] + gamma[:, None, None] * p0)
     p = p0.clone().requires_grad_(True)
     opt = torch.optim.Adam([p], lr=lr)
     xs = x.repeat_interleave(k, dim=0)
     allowed_rows = allowed.repeat_interleave(k, dim=0)
     noise = abduction(context, xs)  # the same people every step: abducted once
     for _ in range(steps):
-        cand = incumbent[:, None] + gamma[:, None, None] * p
+        cand = project_shifts(rules, incumbent[:, None] + gamma[:, None, None] * p)
         r = realize(context, xs, cand.reshape(n * k, d), allowed_rows, noise)
         logit = favourable_logit(context, r.x_cf).reshape(n, k)
         validity = torch.nn.functional.softplus(-logit).mean(dim=1)  # BCE against "favourable"
@@ -81,7 +87,7 @@ def actionable_sampling(
         opt.step()
         with torch.no_grad():
             p.copy_(project(p, allowed))
-    return (incumbent[:, None] + gamma[:, None, None] * p.detach())
+    return project_shifts(rules, incumbent[:, None] + gamma[:, None, None] * p.detach())
 
 
 def is_favourable(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor,
@@ -116,4 +122,10 @@ def boundary_point_search(
     """Calibrated candidates and their validity: ((m, d), (m,) bool); rows are independent
     (x, cand, allowed are (m, d))."""
     hi, valid = boundary_fraction(context, x, cand, allowed, bisections=bisections)
-    return torch.where(valid[:, None], hi[:, None] * cand, cand), valid
+    z = torch.where(valid[:, None], hi[:, None] * cand, cand)
+    if context.rules is None:
+        return z, valid
+    with torch.no_grad():
+        r = realize(context, x, z, allowed)
+    z = snap_shifts(context.scenario, context.rules, x, z, r.action_values, r.action_mask)
+    return z, valid & is_favourable(context, x, z, allowed)

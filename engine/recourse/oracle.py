@@ -108,7 +108,7 @@ class CausalOracle(RecourseMethod):
         check_layout(grid)  # before its default range is looked up
         self.grid_range = DEFAULT_GRID_RANGE[grid] if grid_range is None else grid_range
         bounds = grid_bounds(context.scenario, context.classifier, self.grid_range)
-        self.grid = ActionGrid.from_scenario(context.scenario, bins, grid, bounds)
+        self.grid = ActionGrid.from_scenario(context.scenario, bins, grid, bounds, context.rules)
         self.cost_ranges = cost_ranges(context.scenario, bounds, self.grid_range)
         self.plausibility = plausibility
         self.chunk_people = chunk_people

@@ -53,12 +53,14 @@ log-density. The tests check the Oracle against it.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
 from engine import metrics
+from engine.recourse.plan_rules import PlanRules, grid_allowed
 from engine.scenarios.base import Scenario
 from engine.scm import StructuralCausalModel
 
@@ -80,7 +82,8 @@ def check_layout(layout: str) -> None:
 class ActionGrid:
     """Per-feature grid values (module docstring): ``layout`` factual, carma or shared.
 
-    ``features`` are the globally actionable features, ``lo``/``hi`` their training range.
+    ``features``: the globally actionable features; ``lo``/``hi``: their training range;
+    ``limit`` (x, values) -> bool: the values a study's plan rules allow (None: all).
     """
 
     features: tuple[int, ...]
@@ -88,21 +91,24 @@ class ActionGrid:
     lo: Tensor  # (K,) float64
     hi: Tensor  # (K,) float64
     layout: str = "factual"
+    limit: Callable[[Tensor, Tensor], Tensor] | None = None
 
     @classmethod
     def from_scenario(
         cls, scenario: Scenario, bins: int, layout: str = "factual",
-        bounds: tuple[Tensor, Tensor] | None = None,
+        bounds: tuple[Tensor, Tensor] | None = None, rules: PlanRules | None = None,
     ) -> ActionGrid:
         """The grid of ``scenario``'s globally actionable features over ``bounds`` ((d,) lo
-        and hi; default the training range, ``scenario.bounds``)."""
+        and hi; default the training range, ``scenario.bounds``), limited by a study's plan
+        ``rules`` when given."""
         if bins < 1:
             raise ValueError(f"bins must be >= 1, got {bins}")
         check_layout(layout)
         lo, hi = scenario.bounds if bounds is None else bounds
         lo, hi = lo.to(torch.float64), hi.to(torch.float64)
         feats = scenario.actionable
-        return cls(feats, bins, lo[list(feats)].clone(), hi[list(feats)].clone(), layout)
+        limit = None if rules is None else grid_allowed(scenario, rules, feats)
+        return cls(feats, bins, lo[list(feats)].clone(), hi[list(feats)].clone(), layout, limit)
 
     def values(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """(values (p, K, B), available (p, K, B) bool) of people x (p, d)."""
@@ -110,7 +116,8 @@ class ActionGrid:
         t = torch.linspace(0.0, 1.0, b, dtype=torch.float64)
         if self.layout == "shared":
             vals = self.lo[:, None] + (self.hi - self.lo)[:, None] * t
-            return vals.expand(p, k, b).clone(), torch.ones(p, k, b, dtype=torch.bool)
+            vals = vals.expand(p, k, b).clone()
+            return vals, self._limited(x, vals, torch.ones(p, k, b, dtype=torch.bool))
         xf = x[:, list(self.features)].to(torch.float64)  # (p, K)
         if self.layout == "factual":  # x + k bins, k = -(B-1)/2 .. (B-1)/2 (k = 0 exactly x)
             k_bins = torch.arange(b, dtype=torch.float64) - (b - 1) / 2
@@ -124,7 +131,10 @@ class ActionGrid:
         # the centre bin is the factual value itself, which changes nothing
         available = torch.ones_like(vals, dtype=torch.bool)
         available[..., 1:] = vals[..., 1:] != vals[..., :-1]
-        return vals, available & (vals != xf[..., None])
+        return vals, self._limited(x, vals, available & (vals != xf[..., None]))
+
+    def _limited(self, x: Tensor, vals: Tensor, available: Tensor) -> Tensor:
+        return available if self.limit is None else available & self.limit(x, vals)
 
 
 def action_blocks(

@@ -43,6 +43,7 @@ from torch import Tensor
 from engine.preferences import ActionabilityProfiles
 from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod, Timer
 from engine.recourse.batch import RecourseBatch
+from engine.recourse.plan_rules import against_direction, directions_of
 from engine.scm import ArrayLike
 
 
@@ -73,7 +74,7 @@ class PoolSamples(RecourseMethod):
         self.partial = partial
         self.chunk_people = chunk_people
         scenario = context.scenario
-        self._direction = torch.tensor([f.direction for f in scenario.features])
+        self._direction = directions_of(scenario, context.rules)
         discrete = scenario.categorical
         immutable = torch.zeros(scenario.d, dtype=torch.bool)
         immutable[list(scenario.immutable)] = True
@@ -128,7 +129,7 @@ class PoolSamples(RecourseMethod):
         allowed = (
             profiles.hard_mask[:, None, act]
             & (move != 0)
-            & ((direction == 0) | (torch.sign(move) == direction))
+            & ~against_direction(direction, move)
             & has[:, :, None]
         )  # (n, k, g)
         if self.partial:

@@ -30,6 +30,7 @@ from torch import Tensor
 from engine.preferences import ActionabilityProfiles
 from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod, Timer
 from engine.recourse.batch import RecourseBatch
+from engine.recourse.plan_rules import against_direction, directions_of
 from engine.recourse.pool import _cheapest
 from engine.scenarios.base import Role
 from engine.scm import ArrayLike
@@ -47,7 +48,7 @@ class PoolProfiles(RecourseMethod):
             raise ValueError(f"chunk_people must be >= 1, got {chunk_people}")
         self.chunk_people = chunk_people
         sc = context.scenario
-        self._direction = torch.tensor([f.direction for f in sc.features])
+        self._direction = directions_of(sc, context.rules)
         self._immutable = torch.tensor([f.role is Role.IMMUTABLE for f in sc.features])
         self._actionable = sc.actionable_mask()
         self.pool = sc.dataset["train"][0].to(torch.float64)
@@ -58,8 +59,7 @@ class PoolProfiles(RecourseMethod):
         xe = x[:, None, :]  # (n, 1, d)
         x_cf = torch.where(self._immutable, xe, z)  # (n, P, d)
         move = x_cf - xe
-        up, down = self._direction == 1, self._direction == -1
-        ok = ~((up & (move < 0)) | (down & (move > 0))).any(dim=2)
+        ok = ~against_direction(self._direction, move).any(dim=2)
         acted = (move != 0) & self._actionable
         ok &= ~(acted & ~hard_mask[:, None, :]).any(dim=2)
         ok &= acted.any(dim=2)

@@ -30,23 +30,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 from torch import Tensor
 
 from engine.preferences import ActionabilityProfiles
 from engine.recourse.base import RecourseContext
 from engine.recourse.batch import RecourseBatch
+from engine.recourse.plan_rules import displayed
 from engine.scenarios.base import Scenario
-
-
-def displayed(scenario: Scenario, x: Tensor) -> Tensor:
-    """(n, d) values as shown to a person: display units rounded to each item's resolution."""
-    cols = []
-    for j, f in enumerate(scenario.features):
-        v = torch.as_tensor(np.asarray(f.display.to_display(x[:, j].numpy()), dtype=float))
-        cols.append(torch.round(v / f.resolution) * f.resolution)
-    return torch.stack(cols, dim=1)
 
 
 def invisible_actions(scenario: Scenario, x: Tensor, x_cf: Tensor, mask: Tensor) -> Tensor:

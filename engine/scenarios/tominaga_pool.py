@@ -58,7 +58,9 @@ import pandas as pd
 _HOURS = ("0-2 hours", "2-4 hours", "4-6 hours", "6-8 hours", "8-10 hours", "10-12 hours",
           "12- hours")
 _NO_YES = ("No", "Yes")
-LEVELS: dict[str, tuple[str, ...]] = {  # the options of Table 1, in its order
+# The options of Table 1, in its order; a count's or score's "No" reads "None" / "No score"
+# on a participant's page ("3 jobs -> None", not "3 jobs -> No").
+LEVELS: dict[str, tuple[str, ...]] = {
     "residence": ("Tokyo", "Other than Tokyo"),
     "housing": ("Owned house", "Rental housing"),
     "education": ("High school", "Junior college", "University (bachelor)",
@@ -69,15 +71,15 @@ LEVELS: dict[str, tuple[str, ...]] = {  # the options of Table 1, in its order
                  "Executive Director", "Senior Executive Director", "President"),
     "service_years": ("0-1 year", "1-3 years", "3-5 years", "5-10 years", "10-20 years",
                       "20- years"),
-    "management": ("No", "0-1 year", "1-3 years", "3-5 years", "5-10 years", "10-20 years",
+    "management": ("None", "0-1 year", "1-3 years", "3-5 years", "5-10 years", "10-20 years",
                    "20- years"),
     "working_hours": _HOURS,
     "telework_hours": _HOURS,
-    "side_jobs": ("No", "1 job", "2 jobs", "3 jobs", "4 jobs", "5- jobs"),
+    "side_jobs": ("None", "1 job", "2 jobs", "3 jobs", "4 jobs", "5- jobs"),
     "job_change": _NO_YES,
     "overseas_work": _NO_YES,
     "overseas_study": _NO_YES,
-    "toeic": ("No", "10-400", "400-495", "500-595", "600-695", "700-795", "800-895",
+    "toeic": ("No score", "10-400", "400-495", "500-595", "600-695", "700-795", "800-895",
               "900-990"),
     "facebook": _NO_YES,
     "linkedin": _NO_YES,

@@ -23,6 +23,11 @@ END_TEXTS = {
     "deleted. Thank you for your time; you may close this page.",
 }
 
+NOTHING_CHANGEABLE = (
+    "You told us that you cannot change any of the items, so we cannot offer you a plan: "
+    "every plan asks for a change to at least one item. That is a valid answer, and it is "
+    "recorded as you gave it. There is nothing more to rate.")
+
 
 class AttentionPayload(PageModel):
     question: str
@@ -92,10 +97,13 @@ class Debrief(_Closing):
         member is richer on every item the person keeps) is told why no plan came, with the
         shortfall's message, instead of reaching the thanks without a word."""
         none_found = (p.plans_ready and not p.plans and not ctx.interactive.applies(p))
+        why = ctx.protocol.plans.shortfall.message
+        if none_found and p.stated is not None and not bool(p.stated.hard_mask.any()):
+            why = NOTHING_CHANGEABLE
         ending = ctx.protocol.recruitment.completion
         return DebriefPayload(text=ctx.protocol.debrief.text, completion_code=p.completion_code,
-                              no_plans=ctx.protocol.plans.shortfall.message if none_found
-                              else None, url=ending.url if ending is not None else None)
+                              no_plans=why if none_found else None,
+                              url=ending.url if ending is not None else None)
 
 
 class EndPayload(PageModel):

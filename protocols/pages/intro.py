@@ -33,7 +33,7 @@ class Consent(PageKind):
     ends = ("declined",)
 
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
-        return "Consent", ConsentPayload(text=ctx.protocol.consent)
+        return "Consent", ConsentPayload(text=ctx.protocol.consent_text())
 
     def apply(self, w: Answering, p: Participant, page: Page, answer: Any) -> None:
         if answer.agree:

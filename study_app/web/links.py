@@ -83,12 +83,13 @@ def single(params: Mapping[str, Sequence[str]], name: str) -> str | None:
     if not values:
         return None
     if len(set(values)) > 1:
-        raise LinkError(f"This study link is not valid: it gives {name} more than once.")
+        raise LinkError("This study link is not valid: part of it is given twice. Please "
+                        "open the link from your invitation again.")
     value = values[0].strip()
     if not value:
         return None
     if len(value) > MAX_PARAM or any(unicodedata.category(c)[0] == "C" for c in value):
-        raise LinkError(f"This study link is not valid: its {name} is malformed. Please open "
+        raise LinkError("This study link is not valid: part of it is damaged. Please open "
                         "the link from your invitation again.")
     return value
 

@@ -146,12 +146,19 @@ def render_participant() -> None:
         _scroll_to_top(page.id)
     st.session_state[_SHOWN] = page.id
     st.session_state.pop(_SUBMITTED, None)
-    # Pages done before this one (the debrief counts as done: 100%).
-    done = page.progress.step - 1 if not page.terminal else page.progress.total
-    progress_indicator(done, page.progress.total, page.title, page_id=page.id, kind=page.kind)
-    page_heading(page.title, page.id)
-    answer = RENDERERS[page.kind](page)
+    answer = draw_page(page)
     withdraw_control(session, page)
     if answer is not None and _submit(session, page, answer):
         st.session_state[_SUBMITTED] = page.id
         st.rerun()
+
+
+def draw_page(page: pg.Page) -> dict | None:
+    """A page as every participant sees it: progress, title and the kind's renderer (also
+    what ``recourse-study preview`` photographs); the answer once given."""
+    # Pages done before this one (the debrief counts as done: 100%).
+    done = page.progress.step - 1 if not page.terminal else page.progress.total
+    progress_indicator(done, page.progress.total, page.title, page_id=page.id, kind=page.kind,
+                       ended=page.kind == "end")
+    page_heading(page.title, page.id)
+    return RENDERERS[page.kind](page)

@@ -50,24 +50,21 @@ def plan_table_html(rows: Sequence[PlanRowLike], *, title: str = "", legend: boo
         sr = {"action": " (you change this)", "consequence": " (changes as a result)"}.get(
             row.kind, ""
         )
+        note = getattr(row, "note", "") if row.kind == "consequence" else ""
+        note_html = (f'<span class="rs-note">{html.escape(note[:1].upper() + note[1:])}'
+                     "</span>" if note else "")
         body.append(
             f'<tr class="rs-{row.kind}"><th scope="row">{html.escape(row.label)}'
             f"{_TAGS[row.kind]}</th>"
             f"<td>{html.escape(row.current)}</td>"
             f'<td class="rs-arrow" aria-hidden="true">{arrow}</td>'
             f'<td class="rs-new">{html.escape(row.suggested)}'
-            f'<span class="rs-sr">{sr}</span></td></tr>'
+            f'<span class="rs-sr">{sr}</span>{note_html}</td></tr>'
         )
     caption = (
         f'<caption class="rs-plan-caption">{html.escape(title)}</caption>' if title else ""
     )
-    follows = (f" &nbsp; {_TAGS['consequence']} an item that changes as a result"
-               if any(r.kind == "consequence" for r in rows) else "")
-    key = (
-        '<div class="rs-legend">'
-        f"{_TAGS['action']} an item the plan asks you to change{follows}</div>"
-        if legend else ""
-    )
+    key = legend_html(rows) if legend else ""
     return (
         f'{key}<table class="rs-plan" data-testid="rs-plan-table">{caption}'
         f"<thead><tr><th scope='col'>Item</th><th scope='col'>{html.escape(current_label)}"
@@ -75,6 +72,14 @@ def plan_table_html(rows: Sequence[PlanRowLike], *, title: str = "", legend: boo
         f"<th scope='col'>{html.escape(suggested_label)}</th></tr></thead>"
         f"<tbody>{''.join(body)}</tbody></table>"
     )
+
+
+def legend_html(rows: Sequence[PlanRowLike]) -> str:
+    """The key of the tags used in ``rows``."""
+    follows = (f" &nbsp; {_TAGS['consequence']} an item that changes as a result"
+               if any(r.kind == "consequence" for r in rows) else "")
+    return ('<div class="rs-legend">'
+            f"{_TAGS['action']} an item the plan asks you to change{follows}</div>")
 
 
 def profile_table_html(rows: Sequence[ProfileRowLike], *, title: str = "") -> str:

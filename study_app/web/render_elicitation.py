@@ -39,7 +39,13 @@ def render_elicitation_ranking(page: pg.Page) -> dict[str, Any] | None:
     st.caption("1 = easiest. Use the buttons to reorder; mark items you could not change.")
     ranks = widgets.ranking([(i.feature, i.label) for i in payload.items],
                             f"{page.id}:ranking", cannot_label=CANNOT)
+    as_shown = st.checkbox("The order above is already my answer", key=f"{page.id}:as-shown")
     if not st.button("Continue", type="primary", key=f"{page.id}:submit"):
+        return None
+    if not (widgets.ranking_touched(f"{page.id}:ranking") or as_shown):
+        st.error("Please put the items in your order (or mark the ones you cannot change) "
+                 "before you continue. If the order shown is already yours, tick \"The order "
+                 "above is already my answer\".")
         return None
     return {"answers": ranks}
 

@@ -15,7 +15,7 @@ import streamlit as st
 
 from protocols import pages as pg
 from study_app.web import widgets
-from study_app.web.plan_table import plan_table_html
+from study_app.web.plan_table import legend_html, plan_table_html
 from study_app.web.registry import renders
 
 OPTION_LABELS = ("Plan A", "Plan B")
@@ -77,8 +77,12 @@ def render_hare_choice(page: pg.Page) -> dict[str, Any] | None:
     p: pg.HareChoicePayload = page.payload  # type: ignore[assignment]
     _query_caption(p.query, p.budget)
     st.markdown(p.text)
-    for label, option in zip(OPTION_LABELS, p.options, strict=True):
-        st.html(plan_table_html(option.rows, title=label, legend=label == OPTION_LABELS[0]))
+    # the two plans side by side from 900 px (comparing without scrolling), stacked below
+    tables = [f'<div class="rs-pair-item" data-testid="rs-pair-item">'
+              f'{plan_table_html(option.rows, title=label, legend=False)}</div>'
+              for label, option in zip(OPTION_LABELS, p.options, strict=True)]
+    st.html(f'{legend_html(p.options[0].rows + p.options[1].rows)}'
+            f'<div class="rs-pair" data-testid="rs-pair">{"".join(tables)}</div>')
     with st.form(f"{page.id}:form"):
         choice = widgets.choice("Which plan would you rather carry out?", list(OPTION_LABELS),
                                 f"{page.id}:choice")

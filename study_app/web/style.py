@@ -86,6 +86,15 @@ html, body, [data-testid="stAppViewContainer"] { font-size: 17px; }
 }
 .rs-tag-action { background: #f2c94c; color: #4a3800; }
 .rs-tag-consequence { background: #bcd6f5; color: #1d3f66; }
+/* A page comparing two plans gets the width for both. */
+.block-container:has(.rs-pair), [data-testid="stMainBlockContainer"]:has(.rs-pair) {
+  max-width: 68rem;
+}
+.rs-pair { display: flex; gap: 1.25rem; align-items: flex-start; }
+.rs-pair-item { flex: 1 1 0; min-width: 0; }
+@media (max-width: 899px) { .rs-pair { flex-direction: column; gap: 0; } .rs-pair-item { width: 100%; } }
+.rs-plan td, .rs-plan th { overflow-wrap: anywhere; }
+.rs-note { display: block; font-size: 0.8rem; font-style: normal; color: #333; }
 .rs-plan-caption { caption-side: top; text-align: left; font-weight: 600; padding-bottom: 0.3rem; }
 .rs-sr { position: absolute; left: -9999px; width: 1px; height: 1px; overflow: hidden; }
 .rs-legend { font-size: 0.85rem; color: #444; margin-bottom: 0.75rem; }
@@ -149,19 +158,26 @@ def page_heading(title: str, page_id: str) -> None:
 
 
 def progress_indicator(
-    step: int, total: int, section: str = "", *, page_id: str = "", kind: str = ""
+    step: int, total: int, section: str = "", *, page_id: str = "", kind: str = "",
+    ended: bool = False,
 ) -> None:
     """A labelled progress bar: ``step`` of ``total`` pages done, with the current section.
 
     Rendered as HTML (not st.progress) so it carries an accessible progressbar role and values.
     ``page_id`` and ``kind`` are carried as data attributes (what browser tests and the
-    benchmark wait for).
+    benchmark wait for). ``ended``: the study ended early (declined, screened out): no
+    percentage and no bar, which would claim a completion that did not happen.
     """
     if total <= 0:
         raise ValueError(f"progress needs a positive page total, got {total}")
     step = max(0, min(step, total))
     pct = round(100 * step / total)
     label = html.escape(section)
+    if ended:
+        st.html(f'<div class="rs-progress" data-testid="rs-progress" '
+                f'data-page="{html.escape(page_id)}" data-kind="{html.escape(kind)}">'
+                f'<div class="rs-progress-label"><span>{label}</span></div></div>')
+        return
     st.html(
         f'<div class="rs-progress" data-testid="rs-progress" '
         f'data-page="{html.escape(page_id)}" data-kind="{html.escape(kind)}" '

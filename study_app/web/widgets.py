@@ -99,6 +99,7 @@ def ranking(items: list[tuple[str, str]], key: str, *, cannot_label: str) -> dic
     ):
         st.session_state[state_key] = list(names)
         st.session_state[cannot_key] = []
+        st.session_state[f"{key}:touched"] = False
     order: list[str] = st.session_state[state_key]
     cannot: list[str] = st.session_state[cannot_key]
 
@@ -109,6 +110,7 @@ def ranking(items: list[tuple[str, str]], key: str, *, cannot_label: str) -> dic
         if 0 <= j < len(active):
             active[i], active[j] = active[j], active[i]
             st.session_state[state_key] = active + [n for n in order if n in cannot]
+            st.session_state[f"{key}:touched"] = True
 
     def toggle(name: str) -> None:
         if name in cannot:
@@ -119,6 +121,7 @@ def ranking(items: list[tuple[str, str]], key: str, *, cannot_label: str) -> dic
         st.session_state[state_key] = [n for n in order if n not in cannot] + [
             n for n in order if n in cannot
         ]
+        st.session_state[f"{key}:touched"] = True
 
     active = [n for n in order if n not in cannot]
     for pos, name in enumerate(active):
@@ -141,12 +144,18 @@ def ranking(items: list[tuple[str, str]], key: str, *, cannot_label: str) -> dic
     for name in [n for n in order if n in cannot]:
         with st.container(border=True):
             left, back = st.columns([7, 5], vertical_alignment="center")
-            left.markdown(f"~~{labels[name]}~~ — *{cannot_label.lower()}*")
+            left.markdown(f"~~{labels[name]}~~ — *{cannot_label}*")
             back.button(
                 "I can change this", key=f"{key}:on:{name}", on_click=toggle, args=(name,),
                 help=f"{labels[name]}: I can change this", width="stretch",
             )
     return {n: (active.index(n) + 1 if n in active else None) for n in names}
+
+
+def ranking_touched(key: str) -> bool:
+    """The person moved an item or marked one in the ``ranking`` keyed ``key`` (an order
+    left as first shown is not an answer until confirmed)."""
+    return bool(st.session_state.get(f"{key}:touched", False))
 
 
 def submit_button(page_id: str, label: str = "Continue") -> bool:
@@ -156,8 +165,10 @@ def submit_button(page_id: str, label: str = "Continue") -> bool:
 
 
 def ask_for_missing(missing: list[str]) -> None:
-    """Tell the participant what is still unanswered (nothing is stored until it is)."""
-    st.error("Please answer every question before you continue. Missing: " + "; ".join(missing))
+    """Tell the participant what is still unanswered, one item per line (nothing is stored
+    until it is)."""
+    lines = "\n".join(f"- {m.strip().rstrip('.?:;')}" for m in missing)
+    st.error(f"Please answer every question before you continue. Missing:\n\n{lines}")
 
 
 def item_form(

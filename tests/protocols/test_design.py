@@ -55,3 +55,18 @@ def test_stratified_design_spreads_over_distance() -> None:
         assert k / 4 <= v <= (k + 1) / 4
     assert len(design.select_stratified(d[:2], 4, np.random.default_rng(1))) == 2
     assert design.select_stratified(d[:0], 4, np.random.default_rng(1)) == []
+
+
+def test_tominaga_ties_nearest_takes_the_smallest_jump_among_the_sparsest() -> None:
+    """Both tie rules pick one of the sparsest (the paper's rule); ``nearest`` the one of
+    least L1 among them, whatever the draw."""
+    l0 = np.array([1.0, 1.0, 1.0, 2.0, 3.0])
+    l1 = np.array([0.9, 0.2, 0.6, 0.1, 0.5])
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        first = design.select_tominaga(l0, l1, 2, rng, ties="nearest")[0]
+        assert first == (1, "sparsest")
+        drawn = design.select_tominaga(l0, l1, 2, np.random.default_rng(seed))[0]
+        assert drawn[0] in (0, 1, 2) and drawn[1] == "sparsest"
+    assert {design.select_tominaga(l0, l1, 1, np.random.default_rng(s))[0][0]
+            for s in range(40)} == {0, 1, 2}

@@ -209,3 +209,22 @@ def test_the_worked_example_is_valid_without_warnings() -> None:
     import numpy as np
 
     assert action.typical_curve(np.array([0.0, 0.15])) == pytest.approx([4.5, 3.25], abs=1e-6)
+
+
+def test_validate_flags_researcher_words_in_participant_texts() -> None:
+    """A consent citing "et al." and naming an internal key is flagged at its path; the
+    shipped protocols read as a participant's page should."""
+    text = """\
+id: w
+title: W
+consent: "We test the method of De Toni et al. on your loan_amount. Do you agree?"
+arms: [{id: o, method: oracle}]
+plans: {per_participant: 2, design: stratified}
+"""
+    r = review_text(text)
+    flagged = [w.message for w in r.warnings if w.path == "consent"]
+    assert any("a citation, 'et al.'" in m for m in flagged)
+    assert any("an internal key, 'loan_amount'" in m for m in flagged)
+    assert not any("researchers" in m for m in flagged if "default text" in m)
+    for pid in ("hare-interactive", "icarma-personalization", "tominaga-replication"):
+        assert not [w for w in review(pid).warnings if "meant for researchers" in w.message]

@@ -1,0 +1,210 @@
+"""Plan rules every method obeys before a plan is shown to a person (one place for all).
+
+A plan is the action (mask m, do-values a) on a person's profile x and its counterfactual
+x' = CF(x, do(x_m = a_m)). With D(v) a feature's value as shown (display units rounded to
+its resolution r_j: one level, or one unit of the last shown decimal) and s_j in {+1, -1, 0}
+the feature's allowed direction, an action on feature j (m_j = 1) must satisfy
+
+- **direction**: s_j (a_j - x_j) >= 0 (nobody is asked to earn less when income may only
+  rise);
+- **no no-op**: D(a_j) != D(x_j) (a row marked "change" that shows the same value);
+- **no change below precision**: |d(a_j) - d(x_j)| >= r_j with d the unrounded display map
+  (a change of $0.40 that rounding happens to show as $1);
+
+and, when the protocol forbids them (``consequences: forbid``),
+
+- **consequence**: no item the person marked unchangeable changes as a causal consequence of
+  the actions (x'_j != x_j with m_j = 0 and j outside the person's actionable set).
+
+``PlanRules`` holds s (the scenario's directions, with a study's own on top) and the
+consequence mode; a ``RecourseContext`` carrying rules makes every method obey them: the
+Oracle's grid offers only values that satisfy them (``grid_allowed``), HARE projects its
+candidate shifts onto the direction cone and drops the invisible ones (``project_shifts``,
+``snap_shifts``), the pool methods take their directions from here (``directions_of``), and
+the planner shows only plans with no broken rule (``broken``). A context without rules (the
+paper reproductions and benchmarks) leaves the methods as published.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from engine.scenarios.base import Scenario
+
+RULES: tuple[str, ...] = ("direction", "no_op", "below_precision", "consequence")
+DIRECTION_CODES: dict[str, int] = {"increase": 1, "decrease": -1, "any": 0}
+Consequences = Literal["explain", "forbid"]
+_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class PlanRules:
+    """Allowed directions per feature (+1 up only, -1 down only, 0 either) and what happens
+    to a consequence on an item the person cannot change (``explain``: the page says what it
+    follows from; ``forbid``: the plan is not shown)."""
+
+    directions: tuple[int, ...]
+    consequences: Consequences = "explain"
+
+    @classmethod
+    def of(cls, scenario: Scenario, directions: Mapping[str, str] | None = None,
+           consequences: Consequences = "explain") -> PlanRules:
+        """The scenario's directions with ``directions`` (feature -> increase | decrease |
+        any) on top."""
+        own = dict(directions or {})
+        unknown = sorted(set(own) - set(scenario.feature_names))
+        if unknown:
+            raise ValueError(f"plan rules name unknown feature(s) {', '.join(unknown)} "
+                             f"(features: {', '.join(scenario.feature_names)})")
+        dirs = tuple(DIRECTION_CODES[own[f.name]] if f.name in own else f.direction
+                     for f in scenario.features)
+        return cls(dirs, consequences)
+
+    def tensor(self) -> Tensor:
+        return torch.tensor(self.directions, dtype=torch.long)
+
+
+def directions_of(scenario: Scenario, rules: PlanRules | None) -> Tensor:
+    """(d,) long directions a method obeys: the rules', else the scenario's own."""
+    if rules is not None:
+        return rules.tensor()
+    return torch.tensor([f.direction for f in scenario.features], dtype=torch.long)
+
+
+def against_direction(directions: Tensor, move: Tensor) -> Tensor:
+    """Bool, shape of ``move`` (..., d): a move a_j - x_j against feature j's direction."""
+    return ((directions == 1) & (move < -_TOL)) | ((directions == -1) & (move > _TOL))
+
+
+def display_raw(scenario: Scenario, x: Tensor) -> Tensor:
+    """(n, d) display values, unrounded (model units through each display map)."""
+    x = x.detach().to(torch.float64)
+    cols = [torch.as_tensor(np.asarray(f.display.to_display(x[:, j].numpy()), dtype=float))
+            for j, f in enumerate(scenario.features)]
+    return torch.stack(cols, dim=1) if cols else x.clone()
+
+
+def resolutions(scenario: Scenario) -> Tensor:
+    return torch.tensor([f.resolution for f in scenario.features], dtype=torch.float64)
+
+
+def displayed(scenario: Scenario, x: Tensor) -> Tensor:
+    """(n, d) values as shown to a person: display units rounded to each item's resolution."""
+    res = resolutions(scenario)
+    return torch.round(display_raw(scenario, x) / res) * res
+
+
+def action_breaks(scenario: Scenario, rules: PlanRules | None, x: Tensor, values: Tensor,
+                  mask: Tensor) -> dict[str, Tensor]:
+    """(n, d) bool per action rule (direction, no_op, below_precision): the actions that
+    break it (module docstring)."""
+    mask = mask.bool()
+    move = values.to(torch.float64) - x.to(torch.float64)
+    dirs = directions_of(scenario, rules)
+    shown_x, shown_a = displayed(scenario, x), displayed(scenario, values)
+    step = (display_raw(scenario, values) - display_raw(scenario, x)).abs()
+    return {
+        "direction": mask & against_direction(dirs, move),
+        "no_op": mask & (shown_a == shown_x),
+        "below_precision": mask & (step < resolutions(scenario) - _TOL),
+    }
+
+
+def consequences_on_fixed(scenario: Scenario, x: Tensor, x_cf: Tensor, mask: Tensor,
+                          hard_mask: Tensor | None) -> Tensor:
+    """(n, d) bool: items outside the person's actionable set (``hard_mask``) that change as
+    shown without being acted on; all False without a stated profile."""
+    if hard_mask is None:
+        return torch.zeros_like(mask, dtype=torch.bool)
+    in_plan = torch.tensor([f.in_plan for f in scenario.features])
+    moved = displayed(scenario, x) != displayed(scenario, x_cf)
+    return moved & ~mask.bool() & ~hard_mask.bool() & in_plan
+
+
+def broken(scenario: Scenario, rules: PlanRules | None, x: Tensor, x_cf: Tensor,
+           mask: Tensor, values: Tensor, hard_mask: Tensor | None = None) -> dict[str, Tensor]:
+    """(n,) bool per rule of ``RULES``: the plans that break it (``consequence`` only when
+    the rules forbid consequences on unchangeable items)."""
+    out = {k: v.any(dim=1) for k, v in action_breaks(scenario, rules, x, values, mask).items()}
+    forbid = rules is not None and rules.consequences == "forbid"
+    fixed = consequences_on_fixed(scenario, x, x_cf, mask, hard_mask)
+    out["consequence"] = fixed.any(dim=1) & forbid
+    return out
+
+
+def obeys(scenario: Scenario, rules: PlanRules | None, x: Tensor, x_cf: Tensor, mask: Tensor,
+          values: Tensor, hard_mask: Tensor | None = None) -> Tensor:
+    """(n,) bool: the plans that break no rule."""
+    bad = broken(scenario, rules, x, x_cf, mask, values, hard_mask)
+    return ~torch.stack(list(bad.values()), dim=1).any(dim=1)
+
+
+def count_broken(scenario: Scenario, rules: PlanRules | None,
+                 records: list[dict[str, dict[str, float]]],
+                 stated: list[dict[str, bool]] | None = None) -> dict[str, int]:
+    """Plans breaking each rule among stored plan records ({x, x_cf, actions}: feature ->
+    model value), ``stated`` per record the person's actionable items (feature -> bool)."""
+    if not records:
+        return dict.fromkeys(RULES, 0)
+    names = scenario.feature_names
+
+    def table(key: str) -> Tensor:
+        return torch.tensor([[float(r[key][n]) for n in names] for r in records],
+                            dtype=torch.float64)
+
+    x, x_cf = table("x"), table("x_cf")
+    mask = torch.tensor([[n in r["actions"] for n in names] for r in records])
+    hard = None if stated is None else torch.tensor(
+        [[bool(s.get(n, True)) for n in names] for s in stated])
+    bad = broken(scenario, rules, x, x_cf, mask, torch.where(mask, x_cf, x), hard)
+    return {k: int(v.sum()) for k, v in bad.items()}
+
+
+def grid_allowed(scenario: Scenario, rules: PlanRules,
+                 features: tuple[int, ...]) -> Callable[[Tensor, Tensor], Tensor]:
+    """For a search grid over ``features``: (x (p, d), values (p, K, B)) -> (p, K, B) bool,
+    the do-values an action may take under the rules (direction, visible change)."""
+    dirs = rules.tensor()[list(features)]
+    res = resolutions(scenario)[list(features)]
+    maps = [scenario.features[j].display for j in features]
+
+    def allowed(x: Tensor, values: Tensor) -> Tensor:
+        xf = x[:, list(features)].to(torch.float64)[..., None]  # (p, K, 1)
+        ok = ~against_direction(dirs[None, :, None], values - xf)
+        for k, m in enumerate(maps):
+            dv = torch.as_tensor(np.asarray(m.to_display(values[:, k].numpy()), dtype=float))
+            dx = torch.as_tensor(np.asarray(m.to_display(xf[:, k].numpy()), dtype=float))
+            same = torch.round(dv / res[k]) == torch.round(dx / res[k])
+            ok[:, k] &= ~same & ((dv - dx).abs() >= res[k] - _TOL)
+        return ok
+
+    return allowed
+
+
+def project_shifts(rules: PlanRules | None, z: Tensor) -> Tensor:
+    """The Euclidean projection of shifts z (..., d) onto the direction cone
+    {z_j >= 0 where s_j = +1, z_j <= 0 where s_j = -1}: a coordinate clamp (HARE's projection
+    onto the actionability set, extended to directions); z itself without rules."""
+    if rules is None:
+        return z
+    dirs = rules.tensor().to(z.device)
+    z = torch.where(dirs == 1, z.clamp(min=0.0), z)
+    return torch.where(dirs == -1, z.clamp(max=0.0), z)
+
+
+def snap_shifts(scenario: Scenario, rules: PlanRules | None, x: Tensor, z: Tensor,
+                values: Tensor, acted: Tensor) -> Tensor:
+    """Shifts z (m, d) with the coordinates whose realized action (``values``, ``acted``)
+    would be a no-op or below the display precision set to 0 (no action there); z itself
+    without rules."""
+    if rules is None:
+        return z
+    bad = action_breaks(scenario, rules, x, values, acted)
+    invisible = bad["no_op"] | bad["below_precision"]
+    return torch.where(invisible, torch.zeros_like(z), z)

@@ -1,0 +1,47 @@
+"""`preview` draws pages with the participant app's own renderers: the plan page photographed
+is the app's ("Item / Current profile / Ideal profile"), not a layout of its payload."""
+
+from __future__ import annotations
+
+import pytest
+from browser_harness import CHROMIUM
+
+from protocols.schema import load_protocol
+from study_app.cli.preview import gallery_markdown
+from study_app.preview import _serve, collect_pages, write_preview
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium "
+                       "(bash scripts/install_chromium.sh)"),
+]
+
+
+def test_preview_is_the_page_a_participant_sees(tmp_path, browser) -> None:
+    protocol = load_protocol("tominaga-replication")
+    pages = [p for p in collect_pages(protocol) if p.kind in ("consent", "plan")]
+    result = write_preview(pages, tmp_path / "out", protocol.title, widths=(1280, 390),
+                           image="jpg")
+    shots = result["pages"]
+    assert [(s["kind"], s["width"]) for s in shots] == [
+        ("consent", 1280), ("consent", 390), ("plan", 1280), ("plan", 390)]
+    for s in shots:
+        assert (tmp_path / "out" / s["png"]).stat().st_size > 5_000
+    md = gallery_markdown([{"protocol": protocol.id, "title": protocol.title, **result}],
+                          tmp_path / "gallery")
+    assert md.count("![") == 4 and "gallery/tominaga-replication/pages/" in md
+    # the same server, read as text: the app's table headings and no payload keys
+    import pickle
+
+    (tmp_path / "pages.pickle").write_bytes(pickle.dumps(pages))
+    proc, url = _serve(tmp_path / "pages.pickle", tmp_path / "serve.log")
+    try:
+        tab = browser.new_page(viewport={"width": 1280, "height": 900})
+        tab.goto(f"{url}/?page=1")
+        tab.locator("[data-testid='rs-plan-table']").wait_for(timeout=120_000)
+        head = tab.locator("[data-testid='rs-plan-table'] thead").inner_text()
+        assert "Item" in head and "Current profile" in head and "Ideal profile" in head
+        assert "current_label" not in tab.inner_text("body")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
