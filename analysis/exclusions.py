@@ -4,7 +4,7 @@ A protocol states its exclusions (``exclusions`` block); ``analyze`` reads them 
 stored protocol and applies them here, one mechanism for every study (simulated, served or
 imported):
 
-- ``impossible_items`` (rating level, the reference study's rule, paper 003 section 4: 72
+- ``impossible_items`` (rating level, the reference study's rule, its section 4: 72
   of 1,810 ratings left out): a rating whose participant marked at least one changed item
   impossible to implement (``ratings_long.impossible`` true) is left out;
 - ``failed_attention`` (participant level): every rating of a participant who answered any

@@ -20,7 +20,7 @@ construction); sigma_f ~ HalfNormal(1) (a first-order random-walk penalty: sigma
 gamma (all arms but the first) ~ Normal(0, 1); sigma_u ~ HalfNormal(2); sigma_b ~
 HalfNormal(1). Gaussian: alpha ~ Normal(4, 2), sigma_y ~ HalfNormal(2).
 
-**Gaussian GAMM** (``gamm``; the reference study's Eq. 4, paper 003 section 4.1): each
+**Gaussian GAMM** (``gamm``; the reference study's Eq. 4, its section 4.1): each
 participant gets random deviations of the whole smooth rather than a linear slope,
 
     y_r ~ Normal(alpha + f(d_r) + g_{p_r}(d_r) + beta_s s_r + beta_v v_r + gamma_{a_r} + u_p,

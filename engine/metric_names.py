@@ -6,7 +6,7 @@ layer can name metrics without importing torch.
 
 from __future__ import annotations
 
-# The distances of a plan (paper 003): sparsity L0 and proximity L1, over the actions and
+# The distances of a plan (the reference user study): sparsity L0 and proximity L1, over the actions and
 # over the whole profile change.
 DISTANCES: tuple[str, ...] = ("l0_actions", "l1_actions", "l0_profile", "l1_profile")
 # Every plan's measured columns, in this order (engine.recourse.RecourseBatch, the stored

@@ -9,7 +9,7 @@ ranges M (max - min over the training split):
 - plausibility: log p(x') >= log p(x);
 - hap: the recourse intervenes on the person's least-preferred individually actionable
   feature (defined when |F_i| >= 2, NaN otherwise);
-- distances of the user study (paper 003, eq. 2-3): delta_j = |x'_j - x_j| / M_j for numeric
+- distances of the user study (the reference user study, eq. 2-3): delta_j = |x'_j - x_j| / M_j for numeric
   features and 1[x'_j != x_j] for categorical ones; L0 = #{j: delta_j > 0}, L1 = sum_j delta_j,
   over the actions (j with m_j = 1) and over the whole profile (actions + consequences);
 - HARE: GTP = ||r - r_gt||_2, GTD = 1 - cos(r - x, r_gt - x);

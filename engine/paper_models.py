@@ -1,7 +1,7 @@
 """The iCARMA paper's trained models: one per elicitation scheme, cost profile and seed, and
 the best-on-validation selection the paper reports.
 
-Paper 001 (App. C.2.4): "For each setup, we run iCARMA over 10 random seeds, from 1000 to
+The iCARMA paper (App. C.2.4): "For each setup, we run iCARMA over 10 random seeds, from 1000 to
 10000 ... we report the performance of the iCARMA model that provided the best validation
 result." A setup is an elicitation scheme (ranking or Likert scores) and a cost profile
 (constant, concave, linear, convex); hard-constraint tables use the ranking model with the

@@ -12,7 +12,7 @@ never consent change nobody's assignment. The functions call it ``seq``.
   first-order carry-over: each plan follows each other plan equally often; 2n rows for odd
   n), row seq mod rows; ``random`` a seeded permutation; ``fixed`` the design's order.
 - Distance designs pick n plans from one person's candidates:
-  ``tominaga`` (paper 003, section 3.2.3): one of the sparsest (least L0, ties at random),
+  ``tominaga`` (the reference user study, section 3.2.3): one of the sparsest (least L0, ties at random),
   one of the most proximate among the rest (least L1, ties at random) and n - 2 at random;
   ``stratified``: sort by the distance, cut into n bins of (almost) equal count and draw one
   plan per bin, which spreads the plans over the person's whole distance range.

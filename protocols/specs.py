@@ -289,7 +289,7 @@ class AttentionCheck(Strict):
 class ExclusionSpec(Strict):
     """Which ratings and participants ``analyze`` leaves out of the models (they stay in
     the data and the export; analysis.exclusions): ``impossible_items`` a rating whose
-    participant marked a changed item impossible (the reference study's rule, paper 003
+    participant marked a changed item impossible (the reference study's rule, its
     section 4); ``failed_attention`` every rating of a participant who answered an attention
     check wrongly; ``fewer_plans`` a participant who rated fewer plans than the protocol
     asks."""

@@ -1,4 +1,4 @@
-"""The HARE benchmark (paper 002, section 5): base generators vs HARE vs Multi-HARE with
+"""The HARE benchmark (the HARE paper, section 5): base generators vs HARE vs Multi-HARE with
 simulated people, plus the budget and calibration ablations and the interactive step time.
 
 For every seed s: ``n`` rejected deployment-test applicants drawn at random (with

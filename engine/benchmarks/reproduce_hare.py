@@ -1,4 +1,4 @@
-"""The HARE paper's ablations (paper 002, Tables 2, 3, 5, 6) on the Loan world.
+"""The HARE paper's ablations (its Tables 2, 3, 5, 6) on the Loan world.
 
 The paper's data sets (Adult, COMPAS, GiveMeSomeCredit) are not available here, so the
 targets compare shapes: each cell is a ratio that removes the data set's scale, e.g. HARE's

@@ -1,4 +1,4 @@
-"""The iCARMA paper's Tables 1-3 on the Loan world, as published (paper 001, section 5).
+"""The iCARMA paper's Tables 1-3 on the Loan world, as published (its section 5).
 
 Setup (as the paper; specs/loan-scm.md): scenario ``loan-carma-reference`` (CARMA's published
 samples: the decision model trained on the classifier split with CARMA's classifier recipe,

@@ -1,4 +1,4 @@
-"""HARE and Multi-HARE (paper 002): human-in-the-loop refinement of any base method's plan.
+"""HARE and Multi-HARE (the HARE paper): human-in-the-loop refinement of any base method's plan.
 
 ``Hare(context, base=<RecourseMethod or catalogue name>, budget=B, iterations=T, ...)``
 wraps a base generator: the base plan r_0 = M(x) becomes a shift action

@@ -1,4 +1,4 @@
-"""HARE's two search steps (paper 002, section 4), batched over people, in shift-action space.
+"""HARE's two search steps (the HARE paper, section 4), batched over people, in shift-action space.
 
 **ActionableSampling.** For person i with incumbent shift r_i (n, d) and actionable set A_i,
 k unit directions P_i = (p_1..p_k) (k, d), started at random directions on A_i, take ``steps``

@@ -1,6 +1,6 @@
 """iCARMA and CARMA at deployment: amortized causal recourse, one forward pass per batch.
 
-iCARMA (paper 001, section 4 and appendix B). For factuals x and actionability profiles
+iCARMA (the iCARMA paper, section 4 and appendix B). For factuals x and actionability profiles
 (hard mask h, scores -> weights w and priors pi under the context's cost profile), the trained
 networks of engine.recourse.icarma_networks give the deterministic mask
 

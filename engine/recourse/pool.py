@@ -1,4 +1,4 @@
-"""Pool samples: the reference user study's way of making plans (paper 003, section 3.2).
+"""Pool samples: the reference user study's way of making plans (its section 3.2).
 
 The reference study built recourses from *counterfactual samples*: real profiles from a pool
 the bank approves, shown as "your current profile -> this ideal profile", restricted to

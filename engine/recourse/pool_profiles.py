@@ -1,5 +1,5 @@
 """Whole pool profiles as plans: the reference user study's counterfactual samples
-(paper 003, section 3.2), for worlds given by a profile pool and a fixed rule.
+(the reference user study, section 3.2), for worlds given by a profile pool and a fixed rule.
 
 For a person x and a pool profile z (the scenario's training split), the candidate plan is
 "become z": the counterfactual x' takes z's value of every feature except the immutable

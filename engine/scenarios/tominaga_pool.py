@@ -1,4 +1,4 @@
-"""Our generator of the reference study's profile pool (paper 003, Appendix A).
+"""Our generator of the reference study's profile pool (the reference user study, Appendix A).
 
 Tominaga et al. collected 4,057 profiles of company and government workers (the 16 items
 of their Table 1 plus annual income) and kept the 3,683 that disclosed their income as the

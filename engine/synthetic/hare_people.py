@@ -1,4 +1,4 @@
-"""How a simulated person answers HARE, and the people of the HARE benchmark (paper 002).
+"""How a simulated person answers HARE, and the people of the HARE benchmark (the HARE paper).
 
 **The answering model** (one for every simulated person). A person has a personal cost c of
 each plan shown and a threshold tau. Between two plans they choose the right one with the
@@ -9,10 +9,10 @@ Luce (Bradley-Terry) probability
 a deterministic choice of the cheaper plan at temperature T = 0 (ties: the left one); they
 accept a plan when c <= tau. ``luce_choice`` and ``accepts`` implement it. What the cost is
 depends on who is simulated: the benchmark's people below (cost = distance to a hidden ideal
-plan, T = 0: paper 002's simulated users) and a study's synthetic participants
+plan, T = 0: the HARE paper's simulated users) and a study's synthetic participants
 (engine.synthetic.participants: cost = their true weighted effort, T from the protocol).
 
-**The benchmark's people** (paper 002, section 5): a hidden ideal plan answers the queries.
+**The benchmark's people** (the HARE paper, section 5): a hidden ideal plan answers the queries.
 
 Profiles are compared in normalized units, v(x') = (x' - x) / M (M the training ranges).
 

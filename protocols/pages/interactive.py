@@ -1,4 +1,4 @@
-"""The pages of an interactive method's questions (HARE, paper 002): one per question.
+"""The pages of an interactive method's questions (HARE): one per question.
 
 ``hare_choice``: which of two plans would you rather carry out (answer 0 or 1);
 ``hare_accept``: is this plan good enough (accept, or keep looking). The question and its

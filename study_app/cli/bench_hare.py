@@ -1,4 +1,4 @@
-"""`recourse-study benchmark hare`: HARE and Multi-HARE with simulated people (paper 002)."""
+"""`recourse-study benchmark hare`: HARE and Multi-HARE with simulated people (the HARE paper)."""
 
 from __future__ import annotations
 

@@ -57,7 +57,7 @@ def test_simulate_writes_answers_and_truth_apart(tmp_path, tominaga) -> None:
 
 
 def _every_plan_meets_the_pool_conditions(store: Store) -> None:
-    """Paper 003 section 3.2.1 on every stored plan: a pool member's profile with at least
+    """The reference user study's section 3.2.1 on every stored plan: a pool member's profile with at least
     4/3 of the participant's income, no forbidden decrease, the participant's own loan; and
     every participant's own profile rejected by the hidden rule."""
     from engine.scenarios import get_scenario
