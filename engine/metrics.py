@@ -1,4 +1,4 @@
-"""Recourse metrics, exactly as defined in specs/preferences.md. Batched torch, (n, d) arrays.
+"""Recourse metrics, exactly as the iCARMA paper and the reference user study define them. Batched torch, (n, d) arrays.
 
 For a factual x, action mask m (features intervened on), counterfactual x' and per-feature
 ranges M (max - min over the training split):

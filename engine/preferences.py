@@ -1,6 +1,6 @@
 """Individual actionability: hard masks, scores, cost profiles, elicitation and samplers.
 
-Notation (specs/preferences.md). F_g is the set of globally actionable features; a person i
+Notation (the iCARMA paper's). F_g is the set of globally actionable features; a person i
 can act on F_i subset of F_g (hard constraint) and states how hard each one is (soft
 constraint) as an actionability score s_ij in {1..K_i} (1 = easiest); non-actionable features
 get the reserved score K_i + 1.

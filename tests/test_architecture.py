@@ -1,4 +1,4 @@
-"""The shape of the code (DESIGN.md, "Layers" and "Rooms"), read from the source.
+"""The shape of the code (docs/architecture.md), read from the source.
 
 The import graph of our packages, from every ``import`` statement (top level or inside a
 function; those under ``if TYPE_CHECKING:`` are annotations only and do not count): no
@@ -19,7 +19,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("engine", "protocols", "data", "analysis", "study_app")
-# What each layer may import of ours (DESIGN.md): imports only go downward.
+# What each layer may import of ours (docs/architecture.md): imports only go downward.
 ALLOWED = {
     "engine": {"engine"},
     "data": {"data"},

@@ -1,6 +1,6 @@
 """The iCARMA paper's Tables 1-3 on the Loan world, as published (its section 5).
 
-Setup (as the paper; specs/loan-scm.md): scenario ``loan-carma-reference`` (CARMA's published
+Setup (as the paper's): scenario ``loan-carma-reference`` (CARMA's published
 samples: the decision model trained on the classifier split with CARMA's classifier recipe,
 the flow on the causal-estimator split, iCARMA on the recourse split's training rejections),
 deployment population = the recourse test split's rejections (reproduce_core:

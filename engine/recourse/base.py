@@ -37,7 +37,7 @@ from engine.scm import ArrayLike, as_batch
 
 
 class WorldModel(Protocol):
-    """SCM or causal flow: the contract of DESIGN.md."""
+    """SCM or causal flow: the world-model contract (docs/architecture.md)."""
 
     def counterfactual(
         self, x: ArrayLike, action_mask: ArrayLike, action_values: ArrayLike

@@ -1,6 +1,6 @@
 """iCARMA's training configurations: the paper's (the default) and our faster one.
 
-``ICarmaConfig()`` is the paper's rank-based setting (specs/loan-scm.md, the iCARMA paper App. C.2.4):
+``ICarmaConfig()`` is the paper's rank-based setting (the iCARMA paper, App. C.2.4):
 batch 128, 450 epochs, Adam at a constant lr 0.005, hinge margin 0.013 on 2 h - 1 weighted
 by a Lagrange multiplier (engine.recourse.icarma_training), Gumbel tau 0.36, cost
 weight 1.1, plausibility 0.225, feasibility 0.1, mask KL 1.5, one model per
@@ -115,7 +115,7 @@ CARMA_SHIFT_BOUNDS: tuple[float, float] = (-4.0, 5.0)
 # the action of the paper's configuration: CARMA's latent shift (module docstring)
 PAPER_ACTION_SPACE = "latent-shift"
 
-# The paper's score-based (Likert) hyper-parameters (specs/loan-scm.md).
+# The paper's score-based (Likert) hyper-parameters (its appendix C).
 _LIKERT: dict[str, Any] = {
     "epochs": 900,
     "lr": 0.001,

@@ -1,6 +1,6 @@
 """Synthetic participants: hidden constraints and preferences, noisy reports, ordinal ratings.
 
-The model (specs/user-study.md, "Synthetic participants"); every parameter is ground truth
+The model (docs/protocol-reference.md, "Synthetic participants"); every parameter is ground truth
 that the simulator stores apart from the answers.
 
 Person i (all draws from a generator seeded by (seed, i), so a person is the same whoever

@@ -1,4 +1,4 @@
-"""The ordinal (cumulative-logit) rating model of synthetic participants (specs/user-study.md).
+"""The ordinal (cumulative-logit) rating model of synthetic participants (docs/protocol-reference.md, "Synthetic participants").
 
 For a plan shown to participant p, with distance d (one of the stored L0/L1 distances),
 preference satisfaction s in [0, 1] and violation v in {0, 1} (the plan uses a feature the

@@ -1,4 +1,4 @@
-"""Recourse metrics against hand-computed values (definitions of specs/preferences.md)."""
+"""Recourse metrics against hand-computed values (the papers' definitions)."""
 
 from __future__ import annotations
 
