@@ -35,8 +35,9 @@ def apply_exclusions(
     expected: dict[str, int] | None = None, impossible_items: bool = False,
     flagged: dict[str, tuple[str, ...]] | None = None, flag_rules: tuple[str, ...] = (),
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """(the ratings kept, {rules, counts (participants per participant rule),
-    ratings_excluded (ratings per rule, each counted under the first rule that drops it),
+    """(the ratings kept, {rules, counts (participants per participant rule; the flag
+    rules only when asked), ratings_excluded (ratings per rule, each counted under the
+    first rule that drops it),
     n_ratings_before, n_ratings_kept, excluded: [{participant_id, reason}]})."""
     reasons: dict[str, str] = {}
     pid = ratings["participant_id"].astype(str)
@@ -56,14 +57,15 @@ def apply_exclusions(
                 if p in rated:
                     reasons.setdefault(p, rule)
     by_person = pid.map(reasons)
-    dropped = {r: int((by_person == r).sum()) for r in PARTICIPANT_RULES}
+    rules = [r for r in PARTICIPANT_RULES if r not in FLAG_RULES or r in flag_rules]
+    dropped = {r: int((by_person == r).sum()) for r in rules}
     keep = by_person.isna()
     impossible = (ratings["impossible"].fillna(False).astype(bool) if "impossible" in ratings
                   else pd.Series(False, index=ratings.index))
     dropped["impossible_items"] = int((keep & impossible).sum()) if impossible_items else 0
     if impossible_items:
         keep &= ~impossible
-    counts = {r: sum(1 for v in reasons.values() if v == r) for r in PARTICIPANT_RULES}
+    counts = {r: sum(1 for v in reasons.values() if v == r) for r in rules}
     return ratings[keep].copy(), {
         "rules": {"impossible_items": impossible_items, "failed_attention": failed_attention,
                   "fewer_plans": expected is not None,

@@ -1,7 +1,8 @@
 """Export a study database: every table (and the ratings_long view) plus a codebook.
 
 ``export(store, out_dir, fmt)`` writes ``<table>.parquet`` or ``<table>.csv`` for every
-exported table and for ``ratings_long``, ``codebook.csv`` and ``codebook.json`` (table,
+exported table, for ``ratings_long`` and for ``quality_flags`` (data.quality, computed per
+study at export time), ``codebook.csv`` and ``codebook.json`` (table,
 column, type, meaning; data.codebook) and ``manifest.json`` (format, schema version, row
 counts, what was withheld). DuckDB's COPY writes the files, so types survive: Parquet keeps
 them natively; ``load_export`` reads CSV back with the codebook's types, which is how the
@@ -9,8 +10,9 @@ round trip is checked.
 
 What leaves the database (data.codebook):
 
-- never: secrets (the external-id salt, token hashes) and the private tables (resume tokens,
-  the dashboard's sign-in log);
+- never: secrets (the external-id salt, token hashes), the private tables (resume tokens,
+  the dashboard's sign-in log, the withdrawals audit) and withdrawn participants (their
+  answers are deleted: data.withdrawal; their remaining participant row is left out);
 - only with ``free_text=True``: text participants typed (the reasons for their ratings, in
   ``ratings`` and inside ``responses.answer_json``), which may name or identify them;
 - only with ``linkage=True``: what links a row to a person outside the study (hashes of the

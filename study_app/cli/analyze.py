@@ -98,7 +98,8 @@ def analyze(
         dropped = ", ".join(f"{k}: {v}" for k, v in exclusions["ratings_excluded"].items())
         err.print(f"excluding {len(exclusions['excluded'])} participant(s) and "
                   f"{exclusions['n_ratings_before'] - exclusions['n_ratings_kept']} rating(s) "
-                  f"by the protocol's exclusions (ratings by rule: {dropped})", highlight=False)
+                  f"by the protocol's exclusions{' and --exclude' if asked else ''} "
+                  f"(ratings by rule: {dropped})", highlight=False)
     result = _fit_all(ratings, plans, study_id, distance, sampler, gaussian, out, resume, trace,
                       truth=truth, exclusions=exclusions)
     summary = _write_outputs(result, out)

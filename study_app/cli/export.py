@@ -27,9 +27,10 @@ def export(
 ) -> None:
     """Write every table (and the ratings_long view) as Parquet or CSV, with a codebook.
 
-    Files: <table>.<format> per table, codebook.csv and codebook.json (table, column, type,
+    Files: <table>.<format> per table, quality_flags.<format> (speeders, straight-liners,
+    attention failures per participant: docs/participants.md), codebook.csv and codebook.json (table, column, type,
     meaning), manifest.json. Secrets (the external-id salt, token hashes, the dashboard's
-    sign-in log) are never exported; free text and linkage columns only with --free-text /
+    sign-in log), the withdrawals audit and withdrawn participants are never exported; free text and linkage columns only with --free-text /
     --linkage. In CSV, a text cell starting with = + - @ tab or CR gets a leading ' so a
     spreadsheet shows it as text (Parquet keeps the exact text).
 

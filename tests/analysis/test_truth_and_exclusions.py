@@ -89,6 +89,21 @@ def test_exclusions_follow_the_rules() -> None:
     assert rec["excluded"] == [{"participant_id": "c", "reason": "fewer_plans"}]
     kept, rec = apply_exclusions(ratings)
     assert len(kept) == len(ratings) and rec["excluded"] == []
+    flagged = {"a": ("speeder", "straightliner"), "b": ("speeder",), "d": ("straightliner",)}
+    kept, rec = apply_exclusions(ratings, failed_attention=True, flagged=flagged,
+                                 flag_rules=("speeder", "straightliner"))
+    assert sorted(kept["participant_id"].unique()) == ["c"]
+    # each participant under the first rule that drops them: b failed attention first
+    assert rec["excluded"] == [{"participant_id": "a", "reason": "speeder"},
+                               {"participant_id": "b", "reason": "failed_attention"},
+                               {"participant_id": "d", "reason": "straightliner"}]
+    assert rec["counts"] == {"failed_attention": 1, "fewer_plans": 0, "speeder": 1,
+                             "straightliner": 1}
+    assert rec["ratings_excluded"] == {"failed_attention": 2, "fewer_plans": 0, "speeder": 2,
+                                       "straightliner": 2, "impossible_items": 0}
+    kept, rec = apply_exclusions(ratings, flagged=flagged, flag_rules=("straightliner",))
+    assert sorted(kept["participant_id"].unique()) == ["b", "c"]
+    assert rec["rules"]["straightliner"] and not rec["rules"]["speeder"]
 
 
 def test_impossible_items_leave_out_ratings_and_are_counted() -> None:

@@ -56,6 +56,7 @@ def _cheap(tmp: Path) -> dict[str, list[str]]:
         "simulate": ["--protocol", "tominaga-replication", "--participants", "2", "--db",
                      str(tmp / "sim.duckdb"), "--decision-model", "bayes"],
         "export": ["--db", db, "--out", str(tmp / "export"), "--format", "csv"],
+        "withdraw": ["--db", db, "--participant", "p0009"],  # an imported participant
         "import-ratings": ["--csv", str(tmp / "r.csv"), "--db", str(tmp / "new.duckdb"),
                            "--study", "walk"],
         "analyze": ["--db", db, "--out", str(tmp / "analysis"), "--backend", "pymc",

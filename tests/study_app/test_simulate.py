@@ -18,7 +18,7 @@ from study_app.simulator import simulate
 SUMMARY_KEYS = {"study_id", "protocol", "seed", "started", "resumed", "participants",
                 "complete", "plans", "ratings", "comparisons", "mean_acceptance",
                 "mean_action", "plan_shortfalls", "participants_short", "attention_failed",
-                "seconds"}
+                "flag_recovery", "seconds"}
 
 
 @pytest.fixture(scope="module")
@@ -152,6 +152,9 @@ def test_cli_json_and_bad_input(tmp_path) -> None:
     res = runner.invoke(app, ["simulate", "--protocol", "tominaga-replication", "--db", str(db),
                               "--decision-model", "magic"])
     assert res.exit_code == 2
+    res = runner.invoke(app, ["simulate", "--protocol", "tominaga-replication", "--db", str(db),
+                              "--speeders", "0.7", "--straightliners", "0.4"])
+    assert res.exit_code == 2 and "add up to more than 1" in res.output
 
 
 def test_reference_pattern(tmp_path, tominaga) -> None:

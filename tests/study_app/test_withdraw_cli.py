@@ -100,3 +100,22 @@ def test_withdraw_deletes_one_participant_with_an_exact_audit(store_target, tmp_
     for table in ("responses", "ratings", "events", "ratings_long", "quality_flags"):
         assert not gone & set(back[table]["participant_id"]), table
     assert "withdrawals" not in back
+
+
+def test_a_duckdb_file_a_server_holds_is_refused_clearly(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    db = tmp_path / "held.duckdb"
+    Store(db).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
+         "print('ready', flush=True); time.sleep(60)", str(db)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        code, doc = _withdraw(str(db), "anyone")
+        assert code == 2 and "stop it first" in doc["error"]
+    finally:
+        holder.kill()
+        holder.wait()
