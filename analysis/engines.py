@@ -19,8 +19,9 @@ the logit scale) gives the Bayesian verdict and the curves are not compared.
 
 **Ordinal coefficients** (``clmm_agreement``): ordinal::clmm fits the ordinal model's
 likelihood by maximum likelihood on the same design (the centred spline columns 2..K,
-satisfaction, violation, arm contrasts; a random intercept and a random slope on the
-centred distance per participant); a coefficient agrees when clmm's estimate lies in the
+satisfaction, violation, arm contrasts; a random intercept per participant, and with
+``random_slope`` a random slope on the centred distance, which clmm fits slowly); a
+coefficient agrees when clmm's estimate lies in the
 Bayesian 94% interval and the posterior mean in clmm's 95% Wald interval.
 """
 
