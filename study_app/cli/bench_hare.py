@@ -79,7 +79,7 @@ def hare(
         help="Our option: the previous iteration's plan joins each tournament (the paper "
         "compares new candidates only). The question count is the same."),
     gamma: float = typer.Option(
-        1.0, min=0.0, min_open=True,
+        1.0,
         help="The candidates' step gamma (the paper: 1; shifts in range units)."),
     gamma_schedule: str = typer.Option(
         "paper", help="Candidate step size: paper (gamma = 1 in every iteration) | halve "
