@@ -24,7 +24,10 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
     ),
     "engine.scm": ("StructuralCausalModel",),
     "engine.flows": ("CausalFlow",),
-    "engine.decision": ("Classifier", "BayesDecision", "DecisionModel", "decide", "rejected_rows"),
+    "engine.decision": (
+        "Classifier", "BayesDecision", "DecisionModel", "decide", "fixed_test_people",
+        "rejected_rows",
+    ),
     "engine.preferences": (
         "ActionabilityProfiles", "CostProfile", "all_actionable", "profiles_from_elicitation",
         "sample_profiles",

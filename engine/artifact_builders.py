@@ -36,6 +36,44 @@ class Built:
     metrics: dict[str, Any]
 
 
+# A tabular world's artifacts (engine.scenarios.tabular): the HARE paper's two classifiers.
+TABULAR_ARTIFACTS: tuple[str, ...] = ("lr", "ann", "vae", "csvae")
+CLASSIFIERS: tuple[str, ...] = ("lr", "ann")
+
+
+def scenario_artifacts(scenario: Scenario, all_names: tuple[str, ...]) -> tuple[str, ...]:
+    """The artifacts a scenario trains: none for a pool world (a fixed rule), the two
+    classifiers and the latent-space bases' VAEs for a tabular world (no causal graph: no
+    flow, no iCARMA), else
+    ``all_names``."""
+    if scenario.pool is not None:
+        return ()
+    return TABULAR_ARTIFACTS if scenario.world_kind == "tabular" else all_names
+
+
+def decision_artifact(scenario: Scenario, kind: str = "trained") -> str:
+    """The artifact of a scenario's trained decision model: ``decision``, or in a tabular
+    world its ``classifier`` (``lr`` or ``ann``, the scenario file's choice, or ``kind`` when
+    it names one)."""
+    if scenario.world_kind != "tabular":
+        if kind in CLASSIFIERS:
+            raise ValueError(f"the {kind} classifier belongs to tabular worlds; scenario "
+                             f"{scenario.name!r} is a {scenario.world_kind} world")
+        return "decision"
+    return kind if kind in CLASSIFIERS else str(scenario.extras.get("classifier", "ann"))
+
+
+def classifier_configs(quick: bool) -> dict[str, DecisionConfig]:
+    """The HARE paper's classifiers (De Toni et al., section 4: "a 3-layer ANN and a logistic
+    regression per data set, trained and fixed"): ``lr`` a logistic regression (no hidden
+    layer), ``ann`` a ReLU network with CARLA's hidden widths (18, 9, 3). Both: binary cross
+    entropy, Adam at 3e-3 on a cosine schedule, batch 256, 100 epochs (``quick``: 40), the
+    state with the best validation accuracy kept (engine.decision.train_decision_model)."""
+    epochs = 40 if quick else 100
+    return {"lr": DecisionConfig(hidden=(), epochs=epochs),
+            "ann": DecisionConfig(hidden=(18, 9, 3), epochs=epochs)}
+
+
 def configs(quick: bool, decision: str = "trained") -> dict[str, Any]:
     """Configuration of every artifact (module docstring); ``decision`` ``reference``: the
     decision model trained as CARMA's reference code (``DecisionConfig.reference``)."""
@@ -52,12 +90,13 @@ def configs(quick: bool, decision: str = "trained") -> dict[str, Any]:
             ),
             "flow": FlowConfig(epochs=40, patience=10),
             **{name: cfg.reduced() for name, cfg in amortized.items()},
+            **classifier_configs(quick),
             "vae": VAEConfig().reduced(),
             "csvae": CSVAEConfig().reduced(),
         }
     dec = DecisionConfig.reference() if decision == "reference" else DecisionConfig()
-    return {"decision": dec, "flow": FlowConfig(), **amortized, "vae": VAEConfig(),
-            "csvae": CSVAEConfig()}
+    return {"decision": dec, "flow": FlowConfig(), **amortized, **classifier_configs(quick),
+            "vae": VAEConfig(), "csvae": CSVAEConfig()}
 
 
 def _note(progress: Progress | None, name: str) -> Callable[[int, int, str], None]:
@@ -174,6 +213,8 @@ BUILDERS: dict[str, Builder] = {
     "icarma": build_amortized,
     "icarma-likert": build_amortized,
     "carma": build_amortized,
+    "lr": build_decision,
+    "ann": build_decision,
     "vae": build_vae,
     "csvae": build_vae,
 }
@@ -192,7 +233,7 @@ def construct(scenario: Scenario, name: str, cfg: dict[str, Any]) -> nn.Module:
     """An untrained module of artifact ``name`` with configuration ``cfg`` (its metadata's),
     to load the trained weights into."""
     d = scenario.d
-    if name == "decision":
+    if name == "decision" or name in CLASSIFIERS:
         return DecisionModel(torch.zeros(d), torch.ones(d), DecisionConfig.from_dict(cfg).hidden)
     if name == "flow":
         return CausalFlow(scenario, FlowConfig.from_dict(cfg))

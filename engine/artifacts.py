@@ -10,6 +10,7 @@ Artifacts live under ``$RECOURSE_STUDY_HOME/artifacts/<scenario>/`` (default hom
 - ``icarma``          iCARMA for ranking / binary elicitation (engine.recourse.icarma_training);
 - ``icarma-likert``   iCARMA for Likert-score elicitation (the paper's score-based setting);
 - ``carma``           CARMA: population-level mask, constant cost profile;
+- ``lr``, ``ann``     a tabular world's classifiers instead (engine.artifact_builders);
 - ``vae``, ``csvae``  the latent-space base generators' VAE and CSVAE (engine.vaes).
 
 Each model artifact is ``<name>.pt`` (state dict) plus ``<name>.json`` (metadata: config,
@@ -24,18 +25,17 @@ processes may build different artifacts at the same time).
 The paper's iCARMA models (one per elicitation scheme, cost profile and seed, and the
 best-on-validation selection) are artifacts too: engine.paper_models.
 
-``quick=True`` selects reduced configurations (for tests): same code, less training.
+``quick=True`` selects reduced configurations (for tests): same code, less training. Files,
+locks and the home folder: engine.artifact_store.
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,32 @@ import numpy as np
 import torch
 from torch import nn
 
-from engine.artifact_builders import GENERATIVE, Built, builder_for, configs, construct
+from engine.artifact_builders import (
+    CLASSIFIERS,
+    GENERATIVE,
+    Built,
+    builder_for,
+    configs,
+    construct,
+    decision_artifact,
+    scenario_artifacts,
+)
+from engine.artifact_store import (  # part of this module's interface too
+    HOME_ENV as HOME_ENV,
+)
+from engine.artifact_store import (
+    artifact_dir,
+    artifact_lock,
+    metadata_path,
+    read_metadata,
+    sha256_hex,
+    torch_threads,
+    weights_path,
+    write_atomic,
+)
+from engine.artifact_store import (
+    home as home,
+)
 from engine.decision import BayesDecision, Classifier, DecisionModel, RuleDecision
 from engine.flows import CausalFlow
 from engine.recourse.icarma_networks import AmortizedRecourse
@@ -52,7 +77,6 @@ from engine.scenarios import get_scenario
 from engine.scenarios.base import Scenario
 from engine.scenarios.samples import ROLES, SPLITS
 
-HOME_ENV = "RECOURSE_STUDY_HOME"
 # Torch threads while training: the models are small and batches of 128-256 rows, so a second
 # thread only adds synchronization (one iCARMA epoch: 0.5 s on one thread, 3.3 s on two, on
 # the 2-core development machine under load); training processes can run side by side.
@@ -66,6 +90,8 @@ DEPENDS: dict[str, tuple[str, ...]] = {
     "icarma": ("decision", "flow"),
     "icarma-likert": ("decision", "flow"),
     "carma": ("decision", "flow"),
+    "lr": (),
+    "ann": (),
     "vae": (),
     "csvae": (),
 }
@@ -75,19 +101,6 @@ Progress = Callable[[str, int, int, str], None]
 
 class ArtifactMissingError(FileNotFoundError):
     """An artifact is not built (or is stale / corrupt); the message says how to build it."""
-
-
-def home() -> Path:
-    """``$RECOURSE_STUDY_HOME`` or ``./.recourse-study``, as an absolute path."""
-    return Path(os.environ.get(HOME_ENV) or ".recourse-study").expanduser().resolve()
-
-
-def artifact_dir(scenario_name: str) -> Path:
-    return home() / "artifacts" / scenario_name
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def data_fingerprint(scenario: Scenario) -> str:
@@ -111,62 +124,9 @@ class ArtifactRecord:
     metadata: dict[str, Any]
 
 
-def _metadata_path(scenario_name: str, name: str) -> Path:
-    return artifact_dir(scenario_name) / f"{name}.json"
-
-
-def weights_path(scenario_name: str, name: str) -> Path:
-    return artifact_dir(scenario_name) / f"{name}.pt"
-
-
-def read_metadata(scenario_name: str, name: str) -> dict[str, Any] | None:
-    """The artifact's metadata if its files exist and agree (SHA-256), else None."""
-    meta_path = _metadata_path(scenario_name, name)
-    weights = weights_path(scenario_name, name)
-    if not meta_path.exists() or not weights.exists():
-        return None
-    try:
-        meta = json.loads(meta_path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
-    if meta.get("sha256") != _sha256(weights.read_bytes()):
-        return None
-    return meta
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
-@contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Run the block with ``n`` torch threads, then restore the previous number."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-@contextmanager
-def artifact_lock(scenario_name: str, name: str) -> Iterator[None]:
-    """An exclusive lock on one artifact (builds of different artifacts run in parallel)."""
-    d = artifact_dir(scenario_name)
-    d.mkdir(parents=True, exist_ok=True)
-    with open(d / f".lock-{name}", "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 def _fingerprint(data_fp: str, config: dict[str, Any], deps: dict[str, str]) -> str:
     payload = json.dumps({"data": data_fp, "config": config, "deps": deps}, sort_keys=True)
-    return _sha256(payload.encode())
+    return sha256_hex(payload.encode())
 
 
 def _splits_fingerprint(path: Path) -> str | None:
@@ -206,18 +166,20 @@ def build_artifacts(
     be a scenario file's path. A pool world has nothing to train (an empty list).
     """
     scenario = get_scenario(scenario_name)
-    if scenario.pool is not None:  # a fixed rule, no world model: nothing to train
+    names = scenario_artifacts(scenario, ARTIFACTS)  # a pool world: nothing to train
+    if not names:
         return []
-    wanted = set(ARTIFACTS if only is None else only)
-    unknown = sorted(wanted - set(ARTIFACTS))
+    wanted = set(names if only is None else only)
+    unknown = sorted(wanted - set(names))
     if unknown:
-        raise ValueError(f"unknown artifact(s) {', '.join(unknown)}; expected {ARTIFACTS}")
+        raise ValueError(f"unknown artifact(s) {', '.join(unknown)} for scenario "
+                         f"{scenario.name!r}; expected some of {', '.join(names)}")
     for name in list(wanted):
         wanted |= set(DEPENDS[name])
     cfgs = configs(quick, scenario.extras.get("decision", "trained"))
     records: list[ArtifactRecord] = []
     fingerprints: dict[str, str] = {}
-    for name in ARTIFACTS:
+    for name in names:
         if name not in wanted:
             continue
         forced = force and (only is None or name in only)
@@ -280,9 +242,9 @@ def ensure_artifact(
 def write_artifact(scenario_name: str, name: str, weights: bytes, meta: dict[str, Any]) -> None:
     """Write ``<name>.pt`` and ``<name>.json`` (with the weights' SHA-256) atomically; the
     caller holds the artifact's lock."""
-    meta = {**meta, "sha256": _sha256(weights)}
-    _write_atomic(weights_path(scenario_name, name), weights)
-    _write_atomic(_metadata_path(scenario_name, name), json.dumps(meta, indent=2).encode())
+    meta = {**meta, "sha256": sha256_hex(weights)}
+    write_atomic(weights_path(scenario_name, name), weights)
+    write_atomic(metadata_path(scenario_name, name), json.dumps(meta, indent=2).encode())
     _CACHE.pop((str(artifact_dir(scenario_name)), name), None)
 
 
@@ -308,7 +270,7 @@ def _stat_key(scenario_name: str, name: str) -> tuple[int, ...] | None:
     """(mtime, size) of both files: a cheap check that a cached module is still current."""
     try:
         a = weights_path(scenario_name, name).stat()
-        b = _metadata_path(scenario_name, name).stat()
+        b = metadata_path(scenario_name, name).stat()
     except FileNotFoundError:
         return None
     return (a.st_mtime_ns, a.st_size, b.st_mtime_ns, b.st_size)
@@ -345,20 +307,23 @@ def _load(scenario_name: str, name: str) -> nn.Module:
 
 def load_classifier(scenario: Scenario, kind: str = "trained") -> Classifier:
     """A scenario's decision model: ``trained`` (its artifact; ArtifactMissingError says how
-    to build it) or ``bayes`` (the exact Bayes rule under its SCM; no artifact). A pool
-    world's decision is its fixed rule (RuleDecision) either way."""
+    to build it; a tabular world's: the classifier its file names), ``lr`` / ``ann`` (a
+    tabular world's logistic regression / network) or ``bayes`` (the exact Bayes rule under
+    its SCM; no artifact). A pool world's decision is its fixed rule (RuleDecision)."""
     if scenario.pool is not None:
         return RuleDecision(scenario)
     if kind == "bayes":
         return BayesDecision(scenario)
-    if kind != "trained":
-        raise ValueError(f"unknown decision model {kind!r}; expected trained or bayes")
-    return load_decision_model(scenario.name)
+    if kind not in ("trained", *CLASSIFIERS):
+        raise ValueError(f"unknown decision model {kind!r}; expected trained, bayes, "
+                         f"{' or '.join(CLASSIFIERS)}")
+    return load_decision_model(scenario.name, kind)
 
 
-def load_decision_model(scenario_name: str) -> DecisionModel:
-    """The scenario's trained decision model (ArtifactMissingError when not built)."""
-    model = _load(scenario_name, "decision")
+def load_decision_model(scenario_name: str, kind: str = "trained") -> DecisionModel:
+    """The scenario's trained decision model (``kind``: as ``load_classifier``;
+    ArtifactMissingError when not built)."""
+    model = _load(scenario_name, decision_artifact(get_scenario(scenario_name), kind))
     assert isinstance(model, DecisionModel)
     return model
 

@@ -2,7 +2,8 @@
 
 ``Classifier`` is the contract every decision model meets (``predict_proba``, ``decision``);
 ``rejected_rows`` is the one selection of the people a model rejects (benchmarks, training,
-studies and the fairness case study all draw from it); ``decide`` is the numpy view a study
+studies and the fairness case study all draw from it), ``fixed_test_people`` a fixed sample of
+them (the HARE paper's 150 test people); ``decide`` is the numpy view a study
 uses. Three models:
 
 ``BayesDecision``: the Bayes-optimal rule under the exact SCM, h(x) = 1[P(Y=1 | x) >= 1/2],
@@ -13,7 +14,8 @@ a reference for how much of a result is due to the trained model.
 ``DecisionModel``: the trained MLP classifier h(x),
 
     z = (x - mu) / sigma                      (standardization over the training split)
-    logit(x) = f_theta(z)                     (ReLU MLP, CARMA's two hidden layers of 32)
+    logit(x) = f_theta(z)                     (ReLU MLP, CARMA's two hidden layers of 32;
+                                               no hidden layer: a logistic regression)
     predict_proba(x) = sigmoid(logit(x)),     decision(x) = 1[logit(x) >= 0]
 
 trained by minimizing the binary cross-entropy of the labels with Adam (batch 256, 500
@@ -114,6 +116,23 @@ def rejected_rows(
     return torch.nonzero(keep).flatten().numpy()
 
 
+def fixed_test_people(
+    scenario: Scenario, classifier: Classifier, n: int = 150, seed: int = 0,
+    split: str = "test",
+) -> np.ndarray:
+    """Row indices into ``split`` of ``n`` people the classifier rejects, fixed by ``seed``:
+    the split's rejected rows in a random order drawn once (numpy's default generator at
+    ``seed``), the first ``n`` of them (fewer when fewer are rejected: German Credit's test
+    split of 250 rows holds fewer than 150 rejections). The HARE paper's "150 fixed
+    individual samples taken from the test-set"; the same model and seed give the same
+    people in every process (``scenario.dataset[split][0][rows]`` are their profiles)."""
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    rejected = rejected_rows(scenario, classifier, split)
+    order = np.random.default_rng(seed).permutation(len(rejected))
+    return rejected[order[:n]]
+
+
 DECISION_OPTIMIZERS: tuple[str, ...] = ("adam", "sgd")
 
 
@@ -130,8 +149,9 @@ class DecisionConfig:
     optimizer: str = "adam"
 
     def __post_init__(self) -> None:
-        if self.epochs < 1 or self.batch_size < 1 or self.lr <= 0 or not self.hidden:
-            raise ValueError("epochs, batch_size, lr must be positive and hidden non-empty")
+        if self.epochs < 1 or self.batch_size < 1 or self.lr <= 0 or min(self.hidden, default=1) < 1:
+            raise ValueError("epochs, batch_size, lr and the hidden widths must be positive "
+                             "(no hidden layer: a logistic regression)")
         if self.schedule not in ("constant", "cosine"):
             raise ValueError(f"schedule must be constant or cosine, got {self.schedule!r}")
         if self.optimizer not in DECISION_OPTIMIZERS:

@@ -96,6 +96,16 @@ def trained_home() -> Iterator[Path]:
             os.environ[HOME_ENV] = before
 
 
+@pytest.fixture(scope="session")
+def tabular_home(trained_home: Path) -> Path:
+    """``trained_home`` plus the quick classifiers (``lr``, ``ann``) of the german-credit
+    tabular world (1,000 rows: a few seconds), cached like the Loan artifacts."""
+    from engine.artifacts import build_artifacts
+
+    build_artifacts("german-credit", quick=True)
+    return trained_home
+
+
 # ---- PostgreSQL ---------------------------------------------------------------------------
 # One private PostgreSQL 15 per test session (scripts/local_postgres.sh: Debian's package,
 # 127.0.0.1 only, stops itself after an hour at the latest and at the end of the session);

@@ -31,6 +31,7 @@ from engine.preferences import ActionabilityProfiles, CostProfile, all_actionabl
 from engine.recourse.batch import RecourseBatch
 from engine.scenarios.base import Scenario
 from engine.scenarios.pool_model import PoolWorldModel
+from engine.scenarios.tabular_model import TabularWorldModel
 from engine.scm import ArrayLike, as_batch
 
 
@@ -81,7 +82,9 @@ class RecourseContext:
     the scenario's world model (engine.flow_scm.world_model: the exact SCM, or a data
     scenario's learned flow read as an SCM, ``density_source = "flow"``), or for a pool +
     rule world its pool model (engine.scenarios.pool_model: no consequences,
-    item-frequency densities; ``density_source = "pool"``).
+    item-frequency densities; ``density_source = "pool"``), or for a tabular world its
+    model without a causal graph (engine.scenarios.tabular_model: plans change only what they
+    set; independent-marginal densities, ``density_source = "marginals"``).
     """
 
     scenario: Scenario
@@ -96,6 +99,9 @@ class RecourseContext:
         elif self.world is None and self.scenario.pool is not None:
             self.world = PoolWorldModel(self.scenario)
             self.density_source = "pool"
+        elif self.world is None and self.scenario.world_kind == "tabular":
+            self.world = TabularWorldModel(self.scenario)
+            self.density_source = "marginals"
         elif self.world is None:
             from engine.flow_scm import world_model  # artifacts import the methods
 

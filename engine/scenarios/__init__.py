@@ -1,8 +1,8 @@
 """Scenarios: scenario files (YAML) and their loader, the worlds they name, their data.
 
 A scenario is a file (engine.scenarios.schema; reference: docs/scenarios.md): features,
-scenario text and one of three worlds (exact equations, a pool + fixed rule, data + causal
-graph). Shipped files live here (``engine/scenarios/<name>.yaml``); ``get_scenario`` takes a
+scenario text and one of four worlds (exact equations, a pool + fixed rule, data + causal
+graph, a real data set without a graph). Shipped files live here (``engine/scenarios/<name>.yaml``); ``get_scenario`` takes a
 shipped name or the path of a file of one's own (which then is known by its name too, in
 this process). Each name is one setting: its world and where its data come from
 (engine.scenarios.samples).

@@ -6,7 +6,7 @@ file) and builds the ``Scenario``: an ``equations`` world imports its SCM class 
 module, or a ``.py`` file next to the scenario file: a scenario file may run Python code of
 its own, like a protocol names methods); a ``pool`` world reads its pool (or calls its
 generator) and parses its rule; a ``data`` world reads its samples and labels and keeps the
-graph. Every problem is a (path, message) pair of ``ScenarioFileError``; nothing is trained
+graph; a ``tabular`` world reads a raw data set (engine.scenarios.tabular). Every problem is a (path, message) pair of ``ScenarioFileError``; nothing is trained
 while loading.
 """
 
@@ -32,18 +32,17 @@ from engine.scenarios.samples import PublishedSamples, SCMSamples, TableSamples
 from engine.scenarios.schema import (
     DIRECTIONS,
     LEVEL_KINDS,
-    PROBLEMS,
     DataWorld,
     DisplaySpec,
     EquationsWorld,
     FeatureFileSpec,
     GeneratorSpec,
     ScenarioFile,
-    dotted,
 )
 from engine.scenarios.schema import (
     PoolWorld as PoolWorldSpec,
 )
+from engine.scenarios.schema_base import PROBLEMS, dotted
 from engine.scenarios.tables import (
     TableError,
     check_columns,
@@ -51,10 +50,12 @@ from engine.scenarios.tables import (
     read_csv,
     to_model_units,
 )
+from engine.scenarios.tabular import TabularProblems, build_tabular
+from engine.scenarios.tabular_schema import TabularWorld
 from engine.scm import StructuralCausalModel
 
 SCENARIO_DIR = Path(__file__).resolve().parent
-_WORLD_KINDS = ("equations", "pool", "data")
+_WORLD_KINDS = ("equations", "pool", "data", "tabular")
 
 
 class ScenarioFileError(ValueError):
@@ -193,8 +194,10 @@ def load_scenario_file(path: str | Path) -> Scenario:
             return _equations(world, common, path)
         if isinstance(world, PoolWorldSpec):
             return _pool(world, spec, common, path)
+        if isinstance(world, TabularWorld):
+            return build_tabular(world, common, path)
         return _data(world, common, path)
-    except _Problems as p:
+    except (_Problems, TabularProblems) as p:
         raise ScenarioFileError(str(path), p.problems) from None
 
 

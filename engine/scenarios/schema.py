@@ -17,7 +17,7 @@ A scenario file states a world's features, the text people read, and the world i
         display: {map: exp, unit: $, scale: 40000, rate: 0.12}   # model -> display units
         range: [-10, 12]               # M_i of the distances (model units); default: data
         direction: increase            # increase | decrease | any
-    world:                             # one of three kinds (``kind``)
+    world:                             # one of four kinds (``kind``)
       kind: equations                  # an exact SCM: a Python module and its class
       module: engine.scenarios.loan    # dotted module, or a .py file next to this one
       scm: LoanSCM
@@ -27,7 +27,8 @@ fixed decision ``rule`` (an expression over the features, engine.scenarios.rules
 Python function ``module:function``); ``world.kind: data`` holds a CSV of samples
 (``data``), its ``label`` column and the causal ``graph`` (edges ``parent -> child``): the
 world model is a causal flow learned from the data and the decision model is trained on the
-labels. ``extends: <scenario>`` starts from another scenario's file (its keys merged, these
+labels; ``world.kind: tabular`` reads a real data set as it is, without a causal graph
+(engine.scenarios.tabular_schema). ``extends: <scenario>`` starts from another scenario's file (its keys merged, these
 win). Every check is a validator here, so each problem is reported at its path
 (``features[3].levels[2]``, ``world.graph[1]``); ``engine.scenarios.loader`` adds the
 checks of the CSV files (columns, cells) at their rows and columns.
@@ -38,41 +39,25 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import Field, field_validator, model_validator
 
 from engine.scenarios.graph import graph_problems
 from engine.scenarios.rules import RuleSyntaxError, parse_rule
+from engine.scenarios.schema_base import (
+    Problems,
+    Strict,
+    check_split,
+    labels_as_text,
+    report,
+)
+from engine.scenarios.tabular_schema import TabularWorld, tabular_problems
 
 Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$", max_length=64)]
 FeatureName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64)]
 FEATURE_KINDS: tuple[str, ...] = ("binary", "ordinal", "categorical", "continuous")
 LEVEL_KINDS: tuple[str, ...] = ("binary", "ordinal", "categorical")
 DIRECTIONS: dict[str, int] = {"increase": 1, "decrease": -1, "any": 0}
-PROBLEMS = "scenario_problems"  # error type carrying several located problems
 _EDGE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*->\s*([A-Za-z_][A-Za-z0-9_]*)\s*$")
-
-Problems = list[tuple[tuple[Any, ...], str]]
-
-
-def report(problems: Problems) -> None:
-    """Raise every (location, message) problem at once (the loader lists each at its path)."""
-    if problems:
-        summary = "; ".join(f"{dotted(loc)}: {msg}" for loc, msg in problems)
-        raise PydanticCustomError(PROBLEMS, "{summary}", {"summary": summary,
-                                                          "problems": problems})
-
-
-def dotted(loc: tuple[Any, ...]) -> str:
-    """``('features', 3, 'levels', 2)`` -> ``features[3].levels[2]``."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class DisplaySpec(Strict):
@@ -132,13 +117,7 @@ class FeatureFileSpec(Strict):
     @classmethod
     def _labels_as_text(cls, levels: Any) -> Any:
         """Numbers are labels too (``[1, 2, 3]``); YAML's booleans are a trap worth naming."""
-        if not isinstance(levels, list):
-            return levels
-        for i, level in enumerate(levels):
-            if isinstance(level, bool):
-                report([((i,), f"{level!r} is not text: YAML reads unquoted yes/no/true/false/"
-                         "on/off as booleans; quote the label (\"no\", \"yes\")")])
-        return [str(v) if isinstance(v, (int, float)) else v for v in levels]
+        return labels_as_text(levels)
 
     @field_validator("kind")
     @classmethod
@@ -194,7 +173,7 @@ class ScmSamplesSpec(Strict):
     @field_validator("split")
     @classmethod
     def _sums_to_one(cls, split: tuple[float, float, float]) -> tuple[float, float, float]:
-        return _check_split(split)
+        return check_split(split)
 
 
 class PublishedSamplesSpec(Strict):
@@ -203,13 +182,6 @@ class PublishedSamplesSpec(Strict):
     source: Literal["published"]
     folder: str = Field(min_length=1)  # relative to the scenario file
     note: str = ""
-
-
-def _check_split(split: tuple[float, float, float]) -> tuple[float, float, float]:
-    if min(split) <= 0 or abs(sum(split) - 1.0) > 1e-9:
-        raise ValueError(f"train / validation / test shares must be positive and sum to 1, "
-                         f"got {list(split)}")
-    return split
 
 
 class EquationsWorld(Strict):
@@ -280,7 +252,7 @@ class DataWorld(Strict):
     @field_validator("split")
     @classmethod
     def _sums_to_one(cls, split: tuple[float, float, float]) -> tuple[float, float, float]:
-        return _check_split(split)
+        return check_split(split)
 
     def edges(self) -> list[tuple[int, str, str] | tuple[int, None, str]]:
         """(index, parent, child) per edge; (index, None, text) for a malformed one."""
@@ -291,7 +263,8 @@ class DataWorld(Strict):
         return out
 
 
-World = Annotated[EquationsWorld | PoolWorld | DataWorld, Field(discriminator="kind")]
+World = Annotated[EquationsWorld | PoolWorld | DataWorld | TabularWorld,
+                  Field(discriminator="kind")]
 
 
 class Outcome(Strict):
@@ -334,6 +307,8 @@ class ScenarioFile(Strict):
             if self.world.label in names:
                 problems.append((("world", "label"), f"the label column {self.world.label!r} "
                                  "is also a feature"))
+        if isinstance(self.world, TabularWorld):
+            problems += tabular_problems(self.world, self.features)
         if isinstance(self.world, PoolWorld):
             problems += rule_problems(self.world.rule_spec, self.features)
         report(problems)

@@ -1,0 +1,126 @@
+"""The ``tabular`` world of a scenario file: a real data set read as it is, without a causal
+graph (engine.scenarios.tabular builds it; reference: docs/scenarios.md).
+
+::
+
+    world:
+      kind: tabular
+      data: data/real/adult.csv          # the raw file (relative to the scenario file)
+      label: income-per-year             # its label column
+      favourable: [">50K"]               # label values of the favourable outcome
+      unfavourable: ["<=50K"]            # ... and of the unfavourable one (others: an error)
+      missing: ["?"]                     # cells meaning "unknown": such rows are dropped
+      columns:                           # how a feature is read (default: its own column)
+        education_num: {column: education-num}
+        sex: {column: sex, one: [Male]}  # binary one-vs-rest: these values -> levels[1]
+        race: {map: {White: white, Black: other}}   # raw value -> level label
+      scaling: minmax                    # continuous features scaled to [0, 1]
+      classifier: ann                    # the decision model studies use: ann | lr
+
+A binary feature read with ``one`` takes its second level where the raw value is one of
+``one`` and its first level elsewhere (the binarization of CARLA's data sets, one category
+against the rest). ``map`` names a level for each raw value and any other value is an error.
+Without either, the raw values must be the level labels (or numbers, for a continuous
+feature). ``scaling: minmax`` sets each continuous feature's display map from the data
+(model units (v - min) / (max - min) over the file's kept rows, so the model sees [0, 1]);
+the file then gives only its unit, decimals and plan bounds.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from engine.scenarios.schema_base import Problems, Strict, check_split, labels_as_text
+
+
+class ColumnSpec(Strict):
+    """How one feature is read from the raw table (module docstring)."""
+
+    column: str | None = None  # the raw column; default: the feature's name
+    one: list[str] | None = None  # binary: raw values read as levels[1]; the rest levels[0]
+    map: dict[str, str] | None = None  # raw value -> level label
+
+    @field_validator("one", mode="before")
+    @classmethod
+    def _one_as_text(cls, v: Any) -> Any:
+        return labels_as_text(v)
+
+    @field_validator("map", mode="before")
+    @classmethod
+    def _map_as_text(cls, v: Any) -> Any:
+        if not isinstance(v, dict):
+            return v
+        return {str(k): (str(x) if isinstance(x, (int, float)) else x) for k, x in v.items()}
+
+
+class TabularWorld(Strict):
+    """A real data set without a causal graph (module docstring)."""
+
+    kind: Literal["tabular"]
+    data: str = Field(min_length=1)
+    label: str = Field(min_length=1)
+    favourable: list[str] = Field(min_length=1)
+    unfavourable: list[str] = Field(min_length=1)
+    missing: list[str] = Field(default_factory=list)
+    columns: dict[str, ColumnSpec] = Field(default_factory=dict)
+    split: tuple[float, float, float] = (0.5, 0.25, 0.25)
+    scaling: Literal["minmax", "none"] = "minmax"
+    classifier: Literal["ann", "lr"] = "ann"
+
+    @field_validator("favourable", "unfavourable", "missing", mode="before")
+    @classmethod
+    def _values_as_text(cls, v: Any) -> Any:
+        return labels_as_text(v)
+
+    @field_validator("split")
+    @classmethod
+    def _sums_to_one(cls, split: tuple[float, float, float]) -> tuple[float, float, float]:
+        return check_split(split)
+
+    def column_of(self, feature: str) -> str:
+        """The raw column a feature is read from."""
+        spec = self.columns.get(feature)
+        return spec.column if spec is not None and spec.column else feature
+
+
+def tabular_problems(world: TabularWorld, features: list[Any]) -> Problems:
+    """Checks across the world and the features (each at its path in the file)."""
+    problems: Problems = []
+    by_name = {f.name: (i, f) for i, f in enumerate(features)}
+    for name, spec in world.columns.items():
+        where = ("world", "columns", name)
+        if name not in by_name:
+            problems.append((where, f"{name!r} is not a feature of this scenario"))
+            continue
+        i, f = by_name[name]
+        if spec.one is not None and spec.map is not None:
+            problems.append((where, "give one or map, not both"))
+        if spec.one is not None and f.kind != "binary":
+            problems.append(((*where, "one"), f"one-vs-rest reading is for binary features; "
+                             f"{name!r} is {f.kind}"))
+        if spec.map is not None:
+            if f.kind == "continuous":
+                problems.append(((*where, "map"), f"{name!r} is continuous: it is read as a "
+                                 "number, not mapped to levels"))
+            else:
+                for raw, level in spec.map.items():
+                    if level not in (f.levels or []):
+                        problems.append(((*where, "map", raw), f"{level!r} is not one of the "
+                                         f"levels of {name!r} ({', '.join(f.levels or [])})"))
+    overlap = sorted(set(world.favourable) & set(world.unfavourable))
+    if overlap:
+        problems.append((("world", "unfavourable"), f"{', '.join(overlap)} also listed as "
+                         "favourable"))
+    if world.label in by_name:
+        problems.append((("world", "label"), f"the label column {world.label!r} is also a "
+                         "feature"))
+    if world.scaling == "minmax":
+        for i, f in enumerate(features):
+            d = f.display
+            if f.kind == "continuous" and d is not None and (
+                    d.map != "affine" or d.scale != 1.0 or d.offset != 0.0):
+                problems.append((("features", i, "display"), "minmax scaling sets the display "
+                                 "map from the data: give only unit, decimals, min and max"))
+    return problems
