@@ -43,7 +43,8 @@ CLASSIFIERS: tuple[str, ...] = ("lr", "ann")
 
 def scenario_artifacts(scenario: Scenario, all_names: tuple[str, ...]) -> tuple[str, ...]:
     """The artifacts a scenario trains: none for a pool world (a fixed rule), the two
-    classifiers and the VAEs for a tabular world (no causal graph: no flow, no iCARMA), else
+    classifiers and the latent-space bases' VAEs for a tabular world (no causal graph: no
+    flow, no iCARMA), else
     ``all_names``."""
     if scenario.pool is not None:
         return ()

@@ -10,9 +10,8 @@ Artifacts live under ``$RECOURSE_STUDY_HOME/artifacts/<scenario>/`` (default hom
 - ``icarma``          iCARMA for ranking / binary elicitation (engine.recourse.icarma_training);
 - ``icarma-likert``   iCARMA for Likert-score elicitation (the paper's score-based setting);
 - ``carma``           CARMA: population-level mask, constant cost profile;
-- ``vae``, ``csvae``  the latent-space base generators' VAE and CSVAE (engine.vaes);
-- ``lr``, ``ann``     a tabular world's classifiers instead of ``decision``
-                      (engine.artifact_builders).
+- ``lr``, ``ann``     a tabular world's classifiers instead (engine.artifact_builders);
+- ``vae``, ``csvae``  the latent-space base generators' VAE and CSVAE (engine.vaes).
 
 Each model artifact is ``<name>.pt`` (state dict) plus ``<name>.json`` (metadata: config,
 metrics, training time, the fingerprint and the SHA-256 of the .pt file). The fingerprint

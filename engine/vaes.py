@@ -14,7 +14,8 @@ decoder u_A' = sigmoid(g(z, u_C)). Trained on
     L = BCE(u_A', u_A) summed over features  +  beta_e * KL(q(z | u_A) || N(0, I)),
 
 beta_e annealed linearly from 0 to ``kl_weight`` over the epochs (as CARLA's VAE does),
-Adam with weight decay.
+Adam with weight decay; ``epochs``, or more on a small data set (at least ``min_updates``
+optimizer steps).
 
 **CSVAE** (Klys et al., the conditional subspace VAE CRUDS (Downs et al.) is built on):
 two latent spaces, z (``latent``: everything but the label) and w (``w_dim``: the label's
@@ -55,6 +56,7 @@ class VAEConfig:
     lr: float = 1e-3
     weight_decay: float = 1e-6
     batch_size: int = 128
+    min_updates: int = 2000
     seed: int = 0
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,7 +67,13 @@ class VAEConfig:
         return cls(**{**d, "hidden": tuple(d["hidden"])})
 
     def reduced(self) -> VAEConfig:
-        return replace(self, epochs=2)
+        return replace(self, epochs=2, min_updates=200)
+
+    def epochs_for(self, n_rows: int) -> int:
+        """``epochs``, or more on a small data set: at least ``min_updates`` optimizer steps
+        (German Credit's 600 training rows make 5 batches an epoch)."""
+        batches = max(1, -(-n_rows // self.batch_size))
+        return max(self.epochs, -(-self.min_updates // batches))
 
 
 @dataclass(frozen=True)
@@ -211,14 +219,15 @@ def train_vae(scenario: Any, cfg: VAEConfig, report: Report | None = None
     x = scenario.dataset["train"][0].float()
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     start = time.perf_counter()
-    for epoch in range(cfg.epochs):
-        beta = cfg.kl_weight * epoch / max(cfg.epochs, 1)
+    epochs = cfg.epochs_for(len(x))
+    for epoch in range(epochs):
+        beta = cfg.kl_weight * epoch / epochs
         for batch in torch.randperm(len(x)).split(cfg.batch_size):
             opt.zero_grad()
             model.loss(x[batch], beta).backward()
             opt.step()
         if report is not None:
-            report(epoch + 1, cfg.epochs, f"epoch {epoch + 1}/{cfg.epochs}")
+            report(epoch + 1, epochs, f"epoch {epoch + 1}/{epochs}")
     model.eval()
     with torch.no_grad():
         xv = scenario.dataset["validation"][0].float()
@@ -240,7 +249,8 @@ def train_csvae(scenario: Any, cfg: CSVAEConfig, report: Report | None = None
     opt, opt_adv = (torch.optim.Adam(ps, lr=cfg.lr / 2, weight_decay=cfg.weight_decay)
                     for ps in (rest, adv))
     start = time.perf_counter()
-    for epoch in range(cfg.epochs):
+    epochs = cfg.epochs_for(len(x))
+    for epoch in range(epochs):
         for batch in torch.randperm(len(x)).split(cfg.batch_size):
             loss, adv_loss = model.losses(x[batch], y[batch])
             opt.zero_grad()
@@ -250,7 +260,7 @@ def train_csvae(scenario: Any, cfg: CSVAEConfig, report: Report | None = None
             opt.step()
             opt_adv.step()
         if report is not None:
-            report(epoch + 1, cfg.epochs, f"epoch {epoch + 1}/{cfg.epochs}")
+            report(epoch + 1, epochs, f"epoch {epoch + 1}/{epochs}")
     model.eval()
     with torch.no_grad():
         xv, yv = (t.float() for t in scenario.dataset["validation"])

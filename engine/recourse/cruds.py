@@ -14,9 +14,9 @@ the person may not act; u the unit cube). Every iterate whose plan is valid (jud
 through the world model) is a candidate; the closest (squared L2 in the unit cube) is
 returned; none: a counted failure. All people and starting points run as one batch.
 
-Hyper-parameters (chosen for success rate, docs/bases.md): ``lr=0.008``, ``lam=0.001``
-(CARLA's defaults), ``steps=500`` (CARLA: 2,000; measured: no person found after step 500
-that was not found before), ``samples=4`` starting points, ``seed=0``.
+Hyper-parameters (success rates in docs/bases.md): ``lr=0.008``, ``lam=0.001``
+(CARLA's defaults), ``steps=500`` (CARLA: 2,000; four starting points per person instead),
+``samples=4`` starting points, ``seed=0``.
 """
 
 from __future__ import annotations

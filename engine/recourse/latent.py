@@ -24,7 +24,7 @@ and the closest (L1) is returned. A person stops when the objective changed by l
 where the classifier is confident about rejections (the HARE paper reports no CLUE
 numbers on Adult for that reason).
 
-Hyper-parameters (CARLA's defaults unless stated; chosen for success rate, docs/bases.md):
+Hyper-parameters (CARLA's defaults unless stated; success rates in docs/bases.md):
 CCHVAE ``samples=300``, ``step=0.1``, ``p_norm=1`` (CARLA), ``max_layers=200`` (CARLA:
 1,000 iterations; 200 layers reach an L1 radius of 20 in an 8-dimensional standard-normal
 latent space); CLUE ``lr=0.5``, ``lam=4``, ``steps=400``, ``min_steps=3``,

@@ -54,13 +54,15 @@ def scenario_or_fail(ref: str, json_out: bool = False) -> Scenario:
 
 
 def benchmark_classifier(scenario: Scenario, kind: str) -> Classifier:
-    """A benchmark's ``--decision-model``: ``trained`` (the cached artifact) or ``bayes`` (the
-    exact Bayes rule). BadParameter for another kind; exit 2 with the artifact's message (how
-    to build it) when the trained model is missing."""
+    """A benchmark's ``--decision-model``: ``trained`` (the cached artifact), ``bayes`` (the
+    exact Bayes rule) or a tabular world's ``lr`` / ``ann``. BadParameter for another kind;
+    exit 2 with the artifact's message (how to build it) when the trained model is missing."""
+    from engine.artifact_builders import CLASSIFIERS
     from engine.artifacts import ArtifactMissingError, load_classifier
 
-    if kind not in ("trained", "bayes"):
-        raise typer.BadParameter(f"--decision-model must be trained or bayes, got {kind!r}")
+    if kind not in ("trained", "bayes", *CLASSIFIERS):
+        raise typer.BadParameter(
+            f"--decision-model must be trained, bayes, {' or '.join(CLASSIFIERS)}, got {kind!r}")
     try:
         return load_classifier(scenario, kind)
     except ArtifactMissingError as e:

@@ -115,7 +115,8 @@ def train(
     only: str = typer.Option(
         "",
         help="Comma-separated artifacts to build (plus what they depend on): decision, flow, "
-        "icarma, icarma-likert, carma, vae, csvae; a tabular world's: lr, ann. Default: all.",
+        "icarma, icarma-likert, carma, vae, csvae; a tabular world's: lr, ann, vae, csvae. "
+        "Default: all.",
     ),
     icarma_training: str = typer.Option(
         "fast",
