@@ -104,3 +104,27 @@ def test_no_shown_plan_breaks_a_rule(tmp_path, trained_home, pid: str, n: int) -
     assert result["options_broken"] == dict.fromkeys(plan_rules.RULES, 0)
     if pid == "hare-interactive":
         assert result["options"] > 0  # HARE's pairwise questions were audited too
+
+
+def test_a_consequence_says_what_it_follows_from(loan) -> None:
+    """Loan duration moves with a lower loan amount (its causal parent); savings with a
+    higher income; the plan table shows the reason beside the new value."""
+    import numpy as np
+
+    from protocols.display import PlanRow, consequence_note
+    from study_app.web.plan_table import plan_table_html
+
+    x = np.zeros(loan.d)
+    x_cf = x.copy()
+    mask = np.zeros(loan.d, dtype=bool)
+    amount, duration = _col(loan, "loan_amount"), _col(loan, "loan_duration")
+    mask[amount], x_cf[amount], x_cf[duration] = True, -0.5, -0.2
+    assert consequence_note(loan, duration, x, x_cf, mask) == \
+        "follows from the lower loan amount"
+    inc, sav = _col(loan, "income"), _col(loan, "savings")
+    mask[inc], x_cf[inc] = True, 0.4
+    assert consequence_note(loan, sav, x, x_cf, mask) == "follows from the higher annual income"
+    row = PlanRow(feature="loan_duration", label="Loan duration", current="24 months",
+                  suggested="20 months", current_value=24, suggested_value=20,
+                  kind="consequence", note="follows from the lower loan amount")
+    assert "Follows from the lower loan amount" in plan_table_html([row])

@@ -441,3 +441,25 @@ def test_personas_follow_the_persona_stream_of_the_seed_and_consent_number(
     assert len({tuple(p) for p in personas}) > 1
     other = Study(protocol_text(("seed: 5", "seed: 6")), store, study_id="small-6")
     assert any(not np.array_equal(study.persona(s), other.persona(s)) for s in range(8))
+
+
+def test_an_attention_check_keeps_its_place_among_fewer_plans(protocol_text) -> None:
+    """A check after plan 3 of 5 comes after plan 2 of 3 and after plan 1 of 1, and is left
+    out without plans; the consent promises "up to five plans" when fewer may come."""
+    from protocols.flow import page_sequence
+
+    proto = protocol_text(("per_participant: 3", "per_participant: 5"),
+                          ("after: plan-1", "after: plan-3"))
+    plans = lambda ids: [i for i in ids if i.startswith(("plan-", "attention-"))]  # noqa: E731
+    assert plans(page_sequence(proto, 5, promised=5)) == [
+        "plan-1", "plan-2", "plan-3", "attention-c1", "plan-4", "plan-5"]
+    assert plans(page_sequence(proto, 3, promised=5)) == [
+        "plan-1", "plan-2", "attention-c1", "plan-3"]
+    assert plans(page_sequence(proto, 1, promised=5)) == ["plan-1", "attention-c1"]
+    assert plans(page_sequence(proto, 0, promised=5)) == []
+    assert proto.promised_plans() == "up to five plans"
+    ended = protocol_text(("per_participant: 3", "per_participant: 5"),
+                          ("design: stratified", "design: stratified, shortfall: {then: end}"))
+    assert ended.promised_plans() == "five plans"
+    assert ended.model_copy(update={"consent": "Rate {plans}?"}).consent_text() == \
+        "Rate five plans?"

@@ -4,7 +4,7 @@ is the app's ("Item / Current profile / Ideal profile"), not a layout of its pay
 from __future__ import annotations
 
 import pytest
-from browser_harness import CHROMIUM
+from browser_harness import CHROMIUM, launch_chromium
 
 from protocols.schema import load_protocol
 from study_app.cli.preview import gallery_markdown
@@ -17,7 +17,7 @@ pytestmark = [
 ]
 
 
-def test_preview_is_the_page_a_participant_sees(tmp_path, browser) -> None:
+def test_preview_is_the_page_a_participant_sees(tmp_path) -> None:
     protocol = load_protocol("tominaga-replication")
     pages = [p for p in collect_pages(protocol) if p.kind in ("consent", "plan")]
     result = write_preview(pages, tmp_path / "out", protocol.title, widths=(1280, 390),
@@ -34,14 +34,19 @@ def test_preview_is_the_page_a_participant_sees(tmp_path, browser) -> None:
     import pickle
 
     (tmp_path / "pages.pickle").write_bytes(pickle.dumps(pages))
+    from playwright.sync_api import sync_playwright
+
     proc, url = _serve(tmp_path / "pages.pickle", tmp_path / "serve.log")
     try:
-        tab = browser.new_page(viewport={"width": 1280, "height": 900})
-        tab.goto(f"{url}/?page=1")
-        tab.locator("[data-testid='rs-plan-table']").wait_for(timeout=120_000)
-        head = tab.locator("[data-testid='rs-plan-table'] thead").inner_text()
-        assert "Item" in head and "Current profile" in head and "Ideal profile" in head
-        assert "current_label" not in tab.inner_text("body")
+        with sync_playwright() as pw:
+            browser = launch_chromium(pw)
+            tab = browser.new_page(viewport={"width": 1280, "height": 900})
+            tab.goto(f"{url}/?page=1")
+            tab.locator("[data-testid='rs-plan-table']").wait_for(timeout=120_000)
+            head = tab.locator("[data-testid='rs-plan-table'] thead").inner_text()
+            assert "Item" in head and "Current profile" in head and "Ideal profile" in head
+            assert "current_label" not in tab.inner_text("body")
+            browser.close()
     finally:
         proc.terminate()
         proc.wait(timeout=10)
