@@ -67,11 +67,13 @@ def classifier_configs(quick: bool) -> dict[str, DecisionConfig]:
     """The HARE paper's classifiers (De Toni et al., section 4: "a 3-layer ANN and a logistic
     regression per data set, trained and fixed"): ``lr`` a logistic regression (no hidden
     layer), ``ann`` a ReLU network with CARLA's hidden widths (18, 9, 3). Both: binary cross
-    entropy, Adam at 3e-3 on a cosine schedule, batch 256, 100 epochs (``quick``: 40), the
-    state with the best validation accuracy kept (engine.decision.train_decision_model)."""
-    epochs = 40 if quick else 100
-    return {"lr": DecisionConfig(hidden=(), epochs=epochs),
-            "ann": DecisionConfig(hidden=(18, 9, 3), epochs=epochs)}
+    entropy, Adam at 3e-3 on a cosine schedule, batch 256, 100 epochs (``quick``: 40 epochs
+    at 1e-2: on German Credit's 500 training rows 40 epochs at 3e-3 leave the network
+    approving everybody), the state with the best validation accuracy kept
+    (engine.decision.train_decision_model)."""
+    epochs, lr = (40, 1e-2) if quick else (100, 3e-3)
+    return {"lr": DecisionConfig(hidden=(), epochs=epochs, lr=lr),
+            "ann": DecisionConfig(hidden=(18, 9, 3), epochs=epochs, lr=lr)}
 
 
 def configs(quick: bool, decision: str = "trained") -> dict[str, Any]:

@@ -14,7 +14,8 @@ MEANING: dict[str, str] = {
                          "name (`recourse-study scenarios`) or a scenario file's path "
                          "(docs/scenarios.md).",
     "Protocol.seed": "Seed of assignment, counterbalancing, personas and plan selection.",
-    "Protocol.decision_model": "trained: the scenario's trained classifier (artifact); bayes: "
+    "Protocol.decision_model": "trained: the scenario's trained classifier (artifact; a "
+    "tabular world's: the classifier its file names, lr or ann); bayes: "
     "the exact Bayes rule of the scenario's SCM (no artifact; a reference); rule: a pool "
     "world's fixed rule (a pool world always decides by its rule).",
     "Protocol.consent": "Consent question; declining ends the session. `{plans}` becomes the "

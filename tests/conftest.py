@@ -1,7 +1,8 @@
 """Shared fixtures: trained (quick) artifacts in a test home that every test process sees.
 
-``trained_home`` builds the reduced ("quick") artifacts of the Loan scenario once per test
-session into ``$RECOURSE_STUDY_TEST_HOME`` (default ``<repo>/.recourse-study/test-home``, kept
+``trained_home`` builds the reduced ("quick") artifacts of the Loan scenario (and the two
+classifiers of the german-credit tabular world) once per test session into
+``$RECOURSE_STUDY_TEST_HOME`` (default ``<repo>/.recourse-study/test-home``, kept
 between runs) and points ``RECOURSE_STUDY_HOME`` at it for the rest of the session, so
 subprocesses (the CLI, `serve`) find them too.
 
@@ -86,6 +87,8 @@ def trained_home() -> Iterator[Path]:
         marker = home / CODE_HASH_FILE
         stale = not marker.is_file() or marker.read_text().strip() != code
         build_artifacts("loan", quick=True, force=stale)
+        # the classifiers of the german-credit tabular world (hare-credit; seconds)
+        build_artifacts("german-credit", quick=True, force=stale)
         if stale:
             marker.write_text(code + "\n")
         yield home
@@ -94,16 +97,6 @@ def trained_home() -> Iterator[Path]:
             os.environ.pop(HOME_ENV, None)
         else:
             os.environ[HOME_ENV] = before
-
-
-@pytest.fixture(scope="session")
-def tabular_home(trained_home: Path) -> Path:
-    """``trained_home`` plus the quick classifiers (``lr``, ``ann``) of the german-credit
-    tabular world (1,000 rows: a few seconds), cached like the Loan artifacts."""
-    from engine.artifacts import build_artifacts
-
-    build_artifacts("german-credit", quick=True)
-    return trained_home
 
 
 # ---- PostgreSQL ---------------------------------------------------------------------------

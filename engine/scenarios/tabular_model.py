@@ -6,6 +6,11 @@ Nothing links the features, so a plan changes exactly the features it sets:
   is an error, as in every world model);
 - ``shift_counterfactual(x, m, s, lo, hi)``: x'_j = clamp(x_j + s_j, lo_j, hi_j) where m_j,
   else x_j, in one pass and differentiable in s (engine.recourse.shift_actions);
+- in both, a level feature (binary, ordinal, categorical) that a plan sets takes the nearest
+  of its level codes, round(v), so a plan's validity is judged on the profile a person is
+  shown (CARLA's methods round binary features back the same way). The rounding is
+  straight-through, v + (round(v) - v) with the correction held constant for gradients, so
+  gradient searches still see d x'_j / d s_j = 1;
 - ``log_prob(x)``: log of the product of the features' marginal laws over the training
   split, sum_j log p_j(x_j), the features taken as independent. A level feature j with L_j
   levels: p_j(k) = (n_j(k) + 1) / (n + L_j) (Laplace-smoothed frequencies of the n training
@@ -42,6 +47,7 @@ class TabularWorldModel:
         self.feature_names = scenario.feature_names
         self.immutable = scenario.immutable
         self.parents: dict[int, tuple[int, ...]] = {j: () for j in range(self.d)}
+        self._level = torch.tensor([bool(f.levels) for f in scenario.features])
         x = scenario.dataset["train"][0].numpy()
         self._train = scenario.dataset["train"][0]
         n = len(x)
@@ -63,8 +69,10 @@ class TabularWorldModel:
                        action_values: ArrayLike) -> Tensor:
         t, dtype = as_batch(x, self.d)
         mask = as_action_mask(action_mask, t.shape[0], self.feature_names, self.immutable).bool()
-        values, _ = as_batch(action_values, self.d, "action_values")
-        return torch.where(mask, values.to(t.dtype).expand_as(t), t).to(dtype)
+        values = action_values if isinstance(action_values, Tensor) else \
+            torch.as_tensor(np.asarray(action_values))
+        values = torch.atleast_2d(values).to(t.dtype).expand_as(t)
+        return torch.where(mask, self._snap(values), t).to(dtype)
 
     def shift_counterfactual(self, x: ArrayLike, shift_mask: ArrayLike, shifts: ArrayLike,
                              lower: Tensor, upper: Tensor) -> Tensor:
@@ -72,7 +80,11 @@ class TabularWorldModel:
         mask = as_action_mask(shift_mask, t.shape[0], self.feature_names, self.immutable).bool()
         s = shifts if isinstance(shifts, Tensor) else torch.as_tensor(np.asarray(shifts))
         moved = torch.clamp(t + s.to(t.dtype), lower.to(t.dtype), upper.to(t.dtype))
-        return torch.where(mask, moved, t).to(dtype)
+        return torch.where(mask, self._snap(moved), t).to(dtype)
+
+    def _snap(self, v: Tensor) -> Tensor:
+        """Level features to their nearest code, straight-through (module docstring)."""
+        return torch.where(self._level, v + (v.detach().round() - v.detach()), v)
 
     def log_prob(self, x: ArrayLike) -> Tensor:
         t, dtype = as_batch(x, self.d)

@@ -68,3 +68,20 @@ def test_train_the_papers_icarma_models_and_select_the_best_seed(home, monkeypat
     assert again["cache_hit"] is True
     res = CliRunner().invoke(app, [*args[:4], "paper", "--elicitations", "binary"])
     assert res.exit_code == 2 and "unknown elicitation 'binary'" in res.output
+
+
+def test_train_a_tabular_world_reports_both_classifiers(home, monkeypatch):
+    monkeypatch.setenv("RECOURSE_STUDY_HOME", str(home))
+    runner = CliRunner()
+    res = runner.invoke(app, ["train", "--scenario", "german-credit", "--quick", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert set(doc["artifacts"]) == set(doc["test_accuracy"]) == {"lr", "ann"}
+    assert all(0.65 < a < 0.8 for a in doc["test_accuracy"].values())  # 0.70 by majority
+    res = runner.invoke(app, ["train", "--scenario", "german-credit", "--only", "flow"])
+    assert res.exit_code == 2 and "expected some of lr, ann" in res.output
+    listed = json.loads(runner.invoke(app, ["scenarios", "--json"]).stdout)["scenarios"]
+    tabular = {e["name"]: e for e in listed if e["world"] == "tabular"}
+    assert set(tabular) == {"adult", "compas", "german-credit"}
+    assert len(tabular["adult"]["features"]) == 13
+    assert "2,399 rows with missing values dropped" in tabular["adult"]["data"]
