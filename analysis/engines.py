@@ -70,7 +70,7 @@ def agreement(fitted: dict[str, Any], models: list[ModelResult]) -> dict[str, An
     s = fitted["smooth"]
     m_effect = bool(table_s2.significant(s["p"]))
     mgcv_says = (f"mgcv {'finds' if m_effect else 'finds no'} effect of distance "
-                 f"(EDF {s['edf']:.2f}, F = {s['F']:.2f}, p = {table_s2.format_p(s['p'])})")
+                 f"(EDF {s['edf']:.2f}, F = {s['F']:.2f}, {table_s2.p_text(s['p'])})")
     out: dict[str, Any] = {"model": label, "mgcv_model": fitted["name"],
                            "bayesian_model": None, "mgcv_effect": m_effect,
                            "bayesian_effect": None, "points_agree": None,

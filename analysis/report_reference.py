@@ -75,7 +75,7 @@ def figure3(block: dict[str, Any], ratings: pd.DataFrame, png: Any) -> str:
             ax.set_ylabel(f"s({d}) on {o} (rating)")
             label = table_s2.model_label(o, d) or ""
             ax.set_title(f"{label}: {o} vs {table_s2.variable(d).lower()} "
-                         f"(p = {table_s2.format_p(m['smooth']['p'])})")
+                         f"({table_s2.p_text(m['smooth']['p'])})")
     axes[0][0].legend(loc="best", fontsize=8)
     fig.tight_layout()
     return png(fig)

@@ -100,6 +100,12 @@ def format_p(p: float | str | None) -> str:
     return "<0.001" if p < BELOW else f"{p:.3f}"
 
 
+def p_text(p: float | str | None) -> str:
+    """"p = 0.347" or "p < 0.001" (for sentences)."""
+    text = format_p(p)
+    return f"p {text[0]} {text[1:]}" if text.startswith("<") else f"p = {text}"
+
+
 def significant(p: float | str | None) -> bool | None:
     if p is None:
         return None
@@ -139,7 +145,7 @@ def findings(models: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     def smooth(label: str) -> str:
         s = by[label]["smooth"]
-        return f"{label} EDF {s['edf']:.2f}, F = {s['F']:.2f}, p = {format_p(s['p'])}"
+        return f"{label} EDF {s['edf']:.2f}, F = {s['F']:.2f}, {p_text(s['p'])}"
 
     out = []
     acc, act = ("Model-1", "Model-2"), ("Model-3", "Model-4")
@@ -170,7 +176,7 @@ def findings(models: list[dict[str, Any]]) -> list[dict[str, Any]]:
             m = by[label]
             for term in ("participant_intercept", "participant_slope"):
                 holds &= bool(significant(m[term]["p"]))
-                parts.append(f"{label} {TERM_LABELS[term]} p = {format_p(m[term]['p'])}")
+                parts.append(f"{label} {TERM_LABELS[term]} {p_text(m[term]['p'])}")
         out.append({"finding": 3, "claim": "individual differences: the participant random "
                     "intercept and slope are significant in all four models", "holds": holds,
                     "detail": "; ".join(parts)})
