@@ -20,15 +20,16 @@ seed, target_accept, and the versions of PyMC, PyTensor, ArviZ and nutpie). ``re
 returns a stored result only when its fingerprint equals the new one and its trace level
 is at least the one asked for.
 
-**Trace levels** (``TRACE_LEVELS``), for 362 x 5 ratings and 4 x 1,000 draws:
+**Trace levels** (``TRACE_LEVELS``; what each keeps: analysis.traces):
 
-- ``none``: no trace; the result JSON alone serves the summary, the report and LOO;
-- ``compact`` (default): the parameters (every free and deterministic variable without
-  a per-rating dimension), the pointwise log-likelihood (ordinal models: what PSIS-LOO
-  needs), sample stats and observed data, stored as float32 and zlib-compressed;
-- ``full``: everything as sampled in float64, with the per-rating category
-  probabilities ``y_probs`` (1,810 x 7 values per draw, about 400 MB per ordinal model)
-  and the posterior predictive draws of the main models.
+- ``none``: no trace; the result JSON alone serves the summary, the report, LOO and
+  ``--resume``;
+- ``compact`` (default): a reduced posterior: at most 1,000 draws in all, the smooth's
+  curve draws instead of the GAMM's per-participant basis coefficients, the pointwise
+  log-likelihood, float32, compressed (a few MB per model at 362 x 5);
+- ``full``: everything as sampled in float64, with the per-rating category probabilities
+  ``y_probs`` (about 400 MB per ordinal model at 362 x 5) and the posterior predictive
+  draws of the main models.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ import numpy as np
 
 from analysis.models import ModelData
 from analysis.results import ModelResult, ModelSpec
+from analysis.traces import compact
 from data.jsonio import write_json
 
 TRACE_LEVELS: tuple[str, ...] = ("none", "compact", "full")
@@ -94,7 +96,8 @@ class AnalysisFolder:
         if trace != "none":
             self.traces.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(".nc.partial")
-            data = compact(idata) if trace == "compact" else idata
+            data = (compact(idata, result.data, result.smooth["d"].to_numpy())
+                    if trace == "compact" else idata)
             data.to_netcdf(str(tmp), compress=True)
             os.replace(tmp, path)
         record = {"fingerprint": fp, "trace": trace,
@@ -127,20 +130,6 @@ class AnalysisFolder:
         path = self.root / "summary.json"
         write_json(path, doc)
         return path
-
-
-def compact(idata: az.InferenceData) -> az.InferenceData:
-    """The ``compact`` trace level of the module docstring (a compact fit never computes
-    ``y_probs``; it is dropped here too should a full fit be saved compactly)."""
-    groups: dict[str, Any] = {}
-    for name in ("posterior", "log_likelihood", "sample_stats", "observed_data"):
-        if name not in idata.groups():
-            continue
-        ds = idata[name].drop_vars(["y_probs"], errors="ignore")
-        if name in ("posterior", "log_likelihood"):
-            ds = ds.astype("float32")
-        groups[name] = ds
-    return az.InferenceData(**groups)
 
 
 @functools.cache

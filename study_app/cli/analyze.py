@@ -41,9 +41,10 @@ def analyze(
         False, "--resume", help="Reuse every model result stored in OUT whose data, model and "
         "sampler settings are unchanged (fingerprint); fit only the missing or changed ones."),
     trace: str = typer.Option(
-        "compact", help="Traces in OUT/traces: none | compact (parameters and log-likelihood, "
-        "float32; ~30-45 MB per model at 362 x 5) | full (as sampled, with the per-rating "
-        "category probabilities; ~0.5 GB per ordinal model)."),
+        "compact", help="Traces in OUT/traces: none | compact (a reduced posterior: at most "
+        "1,000 draws, the smooth's curve draws instead of the GAMM's per-participant basis "
+        "coefficients, the log-likelihood; float32: analysis.traces) | full (as sampled, with "
+        "the per-rating category probabilities; ~0.5 GB per ordinal model)."),
     exclude: str | None = typer.Option(
         None, help="Also leave out participants the data-quality flags name, comma-separated: "
         "speeders, straightliners, attention (data.quality; thresholds from the protocol's "
