@@ -64,7 +64,7 @@ def decision_artifact(scenario: Scenario, kind: str = "trained") -> str:
 
 
 def classifier_configs(quick: bool) -> dict[str, DecisionConfig]:
-    """The HARE paper's classifiers (De Toni et al., section 4: "a 3-layer ANN and a logistic
+    """The HARE paper's classifiers (section 4: "a 3-layer ANN and a logistic
     regression per data set, trained and fixed"): ``lr`` a logistic regression (no hidden
     layer), ``ann`` a ReLU network with CARLA's hidden widths (18, 9, 3). Both: binary cross
     entropy, Adam at 3e-3 on a cosine schedule, batch 256, 100 epochs (``quick``: 40 epochs

@@ -1,4 +1,4 @@
-"""HARE (De Toni et al.) on its own data sets: Tables 1-4 (targets ``hare-table1`` ..
+"""HARE on its own data sets: Tables 1-4 (targets ``hare-table1`` ..
 ``hare-table4``), the paper's numbers beside ours.
 
 **Grid.** The paper's three data sets (columns ``adult``, ``compas``, ``credit``) as our

@@ -31,7 +31,7 @@ actionable set A:
 People who share the actionable set and the discrete immutable values share the node
 graph (one distance matrix per group); candidates are judged for the whole group at once.
 
-Hyper-parameters (HARE (De Toni et al.) Appendix B chooses them to maximize success rate;
+Hyper-parameters (HARE Appendix B chooses them to maximize success rate;
 docs/bases.md gives the success rates and the variants measured): ``mode="knn"``,
 ``k=50`` (CARLA's FACE default number of neighbours), ``points=2000``, ``confidence=0.5``,
 ``density=1.0``, ``seed=0``.

@@ -2,7 +2,7 @@
 batch answering at once) and one real participant (a batch of one, ``HareSession``).
 
 Per person u with base shift r_0 (engine.recourse.shift_actions), budget B and T iterations
-(k = B // T queries per iteration), Algorithm 4 of HARE (De Toni et al.):
+(k = B // T queries per iteration), Algorithm 4 of HARE:
 
     for t = 1..T:
         C_t = BoundaryPointSearch(ActionableSampling(r_{t-1}, k, gamma_t))   (hare_search)

@@ -12,7 +12,7 @@ layer in latent space), decode, and stop at the first layer holding a valid plan
 the one closest to x (L_p in the unit cube). At most ``max_layers`` layers.
 
 **CLUE** (Antoran et al., "Getting a CLUE: A Method for Explaining Uncertainty
-Estimates"), used for recourse as HARE (De Toni et al.) does through CARLA: Adam on z from
+Estimates"), used for recourse as HARE does through CARLA: Adam on z from
 z_0 = mu(x) on the objective
 
     H(h(x(z))) + (lambda / d) * ||u(x(z)) - u(x)||_1,

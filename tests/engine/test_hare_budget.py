@@ -1,4 +1,4 @@
-"""HARE's query budget B in the engine (HARE (De Toni et al.), section 3.4 and Algorithm 4):
+"""HARE's query budget B in the engine (the HARE paper, section 3.4 and Algorithm 4):
 k = B // T candidates per iteration, so k - 1 comparisons per tournament and one acceptance
 question after each: at most T k <= B questions per person, exactly that many for a person
 who sees only favourable pairs and never accepts. Under our ``final_accept="skip"`` the
@@ -259,7 +259,7 @@ def _step_lengths(state) -> torch.Tensor:
 
 
 def test_the_papers_step_is_gamma_one_in_every_iteration(setup, base):
-    """HARE (De Toni et al.), section 4.2: gamma = 1 for every person and every iteration,
+    """the HARE paper, section 4.2: gamma = 1 for every person and every iteration,
     whatever the base plan's size; the candidates lie at distance 1 from r_{t-1}."""
     ctx, x, profiles = setup
     hare = Hare(ctx, "gs", budget=6, iterations=3, steps=2)

@@ -206,7 +206,7 @@ def test_profile_draws_are_independent_and_draw_zero_is_icarmas(trained_home):
 
 
 def test_the_hare_tables_hold_the_papers_cells():
-    """Tables 1-4 of HARE (De Toni et al.) as transcribed: every classifier x base x data
+    """Tables 1-4 of HARE as transcribed: every classifier x base x data
     set of Table 1 but CLUE on Adult (no number in the paper), Tables 2 and 3 as the
     budget / iteration studies, Table 4's classical metrics."""
     from engine.benchmarks.reproduce_hare_tables import PAPER_BASES, SPECS, paper_table

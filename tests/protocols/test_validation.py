@@ -217,7 +217,7 @@ def test_validate_flags_researcher_words_in_participant_texts() -> None:
     text = """\
 id: w
 title: W
-consent: "We test the method of De Toni et al. on your loan_amount. Do you agree?"
+consent: "We test the method of Smith et al. on your loan_amount. Do you agree?"
 arms: [{id: o, method: oracle}]
 plans: {per_participant: 2, design: stratified}
 """
