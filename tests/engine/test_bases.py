@@ -93,7 +93,7 @@ def test_face_paths_stay_within_discrete_immutable_groups(ctx, people):
 
 
 @pytest.mark.parametrize("name", BASES)
-def test_base_on_a_tabular_world_keeps_its_immutables(tabular_home, name):
+def test_base_on_a_tabular_world_keeps_its_immutables(trained_home, name):
     """German Credit (no causal graph; quick LR and VAEs): every plan leaves the immutable
     features alone, every person has a row, found plans are valid."""
     from engine.decision import fixed_test_people

@@ -81,6 +81,7 @@ def _cheap(tmp: Path) -> dict[str, list[str]]:
                       "--seeds", "1"],
         "validate": ["tominaga-replication"],
         "protocol docs": ["--out", str(tmp / "reference" / "protocol.md")],
+        "docs generate": ["--out", str(tmp)],
         "preview": ["tominaga-replication", "--out", str(tmp / "preview"),
                     "--decision-model", "bayes"],
     }

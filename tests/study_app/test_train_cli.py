@@ -76,7 +76,9 @@ def test_train_a_tabular_world_reports_both_classifiers(home, monkeypatch):
     res = runner.invoke(app, ["train", "--scenario", "german-credit", "--quick", "--json"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
-    assert set(doc["artifacts"]) == set(doc["test_accuracy"]) == {"lr", "ann"}
+    # the two classifiers (with their test accuracy) and the latent-space bases' VAEs
+    assert set(doc["artifacts"]) == {"lr", "ann", "vae", "csvae"}
+    assert set(doc["test_accuracy"]) == {"lr", "ann"}
     assert all(0.65 < a < 0.8 for a in doc["test_accuracy"].values())  # 0.70 by majority
     res = runner.invoke(app, ["train", "--scenario", "german-credit", "--only", "flow"])
     assert res.exit_code == 2 and "expected some of lr, ann" in res.output
