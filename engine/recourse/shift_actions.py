@@ -20,6 +20,7 @@ features in index order), one world-model call per actionable feature, so that
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import torch
@@ -47,10 +48,13 @@ def allowed_mask(context: RecourseContext, hard_mask: Tensor) -> Tensor:
 
 
 def abduction(context: RecourseContext, x: Tensor) -> Tensor | None:
-    """The world model's noise of ``x`` when it computes shifts in one pass (the exact SCM):
-    pass it to ``realize`` when the same people are moved many times; else None."""
+    """The world model's noise of ``x`` when it computes shifts in one pass from that noise
+    (the exact SCM): pass it to ``realize`` when the same people are moved many times; else
+    None (a learned flow, or a tabular world, which has no noise: plans change only what they
+    set)."""
     abduct = getattr(context.world, "abduct", None)
-    if getattr(context.world, "shift_counterfactual", None) is None or abduct is None:
+    one_pass = getattr(context.world, "shift_counterfactual", None)
+    if one_pass is None or abduct is None or "noise" not in inspect.signature(one_pass).parameters:
         return None
     with torch.no_grad():
         return abduct(x)

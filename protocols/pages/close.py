@@ -96,7 +96,7 @@ class Debrief(_Closing):
         (``plans.shortfall.then: fewer`` with nothing found, e.g. a pool world where no pool
         member is richer on every item the person keeps) is told why no plan came, with the
         shortfall's message, instead of reaching the thanks without a word."""
-        none_found = (p.plans_ready and not p.plans and not ctx.interactive.applies(p))
+        none_found = p.plans_ready and not p.plans
         why = ctx.protocol.plans.shortfall.message
         if none_found and p.stated is not None and not bool(p.stated.hard_mask.any()):
             why = NOTHING_CHANGEABLE

@@ -189,7 +189,9 @@ class LoadParticipant:
                     {"answers": {f: None if v == CANNOT else int(v.split(" ")[0])
                                  for f, v in shown.items()}})
         if kind == "elicitation_ranking":
-            return {}, {"answers": ranking_shown(screen, page_id)}
+            # the order shown is confirmed as the answer (an untouched ranking is refused)
+            return ({f"{page_id}:as-shown": True},
+                    {"answers": ranking_shown(screen, page_id)})
         if kind == "profile_entry":
             return self._profile(page_id, w, rng)
         if kind == "plan":
