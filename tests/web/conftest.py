@@ -60,9 +60,8 @@ def serve_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Calla
     runtime.release_all()
 
 
-@pytest.fixture
-def browser() -> Iterator:
-    """A headless Debian Chromium (browser_harness), closed after the test."""
+def _chromium() -> Iterator:
+    """A headless Debian Chromium (browser_harness), closed when the fixture ends."""
     from browser_harness import launch_chromium
     from playwright.sync_api import sync_playwright
 
@@ -72,3 +71,15 @@ def browser() -> Iterator:
             yield b
         finally:
             b.close()
+
+
+@pytest.fixture
+def browser() -> Iterator:
+    """A Chromium for one test."""
+    yield from _chromium()
+
+
+@pytest.fixture(scope="module")
+def module_browser() -> Iterator:
+    """One Chromium shared by a module's tests."""
+    yield from _chromium()

@@ -78,19 +78,6 @@ def servers(trained_home, tmp_path_factory) -> Iterator[Servers]:
         s.stop()
 
 
-@pytest.fixture(scope="module")
-def module_browser() -> Iterator:
-    from browser_harness import launch_chromium
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = launch_chromium(pw)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
 def _profile(protocol: str) -> dict:
     if not protocol.startswith("tominaga"):
         return {}
