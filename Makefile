@@ -48,9 +48,11 @@ spreadsheet:
 proxy:
 	bash scripts/install_proxy.sh
 
-# The fast suite (`-m 'not slow'` is pytest's default here, pyproject.toml).
+# The fast suite (`-m 'not slow'` is pytest's default here, pyproject.toml), in TEST_WORKERS
+# pytest-xdist processes; a test module stays on one worker (its module fixtures are built once).
+TEST_WORKERS ?= 2
 test: install lint browser proxy spreadsheet
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadscope
 
 # The long checks left out of `make test` (a simulate run killed and resumed, a study server
 # killed mid-study, the analysis' parameter recovery, the paper reproductions): by hand (README).

@@ -10,7 +10,8 @@ The cache is keyed on the data and configuration (the artifacts' own fingerprint
 the training code: ``training_code_hash`` hashes every engine module the artifact builders
 import (transitively) and the scenario modules; when it differs from the hash stored beside
 the artifacts, they are rebuilt, so a change to training code is never tested against models
-the old code trained.
+the old code trained. Under pytest-xdist (``make test`` runs two workers) a file lock lets one
+worker build while the others wait; each worker starts its own PostgreSQL.
 
 A skipped test fails the run: a missing dependency or an import error must not hide as a
 skip (``pytest_runtest_makereport``).
@@ -25,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 REPO = Path(__file__).resolve().parents[1]
 CODE_HASH_FILE = "training-code.sha256"
@@ -83,14 +85,17 @@ def trained_home() -> Iterator[Path]:
     before = os.environ.get(HOME_ENV)
     os.environ[HOME_ENV] = str(home)
     try:
-        code = training_code_hash()
-        marker = home / CODE_HASH_FILE
-        stale = not marker.is_file() or marker.read_text().strip() != code
-        build_artifacts("loan", quick=True, force=stale)
-        # the classifiers of the german-credit tabular world (hare-credit; seconds)
-        build_artifacts("german-credit", quick=True, force=stale)
-        if stale:
-            marker.write_text(code + "\n")
+        home.mkdir(parents=True, exist_ok=True)
+        # pytest-xdist workers share the folder: one builds, the others wait and then load
+        with FileLock(str(home.parent / (home.name + ".lock"))):
+            code = training_code_hash()
+            marker = home / CODE_HASH_FILE
+            stale = not marker.is_file() or marker.read_text().strip() != code
+            build_artifacts("loan", quick=True, force=stale)
+            # the classifiers of the german-credit tabular world (hare-credit; seconds)
+            build_artifacts("german-credit", quick=True, force=stale)
+            if stale:
+                marker.write_text(code + "\n")
         yield home
     finally:
         if before is None:
@@ -121,7 +126,10 @@ def postgres_server() -> Iterator[str]:
     if os.environ.get("RECOURSE_STUDY_TEST_POSTGRES"):  # an existing server of your own
         yield os.environ["RECOURSE_STUDY_TEST_POSTGRES"]
         return
-    folder = Path("/tmp") / ("rs-pg-tests-" + hashlib.sha256(str(REPO).encode()).hexdigest()[:8])
+    # one server per pytest-xdist worker (each its own folder and port)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    folder = Path("/tmp") / ("rs-pg-tests-" + hashlib.sha256(str(REPO).encode()).hexdigest()[:8]
+                             + "-" + worker)
     script = REPO / "scripts" / "local_postgres.sh"
     started = subprocess.run(["bash", str(script), "start", str(folder), str(_free_port()), "60"],
                              capture_output=True, text=True, timeout=600)
