@@ -13,8 +13,9 @@ shown for rating in counterbalanced order (selection ``hare_final`` / ``hare_bas
 
 With ``prefetch`` (the web server's choice), while an accept question is shown the session
 after the answer "keep looking" (the method's next iteration and its first question) is
-computed in the background (protocols.prefetch), so that answer does not wait for it; the
-questions and plans are the same either way.
+computed in the background (protocols.prefetch), so that answer does not wait for it, and
+the searches of participants who wait at the same moment (HARE's start, "keep looking") run
+as one batched search (protocols.batching); the questions and plans are the same either way.
 
 The session contract (engine.recourse.hare_session.HareSession): ``next_query()`` -> query
 with ``kind`` (compare | accept | done) and ``options`` (``RecourseBatch.record`` dicts),
@@ -31,6 +32,7 @@ import numpy as np
 
 from engine.preferences import ActionabilityProfiles
 from protocols import design
+from protocols.batching import SearchBatcher
 from protocols.planning import ShownPlan, finalize, obeys_rules, shown
 from protocols.prefetch import Prefetcher, prefetch_key
 from protocols.resources import StudyResources
@@ -48,6 +50,7 @@ class InteractiveFlow:
         self.protocol = protocol
         self.resources = resources
         self.prefetcher = Prefetcher() if prefetch else None
+        self.batcher = SearchBatcher() if prefetch else None
 
     def applies(self, p: Participant) -> bool:
         """The participant's arm is interactive (its plans come out of the interaction); no
@@ -78,8 +81,21 @@ class InteractiveFlow:
         assert p.x is not None
         method = self.resources.method(self.protocol.arm(p.arm))
         session = method.start_session(np.asarray(p.x, dtype=float)[None], self._seen(p),
-                                       seed=self._seed(p))
+                                       seed=self._seed(p), **self._defer(method))
+        self._complete(method, session)
         return self._advance(p, session)
+
+    def _defer(self, method: Any) -> dict[str, bool]:
+        """Keyword asking ``method`` to leave its searches to the batcher, when it can."""
+        return {"defer": True} if self._batches(method) else {}
+
+    def _batches(self, method: Any) -> bool:
+        return self.batcher is not None and hasattr(method, "complete_sessions")
+
+    def _complete(self, method: Any, session: Any) -> None:
+        """Run a deferred session's pending search (with whoever else waits for one)."""
+        if self.batcher is not None and getattr(session, "pending", False):
+            self.batcher.complete(method, session)
 
     def answer(
         self, p: Participant, page_id: str, answer: Any, rows: Rows, at: datetime
@@ -91,7 +107,8 @@ class InteractiveFlow:
         if query["kind"] == "accept" and not answer.accept and self.prefetcher is not None:
             ahead = self.prefetcher.take(prefetch_key(p.interaction, "accept", "no"))
         method = self.resources.method(self.protocol.arm(p.arm))
-        session, following = ahead or (method.resume_session(p.interaction), None)
+        session, following = ahead or (
+            method.resume_session(p.interaction, **self._defer(method)), None)
         row = {"study_id": p.study_id, "participant_id": p.participant_id,
                "step": int(page_id.split("-")[1]), "kind": query["kind"],
                "options_json": json.dumps(query["options"]), "choice": None, "accepted": None,
@@ -103,6 +120,7 @@ class InteractiveFlow:
             if ahead is None:
                 session.accept(bool(answer.accept))
             row["accepted"] = bool(answer.accept)
+        self._complete(method, session)
         rows["comparisons"].append(row)
         return self._advance(p, session, following)
 
@@ -128,8 +146,9 @@ class InteractiveFlow:
         method = self.resources.method(self.protocol.arm(arm_id))
 
         def work() -> tuple[Any, Any]:
-            session = method.resume_session(state)
+            session = method.resume_session(state, **self._defer(method))
             session.accept(False)
+            self._complete(method, session)
             return session, (session.next_query() if not session.done else None)
 
         prefetcher.schedule(prefetch_key(state, "accept", "no"), work)

@@ -1,4 +1,4 @@
-"""Work computed in the background while a participant reads a page (one worker per process).
+"""Work computed in the background while a participant reads a page (a few workers per process).
 
 An interactive method's next question can be expensive (HARE's next iteration: a candidate
 search of ``steps`` gradient steps and a boundary search per candidate), and which one comes
@@ -27,6 +27,9 @@ from typing import Any
 # Results kept for answers not given yet (a participant who accepts or leaves never takes
 # theirs): the oldest is dropped beyond this.
 CAPACITY = 256
+# Computations running at once: they mostly wait for protocols.batching's worker, which runs
+# the searches of all of them together.
+WORKERS = 8
 
 
 def prefetch_key(*parts: str) -> str:
@@ -41,8 +44,8 @@ def prefetch_key(*parts: str) -> str:
 class Prefetcher:
     """Background computations by key (module docstring); thread-safe."""
 
-    def __init__(self, capacity: int = CAPACITY) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefetch")
+    def __init__(self, capacity: int = CAPACITY, workers: int = WORKERS) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prefetch")
         self._futures: OrderedDict[str, Future[Any]] = OrderedDict()
         self._lock = threading.Lock()
         self._capacity = capacity

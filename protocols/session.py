@@ -44,7 +44,8 @@ Guarantees.
   batch of one through the same code). Drivers may add rows of their own (simulation truth)
   to the same transaction with ``extra_rows``.
 - ``prefetch=True`` (the web server) computes an interactive method's likely next question
-  in the background while its page is read (protocols.interactive); same questions and
+  in the background while its page is read, and runs the searches of participants who wait
+  at the same moment as one (protocols.interactive, protocols.batching); same questions and
   plans as without.
 - Memory is bounded: participants' state and built pages are cached for at most
   ``CACHE_SIZE`` participants (least recently used out; reloaded from the store), answers

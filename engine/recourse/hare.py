@@ -93,14 +93,16 @@ class Hare(RecourseMethod):
         return self.base.recourse(x, profiles)
 
     def start(
-        self, x: Tensor, profiles: ActionabilityProfiles, base: RecourseBatch, seed: int
+        self, x: Tensor, profiles: ActionabilityProfiles, base: RecourseBatch, seed: int,
+        *, defer: bool = False,
     ) -> HareState:
-        """A machine started at the base plans ``base`` (one row per person)."""
+        """A machine started at the base plans ``base`` (one row per person); ``defer``: its
+        first search waits for ``HareState.propose_all``."""
         allowed = allowed_mask(self.context, profiles.hard_mask)
         acted = base.action_mask & base.found[:, None] & allowed
         z0 = shift_of(self.context, x, acted, base.action_values)
         return HareState.start(self.context, self.config, x, allowed, z0,
-                               base.valid & base.found, seed)
+                               base.valid & base.found, seed, defer=defer)
 
     def evaluate(
         self, x: Tensor, z: Tensor, profiles: ActionabilityProfiles, *, runtime: float = 0.0,
@@ -156,11 +158,17 @@ class Hare(RecourseMethod):
 
     # ---- one real person ----------------------------------------------------------------
     def start_session(
-        self, x: ArrayLike, profile: ActionabilityProfiles, *, seed: int
+        self, x: ArrayLike, profile: ActionabilityProfiles, *, seed: int, defer: bool = False
     ) -> HareSession:
-        """One person's interaction (x (1, d)), one question at a time."""
-        return HareSession.start(self, x, profile, seed=seed)
+        """One person's interaction (x (1, d)), one question at a time (``defer``: its
+        searches wait for ``complete_sessions``)."""
+        return HareSession.start(self, x, profile, seed=seed, defer=defer)
 
-    def resume_session(self, text: str) -> HareSession:
+    def resume_session(self, text: str, *, defer: bool = False) -> HareSession:
         """An interaction saved with ``HareSession.to_json``."""
-        return HareSession.from_json(text, self)
+        return HareSession.from_json(text, self, defer=defer)
+
+    def complete_sessions(self, sessions: list[HareSession]) -> None:
+        """Search the next candidates of the ``pending`` sessions among ``sessions``, all in
+        one batched search (each gets the candidates it would get alone)."""
+        HareState.propose_all([s.state for s in sessions])

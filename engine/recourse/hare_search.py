@@ -20,16 +20,44 @@ direction (|alpha_hi - alpha_lo| = 2^-bisections; the paper's eps = 1e-6 is 20 h
 A candidate that is not favourable at alpha = 1 stays where it is and is marked invalid.
 Under plan rules, a calibrated candidate's shifts too small to show are dropped
 (plan_rules.snap_shifts) and its validity checked again.
+
+**Several machines in one search** (``groups``: the rows of x of each independent machine,
+e.g. the sessions of people who reached HARE at the same moment). Both searches are
+elementwise over people except the decision model (a float32 matrix product: its bits depend
+on the batch's size), the abduction and the validity term (log1p / softplus: vectorized and
+scalar code paths round differently by position); those run per group, with exactly the rows a
+machine has alone, and the group losses are summed (each group's gradient is its own). So a
+machine's candidates are bit for bit those it finds alone, at a fraction of the cost (the world
+model, the backward pass and Adam run once for everybody).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import torch
 from torch import Tensor
 
+from engine.decision import DecisionModel
 from engine.recourse.base import RecourseContext
 from engine.recourse.plan_rules import project_shifts, snap_shifts
 from engine.recourse.shift_actions import abduction, favourable_logit, realize
+
+Groups = Sequence[int] | None  # rows per independent machine (module docstring); None: one
+
+
+def by_group(fn: Callable[[Tensor], Tensor], rows: Tensor, groups: Groups) -> Tensor:
+    """``fn`` applied to each group's rows separately, concatenated (one call without groups)."""
+    if groups is None or len(groups) == 1:
+        return fn(rows)
+    return torch.cat([fn(part) for part in rows.split(list(groups))])
+
+
+def grouped_abduction(context: RecourseContext, x: Tensor, groups: Groups) -> Tensor | None:
+    """shift_actions.abduction per group (None where the world has no noise to abduct)."""
+    if abduction(context, x[:1]) is None:
+        return None
+    return by_group(lambda rows: abduction(context, rows), x, groups)
 
 
 def random_directions(allowed: Tensor, k: int, gen: torch.Generator) -> Tensor:
@@ -64,10 +92,13 @@ def actionable_sampling(
     steps: int = 100,
     lr: float = 0.1,
     lam: float = 10.0,
+    start: Tensor | None = None,
+    groups: Groups = None,
 ) -> Tensor:
-    """Candidates r + gamma p, (n, k, d) (module docstring)."""
+    """Candidates r + gamma p, (n, k, d) (module docstring); ``start``: the initial
+    directions (n, k, d) (default: drawn from ``gen``); ``groups``: people per machine."""
     n, d = x.shape
-    p0 = random_directions(allowed, k, gen)
+    p0 = random_directions(allowed, k, gen) if start is None else start
     rules = context.rules
     if steps == 0 or k == 0:
         return project_shifts(rules, incumbent[:, None] + gamma[:, None, None] * p0)
@@ -75,13 +106,12 @@ def actionable_sampling(
     opt = torch.optim.Adam([p], lr=lr)
     xs = x.repeat_interleave(k, dim=0)
     allowed_rows = allowed.repeat_interleave(k, dim=0)
-    noise = abduction(context, xs)  # the same people every step: abducted once
+    rows = None if groups is None else [g * k for g in groups]
+    noise = grouped_abduction(context, xs, rows)  # the same people every step: abducted once
     for _ in range(steps):
         cand = project_shifts(rules, incumbent[:, None] + gamma[:, None, None] * p)
         r = realize(context, xs, cand.reshape(n * k, d), allowed_rows, noise)
-        logit = favourable_logit(context, r.x_cf).reshape(n, k)
-        validity = torch.nn.functional.softplus(-logit).mean(dim=1)  # BCE against "favourable"
-        loss = (lam * diversity_loss(p) + validity).sum()
+        loss = search_loss(context, r.x_cf, p, lam, rows)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -90,41 +120,83 @@ def actionable_sampling(
     return project_shifts(rules, incumbent[:, None] + gamma[:, None, None] * p.detach())
 
 
+def favourable_logit_by_group(context: RecourseContext, x: Tensor, groups: list[int]) -> Tensor:
+    """shift_actions.favourable_logit of each group of rows of ``x`` computed as for those rows
+    alone (the same bits: a float32 matrix product rounds differently with the number of rows
+    and where its input starts in memory, hence a fresh copy per group), concatenated. For a
+    ``DecisionModel`` the elementwise input scaling runs once for all rows."""
+    clf = context.classifier
+    if not isinstance(clf, DecisionModel):
+        return torch.cat([favourable_logit(context, part) for part in x.split(groups)])
+    z = (clf._input(x.to(torch.float32)) - clf.mean) / clf.std
+    return torch.cat([clf.net(part.clone()).reshape(-1) for part in z.split(groups)]).to(x.dtype)
+
+
+def search_loss(context: RecourseContext, x_cf: Tensor, p: Tensor, lam: float,
+                groups: Groups = None) -> Tensor:
+    """sum over people of lambda L1(P_i) + L2(P_i): ``x_cf`` (n k, d) the candidates'
+    counterfactuals, ``p`` (n, k, d) their directions; ``groups``: candidate rows per machine
+    (the decision model and softplus per machine; the rest is elementwise or reduces within
+    a person, so every person's gradient is the one it has alone)."""
+    n, k, _ = p.shape
+    logit = (favourable_logit(context, x_cf) if groups is None or len(groups) == 1
+             else favourable_logit_by_group(context, x_cf, list(groups)))
+    bce = by_group(lambda v: torch.nn.functional.softplus(-v), logit, groups)
+    validity = bce.reshape(n, k).mean(dim=1)  # BCE against "favourable"
+    return (lam * diversity_loss(p) + validity).sum()
+
+
 def is_favourable(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor,
-                  noise: Tensor | None = None) -> Tensor:
-    """(m,) bool: h(x'(z)) is favourable (``noise``: shift_actions.abduction of x)."""
+                  noise: Tensor | None = None, groups: Groups = None) -> Tensor:
+    """(m,) bool: h(x'(z)) is favourable (``noise``: shift_actions.abduction of x;
+    ``groups``: rows per machine, each judged by its own decision-model call)."""
     with torch.no_grad():
         r = realize(context, x, z, allowed, noise)
-        return context.classifier.decision(r.x_cf.float()).bool()
+        return by_group(lambda rows: context.classifier.decision(rows.float()).bool(),
+                        r.x_cf, groups)
 
 
 def boundary_fraction(
-    context: RecourseContext, x: Tensor, cand: Tensor, allowed: Tensor, *, bisections: int = 20
+    context: RecourseContext, x: Tensor, cand: Tensor, allowed: Tensor, *, bisections: int = 20,
+    groups: Groups = None,
 ) -> tuple[Tensor, Tensor]:
     """The bisection of BoundaryPointSearch (module docstring): ((m,) alpha_hi, (m,) bool
     favourable at alpha = 1); rows are independent (x, cand, allowed are (m, d)). alpha_hi
     is meaningful only where the candidate is favourable."""
-    noise = abduction(context, x)  # the same people every halving: abducted once
-    valid = is_favourable(context, x, cand, allowed, noise)
+    noise = grouped_abduction(context, x, groups)  # the same people every halving: once
+    valid = is_favourable(context, x, cand, allowed, noise, groups)
     lo = torch.zeros(len(x), dtype=torch.float64)
     hi = torch.ones(len(x), dtype=torch.float64)
     for _ in range(bisections):
         mid = (lo + hi) / 2.0
-        ok = is_favourable(context, x, mid[:, None] * cand, allowed, noise)
+        ok = is_favourable(context, x, mid[:, None] * cand, allowed, noise, groups)
         hi = torch.where(ok, mid, hi)
         lo = torch.where(ok, lo, mid)
     return hi, valid
 
 
 def boundary_point_search(
-    context: RecourseContext, x: Tensor, cand: Tensor, allowed: Tensor, *, bisections: int = 20
+    context: RecourseContext, x: Tensor, cand: Tensor, allowed: Tensor, *, bisections: int = 20,
+    groups: Groups = None,
 ) -> tuple[Tensor, Tensor]:
     """Calibrated candidates and their validity: ((m, d), (m,) bool); rows are independent
-    (x, cand, allowed are (m, d))."""
-    hi, valid = boundary_fraction(context, x, cand, allowed, bisections=bisections)
+    (x, cand, allowed are (m, d)); ``groups``: rows per machine (module docstring)."""
+    hi, valid = boundary_fraction(context, x, cand, allowed, bisections=bisections,
+                                  groups=groups)
     z = torch.where(valid[:, None], hi[:, None] * cand, cand)
     if context.rules is None:
         return z, valid
+    if groups is not None and len(groups) > 1:  # the rules' display maps, per machine
+        parts = [_snapped(context, *t) for t in zip(x.split(list(groups)), z.split(list(groups)),
+                                                    allowed.split(list(groups)),
+                                                    valid.split(list(groups)), strict=True)]
+        return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
+    return _snapped(context, x, z, allowed, valid)
+
+
+def _snapped(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor,
+             valid: Tensor) -> tuple[Tensor, Tensor]:
+    """Calibrated shifts without the moves too small to show, and their validity again."""
     with torch.no_grad():
         r = realize(context, x, z, allowed)
     z = snap_shifts(context.scenario, context.rules, x, z, r.action_values, r.action_mask)

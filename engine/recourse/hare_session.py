@@ -8,6 +8,10 @@ renderer can show consequences); ``answer``/``accept`` feed the person's choices
 ``to_json`` holds the whole state (floats round-trip exactly through JSON), and every random
 draw is seeded by (seed, iteration), so ``from_json(to_json())`` asks the same next pair as
 the uninterrupted session and reaches the same final plan.
+
+Started or resumed with ``defer=True``, a session that needs new candidates (its start, or
+"keep looking") is ``pending`` until ``Hare.complete_sessions`` searches them, batched with
+other people's pending sessions (engine.recourse.hare_state: the same candidates as alone).
 """
 
 from __future__ import annotations
@@ -51,9 +55,11 @@ class HareSession:
 
     @classmethod
     def start(
-        cls, hare: Hare, x: ArrayLike, profile: ActionabilityProfiles, *, seed: int
+        cls, hare: Hare, x: ArrayLike, profile: ActionabilityProfiles, *, seed: int,
+        defer: bool = False,
     ) -> HareSession:
-        """Compute the base plan and the first candidates for the person ``x`` (1, d)."""
+        """Compute the base plan and the first candidates for the person ``x`` (1, d)
+        (``defer``: the candidates later, module docstring)."""
         t, _ = as_batch(x, hare.context.scenario.d, "x")
         if t.shape[0] != 1 or len(profile) != 1:
             raise ValueError(
@@ -62,7 +68,7 @@ class HareSession:
             )
         xt = hare.context.check_inputs(t, profile).to(torch.float64)
         base = hare.base_plans(xt, profile)
-        state = hare.start(xt, profile, base, seed)
+        state = hare.start(xt, profile, base, seed, defer=defer)
         names = hare.context.scenario.feature_names
         return cls(hare, state, profile, base.record(0, names))
 
@@ -93,6 +99,11 @@ class HareSession:
         self.state.accept(torch.tensor([yes]))
 
     @property
+    def pending(self) -> bool:
+        """The next candidates wait for ``Hare.complete_sessions`` (module docstring)."""
+        return self.state.pending
+
+    @property
     def done(self) -> bool:
         return self.state.phase == "done"
 
@@ -117,7 +128,7 @@ class HareSession:
         })
 
     @classmethod
-    def from_json(cls, text: str, hare: Hare) -> HareSession:
+    def from_json(cls, text: str, hare: Hare, *, defer: bool = False) -> HareSession:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
@@ -125,5 +136,5 @@ class HareSession:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ValueError(f"not a HARE session state (expected format {FORMAT!r})")
         profile = ActionabilityProfiles.from_lists(**data["profile"])
-        state = HareState.from_dict(hare.context, data["state"])
+        state = HareState.from_dict(hare.context, data["state"], defer=defer)
         return cls(hare, state, profile, data["base"])

@@ -42,6 +42,12 @@ uncalibrated and only each iteration's winner is moved to the boundary.
 The state is plain data (``to_dict``/``from_dict``, exact float round trip through JSON), and
 every random draw comes from a generator seeded by (seed, t), so a restored machine asks the
 same next question.
+
+**Proposing together.** A machine built or driven with ``defer=True`` does not search when
+it needs iteration t's contenders: it marks itself ``pending``, and ``propose_all(machines)``
+runs the pending machines' candidate and boundary searches as one batched search
+(engine.recourse.hare_search, ``groups``), with each machine's own generator: every machine
+gets exactly the contenders it would have found alone.
 """
 
 from __future__ import annotations
@@ -53,7 +59,12 @@ import torch
 from torch import Tensor
 
 from engine.recourse.base import RecourseContext
-from engine.recourse.hare_search import actionable_sampling, boundary_point_search, is_favourable
+from engine.recourse.hare_search import (
+    actionable_sampling,
+    boundary_point_search,
+    is_favourable,
+    random_directions,
+)
 
 Phase = Literal["compare", "accept", "done"]
 GAMMA_SCHEDULES = ("paper", "halve")
@@ -126,9 +137,12 @@ class HareState:
     """The batched machine (module docstring). Build with ``start``; drive with
     ``query`` / ``answer`` / ``accept`` until ``phase == "done"``; ``result`` is r_T."""
 
-    def __init__(self, context: RecourseContext, config: HareConfig, data: dict[str, Any]):
+    def __init__(self, context: RecourseContext, config: HareConfig, data: dict[str, Any],
+                 *, defer: bool = False):
         self.context = context
         self.config = config
+        self.defer = defer  # searches wait for propose_all (module docstring)
+        self.pending = False
         self.seed: int = data["seed"]
         self.t: int = data["t"]
         self.phase: Phase = data["phase"]
@@ -159,6 +173,8 @@ class HareState:
         base_shift: Tensor,
         base_valid: Tensor,
         seed: int,
+        *,
+        defer: bool = False,
     ) -> HareState:
         n, d = x.shape
         gamma = torch.full((n,), config.gamma, dtype=torch.float64)
@@ -171,11 +187,13 @@ class HareState:
             "gamma": gamma.tolist(), "contenders": [], "valid": [], "winner": [0] * n, "done": [False] * n,
             "accepted": [False] * n, "asked": [0] * n,
         }
-        state = cls(context, config, data)
+        state = cls(context, config, data, defer=defer)
         state._propose()
         return state
 
     def to_dict(self) -> dict[str, Any]:
+        if self.pending:
+            raise ValueError("the machine's next contenders are not searched yet (propose_all)")
         return {
             "config": asdict(self.config), "seed": self.seed, "t": self.t,
             "phase": self.phase, "pos": self.pos, "x": self.x.tolist(),
@@ -187,11 +205,12 @@ class HareState:
         }
 
     @classmethod
-    def from_dict(cls, context: RecourseContext, data: dict[str, Any]) -> HareState:
+    def from_dict(cls, context: RecourseContext, data: dict[str, Any], *,
+                  defer: bool = False) -> HareState:
         """A machine from ``to_dict``; a state stored before the schedule fields existed
         continues as it ran (``LEGACY``: halving gamma, no accept question after the last
         tournament)."""
-        return cls(context, HareConfig(**{**LEGACY, **data["config"]}), data)
+        return cls(context, HareConfig(**{**LEGACY, **data["config"]}), data, defer=defer)
 
     # ---- the questions --------------------------------------------------------------------
     @property
@@ -203,6 +222,8 @@ class HareState:
 
     def query(self) -> Query:
         """The current question (``ask`` marks who must answer it)."""
+        if self.pending:
+            raise ValueError("the machine's next contenders are not searched yet (propose_all)")
         if self.phase == "compare":
             return Query("compare", [self._rows(self.winner), self.contenders[:, self.pos]],
                          self._compare_mask())
@@ -294,29 +315,61 @@ class HareState:
         self._propose()
 
     def _propose(self) -> None:
-        """Contenders of iteration t: k new candidates, or the incumbent and k - 1 new ones."""
-        cfg = self.config
-        gen = torch.Generator().manual_seed(self.seed * 1_000_003 + self.t)
+        """Contenders of iteration t: k new candidates, or the incumbent and k - 1 new ones
+        (deferred: marked pending for ``propose_all``)."""
+        self.pending = True
+        if not self.defer:
+            HareState.propose_all([self])
+
+    @staticmethod
+    def propose_all(machines: list[HareState]) -> None:
+        """Run the pending searches of ``machines`` (one machine: its own, deferred or not)
+        as one batched search (module docstring); machines of one context and config."""
+        todo = [m for m in machines if m.pending]
+        while todo:
+            HareState._search(todo)
+            todo = [m for m in todo if m.pending]  # a self-resolving tournament goes on
+
+    @staticmethod
+    def _search(machines: list[HareState]) -> None:
+        first = machines[0]
+        cfg, context = first.config, first.context
+        if any(m.config != cfg or m.context is not context for m in machines):
+            raise ValueError("machines proposing together need the same context and config")
         k = cfg.per_iteration - (1 if cfg.keep_incumbent else 0)
-        n, d = self.x.shape
+        groups = None if len(machines) == 1 else [m.n for m in machines]
+        x, incumbent, allowed, gamma = (torch.cat([getattr(m, a) for m in machines])
+                                        for a in ("x", "incumbent", "allowed", "gamma"))
+        start = torch.cat([random_directions(m.allowed, k, m._generator()) for m in machines])
+        n, d = x.shape
         cand = actionable_sampling(
-            self.context, self.x, self.incumbent, self.allowed, self.gamma, k, gen,
-            steps=cfg.steps, lr=cfg.lr, lam=cfg.lam,
+            context, x, incumbent, allowed, gamma, k, first._generator(),
+            steps=cfg.steps, lr=cfg.lr, lam=cfg.lam, start=start, groups=groups,
         ).reshape(n * k, d)
-        xs = self.x.repeat_interleave(k, dim=0)
-        allowed = self.allowed.repeat_interleave(k, dim=0)
+        xs = x.repeat_interleave(k, dim=0)
+        allowed = allowed.repeat_interleave(k, dim=0)
+        rows = None if groups is None else [g * k for g in groups]
         if cfg.calibrate == "all":
             cand, valid = boundary_point_search(
-                self.context, xs, cand, allowed, bisections=cfg.bisections
+                context, xs, cand, allowed, bisections=cfg.bisections, groups=rows
             )
         else:
-            valid = is_favourable(self.context, xs, cand, allowed)
-        self.contenders = cand.reshape(n, k, d)
-        self.valid = valid.reshape(n, k)
-        if cfg.keep_incumbent:
+            valid = is_favourable(context, xs, cand, allowed, groups=rows)
+        sizes = [m.n * k for m in machines]
+        for m, c, v in zip(machines, cand.split(sizes), valid.split(sizes), strict=True):
+            m._install(c.reshape(m.n, k, d), v.reshape(m.n, k))
+
+    def _generator(self) -> torch.Generator:
+        return torch.Generator().manual_seed(self.seed * 1_000_003 + self.t)
+
+    def _install(self, contenders: Tensor, valid: Tensor) -> None:
+        """Take iteration t's searched candidates and start its tournament."""
+        self.pending = False
+        self.contenders, self.valid = contenders, valid
+        if self.config.keep_incumbent:
             self.contenders = torch.cat([self.incumbent[:, None], self.contenders], dim=1)
             self.valid = torch.cat([self.incumbent_valid[:, None], self.valid], dim=1)
-        self.winner = torch.zeros(n, dtype=torch.long)
+        self.winner = torch.zeros(self.n, dtype=torch.long)
         self.phase = "compare"
         self.pos = 0
         self._advance()

@@ -89,7 +89,7 @@ def test_same_questions_and_plans_with_and_without_prefetch(tmp_path):
 
 
 def test_prefetcher_hands_over_waits_and_falls_back():
-    pf = Prefetcher(capacity=2)
+    pf = Prefetcher(capacity=2, workers=1)
     release = threading.Event()
     pf.schedule("slow", lambda: release.wait(5) and "slow result")
     pf.schedule("queued", lambda: "never run")
@@ -106,3 +106,47 @@ def test_prefetcher_hands_over_waits_and_falls_back():
     time.sleep(0.05)
     assert pf.take("a") is None and pf.take("c") == "c" and pf.hits == 2
     assert prefetch_key("x", "y") != prefetch_key("xy") and len(prefetch_key("x")) == 64
+
+
+def test_participants_waiting_together_share_searches_and_get_the_same_plans(tmp_path,
+                                                                              trained_home):
+    """Four participants submit the ranking (HARE's start) and then every page at the same
+    moment: with the server's batching their searches run together, and every question,
+    answer and plan equals the one-at-a-time walk (the trained float32 decision model)."""
+    proto = parse_protocol(HARE.replace("decision_model: bayes", "decision_model: trained"))
+    runs = {}
+    for together in (False, True):
+        with Store(tmp_path / f"together-{together}.duckdb") as store:
+            study = Study(proto, store, prefetch=together)
+            if together:
+                study.interactive.batcher.gather = 0.3  # wide enough on a loaded machine
+            walkers = []
+            for _ in range(4):  # consent in a fixed order: the same design per participant
+                s = study.start()
+                page = s.current_page()
+                while not page.kind.startswith("elicitation"):
+                    page = s.submit(page.id, _answer(page, 0))
+                walkers.append((s, page))
+            go = threading.Barrier(len(walkers)) if together else None
+
+            def finish(s, page, go=go):
+                step = 0
+                while not page.terminal:
+                    if go is not None and page.kind.startswith("elicitation"):
+                        go.wait(30)
+                    page = s.submit(page.id, _answer(page, step))
+                    step += 1
+
+            threads = [threading.Thread(target=finish, args=w) for w in walkers]
+            for t in (threads if together else []):
+                t.start()
+            for t, w in zip(threads, walkers, strict=True):
+                if together:
+                    t.join(120)
+                else:
+                    finish(*w)
+            runs[together] = _record(store)
+            if together:
+                assert max(study.interactive.batcher.batches) > 1  # searched together
+    assert runs[True] == runs[False]
+    assert len({c["seq"] for c in runs[True][0]}) == 4
