@@ -27,9 +27,6 @@ R_NEEDED = "needs R with mgcv / ordinal, which a fresh machine may not have"
 EXEMPT: dict[str, str] = {
     "engine.artifacts.ensure_artifacts": "it trains the scenario's artifacts (minutes)",
     "engine.flows.CausalFlow": TRAINED + " (an untrained flow's values mean nothing)",
-    "engine.benchmarks.recourse.run_benchmark": TRAINED + "; `benchmark recourse` runs it",
-    "engine.benchmarks.fairness.run_fairness": TRAINED + "; `benchmark fairness` runs it",
-    "engine.benchmarks.fairness.fairness_population": TRAINED + " (the fairness study's)",
     "engine.benchmarks.hare.run_hare_benchmark": "HARE's search over many people takes "
                                                  "minutes; `benchmark hare` runs it",
     "engine.benchmarks.reproduce.run_target": TRAINED + " and minutes; `reproduce` runs it",
