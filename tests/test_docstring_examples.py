@@ -42,6 +42,8 @@ EXEMPT: dict[str, str] = {
     "analysis.engines.clmm_agreement": R_NEEDED + " (it compares fitted models)",
     "analysis.engines.smooth_agreement": R_NEEDED + " (it compares fitted models)",
     "analysis.report.render": SAMPLED + " (it renders a fitted analysis)",
+    "analysis.results.ModelResult": SAMPLED + " (it holds a fitted model)",
+    "analysis.mgcv.MgcvError": R_NEEDED + " (R runs and fails)",
 }
 
 
