@@ -226,23 +226,7 @@ def _subtitle(result: Mapping[str, Any]) -> str:
 
 
 def save_fairness_figure(result: Mapping[str, Any], path: str | Path) -> Path:
-    """Draw ``fairness_figure(result)`` and write it as a PNG to ``path``.
-
-    >>> from engine import BayesDecision, RecourseContext, get_method, get_scenario
-    >>> from engine.benchmarks import fairness_population, fairness_summary, run_fairness
-    >>> loan = get_scenario("loan")
-    >>> ctx = RecourseContext(loan, BayesDecision(loan))
-    >>> people = fairness_population(loan, ctx.classifier, n=16, seed=0)
-    >>> oracle = get_method("oracle", ctx, bins=5, plausibility=False)
-    >>> result = fairness_summary(people, run_fairness(oracle, people, ("none", "random")),
-    ...                           n_boot=20)
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from analysis import save_fairness_figure
-    >>> path = save_fairness_figure(result, Path(tempfile.mkdtemp()) / "fairness.png")
-    >>> path.read_bytes()[1:4]
-    b'PNG'
-    """
+    """Draw ``fairness_figure(result)`` and write it as a PNG to ``path``."""
     path = Path(path)
     if path.suffix.lower() != ".png":
         raise ValueError(f"the fairness figure is written as PNG; got {path.name!r}")

@@ -42,6 +42,8 @@ EXEMPT: dict[str, str] = {
     "analysis.engines.clmm_agreement": R_NEEDED + " (it compares fitted models)",
     "analysis.engines.smooth_agreement": R_NEEDED + " (it compares fitted models)",
     "analysis.report.render": SAMPLED + " (it renders a fitted analysis)",
+    "analysis.fairness_plot.save_fairness_figure": "fairness_figure's example draws the same "
+        "figure; a second fairness run only to write the PNG would double its seconds",
     "analysis.results.ModelResult": SAMPLED + " (it holds a fitted model)",
     "analysis.mgcv.MgcvError": R_NEEDED + " (R runs and fails)",
 }

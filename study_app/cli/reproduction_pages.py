@@ -8,13 +8,16 @@ summary into ``index.md``, between the two marker lines below; the rest of a pag
 prose, written by hand. A page without the markers gets the block appended.
 
 Ours beside the paper's: the paper's value of each cell is the one ``paper_values.yaml``
-gave the run; a value the file no longer holds is flagged on the page (so ``--check``
-reports the page stale until the target is run again). A fast run (``--fast``) is labelled
+gave the run; a published value the file no longer holds is flagged on the page, and each
+run's block carries a digest of its target's section of the file, so an edit of the paper
+values makes ``--check`` report the page stale (a HARE ratio cell's paper value is derived
+from the file, so only the digest covers it). A fast run (``--fast``) is labelled
 as such: it is not the paper's configuration.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -81,8 +84,11 @@ def run_markdown(run: dict[str, Any]) -> str:
     section = target_values(run["target"])
     published = _numbers(section) | (
         _numbers(target_values(section["values_of"])) if "values_of" in section else set())
+    digest = hashlib.sha256(json.dumps(section, sort_keys=True).encode()).hexdigest()[:12]
     lines = [
         f"### {run['target']}: {run['title']}",
+        "",
+        f"<!-- paper values: {run['target']} in paper_values.yaml, sha256 {digest} -->",
         "",
         f"{run['table']} of *{run.get('paper', {}).get('title', '')}*; {kind}. "
         f"`{command(run)}` on scenario `{config.get('scenario', '-')}`, "
@@ -99,7 +105,8 @@ def run_markdown(run: dict[str, Any]) -> str:
         paper = _num(c["paper"])
         if c.get("paper_range"):
             paper += f" [{c['paper_range'][0]:.2f}, {c['paper_range'][1]:.2f}]"
-        if c["paper"] is not None and round(float(c["paper"]), 6) not in published:
+        direct = not c.get("paper_range")  # a range's cell holds a ratio derived from it
+        if direct and c["paper"] is not None and round(float(c["paper"]), 6) not in published:
             paper += " (no longer in paper_values.yaml)"
             changed += 1
         spread = "-" if c.get("ours_mean") is None else (
