@@ -78,7 +78,21 @@ def _fmt(v: float | None, digits: int) -> str:
 
 
 def fairness_figure(result: Mapping[str, Any]) -> Figure:
-    """The Figure-4-style panel grid for one fairness result (see the module docstring)."""
+    """The Figure-4-style panel grid for one fairness result (see the module docstring).
+
+    >>> from engine import BayesDecision, RecourseContext, get_method, get_scenario
+    >>> from engine.benchmarks import fairness_population, fairness_summary, run_fairness
+    >>> loan = get_scenario("loan")
+    >>> ctx = RecourseContext(loan, BayesDecision(loan))
+    >>> people = fairness_population(loan, ctx.classifier, n=16, seed=0)
+    >>> oracle = get_method("oracle", ctx, bins=5, plausibility=False)
+    >>> result = fairness_summary(people, run_fairness(oracle, people, ("none", "random")),
+    ...                           n_boot=20)
+    >>> from analysis import fairness_figure
+    >>> figure = fairness_figure(result)
+    >>> len(figure.axes) > 0
+    True
+    """
     groups, gaps, worst = _frames(result)
     assignments = [a for a in SHORT_ASSIGNMENT if a in set(groups["assignment"])]
     fig = Figure(figsize=(17, 10.5), dpi=110)

@@ -42,7 +42,21 @@ ESS_MIN = 400
 
 
 class SamplingWarning(UserWarning):
-    """A fit missed a convergence threshold."""
+    """A fit missed a convergence threshold.
+
+    Issued (``warnings.warn``) when a fit misses a convergence threshold, so a script can make
+    it an error:
+
+    >>> import warnings
+    >>> from analysis import SamplingWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", SamplingWarning)
+    ...     try:
+    ...         warnings.warn("r_hat 1.08 > 1.01", SamplingWarning)
+    ...     except SamplingWarning as w:
+    ...         print(w)
+    r_hat 1.08 > 1.01
+    """
 
 
 @dataclass(frozen=True)

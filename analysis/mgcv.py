@@ -54,7 +54,19 @@ TIMEOUT = 1800.0  # seconds for one Rscript run (four GAMMs of 362 people take ~
 
 
 class MgcvUnavailable(RuntimeError):
-    """Rscript or one of the R packages is not installed (``make install`` installs them)."""
+    """Rscript or one of the R packages is not installed (``make install`` installs them).
+
+    >>> import os
+    >>> from unittest import mock
+    >>> from analysis import GammSpec, MgcvUnavailable, fit_gamms, simulate_ratings
+    >>> ratings = simulate_ratings(participants=6, plans=4, seed=1)
+    >>> with mock.patch.dict(os.environ, {"PATH": ""}):      # no Rscript on PATH
+    ...     try:
+    ...         fit_gamms(ratings, [GammSpec("acceptance", "l1_profile")])
+    ...     except MgcvUnavailable:
+    ...         print("R is not installed here")
+    R is not installed here
+    """
 
 
 class MgcvError(RuntimeError):
@@ -63,7 +75,13 @@ class MgcvError(RuntimeError):
 
 @dataclass(frozen=True)
 class GammSpec:
-    """One GAMM: a rating (acceptance or action) on a smooth of one distance column."""
+    """One GAMM: a rating (acceptance or action) on a smooth of one distance column.
+
+    >>> from analysis import GammSpec
+    >>> spec = GammSpec("action", "l1_profile")   # action rating ~ s(l1_profile) + ...
+    >>> spec.outcome, spec.distance
+    ('action', 'l1_profile')
+    """
 
     outcome: str
     distance: str
@@ -75,7 +93,16 @@ class GammSpec:
 
 def r_status() -> dict[str, Any]:
     """{available, reason (null or why not), rscript (path or null)}: is Rscript on PATH
-    with mgcv, ordinal and jsonlite loadable?"""
+    with mgcv, ordinal and jsonlite loadable?
+
+    >>> import os
+    >>> from unittest import mock
+    >>> from analysis import r_status
+    >>> with mock.patch.dict(os.environ, {"PATH": ""}):      # no Rscript on PATH
+    ...     status = r_status()
+    >>> status["available"], status["rscript"]
+    (False, None)
+    """
     path = shutil.which(RSCRIPT)
     if path is None:
         return {"available": False, "rscript": None,

@@ -77,7 +77,16 @@ LIKELIHOODS: tuple[str, ...] = ("ordinal", "gaussian", "gamm")
 
 
 class AnalysisDataError(ValueError):
-    """The ratings cannot be analysed as asked (missing columns, too few rows, ...)."""
+    """The ratings cannot be analysed as asked (missing columns, too few rows, ...).
+
+    >>> from analysis import AnalysisDataError, prepare, simulate_ratings
+    >>> ratings = simulate_ratings(participants=6, plans=4, seed=1)
+    >>> try:
+    ...     prepare(ratings.drop(columns=["acceptance"]), "acceptance", "l1_profile")
+    ... except AnalysisDataError as e:
+    ...     print("acceptance" in str(e))
+    True
+    """
 
 
 @dataclass
@@ -112,7 +121,14 @@ def basis_size(d: np.ndarray, k: int = 8) -> int:
 
 
 def prepare(ratings: pd.DataFrame, outcome: str, distance: str, k: int = 8) -> ModelData:
-    """Check and encode a ``ratings_long`` frame for one outcome and distance."""
+    """Check and encode a ``ratings_long`` frame for one outcome and distance.
+
+    >>> from analysis import prepare, simulate_ratings
+    >>> data = prepare(simulate_ratings(participants=6, plans=4, seed=1), "acceptance",
+    ...                "l1_profile")
+    >>> len(data.y), data.arms, len(data.participants), sorted(data.terms)
+    (24, ['a', 'b', 'c'], 6, ['satisfaction', 'violation'])
+    """
     if outcome not in OUTCOMES:
         raise AnalysisDataError(f"unknown outcome {outcome!r}; expected one of {OUTCOMES}")
     if distance not in DISTANCES:
@@ -182,7 +198,15 @@ def build_model(
     ratings x 4,000 draws in float64), which only a ``full`` trace keeps; the posterior,
     the log-likelihood and posterior predictive draws do not need it. ``shared`` puts the
     data in as named containers (``model_arrays``), so the model compiled once can be refit
-    on another study of the same shape (analysis.refit)."""
+    on another study of the same shape (analysis.refit).
+
+    >>> from analysis import build_model, prepare, simulate_ratings
+    >>> data = prepare(simulate_ratings(participants=6, plans=4, seed=1), "acceptance",
+    ...                "l1_profile")
+    >>> model = build_model(data)          # a PyMC model; analysis.sample fits it
+    >>> [v.name for v in model.observed_RVs], {"beta", "cut_first"} <= set(model.named_vars)
+    (['y'], True)
+    """
     if likelihood not in LIKELIHOODS:
         raise ValueError(f"likelihood must be one of {', '.join(LIKELIHOODS)}, got "
                          f"{likelihood!r}")

@@ -57,7 +57,16 @@ NULL_PARAMETER = {"distance": "drop", "satisfaction": "satisfaction", "violation
 
 
 class PowerInputError(ValueError):
-    """The power analysis cannot run as asked (unknown effect, too few participants, ...)."""
+    """The power analysis cannot run as asked (unknown effect, too few participants, ...).
+
+    >>> from analysis import PowerInputError
+    >>> from analysis.power import effects, parse_effect
+    >>> try:
+    ...     parse_effect("acceptance.colour", effects(["a", "b"], []))
+    ... except PowerInputError as e:
+    ...     print(str(e).split(";")[0])
+    unknown effect 'acceptance.colour'
+    """
 
 
 @dataclass(frozen=True)
@@ -81,7 +90,12 @@ class Effect:
 
 
 def effects(arms: Sequence[str], terms: Sequence[str]) -> dict[str, Effect]:
-    """Every effect of a model with these arms and satisfaction / violation ``terms``."""
+    """Every effect of a model with these arms and satisfaction / violation ``terms``.
+
+    >>> from analysis import effects
+    >>> sorted(effects(["oracle", "icarma"], ["violation"]))
+    ['acceptance.arm.oracle-icarma', 'acceptance.distance', 'acceptance.violation', 'action.arm.oracle-icarma', 'action.distance', 'action.violation']
+    """
     out: dict[str, Effect] = {}
     ref, *others = sorted(arms)
     for outcome in OUTCOMES:
@@ -103,7 +117,13 @@ def parse_effect(name: str, available: dict[str, Effect]) -> Effect:
 @dataclass(frozen=True)
 class PowerSpec:
     """What each simulated study is asked: the effect, how it counts as detected, the
-    model's distance and the sampler."""
+    model's distance and the sampler.
+
+    >>> from analysis import PowerSpec, effects
+    >>> spec = PowerSpec(effects(["a", "b"], [])["action.arm.b-a"])
+    >>> spec.effect.term, spec.effect.arm, spec.rule, spec.distance
+    ('arm', 'b', 'band', 'l1_profile')
+    """
 
     effect: Effect
     distance: str = "l1_profile"
@@ -253,7 +273,15 @@ def rhat_high(record: dict[str, Any]) -> bool:
 
 
 def clopper_pearson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
-    """The exact binomial interval for k successes in n trials."""
+    """The exact binomial interval for k successes in n trials.
+
+    >>> from analysis import clopper_pearson
+    >>> lo, hi = clopper_pearson(8, 10)
+    >>> round(lo, 3), round(hi, 3)
+    (0.444, 0.975)
+    >>> clopper_pearson(0, 10)[0]
+    0.0
+    """
     if n == 0:
         return float("nan"), float("nan")
     a = (1 - level) / 2

@@ -25,7 +25,15 @@ def simulate_ratings(
     p_violation: float = 0.2,
     arms: tuple[str, ...] = ("a", "b", "c"),
 ) -> pd.DataFrame:
-    """A ratings_long-shaped frame (distance in ``behaviour.distance``)."""
+    """A ratings_long-shaped frame (distance in ``behaviour.distance``).
+
+    >>> from analysis import simulate_ratings
+    >>> ratings = simulate_ratings(participants=6, plans=4, seed=1)
+    >>> len(ratings), sorted(ratings["arm"].unique()), ratings["participant_id"].nunique()
+    (24, ['a', 'b', 'c'], 6)
+    >>> bool(ratings["acceptance"].between(1, 7).all())
+    True
+    """
     if participants < 1 or plans < 1:
         raise ValueError("participants and plans must be >= 1")
     behaviour = behaviour or RatingBehaviour.reference()

@@ -32,7 +32,16 @@ IMPORTED_METHOD = "imported"
 
 
 def recourse_table(plans: pd.DataFrame) -> pd.DataFrame:
-    """One row per (arm, method) with the metrics of the module docstring."""
+    """One row per (arm, method) with the metrics of the module docstring.
+
+    >>> import pandas as pd
+    >>> from analysis import recourse_table
+    >>> plans = pd.DataFrame({"arm": ["a", "a", "b"], "method": ["oracle"] * 2 + ["icarma"],
+    ...                       "valid": [True, False, True], "cost": [0.2, None, 0.4]})
+    >>> table = recourse_table(plans)
+    >>> table[["arm", "plans", "validity", "cost"]].to_dict("list")   # cost over valid plans
+    {'arm': ['a', 'b'], 'plans': [2, 1], 'validity': [0.5, 1.0], 'cost': [0.2, 0.4]}
+    """
     if plans.empty:
         return pd.DataFrame(columns=list(TABLE_COLUMNS))
     plans = plans.copy()

@@ -36,11 +36,30 @@ POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 class StoreError(RuntimeError):
-    """The database cannot be opened or used as asked."""
+    """The database cannot be opened or used as asked.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from data import Store, StoreError
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> try:
+    ...     Store(folder / "missing.duckdb", read_only=True)
+    ... except StoreError as e:
+    ...     print(type(e).__name__)
+    StoreError
+    """
 
 
 class WriteConflictError(StoreError):
-    """A concurrent transaction wrote the same rows first; this one was rolled back."""
+    """A concurrent transaction wrote the same rows first; this one was rolled back.
+
+    Raised by a store's transaction when another writer committed the same rows first (the
+    transaction is rolled back; callers retry it):
+
+    >>> from data import StoreError, WriteConflictError
+    >>> issubclass(WriteConflictError, StoreError)
+    True
+    """
 
 
 def is_postgres(target: str | Path) -> bool:

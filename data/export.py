@@ -104,7 +104,23 @@ def export(
 ) -> dict[str, Any]:
     """Write every exported table + codebook to ``out_dir``; return the manifest (module
     docstring: what is withheld unless ``free_text`` / ``linkage``). ``coding`` also writes
-    ``coding_sheet.csv`` (``coding_sheet``; it needs ``free_text``)."""
+    ``coding_sheet.csv`` (``coding_sheet``; it needs ``free_text``).
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from data import Store, export, load_export
+    >>> from protocols import Study, load_protocol
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> store = Store(folder / "study.duckdb")
+    >>> study = Study(load_protocol("tominaga-replication"), store)
+    >>> session = study.start(external_id="p1", session="s1")
+    >>> _ = session.submit("consent", {"agree": True})
+    >>> manifest = export(store, folder / "out", "csv")
+    >>> "participants" in manifest["tables"], (folder / "out" / "codebook.json").exists()
+    (True, True)
+    >>> len(load_export(folder / "out")["participants"])
+    1
+    """
     if coding and not free_text:
         raise ValueError("the coding sheet holds the participants' free text: ask for "
                          "free text too")
@@ -233,7 +249,23 @@ def formula_cells(out_dir: str | Path) -> list[tuple[str, str, str]]:
 
 def load_export(out_dir: str | Path) -> dict[str, pd.DataFrame]:
     """Read an export back (CSV with the codebook's types, formula prefixes removed) as
-    DataFrames by table."""
+    DataFrames by table.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from data import Store, export, load_export
+    >>> from protocols import Study, load_protocol
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> store = Store(folder / "study.duckdb")
+    >>> study = Study(load_protocol("tominaga-replication"), store)
+    >>> session = study.start(external_id="p1", session="s1")
+    >>> _ = session.submit("consent", {"agree": True})
+    >>> manifest = export(store, folder / "out", "csv")
+    >>> "participants" in manifest["tables"], (folder / "out" / "codebook.json").exists()
+    (True, True)
+    >>> len(load_export(folder / "out")["participants"])
+    1
+    """
     out = Path(out_dir)
     manifest = json.loads((out / "manifest.json").read_text())
     book = json.loads((out / "codebook.json").read_text())

@@ -46,7 +46,22 @@ OPTIONAL = ("satisfaction", "violation", "arm", "impossible")
 
 class ImportRowsError(ValueError):
     """The CSV has bad rows; ``problems`` lists (line, message); nothing was imported.
-    ``unknown_columns``: header names outside the documented columns (if that was a problem)."""
+    ``unknown_columns``: header names outside the documented columns (if that was a problem).
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from data import ImportRowsError, Store, import_ratings
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> pd.DataFrame({"participant_id": ["p1"], "plan_id": ["a"], "l0": [1], "l1": [0.2],
+    ...               "acceptance": [9], "action": [4]},   # 9 is not on a 7-point scale
+    ...              ).to_csv(folder / "ratings.csv", index=False)
+    >>> try:
+    ...     import_ratings(Store(folder / "study.duckdb"), folder / "ratings.csv", "pilot")
+    ... except ImportRowsError as e:
+    ...     print(e.problems[0][0], "acceptance" in e.problems[0][1])
+    2 True
+    """
 
     def __init__(self, source: str, problems: list[tuple[int, str]],
                  unknown_columns: list[str] | None = None) -> None:
@@ -166,7 +181,21 @@ def parse_rows(text: str, source: str,
 
 def import_ratings(store: Store, csv_path: str | Path, study_id: str, *,
                    ignore_unknown: bool = False) -> ImportResult:
-    """Validate the whole file, then write it in one transaction (module docstring)."""
+    """Validate the whole file, then write it in one transaction (module docstring).
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from data import Store, import_ratings
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> pd.DataFrame({"participant_id": ["p1", "p1"], "plan_id": ["a", "b"], "l0": [1, 2],
+    ...               "l1": [0.2, 0.6], "acceptance": [5, 3], "action": [4, 2]},
+    ...              ).to_csv(folder / "ratings.csv", index=False)
+    >>> store = Store(folder / "study.duckdb")
+    >>> result = import_ratings(store, folder / "ratings.csv", study_id="pilot")
+    >>> result.participants, result.ratings, list(store.ratings_long("pilot")["acceptance"])
+    (1, 2, [5, 3])
+    """
     path = Path(csv_path)
     if not study_id.strip():
         raise ValueError("study name must not be empty")

@@ -47,7 +47,17 @@ __all__ = ["POSTGRES_SCHEMES", "TABLES", "VIEWS", "DuckDBStore", "Store", "Store
 
 class Store(StoreBase):
     r"""Opens a study database: ``Store(path_or_url, read_only=False)`` is a ``DuckDBStore``
-    for a file, a ``PostgresStore`` for a ``postgresql://`` URL (both are ``Store``\ s)."""
+    for a file, a ``PostgresStore`` for a ``postgresql://`` URL (both are ``Store``\ s).
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from data import Store
+    >>> store = Store(Path(tempfile.mkdtemp()) / "study.duckdb")   # or a postgresql:// URL
+    >>> store.backend, len(store.studies())
+    ('duckdb', 0)
+    >>> store.counts()["participants"]
+    0
+    """
 
     def __new__(cls, target: str | Path, *, read_only: bool = False) -> Store:  # type: ignore[misc]
         if is_postgres(target):

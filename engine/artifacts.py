@@ -100,7 +100,18 @@ Progress = Callable[[str, int, int, str], None]
 
 
 class ArtifactMissingError(FileNotFoundError):
-    """An artifact is not built (or is stale / corrupt); the message says how to build it."""
+    """An artifact is not built (or is stale / corrupt); the message says how to build it.
+
+    >>> import os, tempfile
+    >>> from unittest import mock
+    >>> from engine import ArtifactMissingError, get_scenario, load_classifier
+    >>> with mock.patch.dict(os.environ, {"RECOURSE_STUDY_HOME": tempfile.mkdtemp()}):
+    ...     try:
+    ...         load_classifier(get_scenario("loan"))
+    ...     except ArtifactMissingError as e:
+    ...         print(str(e).split("; ")[-1])
+    run `recourse-study train --scenario loan` first
+    """
 
 
 def data_fingerprint(scenario: Scenario) -> str:
@@ -309,7 +320,12 @@ def load_classifier(scenario: Scenario, kind: str = "trained") -> Classifier:
     """A scenario's decision model: ``trained`` (its artifact; ArtifactMissingError says how
     to build it; a tabular world's: the classifier its file names), ``lr`` / ``ann`` (a
     tabular world's logistic regression / network) or ``bayes`` (the exact Bayes rule under
-    its SCM; no artifact). A pool world's decision is its fixed rule (RuleDecision)."""
+    its SCM; no artifact). A pool world's decision is its fixed rule (RuleDecision).
+
+    >>> from engine import get_scenario, load_classifier
+    >>> type(load_classifier(get_scenario("loan"), "bayes")).__name__
+    'BayesDecision'
+    """
     if scenario.pool is not None:
         return RuleDecision(scenario)
     if kind == "bayes":

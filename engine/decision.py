@@ -48,7 +48,18 @@ from engine.scm import ArrayLike, WorldModelInputError, as_batch
 
 
 class Classifier(Protocol):
-    """A decision model as recourse methods and studies see it."""
+    """A decision model as recourse methods and studies see it.
+
+    Any object with ``predict_proba`` and ``decision`` over a batch of profiles, e.g. the
+    Bayes rule of a scenario's SCM or a trained ``DecisionModel``:
+
+    >>> from engine import BayesDecision, get_scenario
+    >>> loan = get_scenario("loan")
+    >>> clf = BayesDecision(loan)
+    >>> x = loan.dataset["test"][0][:3]
+    >>> clf.predict_proba(x).shape, clf.decision(x).dtype
+    (torch.Size([3]), torch.bool)
+    """
 
     def predict_proba(self, x: Tensor) -> Tensor: ...
 
@@ -57,7 +68,16 @@ class Classifier(Protocol):
 
 class BayesDecision:
     """The Bayes-optimal decision rule under the exact SCM: h(x) = 1[l(x) >= 0], i.e.
-    P(Y=1 | x) >= 1/2 (with the deterministic label rule it makes no error at all)."""
+    P(Y=1 | x) >= 1/2 (with the deterministic label rule it makes no error at all).
+
+    >>> import torch
+    >>> from engine import BayesDecision, get_scenario
+    >>> loan = get_scenario("loan")
+    >>> rule = BayesDecision(loan)
+    >>> x = loan.dataset["test"][0][:4]
+    >>> rule.decision(x).tolist() == (loan.scm.label_logit(x) >= 0).tolist()
+    True
+    """
 
     def __init__(self, scenario: Scenario) -> None:
         scm = scenario.exact_scm  # a data world's: the SCM that made its data, if known
@@ -93,7 +113,16 @@ class RuleDecision:
 
 
 def decide(classifier: Classifier, x: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """(P(favourable), favourable) of profiles x (n, d) or (d,), as numpy arrays."""
+    """(P(favourable), favourable) of profiles x (n, d) or (d,), as numpy arrays.
+
+    >>> from engine import BayesDecision, decide, get_scenario, rejected_rows
+    >>> loan = get_scenario("loan")
+    >>> clf = BayesDecision(loan)
+    >>> x = loan.dataset["test"][0][rejected_rows(loan, clf)[:2]].numpy()
+    >>> proba, approved = decide(clf, x)
+    >>> approved.tolist(), bool((proba < 0.5).all())
+    ([False, False], True)
+    """
     t = torch.as_tensor(np.atleast_2d(np.asarray(x, dtype=np.float32)))
     with torch.no_grad():
         proba = classifier.predict_proba(t).double().numpy()
@@ -106,7 +135,17 @@ def rejected_rows(
     within_bounds: bool = False,
 ) -> np.ndarray:
     """Row indices (in order) of the split's profiles the model rejects; ``within_bounds``
-    keeps only those inside the training range (a study's profile form accepts them)."""
+    keeps only those inside the training range (a study's profile form accepts them).
+
+    >>> from engine import BayesDecision, get_scenario, rejected_rows
+    >>> loan = get_scenario("loan")
+    >>> clf = BayesDecision(loan)
+    >>> rows = rejected_rows(loan, clf)
+    >>> clf.decision(loan.dataset["test"][0][rows]).any().item()
+    False
+    >>> bool((rows[1:] > rows[:-1]).all())        # in order
+    True
+    """
     x = scenario.dataset[split][0]
     with torch.no_grad():
         keep = ~classifier.decision(x.float()).bool()
@@ -125,7 +164,17 @@ def fixed_test_people(
     ``seed``), the first ``n`` of them (fewer when fewer are rejected: German Credit's test
     split of 250 rows holds fewer than 150 rejections). The HARE paper's "150 fixed
     individual samples taken from the test-set"; the same model and seed give the same
-    people in every process (``scenario.dataset[split][0][rows]`` are their profiles)."""
+    people in every process (``scenario.dataset[split][0][rows]`` are their profiles).
+
+    >>> from engine import BayesDecision, fixed_test_people, get_scenario, rejected_rows
+    >>> loan = get_scenario("loan")
+    >>> clf = BayesDecision(loan)
+    >>> rows = fixed_test_people(loan, clf, n=5, seed=0)
+    >>> len(rows), set(rows) <= set(rejected_rows(loan, clf))
+    (5, True)
+    >>> bool((fixed_test_people(loan, clf, n=5, seed=0) == rows).all())   # fixed by the seed
+    True
+    """
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     rejected = rejected_rows(scenario, classifier, split)
@@ -193,7 +242,15 @@ class DecisionLog:
 
 
 class DecisionModel(nn.Module):
-    """h(x) = sigmoid(f_theta((x - mu) / sigma)); ``forward`` returns the logit, shape (n,)."""
+    """h(x) = sigmoid(f_theta((x - mu) / sigma)); ``forward`` returns the logit, shape (n,).
+
+    >>> import torch
+    >>> from engine import DecisionModel
+    >>> model = DecisionModel(mean=torch.zeros(3), std=torch.ones(3), hidden=(8,))
+    >>> logits = model(torch.zeros(5, 3))     # untrained: shapes only
+    >>> logits.shape
+    torch.Size([5])
+    """
 
     def __init__(self, mean: Tensor, std: Tensor, hidden: tuple[int, ...] = (32, 32)) -> None:
         super().__init__()

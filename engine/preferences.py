@@ -74,7 +74,20 @@ PREFERENCE_DISTRIBUTIONS: dict[str, dict[str, float]] = {
 
 @dataclass(frozen=True)
 class CostProfile:
-    """Hyper-parameters of the score -> weight / prior maps (see module docstring)."""
+    """Hyper-parameters of the score -> weight / prior maps (see module docstring).
+
+    >>> from engine import CostProfile, get_scenario, profiles_from_elicitation
+    >>> loan = get_scenario("loan")
+    >>> p = profiles_from_elicitation(loan.feature_names, loan.actionable,
+    ...                               [{"income": 1, "savings": 2}], "ranking")
+    >>> w = p.weights(CostProfile("linear"))[0, 5:]   # easiest feature, second easiest
+    >>> bool(w[0] < w[1])
+    True
+    >>> CostProfile("steep")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown cost profile 'steep'; expected one of constant, concave, linear, convex
+    """
 
     name: CostProfileName = "constant"
     a: float = 3.0
@@ -102,6 +115,15 @@ class ActionabilityProfiles:
     ``scores`` (n, d) float: 1..levels for actionable features, levels + 1 otherwise;
     ``levels`` (n,) float: K_i, the top of each person's score scale;
     ``elicitation``: the scheme the scores came from.
+
+    >>> from engine import get_scenario, profiles_from_elicitation
+    >>> loan = get_scenario("loan")
+    >>> p = profiles_from_elicitation(loan.feature_names, loan.actionable,
+    ...                               [{"income": 1, "savings": 2}], "ranking")
+    >>> len(p), p.hard_mask.int().tolist()
+    (1, [[0, 0, 0, 0, 0, 1, 1]])
+    >>> p.scores[0, 3:].tolist()  # loan amount, duration: cannot change (levels + 1)
+    [3.0, 3.0, 1.0, 2.0]
     """
 
     hard_mask: Tensor
@@ -200,6 +222,15 @@ def profiles_from_elicitation(
     Each answer maps every globally actionable feature name to: binary -> 1 (can change) or
     None/0 (cannot); ranking -> rank 1..m among the changeable ones, None if it cannot change;
     likert -> difficulty 1..K, None if it cannot change. Ranks must be a bijection onto 1..m.
+
+    >>> from engine import get_scenario, profiles_from_elicitation
+    >>> loan = get_scenario("loan")
+    >>> p = profiles_from_elicitation(
+    ...     loan.feature_names, loan.actionable,
+    ...     [{"loan_amount": 2, "income": None, "savings": 1, "loan_duration": None}],
+    ...     "likert", likert_levels=5)
+    >>> p.hard_mask[0, 3:].tolist(), p.scores[0, 3:].tolist(), p.levels.tolist()
+    ([True, False, False, True], [2.0, 6.0, 6.0, 1.0], [5.0])
     """
     if elicitation not in ELICITATIONS:
         raise ValueError(f"unknown elicitation {elicitation!r}; expected one of {ELICITATIONS}")
@@ -251,7 +282,14 @@ def all_actionable(
     feature_names: tuple[str, ...], actionable: tuple[int, ...], n: int
 ) -> ActionabilityProfiles:
     """Every globally actionable feature individually actionable, all equally easy (CARMA; a
-    study's participants when there was no elicitation)."""
+    study's participants when there was no elicitation).
+
+    >>> from engine import all_actionable, get_scenario
+    >>> loan = get_scenario("loan")
+    >>> p = all_actionable(loan.feature_names, loan.actionable, 2)
+    >>> p.hard_mask.int().tolist()
+    [[0, 0, 0, 1, 1, 1, 1], [0, 0, 0, 1, 1, 1, 1]]
+    """
     glob = _global_indices(actionable)
     d = len(feature_names)
     hard = torch.zeros(n, d, dtype=torch.bool)
@@ -276,6 +314,12 @@ def sample_profiles(
 
     ``n_actionable`` fixes |F_i|; None draws it uniformly from 1..|F_g| per person (for
     Likert scores sampled ``iid``: from the scores, module docstring).
+
+    >>> from engine import get_scenario, sample_profiles
+    >>> loan = get_scenario("loan")
+    >>> p = sample_profiles(loan.feature_names, loan.actionable, 100, n_actionable=2, seed=1)
+    >>> p.hard_mask.sum(dim=1).unique().tolist(), p.hard_mask[:, :3].any().item()
+    ([2], False)
     """
     if score_sampling not in SCORE_SAMPLINGS:
         raise ValueError(

@@ -93,6 +93,15 @@ class StructuralCausalModel(ABC):
     Subclasses define ``feature_names``, ``parents`` (index -> parent indices, features listed
     in topological order), ``immutable`` (indices that no action may set), and the four
     per-feature hooks below.
+
+    >>> import torch
+    >>> from engine import get_scenario
+    >>> scm = get_scenario("loan").scm
+    >>> x = scm.sample(4, seed=0)
+    >>> torch.allclose(scm.predict(scm.abduct(x)), x, atol=1e-5)    # x = F(U), U = F^-1(x)
+    True
+    >>> sorted(scm.descendants(5))     # what an income change moves: savings
+    [6]
     """
 
     feature_names: tuple[str, ...]

@@ -41,7 +41,16 @@ if TYPE_CHECKING:
 
 @dataclass
 class Workbench:
-    """A scenario and its decision model (``load``)."""
+    """A scenario and its decision model (``load``).
+
+    >>> import engine
+    >>> loan = engine.load("loan", decision_model="bayes")   # no trained artifact needed
+    >>> person = loan.rejected(1)
+    >>> can = loan.constraints({"income": 1, "savings": 2})
+    >>> table = loan.plans(person, can, methods=["oracle"])
+    >>> table.loc[0, "method"], bool(table.loc[0, "valid"]), list(table.loc[0, "actions"])
+    ('oracle', True, ['income'])
+    """
 
     scenario: Scenario
     classifier: Classifier
@@ -114,6 +123,12 @@ class Workbench:
 
 def load(scenario: str = "loan", decision_model: str = "trained") -> Workbench:
     """The scenario ``scenario`` with its decision model: ``trained`` (the artifact of
-    ``recourse-study train``; ArtifactMissingError says how to build it) or ``bayes``."""
+    ``recourse-study train``; ArtifactMissingError says how to build it) or ``bayes``.
+
+    >>> import engine
+    >>> loan = engine.load("loan", decision_model="bayes")
+    >>> loan.scenario.name, type(loan.classifier).__name__, loan.rejected(3).shape
+    ('loan', 'BayesDecision', (3, 7))
+    """
     sc = get_scenario(scenario)
     return Workbench(sc, load_classifier(sc, decision_model))

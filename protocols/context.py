@@ -43,7 +43,18 @@ def now() -> datetime:
 
 @dataclass
 class SessionContext:
-    """What pages of one study may use (module docstring)."""
+    """What pages of one study may use (module docstring).
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from data import Store
+    >>> from protocols import Study, load_protocol
+    >>> store = Store(Path(tempfile.mkdtemp()) / "study.duckdb")
+    >>> study = Study(load_protocol("tominaga-replication"), store)
+    >>> ctx = study.context
+    >>> ctx.study_id == study.study_id, ctx.scenario.name
+    (True, 'tominaga')
+    """
 
     study_id: str
     protocol: Protocol
@@ -167,7 +178,19 @@ class Answering:
 class SyntheticContext:
     """What a page kind's synthetic answer may use: the study's protocol and scenario, the
     synthetic population (engine.synthetic) and rows of simulation truth to write with the
-    answers (``sim_ratings``)."""
+    answers (``sim_ratings``).
+
+    >>> from engine import get_scenario, load_classifier, rejected_rows
+    >>> from engine.synthetic import Behaviour, Population
+    >>> from protocols import SyntheticContext, load_protocol
+    >>> protocol = load_protocol("tominaga-replication")
+    >>> scenario = get_scenario(protocol.scenario)
+    >>> rows = rejected_rows(scenario, load_classifier(scenario, "rule"))[:20]
+    >>> x = scenario.dataset["test"][0][rows].numpy()
+    >>> sim = SyntheticContext("pilot", protocol, scenario, Population(scenario, Behaviour(), 0, x))
+    >>> sim.population.person(0).x.shape == (scenario.d,), dict(sim.extra)   # no truth rows yet
+    (True, {})
+    """
 
     study_id: str
     protocol: Protocol

@@ -18,7 +18,21 @@ if TYPE_CHECKING:
 
 
 class UnknownTokenError(LookupError):
-    """No participant has this token (mistyped, expired link, or another database)."""
+    """No participant has this token (mistyped, expired link, or another database).
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from data import Store
+    >>> from protocols import Study, load_protocol
+    >>> store = Store(Path(tempfile.mkdtemp()) / "study.duckdb")
+    >>> study = Study(load_protocol("tominaga-replication"), store)
+    >>> from protocols import UnknownTokenError
+    >>> try:
+    ...     study.resume("not-a-token")
+    ... except UnknownTokenError:
+    ...     print("unknown token")
+    unknown token
+    """
 
 
 class AdmissionError(LookupError):
@@ -49,7 +63,21 @@ def hash_token(token: str) -> str:
 @dataclass(frozen=True)
 class SubmitItem:
     """One answer; ``seconds``: the time on the page as a trusted driver simulated it (the
-    simulator), None to measure it (from the participant's previous answer or start)."""
+    simulator), None to measure it (from the participant's previous answer or start).
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from data import Store
+    >>> from protocols import Study, load_protocol
+    >>> store = Store(Path(tempfile.mkdtemp()) / "study.duckdb")
+    >>> study = Study(load_protocol("tominaga-replication"), store)
+    >>> from protocols import SubmitItem
+    >>> sessions = [study.start(external_id=f"p{i}", session="s") for i in range(3)]
+    >>> pages = study.submit_many([SubmitItem(s.participant_id, "consent", {"agree": True},
+    ...                                       seconds=4.0) for s in sessions])
+    >>> [p.id for p in pages]              # three participants, one transaction
+    ['screening', 'screening', 'screening']
+    """
 
     participant_id: str
     page_id: str
@@ -58,7 +86,22 @@ class SubmitItem:
 
 
 class ParticipantSession:
-    """One participant's handle: ``current_page()`` and ``submit(page_id, answer)``."""
+    """One participant's handle: ``current_page()`` and ``submit(page_id, answer)``.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from data import Store
+    >>> from protocols import Study, load_protocol
+    >>> store = Store(Path(tempfile.mkdtemp()) / "study.duckdb")
+    >>> study = Study(load_protocol("tominaga-replication"), store)
+    >>> session = study.start(external_id="p1", session="s1")
+    >>> page = session.current_page()
+    >>> page.id, page.progress.step
+    ('consent', 1)
+    >>> page = session.submit(page.id, {"agree": True})
+    >>> page.id, session.submit("consent", {"agree": True}).id    # re-submitting: no change
+    ('screening', 'screening')
+    """
 
     def __init__(self, study: Study, participant_id: str, token: str | None) -> None:
         self.study = study

@@ -48,7 +48,21 @@ class PlanRequest:
 @dataclass
 class ShownPlan:
     """A plan a participant rates: row ``row`` of ``plans`` (the engine's record of plans,
-    evaluated against the participant's stated profile) and its place in the study."""
+    evaluated against the participant's stated profile) and its place in the study.
+
+    >>> import engine
+    >>> from protocols import ShownPlan
+    >>> loan = engine.load("loan", decision_model="bayes")
+    >>> batch = loan.recourse("oracle", loan.rejected(1), loan.constraints({"income": 1}))
+    >>> plan = ShownPlan("plan-1", "p1", arm="oracle", position=1, selection="best",
+    ...                  plans=batch, row=0)
+    >>> plan.method, plan.value("valid"), plan.array("action_mask").tolist()
+    ('oracle', True, [False, False, False, False, False, True, False])
+    >>> row = plan.stored("pilot", loan.scenario.feature_names, at=None)   # the plans row
+    >>> again = ShownPlan.from_stored([row], loan.scenario)[0]
+    >>> again.value("cost") == plan.value("cost")
+    True
+    """
 
     plan_id: str
     participant_id: str

@@ -33,7 +33,22 @@ _CHECK_ROUNDS = 200_000
 
 
 class StudyMismatchError(ValueError):
-    """The store holds a study of this id run with a different protocol."""
+    """The store holds a study of this id run with a different protocol.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from data import Store
+    >>> from protocols import Study, load_protocol
+    >>> store = Store(Path(tempfile.mkdtemp()) / "study.duckdb")
+    >>> study = Study(load_protocol("tominaga-replication"), store)
+    >>> from protocols import StudyMismatchError
+    >>> other = load_protocol("tominaga-replication").model_copy(update={"seed": 99})
+    >>> try:
+    ...     Study(other, store)                # the same study id, another protocol
+    ... except StudyMismatchError:
+    ...     print("refused")
+    refused
+    """
 
 
 class SaltMismatchError(StudyMismatchError):

@@ -40,7 +40,16 @@ __all__ = ["MethodUnavailableError", "StudyResources", "load_classifier", "plan_
 
 @dataclass
 class StudyResources:
-    """The scenario, classifier, per-arm contexts and methods of a study."""
+    """The scenario, classifier, per-arm contexts and methods of a study.
+
+    >>> from protocols import load_protocol, study_resources
+    >>> protocol = load_protocol("tominaga-replication")
+    >>> res = study_resources(protocol)
+    >>> res.scenario.name, type(res.classifier).__name__, res.rules.consequences
+    ('tominaga', 'RuleDecision', 'explain')
+    >>> type(res.method(protocol.arms[0])).__name__     # the arm's method, built on first use
+    'PoolProfiles'
+    """
 
     scenario: Scenario
     classifier: Classifier
@@ -95,7 +104,16 @@ def study_resources(
     methods: dict[str, Any] | None = None,
 ) -> StudyResources:
     """Resources for ``protocol``; ``decision_model`` overrides the protocol's choice,
-    ``classifier``/``methods`` (arm id -> method) inject ready objects (tests)."""
+    ``classifier``/``methods`` (arm id -> method) inject ready objects (tests).
+
+    >>> from protocols import load_protocol, study_resources
+    >>> protocol = load_protocol("tominaga-replication")
+    >>> res = study_resources(protocol)
+    >>> res.scenario.name, type(res.classifier).__name__, res.rules.consequences
+    ('tominaga', 'RuleDecision', 'explain')
+    >>> type(res.method(protocol.arms[0])).__name__     # the arm's method, built on first use
+    'PoolProfiles'
+    """
     scenario = get_scenario(protocol.scenario)
     clf = classifier or load_classifier(scenario, decision_model or protocol.decision_model)
     res = StudyResources(scenario, clf, rules=plan_rules(protocol, scenario))

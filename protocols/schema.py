@@ -62,6 +62,14 @@ _LATER_ENDINGS = ("completion", "screened_out", "no_consent", "withdrawn")
 
 
 class Protocol(Strict):
+    """A validated study protocol (module docstring; every field: the protocol reference).
+
+    >>> from protocols import load_protocol
+    >>> p = load_protocol("tominaga-replication")
+    >>> p.id, p.scenario, p.decision_model, [arm.method for arm in p.arms]
+    ('tominaga-replication', 'tominaga', 'rule', ['pool-profiles'])
+    """
+
     id: Identifier
     title: str = Field(min_length=1)
     scenario: str = "loan"
@@ -224,7 +232,15 @@ Protocol.CROSS_CHECKS = (_arm_problems, _id_problems, _simulation_problems, _cod
 
 
 class ProtocolError(ValueError):
-    """A protocol file is broken; ``problems`` lists (path, message) pairs."""
+    """A protocol file is broken; ``problems`` lists (path, message) pairs.
+
+    >>> from protocols import ProtocolError, parse_protocol
+    >>> try:
+    ...     parse_protocol("{id: Bad Id, title: '', arms: []}")
+    ... except ProtocolError as e:
+    ...     print([path for path, _ in e.problems])
+    ['id (line 1)', 'title (line 1)', 'arms (line 1)']
+    """
 
     def __init__(self, source: str, problems: list[tuple[str, str]],
                  findings: list[validation.Finding] | None = None) -> None:
@@ -238,7 +254,12 @@ class ProtocolError(ValueError):
 
 # ---- loading -------------------------------------------------------------------------------
 def shipped_protocols() -> tuple[str, ...]:
-    """Ids of the protocols shipped with the package."""
+    """Ids of the protocols shipped with the package.
+
+    >>> from protocols import shipped_protocols
+    >>> sorted(shipped_protocols())
+    ['hare-credit', 'hare-interactive', 'icarma-personalization', 'tominaga-replication']
+    """
     return tuple(sorted(p.stem for p in PROTOCOL_DIR.glob("*.yaml")))
 
 
@@ -259,13 +280,24 @@ def resolve(id_or_path: str | Path) -> Path:
 
 
 def load_protocol(id_or_path: str | Path) -> Protocol:
-    """Load and fully validate a protocol (module docstring); raise ProtocolError."""
+    """Load and fully validate a protocol (module docstring); raise ProtocolError.
+
+    >>> from protocols import load_protocol
+    >>> load_protocol("hare-interactive").arms[0].method
+    'hare'
+    """
     path = resolve(id_or_path)
     return parse_protocol(path.read_text(encoding="utf-8"), source=str(path))
 
 
 def parse_protocol(text: str, source: str = "<protocol>") -> Protocol:
-    """Validate YAML text; every problem is listed with its path and line."""
+    """Validate YAML text; every problem is listed with its path and line.
+
+    >>> from protocols import parse_protocol
+    >>> p = parse_protocol("{id: pilot, title: A pilot, arms: [{id: oracle, method: oracle}]}")
+    >>> p.scenario, p.arms[0].cost_profile
+    ('loan', 'linear')
+    """
     try:
         data = yaml.safe_load(text)
         root = yaml.compose(text)

@@ -3,11 +3,19 @@
 ``Study(protocol, store)`` registers the study in the store (or reopens it: the stored
 protocol must be the same) and serves its participants:
 
-    study = Study(load_protocol("tominaga-replication"), Store("study.duckdb"))
-    session = study.start(external_id=pid, session=sid)  # -> ParticipantSession
-    page = session.current_page()                        # protocols.pages.Page
-    page = session.submit(page.id, {"agree": True})      # the next page
-    session = study.resume(token)                        # after a refresh or restart
+>>> import tempfile
+>>> from pathlib import Path
+>>> from data import Store
+>>> from protocols import Study, load_protocol
+>>> study = Study(load_protocol("tominaga-replication"),
+...               Store(Path(tempfile.mkdtemp()) / "study.duckdb"))
+>>> session = study.start(external_id="p1", session="s1")   # -> ParticipantSession
+>>> page = session.current_page()                             # protocols.pages.Page
+>>> page = session.submit(page.id, {"agree": True})           # the next page
+>>> page.kind
+'screening'
+>>> study.resume(session.token).current_page().id   # after a refresh or restart
+'screening'
 
 The page/answer contract (one class per page kind: payload, validation, effect) is in
 ``protocols.pages``, acting through the narrow ``protocols.context``; the page order in
@@ -106,7 +114,22 @@ TOKEN_CACHE_SIZE = 50_000
 
 
 class Study(Admission):
-    """A protocol run in a store (module docstring)."""
+    """A protocol run in a store (module docstring).
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from data import Store
+    >>> from protocols import Study, load_protocol
+    >>> store = Store(Path(tempfile.mkdtemp()) / "study.duckdb")
+    >>> study = Study(load_protocol("tominaga-replication"), store)
+    >>> session = study.start(external_id="p1", session="s1")
+    >>> session.current_page().kind
+    'consent'
+    >>> session.submit("consent", {"agree": True}).kind
+    'screening'
+    >>> study.resume(session.token).current_page().id        # after a refresh or restart
+    'screening'
+    """
 
     def __init__(
         self,

@@ -141,6 +141,15 @@ class ReportingSpec(_Block):
 
 
 class SimulationSpec(_Block):
+    """A protocol's ``simulation`` block: how its synthetic participants behave (module
+    docstring); every setting left out keeps the reference behaviour.
+
+    >>> from protocols import SimulationSpec
+    >>> spec = SimulationSpec(seed=3)
+    >>> spec.seed, spec.ratings.distance is None     # None: the reference behaviour's
+    (3, True)
+    """
+
     seed: int = 0
     ratings: RatingOverrides = RatingOverrides()
     constraints: ConstraintsSpec = ConstraintsSpec()

@@ -108,6 +108,11 @@ class ArmSpec(Strict):
     ``source``: plans come from the method's candidate set or its single recourse;
     ``base``/``base_options``: the base generator of a ``hare`` arm; ``weight``: share of
     participants in between-participant assignment.
+
+    >>> from protocols import ArmSpec
+    >>> arm = ArmSpec(id="oracle", method="oracle", options={"bins": 11})
+    >>> arm.personalized, arm.cost_profile, arm.weight
+    (True, 'linear', 1)
     """
 
     id: Identifier

@@ -166,7 +166,21 @@ def fairness_summary(
     level: float = 0.95,
     seed: int = 0,
 ) -> dict:
-    """The JSON-ready result: population, per-assignment overview and ``group_statistics``."""
+    """The JSON-ready result: population, per-assignment overview and ``group_statistics``.
+
+    >>> from engine import BayesDecision, RecourseContext, get_method, get_scenario
+    >>> from engine.benchmarks import fairness_population, fairness_summary, run_fairness
+    >>> loan = get_scenario("loan")
+    >>> ctx = RecourseContext(loan, BayesDecision(loan))
+    >>> people = fairness_population(loan, ctx.classifier, n=16, seed=0)
+    >>> oracle = get_method("oracle", ctx, bins=5, plausibility=False)
+    >>> outcomes = run_fairness(oracle, people, ("none", "random"))
+    >>> [o.assignment for o in outcomes], [len(o.recourse) for o in outcomes]
+    (['none', 'random'], [16, 16])
+    >>> summary = fairness_summary(people, outcomes, n_boot=20)
+    >>> summary["population"]["n"], [a["name"] for a in summary["assignments"]]
+    (16, ['none', 'random'])
+    """
     names = population.cell_names()
     cell = population.cell
     return {

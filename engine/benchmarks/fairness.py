@@ -120,6 +120,13 @@ def fairness_population(
 
     The first n, as in engine.benchmarks.recourse, so both benchmarks see the same people; test
     rows are i.i.d. draws of the SCM, so the first n are a random sample of the rejected.
+
+    >>> from engine import BayesDecision, get_scenario
+    >>> from engine.benchmarks import fairness_population
+    >>> loan = get_scenario("loan")
+    >>> people = fairness_population(loan, BayesDecision(loan), n=20, seed=0)
+    >>> len(people), people.n_test, people.gender_categories
+    (20, 5000, ('female', 'male'))
     """
     rng = _rng(seed)
     gi = scenario.index("gender")
@@ -219,6 +226,19 @@ def run_fairness(
 
     Each assignment gets its own generator spawned from ``seed`` so that adding or dropping
     an assignment leaves the others' draws unchanged.
+
+    >>> from engine import BayesDecision, RecourseContext, get_method, get_scenario
+    >>> from engine.benchmarks import fairness_population, fairness_summary, run_fairness
+    >>> loan = get_scenario("loan")
+    >>> ctx = RecourseContext(loan, BayesDecision(loan))
+    >>> people = fairness_population(loan, ctx.classifier, n=16, seed=0)
+    >>> oracle = get_method("oracle", ctx, bins=5, plausibility=False)
+    >>> outcomes = run_fairness(oracle, people, ("none", "random"))
+    >>> [o.assignment for o in outcomes], [len(o.recourse) for o in outcomes]
+    (['none', 'random'], [16, 16])
+    >>> summary = fairness_summary(people, outcomes, n_boot=20)
+    >>> summary["population"]["n"], [a["name"] for a in summary["assignments"]]
+    (16, ['none', 'random'])
     """
     unknown = [a for a in assignments if a not in ASSIGNMENTS]
     if unknown or not assignments:

@@ -63,6 +63,15 @@ def base_methods() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class HareBenchmarkConfig:
+    """What the HARE benchmark runs (module docstring): bases, scales, budget B, iterations
+    T, people and seeds, and HARE's own settings (the paper's by default).
+
+    >>> from engine.benchmarks import HareBenchmarkConfig
+    >>> paper = HareBenchmarkConfig()       # the HARE paper's setting
+    >>> paper.budget, paper.gamma, paper.gamma_schedule, paper.final_accept, paper.seeds
+    (30, 1.0, 'paper', 'ask', 5)
+    """
+
     bases: tuple[str, ...] = ("wachter", "gs", "oracle", "icarma")
     scales: tuple[str, ...] = ("near", "intermediate", "far")
     budget: int = 30

@@ -90,7 +90,12 @@ AGREEMENT_RTOL = 1e-9
 
 @dataclass(frozen=True)
 class BenchmarkConfig:
-    """What to run; see the module docstring for the meaning of each setting."""
+    """What to run; see the module docstring for the meaning of each setting.
+
+    >>> from engine.benchmarks import BenchmarkConfig
+    >>> BenchmarkConfig().constraints, BenchmarkConfig().oracle_grid   # the paper's
+    (('all', '3', '2', '1', 'random'), 'factual')
+    """
 
     methods: tuple[str, ...] = ("oracle",)
     constraints: tuple[str, ...] = ("all", "3", "2", "1", "random")
@@ -148,7 +153,15 @@ def n_actionable(constraint: str, n_global: int) -> int | None:
 
 
 def rejected_population(scenario: Scenario, classifier: Classifier, n: int | None) -> Tensor:
-    """The deployment-test profiles the decision model rejects (the first n of them)."""
+    """The deployment-test profiles the decision model rejects (the first n of them).
+
+    >>> from engine import BayesDecision, get_scenario
+    >>> from engine.benchmarks import rejected_population
+    >>> loan = get_scenario("loan")
+    >>> x = rejected_population(loan, BayesDecision(loan), n=4)
+    >>> tuple(x.shape), BayesDecision(loan).decision(x).any().item()
+    ((4, 7), False)
+    """
     x = scenario.dataset["test"][0][torch.from_numpy(rejected_rows(scenario, classifier))]
     if len(x) == 0:
         raise ValueError(f"the decision model rejects nobody in the {scenario.name!r} test split")
@@ -263,7 +276,19 @@ def run_benchmark(
     config: BenchmarkConfig,
     on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """All rows of the benchmark (module docstring); ``on_row`` is called after each row."""
+    """All rows of the benchmark (module docstring); ``on_row`` is called after each row.
+
+    >>> from engine import BayesDecision, get_scenario
+    >>> from engine.benchmarks import BenchmarkConfig, run_benchmark
+    >>> loan = get_scenario("loan")
+    >>> config = BenchmarkConfig(methods=("oracle",), constraints=("all", "1"), n=4,
+    ...                          speedup_sample=0, bins=5, plausibility=False)
+    >>> rows = run_benchmark(loan, BayesDecision(loan), config)
+    >>> [(r["method"], r["constraint"], r["n"]) for r in rows]
+    [('oracle', 'all', 4), ('oracle', '1', 4)]
+    >>> rows[0]["validity"] >= rows[1]["validity"]   # fewer actionable features: harder
+    True
+    """
     config.validate(scenario)
     methods = build_methods(scenario, classifier, config)
     truth = truth_of(scenario)

@@ -81,7 +81,17 @@ class ReproduceConfig:
     ``CARMA_SHIFT_BOUNDS``), flow (the rule under our flow) or "LO,HI". HARE's state machine:
     ``gamma_schedule`` paper (gamma = 1 every iteration, the default) or halve, and
     ``final_accept`` ask (the default) or skip (engine.recourse.hare_state).
-    Bad values raise ValueError with a message that names the option (the CLI shows it)."""
+    Bad values raise ValueError with a message that names the option (the CLI shows it).
+
+    >>> from engine.benchmarks import ReproduceConfig
+    >>> config = ReproduceConfig("icarma-table1", fast=True)
+    >>> config.scenario, config.validity_multiplier, config.action_space
+    ('loan-carma-reference', 'lagrangian', 'latent-shift')
+    >>> ReproduceConfig("icarma-table1", keep="best-ever")
+    Traceback (most recent call last):
+    ...
+    ValueError: ...
+    """
 
     target: str
     scenario: str = REPRODUCE_SCENARIO

@@ -33,18 +33,43 @@ METHODS: dict[str, str] = {
 
 
 class UnknownMethodError(KeyError):
+    """A method name that is not in the catalogue (``METHODS``).
+
+    >>> from engine.recourse import UnknownMethodError, method_class
+    >>> try:
+    ...     method_class("dice")
+    ... except UnknownMethodError as e:
+    ...     print("dice" in str(e))
+    True
+    """
+
     def __str__(self) -> str:
         return str(self.args[0])
 
 
 class MethodUnavailableError(RuntimeError):
     """A known method cannot be built here: its module does not import, a trained artifact
-    it needs is missing, or the options do not fit it."""
+    it needs is missing, or the options do not fit it.
+
+    >>> from engine import BayesDecision, MethodUnavailableError, RecourseContext, get_scenario
+    >>> from engine.recourse import build_method
+    >>> loan = get_scenario("loan")
+    >>> try:
+    ...     build_method("oracle", RecourseContext(loan, BayesDecision(loan)), bins="many")
+    ... except MethodUnavailableError as e:
+    ...     print(type(e).__name__)
+    MethodUnavailableError
+    """
 
 
 def method_class(name: str) -> type[RecourseMethod]:
     """The class registered under ``name`` (UnknownMethodError for an unknown name,
-    MethodUnavailableError when its module cannot be imported here)."""
+    MethodUnavailableError when its module cannot be imported here).
+
+    >>> from engine.recourse import method_class
+    >>> method_class("oracle").__name__, method_class("gs").__name__
+    ('CausalOracle', 'GrowingSpheres')
+    """
     if name not in METHODS:
         raise UnknownMethodError(
             f"unknown recourse method {name!r}; available: {', '.join(sorted(METHODS))}"
@@ -59,17 +84,34 @@ def method_class(name: str) -> type[RecourseMethod]:
 
 
 def capabilities(name: str) -> Capabilities:
-    """What the method ``name`` is (``Capabilities``), without building it."""
+    """What the method ``name`` is (``Capabilities``), without building it.
+
+    >>> from engine import capabilities
+    >>> capabilities("hare").interactive, capabilities("hare").wraps_base
+    (True, True)
+    """
     return method_class(name).capabilities
 
 
 def option_names(name: str) -> tuple[str, ...]:
-    """The options the method ``name`` takes."""
+    """The options the method ``name`` takes.
+
+    >>> from engine.recourse import option_names
+    >>> "bins" in option_names("oracle"), "repair" in option_names("icarma")
+    (True, True)
+    """
     return method_class(name).option_names()
 
 
 def get_method(name: str, context: RecourseContext, **options: Any) -> RecourseMethod:
-    """Construct the method ``name`` for ``context`` with method-specific ``options``."""
+    """Construct the method ``name`` for ``context`` with method-specific ``options``.
+
+    >>> from engine import BayesDecision, RecourseContext, get_method, get_scenario
+    >>> loan = get_scenario("loan")
+    >>> oracle = get_method("oracle", RecourseContext(loan, BayesDecision(loan)), bins=11)
+    >>> type(oracle).__name__
+    'CausalOracle'
+    """
     return method_class(name)(context, **options)
 
 
@@ -77,7 +119,20 @@ def build_method(
     name: str, context: RecourseContext, *, what: str = "", **options: Any
 ) -> RecourseMethod:
     """``get_method``, with every reason it cannot be built here as MethodUnavailableError
-    (``what`` names the caller's use, e.g. ``arm 'a'``, at the start of the message)."""
+    (``what`` names the caller's use, e.g. ``arm 'a'``, at the start of the message).
+
+    >>> from engine import BayesDecision, MethodUnavailableError, RecourseContext, get_scenario
+    >>> from engine.recourse import build_method
+    >>> loan = get_scenario("loan")
+    >>> ctx = RecourseContext(loan, BayesDecision(loan))
+    >>> type(build_method("oracle", ctx)).__name__
+    'CausalOracle'
+    >>> try:
+    ...     build_method("oracle", ctx, what="arm 'a'", colour="red")
+    ... except MethodUnavailableError as e:
+    ...     print(str(e).startswith("arm 'a'"))
+    True
+    """
     prefix = f"{what}: " if what else ""
     try:
         return get_method(name, context, **options)

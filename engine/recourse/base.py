@@ -64,6 +64,11 @@ class Capabilities:
     - ``wraps_base``: built over a base method (``base=``); its plans are compared with the
       base's;
     - ``artifacts``: the trained artifacts it loads (built before a study starts).
+
+    >>> from engine import capabilities
+    >>> oracle, icarma = capabilities("oracle"), capabilities("icarma")
+    >>> oracle.candidates, oracle.amortized, icarma.amortized, icarma.artifacts
+    (True, False, True, ('decision', 'flow', 'icarma', 'icarma-likert'))
     """
 
     candidates: bool = False
@@ -88,6 +93,14 @@ class RecourseContext:
     set; independent-marginal densities, ``density_source = "marginals"``). ``rules``: a
     study's plan rules (engine.recourse.plan_rules), which every method then obeys; None
     (benchmarks and paper reproductions): the methods as published.
+
+    >>> from engine import BayesDecision, CostProfile, RecourseContext, get_method, get_scenario
+    >>> loan = get_scenario("loan")
+    >>> ctx = RecourseContext(loan, BayesDecision(loan), cost_profile=CostProfile("linear"))
+    >>> ctx.ranges.shape, ctx.density_source
+    (torch.Size([7]), 'scm')
+    >>> type(get_method("oracle", ctx)).__name__
+    'CausalOracle'
     """
 
     scenario: Scenario
@@ -228,6 +241,16 @@ class RecourseMethod(ABC):
 
     ``capabilities`` says what else it offers (``Capabilities``): a candidate set
     (``candidates``), a per-person reference search, interactive sessions.
+
+    >>> from engine import BayesDecision, RecourseContext, get_method, get_scenario
+    >>> from engine import all_actionable, rejected_rows
+    >>> loan = get_scenario("loan")
+    >>> ctx = RecourseContext(loan, BayesDecision(loan))
+    >>> x = loan.dataset["test"][0][rejected_rows(loan, ctx.classifier)[:3]]
+    >>> oracle = get_method("oracle", ctx)
+    >>> batch = oracle.recourse(x, all_actionable(loan.feature_names, loan.actionable, 3))
+    >>> batch.method, batch.valid.tolist(), oracle.capabilities.candidates
+    ('oracle', [True, False, True], True)
     """
 
     name: str = "method"

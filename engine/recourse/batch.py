@@ -38,6 +38,18 @@ class RecourseBatch:
     x' = x). ``satisfaction``/``violation`` are measured against the profiles the plans were
     evaluated with, NaN when there were no stated constraints (``engine.metrics``);
     ``changed`` (n, d) bool marks the items that change (actions and consequences).
+
+    >>> import engine
+    >>> loan = engine.load("loan", decision_model="bayes")
+    >>> batch = loan.recourse("oracle", loan.rejected(2), loan.constraints(
+    ...     [{"income": 1, "savings": 2}, {"savings": 1}]))
+    >>> len(batch), batch.valid.tolist()   # savings alone cannot get the second approved
+    (2, [True, False])
+    >>> batch.action_mask[0].int().tolist(), batch.found.tolist()
+    ([0, 0, 0, 0, 0, 1, 0], [True, False])
+    >>> frame = batch.to_frame()                # one row per recourse, every metric
+    >>> list(frame["method"]), list(frame["valid"])
+    (['oracle', 'oracle'], [True, False])
     """
 
     method: str

@@ -47,7 +47,14 @@ _TOL = 1e-9
 class PlanRules:
     """Allowed directions per feature (+1 up only, -1 down only, 0 either) and what happens
     to a consequence on an item the person cannot change (``explain``: the page says what it
-    follows from; ``forbid``: the plan is not shown)."""
+    follows from; ``forbid``: the plan is not shown).
+
+    >>> from engine import get_scenario
+    >>> from engine.recourse import PlanRules
+    >>> rules = PlanRules.of(get_scenario("loan"), {"income": "increase"})
+    >>> rules.directions, rules.consequences
+    ((0, 0, 1, 0, 0, 1, 0), 'explain')
+    """
 
     directions: tuple[int, ...]
     consequences: Consequences = "explain"

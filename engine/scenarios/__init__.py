@@ -27,14 +27,27 @@ _USER_FILES: dict[str, Path] = {}  # name -> path of files loaded by path in thi
 
 
 class UnknownScenarioError(KeyError):
-    """Asked for a scenario that is neither shipped nor a scenario file."""
+    """Asked for a scenario that is neither shipped nor a scenario file.
+
+    >>> from engine import UnknownScenarioError, get_scenario
+    >>> try:
+    ...     get_scenario("mortgage")
+    ... except UnknownScenarioError as e:
+    ...     print("mortgage" in str(e))
+    True
+    """
 
     def __str__(self) -> str:  # KeyError quotes its message; show it plainly
         return str(self.args[0])
 
 
 def scenario_names() -> tuple[str, ...]:
-    """Shipped scenarios, then files loaded by path in this process."""
+    """Shipped scenarios, then files loaded by path in this process.
+
+    >>> from engine import scenario_names
+    >>> {"loan", "loan-carma", "adult", "compas", "german-credit"} <= set(scenario_names())
+    True
+    """
     shipped = tuple(shipped_files())
     return shipped + tuple(n for n in _USER_FILES if n not in shipped)
 
@@ -63,7 +76,14 @@ def scenario_file(ref: str) -> Path:
 
 def get_scenario(ref: str) -> Scenario:
     """The scenario of a shipped name or a file path (one shared instance per process and
-    file version). Raises UnknownScenarioError or ScenarioFileError."""
+    file version). Raises UnknownScenarioError or ScenarioFileError.
+
+    >>> from engine import get_scenario
+    >>> get_scenario("loan").title
+    'Car loan'
+    >>> get_scenario("loan") is get_scenario("loan")      # one shared instance
+    True
+    """
     path = scenario_file(ref)
     stamp = _stamp(path)
     key = str(path)

@@ -107,6 +107,13 @@ class FeatureSpec:
     ``derived_from``: (feature, factor): not entered by a participant but set to factor x
     that feature's model-unit value when a profile is entered (the reference study's loan,
     one third of the entered income).
+
+    >>> from engine import get_scenario
+    >>> income = get_scenario("loan").features[5]
+    >>> income.name, income.role.value, income.display.unit
+    ('income', 'actionable', '$')
+    >>> income.display.format(0.0)        # model units -> what a participant reads
+    '$40,000'
     """
 
     name: str
@@ -150,6 +157,13 @@ class Scenario:
     published samples carry their own labels). ``bounds`` are the model-unit (min, max) per
     feature over the recourse role's training split; every split is deterministic, so every
     process agrees on them without any trained artifact.
+
+    >>> from engine import get_scenario
+    >>> loan = get_scenario("loan")
+    >>> loan.world_kind, loan.d, [loan.feature_names[j] for j in loan.actionable]
+    ('equations', 7, ['loan_amount', 'loan_duration', 'income', 'savings'])
+    >>> {k: tuple(v[0].shape) for k, v in loan.dataset.items()}
+    {'train': (10000, 7), 'validation': (5000, 7), 'test': (5000, 7)}
     """
 
     name: str

@@ -55,7 +55,14 @@ def luce_choice(
     uniform: ArrayLike | None = None,
 ) -> np.ndarray:
     """1 where the person chooses the right plan, else 0 (module docstring). ``uniform`` is
-    a U(0, 1) draw per choice (needed when ``temperature`` > 0)."""
+    a U(0, 1) draw per choice (needed when ``temperature`` > 0).
+
+    >>> from engine.synthetic import luce_choice
+    >>> luce_choice([1.0, 0.2], [0.5, 0.9], temperature=0).tolist()   # the cheaper one
+    [1, 0]
+    >>> luce_choice([1.0], [0.5], temperature=0.1, uniform=[0.5]).tolist()
+    [1]
+    """
     left = np.asarray(cost_left, dtype=np.float64)
     right = np.asarray(cost_right, dtype=np.float64)
     if temperature == 0:
@@ -68,13 +75,32 @@ def luce_choice(
 
 
 def accepts(cost: ArrayLike, threshold: ArrayLike) -> np.ndarray:
-    """True where the plan's cost is at most the person's threshold."""
+    """True where the plan's cost is at most the person's threshold.
+
+    >>> from engine.synthetic import accepts
+    >>> accepts([0.1, 0.5], threshold=0.3).tolist()
+    [True, False]
+    """
     return np.asarray(cost) <= np.asarray(threshold)
 
 
 @dataclass
 class SimulatedPeople:
-    """A batch of simulated people (module docstring)."""
+    """A batch of simulated people (module docstring).
+
+    >>> import torch
+    >>> from engine import BayesDecision, RecourseContext, get_scenario, rejected_rows
+    >>> from engine.synthetic import SimulatedPeople
+    >>> loan = get_scenario("loan")
+    >>> ctx = RecourseContext(loan, BayesDecision(loan))
+    >>> x = loan.dataset["test"][0][rejected_rows(loan, ctx.classifier)[:3]].double()
+    >>> people = SimulatedPeople.draw(ctx, x, loan.actionable_mask().expand(3, -1), "near",
+    ...                               seed=0, directions=16)
+    >>> people.found.tolist(), people.accept(people.truth).tolist()   # the ideal: accepted
+    ([True, True, True], [True, True, True])
+    >>> people.compare(x, people.truth).tolist()      # the ideal beats doing nothing
+    [1, 1, 1]
+    """
 
     x: Tensor  # (n, d) factual profiles
     truth_shift: Tensor  # (n, d) the ideal action as a shift

@@ -71,7 +71,13 @@ PACE_SD, PAGE_SD = 0.3, 0.4
 
 @dataclass(frozen=True)
 class Behaviour:
-    """Everything that drives synthetic answers (module docstring)."""
+    """Everything that drives synthetic answers (module docstring).
+
+    >>> from engine.synthetic import Behaviour
+    >>> b = Behaviour(swap_rate=0.0, speeder_share=0.1)
+    >>> b.to_dict()["swap_rate"], b.to_dict()["speeder_share"], b.ratings.distance
+    (0.0, 0.1, 'l1_profile')
+    """
 
     ratings: RatingBehaviour = field(default_factory=RatingBehaviour.reference)
     distribution: str = "uniform"
@@ -99,7 +105,17 @@ class Behaviour:
 
 @dataclass
 class Person:
-    """One synthetic participant's hidden truth."""
+    """One synthetic participant's hidden truth.
+
+    >>> from engine import BayesDecision, get_scenario, rejected_rows
+    >>> from engine.synthetic import Behaviour, Population
+    >>> loan = get_scenario("loan")
+    >>> x = loan.dataset["test"][0][rejected_rows(loan, BayesDecision(loan))[:10]].numpy()
+    >>> person = Population(loan, Behaviour(), seed=3, rejected=x).person(0)
+    >>> truth = person.truth()         # the hidden parameters the simulation stores
+    >>> sorted(truth)[:4], bool(person.hard[:3].any())     # never an immutable feature
+    (['difficulty', 'effects', 'hard_mask', 'pace'], False)
+    """
 
     index: int
     x: np.ndarray
@@ -132,7 +148,22 @@ class Person:
 
 
 class Population:
-    """Synthetic participants of one simulation (draws per person: module docstring)."""
+    """Synthetic participants of one simulation (draws per person: module docstring).
+
+    >>> from engine import BayesDecision, get_scenario, rejected_rows
+    >>> from engine.synthetic import Behaviour, Population
+    >>> loan = get_scenario("loan")
+    >>> x = loan.dataset["test"][0][rejected_rows(loan, BayesDecision(loan))[:10]].numpy()
+    >>> people = Population(loan, Behaviour(), seed=3, rejected=x)
+    >>> people.person(0) is people.person(0)                        # drawn once
+    True
+    >>> again = Population(loan, Behaviour(), seed=3, rejected=x)
+    >>> (again.person(0).x == people.person(0).x).all().item()     # fixed by the seed
+    True
+    >>> answer = people.elicitation(0, "ranking")     # the elicitation page's answer
+    >>> sorted(answer) == sorted(loan.feature_names[j] for j in loan.actionable)
+    True
+    """
 
     def __init__(
         self, scenario: Scenario, behaviour: Behaviour, seed: int, rejected: np.ndarray

@@ -53,7 +53,13 @@ def _finite_or_zero(a: np.ndarray | float) -> np.ndarray:
 
 @dataclass(frozen=True)
 class DistanceCurve:
-    """f(d) = -drop (1 - exp(-d / scale)): 0 at d = 0, -drop far away (module docstring)."""
+    """f(d) = -drop (1 - exp(-d / scale)): 0 at d = 0, -drop far away (module docstring).
+
+    >>> from engine.synthetic import DistanceCurve
+    >>> f = DistanceCurve(drop=1.6, scale=0.1)
+    >>> [round(float(v), 3) for v in f([0.0, 0.1, 10.0])]     # 0 near, -drop far away
+    [-0.0, -1.011, -1.6]
+    """
 
     drop: float = 0.0
     scale: float = 0.15
@@ -69,7 +75,17 @@ class DistanceCurve:
 
 @dataclass(frozen=True)
 class OutcomeModel:
-    """One 7-point rating (acceptance or action); parameters as in the module docstring."""
+    """One 7-point rating (acceptance or action); parameters as in the module docstring.
+
+    >>> import numpy as np
+    >>> from engine.synthetic import OutcomeModel
+    >>> m = OutcomeModel(intercept=0.0)
+    >>> p = m.probabilities(np.array([0.0]))      # 7 categories of a 7-point rating
+    >>> p.shape, round(float(p.sum()), 6), round(float(m.expected(np.array([0.0]))[0]), 6)
+    ((1, 7), 1.0, 4.0)
+    >>> m.sample(np.array([0.0, 50.0]), np.random.default_rng(0))[1]   # far above the cutpoints
+    np.int64(7)
+    """
 
     intercept: float
     curve: DistanceCurve = field(default_factory=DistanceCurve)
@@ -163,7 +179,17 @@ def curve_scale(a: float, drop: float, half_distance: float, mid: float,
 
 @dataclass(frozen=True)
 class RatingBehaviour:
-    """Both ratings of a synthetic participant and the distance that drives them."""
+    """Both ratings of a synthetic participant and the distance that drives them.
+
+    >>> from engine.synthetic import RatingBehaviour
+    >>> ref = RatingBehaviour.reference()   # calibrated to Tominaga et al.'s mean ratings
+    >>> ref.acceptance.intercept, ref.action.curve.drop, ref.distance
+    (-0.88, 1.6, 'l1_profile')
+    >>> RatingBehaviour(ref.acceptance, ref.action, distance="euclid")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown distance 'euclid'; expected one of ...
+    """
 
     acceptance: OutcomeModel
     action: OutcomeModel

@@ -49,6 +49,22 @@ class Progress(PageModel):
 
 
 class Page(PageModel):
+    """One page as a renderer receives it (module docstring): id, kind, title, progress
+    and a payload in display units.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from data import Store
+    >>> from protocols import Study, load_protocol
+    >>> store = Store(Path(tempfile.mkdtemp()) / "study.duckdb")
+    >>> study = Study(load_protocol("tominaga-replication"), store)
+    >>> page = study.start(external_id="p1", session="s1").current_page()
+    >>> page.kind, page.title != "", page.payload.text.startswith("This study")
+    ('consent', True, True)
+    >>> page.terminal
+    False
+    """
+
     id: str
     kind: str
     title: str
@@ -66,7 +82,24 @@ class AckAnswer(PageModel):
 
 
 class AnswerError(ValueError):
-    """An answer does not fit its page; ``problems`` lists every reason."""
+    """An answer does not fit its page; ``problems`` lists every reason.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from data import Store
+    >>> from protocols import Study, load_protocol
+    >>> store = Store(Path(tempfile.mkdtemp()) / "study.duckdb")
+    >>> study = Study(load_protocol("tominaga-replication"), store)
+    >>> from protocols import AnswerError
+    >>> session = study.start(external_id="p1", session="s1")
+    >>> try:
+    ...     session.submit("consent", {"agree": "yes"})     # a string, not a bool
+    ... except AnswerError as e:
+    ...     print(e.page_id, len(e.problems))
+    consent 1
+    >>> session.current_page().id                             # nothing was written
+    'consent'
+    """
 
     def __init__(self, page_id: str, problems: list[str]) -> None:
         self.page_id = page_id
@@ -76,7 +109,15 @@ class AnswerError(ValueError):
 
 class PageKind:
     """One kind of page (module docstring). Subclasses set the class attributes and override
-    what their kind does; the defaults fit a page that is only read."""
+    what their kind does; the defaults fit a page that is only read.
+
+    >>> from protocols.pages import PAGE_KINDS, SLOTS
+    >>> consent = PAGE_KINDS["consent"]            # one instance serves every consent page
+    >>> consent.slot, consent.answer_model.__name__, consent.ends
+    ('consent', 'ConsentAnswer', ('declined',))
+    >>> sorted(k.kind for k in SLOTS["profile"])   # a slot may hold several kinds
+    ['persona', 'profile_entry']
+    """
 
     kind: ClassVar[str]
     slot: ClassVar[str]
@@ -116,7 +157,15 @@ SLOTS: dict[str, list[PageKind]] = {}
 
 
 def register(cls: type[PageKind]) -> type[PageKind]:
-    """Class decorator: add a page kind to the registry (one instance serves every page)."""
+    """Class decorator: add a page kind to the registry (one instance serves every page).
+
+    >>> from protocols import register
+    >>> from protocols.pages import PAGE_KINDS
+    >>> register(type(PAGE_KINDS["consent"]))     # a kind is registered once
+    Traceback (most recent call last):
+    ...
+    ValueError: page kind 'consent' is registered twice
+    """
     if cls.kind in PAGE_KINDS:
         raise ValueError(f"page kind {cls.kind!r} is registered twice")
     PAGE_KINDS[cls.kind] = cls()

@@ -68,3 +68,80 @@ def test_docs_name_papers_by_title_not_by_file_number() -> None:
     offenders = [f"{p.relative_to(REPO)}: {m.group(0)}" for p in texts
                  for m in pattern.finditer(p.read_text(encoding="utf-8"))]
     assert offenders == []
+
+
+def _run(target: str = "icarma-table1", ours: float = 0.97, paper: float = 0.999,
+         fast: bool = True) -> dict:
+    """A `reproduce --json` result of one cell (the shape the command writes)."""
+    return {
+        "target": target, "title": "Hard constraints", "table": "Table 1 (section 5.3)",
+        "paper": {"title": "From Universal to Individualized Actionability"},
+        "config": {"scenario": "loan-carma-reference", "fast": fast, "seeds": 1},
+        "seconds": 71.6,
+        "cells": [{"table": "Table 1", "row": "Loan, all (4)", "method": "icarma",
+                   "metric": "validity", "paper": paper, "paper_range": None, "ours": ours,
+                   "ours_mean": ours, "ours_sd": 0.0, "seeds": 1, "diff": ours - paper,
+                   "tolerance": 0.05, "within": abs(ours - paper) <= 0.05}],
+        "checks": [{"claim": "validity falls as features are removed", "passed": True,
+                    "detail": "0.97 > 0.80"}],
+        "summary": {"cells": 1, "within": 1, "judged": 1, "checks_passed": 1, "checks": 1},
+        "notes": [],
+    }
+
+
+def test_the_reproduction_pages_are_current() -> None:
+    from study_app.cli.reproduction_pages import reproduction_pages
+
+    for rel, text in reproduction_pages(DOCS).items():
+        assert (DOCS / rel).read_text(encoding="utf-8") == text, (
+            f"docs/{rel} is stale: run `recourse-study docs generate`")
+
+
+def test_a_run_is_rendered_beside_the_paper_and_a_changed_run_makes_the_page_stale(
+        tmp_path: Path) -> None:
+    import json
+
+    import pytest
+    from typer.testing import CliRunner
+
+    from study_app.cli import app
+    from study_app.cli.reproduction_pages import reproduction_pages
+
+    docs = tmp_path / "docs"
+    (docs / "reproductions" / "data").mkdir(parents=True)
+    for name in ("index.md", "icarma.md", "hare.md"):
+        (docs / "reproductions" / name).write_text(f"# {name}\n\nProse kept.\n")
+    data = docs / "reproductions" / "data" / "icarma-table1.json"
+
+    def render(run: dict) -> str:
+        data.write_text(json.dumps(run))
+        for rel, text in reproduction_pages(docs).items():
+            (docs / rel).write_text(text)
+        return (docs / "reproductions" / "icarma.md").read_text()
+
+    page = render(_run())
+    assert page.startswith("# icarma.md\n\nProse kept.\n")
+    assert ("| Loan, all (4) | icarma | validity | 0.999 | 0.970 | 0.970 ± 0.000 (1) | -0.029 "
+            "| 0.05 | yes |") in page
+    assert "**fast run** (`--fast`" in page
+    assert "`recourse-study reproduce icarma-table1 --fast`" in page
+    assert "- PASS: validity falls as features are removed: 0.97 > 0.80" in page
+    assert render(_run()) == page                           # rendering twice: the same
+    index = (docs / "reproductions" / "index.md").read_text()
+    assert "| [icarma-table1](icarma.md#icarma-table1-hard-constraints) |" in index
+    assert "| fast | 1 / 1 | 1 / 1 | 72 |" in index
+    assert "No run of these targets" in (docs / "reproductions" / "hare.md").read_text()
+
+    assert "0.123 (no longer in paper_values.yaml)" in render(_run(paper=0.123))
+    render(_run())
+    data.write_text(json.dumps(_run(ours=0.90)))           # a new run: the page is stale
+    (docs / "reference").mkdir()
+    stale = CliRunner().invoke(app, ["docs", "generate", "--out", str(docs), "--check",
+                                     "--json"])
+    assert stale.exit_code == 1
+    pages = json.loads(stale.stdout)["pages"]
+    assert pages["reproductions/icarma.md"] == "stale"
+    assert pages["reproductions/hare.md"] == "current"
+    data.write_text("{}")
+    with pytest.raises(ValueError, match="no cells"):
+        reproduction_pages(docs)
