@@ -36,7 +36,7 @@ from study_app.web.render_elicitation import CANNOT
 from study_app.web.render_intro import AGREE
 from study_app.web.render_plan import ACCEPT, GO_ON, OPTION_LABELS
 
-TERMINAL = ("debrief", "end")
+TERMINAL = ("debrief", "end", "pause")  # a pause: the first of two sessions is over
 ACCEPT_PROBABILITY = 0.35  # HARE: accept the shown plan (else keep looking)
 
 
