@@ -8,7 +8,7 @@ shipped kinds:
 | kind | slot | payload | answer |
 | --- | --- | --- | --- |
 | consent | consent | ConsentPayload(text) | ConsentAnswer(agree) |
-| screening | screening | ScreeningPayload(questions[id, question, options]) | ScreeningAnswer(answers: {question id: option}) |
+| screening | screening | ScreeningPayload(questions[id, question, options, kind single/multiple/number, min, max, decimals, unit]) | ScreeningAnswer(answers: {question id: option, [options] (select all) or number}) |
 | scenario | scenario | TextPayload(text) | AckAnswer() = {} |
 | profile_entry | profile | ProfileEntryPayload(text, fields[feature, label, help, kind number/category, unit, min, max, decimals, options]) | ProfileAnswer(values: {feature: number in display units, or category label/code}) |
 | persona | profile | PersonaPayload(text, rows[feature, label, value]) | AckAnswer() |
