@@ -48,6 +48,7 @@ class Participant:
     interaction_done: bool = False
     queries_asked: int = 0
     completion_code: str = ""
+    screened: dict[str, Any] = field(default_factory=dict)  # screening answers the profile takes
     updated_at: datetime | None = None  # the last answer (or the start): page times count from it
 
     @property
@@ -69,6 +70,7 @@ class Participant:
         out.answered = list(self.answered)
         out.plans = list(self.plans)
         out.query = copy.deepcopy(self.query)
+        out.screened = dict(self.screened)
         return out
 
     def state_json(self) -> str:
@@ -81,6 +83,7 @@ class Participant:
             "hare_query": self.query,
             "hare_done": self.interaction_done,
             "hare_asked": self.queries_asked,
+            **({"screened": self.screened} if self.screened else {}),
         })
 
     def load_state(self, text: str) -> None:
@@ -93,6 +96,7 @@ class Participant:
         self.query = s.get("hare_query")
         self.interaction_done = bool(s.get("hare_done", False))
         self.queries_asked = int(s.get("hare_asked", 0))
+        self.screened = dict(s.get("screened", {}))
 
 
 def profiles_row(p: ActionabilityProfiles, feature_names: tuple[str, ...]) -> dict[str, Any]:

@@ -157,7 +157,8 @@ def draw_page(page: pg.Page) -> dict | None:
     """A page as every participant sees it: progress, title and the kind's renderer (also
     what ``recourse-study preview`` photographs); the answer once given."""
     # Pages done before this one (the debrief counts as done: 100%).
-    done = page.progress.step - 1 if not page.terminal else page.progress.total
+    done = page.progress.step - 1 if not page.terminal or page.kind == "pause" \
+        else page.progress.total
     progress_indicator(done, page.progress.total, page.title, page_id=page.id, kind=page.kind,
                        ended=page.kind == "end")
     page_heading(page.title, page.id)

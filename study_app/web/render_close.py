@@ -14,10 +14,12 @@ import streamlit as st
 from protocols import pages as pg
 from protocols.recruitment import fill
 from study_app.web import widgets
+from study_app.web.links import TOKEN_PARAM
 from study_app.web.registry import renders
 from study_app.web.runtime import from_env
 
 REDIRECT_SECONDS = 5
+RETURN_LINK = "Your link to the next part (keep it):"
 
 
 @renders("attention")
@@ -78,6 +80,19 @@ def render_debrief(page: pg.Page) -> None:
 def _js_string(text: str) -> str:
     """A JavaScript string literal that cannot close the surrounding script element."""
     return json.dumps(text).replace("</", "<\\/")
+
+
+@renders("pause")
+def render_pause(page: pg.Page) -> None:
+    """Between two sessions: when the next part opens, and the participant's own link
+    (this page's address with their resume token), by which they come back."""
+    p: pg.PausePayload = page.payload  # type: ignore[assignment]
+    st.html(f'<div data-testid="rs-pause" data-opens-at="{html.escape(p.opens_at)}"></div>')
+    st.markdown(p.text)
+    token = st.query_params.get(TOKEN_PARAM)
+    if token:
+        st.markdown(RETURN_LINK)
+        st.code(f"{st.context.url.split('?')[0]}?{TOKEN_PARAM}={token}", language=None)
 
 
 @renders("end")

@@ -14,6 +14,7 @@ import pytest
 from browser_harness import CHROMIUM, StudyServer
 from browser_participant import BrowserParticipant, button, key_class
 from test_browser_e2e import PHONE
+from variants import with_delay
 
 from engine.scenarios import get_scenario
 from protocols.pages.close import NOTHING_CHANGEABLE
@@ -34,7 +35,8 @@ FEW_PLANS = {"education": "Graduate school (master)", "position": "Manager",
 
 def _serve(protocol: str, tmp_path_factory) -> Iterator[StudyServer]:
     folder = tmp_path_factory.mktemp(protocol)
-    srv = StudyServer(protocol, folder / "study.duckdb", folder / "serve.log")
+    srv = StudyServer(with_delay(protocol, folder), folder / "study.duckdb",
+                      folder / "serve.log")
     srv.start()
     try:
         yield srv
@@ -111,7 +113,7 @@ def test_fewer_plans_than_promised_texts_match(tominaga_server, browser, viewpor
     defaults = {f.name: f.levels[0] for f in scenario.features if f.levels}
     page = browser.new_page(viewport=viewport)
     bot = BrowserParticipant(page, protocol, profile={**defaults, **FEW_PLANS})
-    start = bot.open(tominaga_server.url)
+    start = bot.run(until="consent", start=bot.open(tominaga_server.url))  # screened first
     assert "up to five plans" in page.inner_text("body")
     assert bot.run(until="profile", start=start)[0] == "profile"
     page.set_viewport_size({"width": viewport["width"], "height": 2600})  # every field
