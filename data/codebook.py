@@ -92,6 +92,8 @@ MEANINGS: dict[str, dict[str, str]] = {
         "seconds": "time on the page: seconds from the participant's previous answer (or "
         "their start) to this answer, measured by the server; synthetic participants: the "
         "simulated time; null before schema 4",
+        "language": "the language the page was shown in (en, ja, ...: the protocol's "
+        "translations); en before schema 5",
     },
     "profiles": {
         "study_id": _STUDY,
@@ -158,6 +160,8 @@ MEANINGS: dict[str, dict[str, str]] = {
         "impossible": "the participant marked at least one changed item impossible",
         "impossible_json": "per action item: marked impossible (true/false)",
         "answered_at": "when (UTC)",
+        "language": "the language the plan page was shown in (en, ja, ...); en before "
+        "schema 5",
     },
     "comparisons": {
         "study_id": _STUDY,
@@ -205,6 +209,7 @@ MEANINGS: dict[str, dict[str, str]] = {
         "source": "web, synthetic or imported",
         "attention_passed": "every attention check the participant answered was answered "
         "correctly (null: none answered)",
+        "language": "the language the plan was rated in (analyze --by-language)",
     },
 }
 

@@ -48,6 +48,7 @@ class Participant:
     interaction_done: bool = False
     queries_asked: int = 0
     completion_code: str = ""
+    language: str = "en"  # the language the pages are shown in (protocols.translation)
     updated_at: datetime | None = None  # the last answer (or the start): page times count from it
 
     @property
@@ -81,6 +82,7 @@ class Participant:
             "hare_query": self.query,
             "hare_done": self.interaction_done,
             "hare_asked": self.queries_asked,
+            "language": self.language,
         })
 
     def load_state(self, text: str) -> None:
@@ -93,6 +95,7 @@ class Participant:
         self.query = s.get("hare_query")
         self.interaction_done = bool(s.get("hare_done", False))
         self.queries_asked = int(s.get("hare_asked", 0))
+        self.language = str(s.get("language", "en"))
 
 
 def profiles_row(p: ActionabilityProfiles, feature_names: tuple[str, ...]) -> dict[str, Any]:

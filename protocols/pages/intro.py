@@ -9,13 +9,11 @@ from pydantic import StrictBool, StrictFloat, StrictInt, StrictStr
 
 from protocols import display
 from protocols.context import Answering, SessionContext, SyntheticContext
+from protocols.interface_text import english
 from protocols.pages.base import Page, PageKind, PageModel, keys_problems, register
 from protocols.state import Participant
 
-APPROVED_NOTE = (
-    "The system would approve the profile you entered. For this study, please imagine you "
-    "are the applicant below, whose application was rejected."
-)
+APPROVED_NOTE = english("note.approved")
 
 
 class ConsentPayload(PageModel):
@@ -33,7 +31,7 @@ class Consent(PageKind):
     ends = ("declined",)
 
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
-        return "Consent", ConsentPayload(text=ctx.protocol.consent_text())
+        return english("title.consent"), ConsentPayload(text=ctx.protocol.consent_text())
 
     def apply(self, w: Answering, p: Participant, page: Page, answer: Any) -> None:
         if answer.agree:
@@ -68,7 +66,7 @@ class Screening(PageKind):
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
         qs = [Question(id=q.id, question=q.question, options=list(q.options))
               for q in ctx.protocol.screening]
-        return "A few questions first", ScreeningPayload(questions=qs)
+        return english("title.screening"), ScreeningPayload(questions=qs)
 
     def problems(self, payload: Any, answer: Any) -> list[str]:
         out = keys_problems(set(answer.answers), [q.id for q in payload.questions], "question(s)")
@@ -122,7 +120,7 @@ class ProfileEntry(PageKind):
         return ctx.protocol.profile.source == "own"
 
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
-        return "Your profile", ProfileEntryPayload(
+        return english("title.profile"), ProfileEntryPayload(
             text=ctx.protocol.profile.shown_text(),
             fields=display.profile_fields(ctx.scenario))
 
@@ -167,7 +165,7 @@ class Persona(PageKind):
 
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
         assert p.x is not None
-        return "Your profile", PersonaPayload(
+        return english("title.profile"), PersonaPayload(
             text=ctx.protocol.profile.shown_text(),
             rows=display.profile_rows(ctx.scenario, p.x))
 
@@ -190,7 +188,7 @@ class Decision(PageKind):
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
         assert p.x is not None
         sc = ctx.scenario
-        return "The decision", DecisionPayload(
+        return english("title.decision"), DecisionPayload(
             decision=sc.unfavourable_label, note=p.note, rows=display.profile_rows(sc, p.x),
             text=ctx.protocol.plan_view.decision_text
-            or f"The automated system {sc.unfavourable_label} the application.")
+            or english("decision.default", decision=sc.unfavourable_label))
