@@ -219,6 +219,8 @@ EVENT_KINDS: dict[str, str] = {
     "resumed; hashes: the link's recorded parameters, salted SHA-256)",
     "id_refused": "a visit by a known recruitment id was refused: its recruitment session "
     "differs from the first visit's, or is missing (detail: the session's salted hash)",
+    "language": "the participant chose the language of the pages on the first page (detail: "
+    "language)",
     "token_issued": "a new resume token was issued to a returning participant (a visit by "
     "recruitment id with the same recruitment session); earlier tokens stay valid",
     "assigned": "the participant consented and counts for assignment (detail: consent_seq, "

@@ -58,6 +58,7 @@ import re
 from collections.abc import Sequence
 from contextlib import nullcontext
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -67,7 +68,7 @@ from data.store import Store, WriteConflictError
 from engine.decision import rejected_rows
 from protocols import design
 from protocols import pages as pg
-from protocols.admission import Admission
+from protocols.admission import Admission, UnknownLanguageError
 from protocols.cache import BoundedCache, StripedLocks
 from protocols.context import ROW_TABLES, Answering, Rows, SessionContext
 from protocols.flow import Flow
@@ -92,11 +93,13 @@ from protocols.registration import (
 from protocols.resources import StudyResources, study_resources
 from protocols.schema import Protocol
 from protocols.state import Participant, profiles_from_row
+from protocols.translation import TRANSLATION_DIR, translators
 
 __all__ = [
     "SALT_ENV", "IdRefusedError", "InvalidExternalIdError", "PageMismatchError",
     "ParticipantSession", "SaltMismatchError", "SessionEndedError", "Study",
-    "StudyMismatchError", "SubmitItem", "UnknownTokenError", "hash_token",
+    "StudyMismatchError", "SubmitItem", "UnknownLanguageError", "UnknownTokenError",
+    "hash_token",
 ]
 # Participants whose state and built page a process keeps in memory (reloaded after).
 CACHE_SIZE = 4096
@@ -117,8 +120,11 @@ class Study(Admission):
         decision_model: str | None = None,
         simulation: dict[str, Any] | None = None,
         prefetch: bool = False,
+        translations: Path | None = None,
     ) -> None:
         self.protocol = protocol
+        # the protocol's languages: its translation files (a broken one fails here)
+        self.translators = translators(protocol, translations or TRANSLATION_DIR)
         self.store = store
         self.study_id = study_id or protocol.id
         self.resources = resources or study_resources(protocol, decision_model=decision_model)

@@ -38,8 +38,10 @@ from babel.numbers import format_currency, format_decimal
 from protocols.interface_text import INTERFACE
 from protocols.schema import Protocol, resolve
 from protocols.translation_source import FILLS, source
+from protocols.validation import suggest
 
 SOURCE_LANGUAGE = "en"
+TRANSLATION_DIR = Path(__file__).resolve().parent / "translations"  # the shipped protocols'
 SECTIONS = ("texts", "scenario", "interface")
 MAX_PLANS_SHOWN = 20  # plan texts and titles are prepared for up to this many plans
 _PAYLOAD_INTERFACE = ("title", "end", "note")  # interface texts pages carry in English
@@ -97,9 +99,11 @@ def _section_problems(section: str, english: dict[str, Any], given: Any) -> list
         return [(section, "expected a mapping of keys to translated texts")]
     out = [(f"{section}.{k}", "missing: participants would read this text in English")
            for k in english if k not in given]
-    out += [(f"{section}.{k}", "unknown key: no such text in the protocol (expected one of "
-             "the keys of its English source; run `validate` for the list)")
-            for k in given if k not in english]
+    for k in given:
+        if k not in english:
+            near = suggest(k, english)
+            out.append((f"{section}.{k}", "unknown key: the protocol has no such text" +
+                        (f"; did you mean {' or '.join(near)}?" if near else "")))
     for k, en in english.items():
         if k not in given:
             continue
