@@ -78,6 +78,9 @@ INTERFACE: dict[str, str] = {
     "error.not_saved": "Sorry, something went wrong while saving your answer; nothing was "
     "stored. Please try again in a moment. (Error id {error_id}.)",
     "error.rejected": "Your answer could not be saved: {problems}",
+    "error.language": "This study link is not valid: it asks for a language this study is "
+    "not offered in ({language}). The study is offered in {languages}. Please open the link "
+    "from your invitation again.",
     "moved_on": "That page was already answered, perhaps in another tab or window. Your "
     "earlier answer is kept; here is where you are now.",
     "show_current": "Show my current page",

@@ -127,12 +127,13 @@ def _section_problems(section: str, english: dict[str, Any], given: Any) -> list
 def _unit_problems(where: str, value: Any) -> list[tuple[str, str]]:
     if isinstance(value, str):
         return [] if _fields(value) == {"value"} else [(where, "a unit pattern holds {value}")]
-    if isinstance(value, dict) and set(value) <= {"currency", "factor"} and "currency" in value:
+    if isinstance(value, dict) and set(value) <= {"currency", "factor", "entry"} and (
+            "currency" in value):
         factor = value.get("factor", 1)
         if isinstance(factor, int | float) and factor > 0:
             return []
     return [(where, "expected a pattern with {value} or {currency: <ISO code>, factor: "
-             "<number>}")]
+             "<number>, entry: <the unit a number is typed in>}")]
 
 
 def check(p: Protocol, data: Any, language: str | None = None) -> list[tuple[str, str]]:
@@ -281,6 +282,15 @@ class Translator:
         shown = format_decimal(value, format="#,##0" + ("." + "0" * decimals if decimals else ""),
                                locale=self.language)
         return spec.format(value=shown) if isinstance(spec, str) else f"{shown} {unit}".strip()
+
+    def unit(self, unit: str) -> str:
+        """The unit a number is typed in ("million JPY": 百万円)."""
+        if self.english:
+            return unit
+        spec = self.units.get(unit)
+        if isinstance(spec, dict):
+            return str(spec.get("entry", spec["currency"]))
+        return spec.replace("{value}", "").strip() if isinstance(spec, str) else unit
 
     def date(self, day: Date) -> str:
         """A date for this language ("27 November 2026", "2026年11月27日")."""

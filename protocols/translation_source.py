@@ -12,7 +12,8 @@ A translation file (protocols.translation) has three sections, each a mapping of
   ``<item>.help`` and ``<item>.levels`` (a list), and ``<item>.unit`` for a number shown
   with a unit: a pattern with ``{value}`` ("{value} 年"), or a currency,
   ``{currency: JPY, factor: 1000000}`` (the number in display units times ``factor`` is
-  the amount, formatted for the language by Babel).
+  the amount, formatted for the language by Babel; ``entry``: the unit a number is typed
+  in, e.g. 百万円).
 - ``interface``: the words of the study interface itself (protocols.interface_text).
 
 Templates keep their fields: a translated text has the same ``{fields}`` as its English

@@ -14,6 +14,7 @@ import streamlit as st
 from protocols import pages as pg
 from protocols.recruitment import fill
 from study_app.web import widgets
+from study_app.web.i18n import t, ui
 from study_app.web.registry import renders
 from study_app.web.runtime import from_env
 
@@ -24,11 +25,11 @@ REDIRECT_SECONDS = 5
 def render_attention(page: pg.Page) -> dict[str, Any] | None:
     p: pg.AttentionPayload = page.payload  # type: ignore[assignment]
     with st.form(f"{page.id}:form"):
-        choice = widgets.choice(p.question, list(p.options), f"{page.id}:choice")
+        choice = widgets.choice(t(p.question), list(p.options), f"{page.id}:choice")
         if not widgets.submit_button(page.id):
             return None
     if choice is None:
-        widgets.ask_for_missing(["the question above"])
+        widgets.ask_for_missing([ui("missing.attention")])
         return None
     return {"choice": choice}
 
@@ -46,16 +47,16 @@ def return_to_platform(template: str | None, code: str | None, ending: str) -> N
     a button and an automatic redirect after ``REDIRECT_SECONDS`` (an ending without either
     says the page may be closed)."""
     if code:
-        st.markdown("Your completion code:" if ending == "completion" else "Your code:")
+        st.markdown(ui("completion_code") if ending == "completion" else ui("your_code"))
         st.html(f'<div class="rs-code" data-testid="rs-completion-code" data-ending="{ending}">'
                 f"{html.escape(code)}</div>")
     if not template:
-        st.caption("You may now close this page.")
+        st.caption(ui("close_page"))
         return
     url = completion_link(template, code or "")
-    st.link_button("Return to the study platform" + (" to finish" if ending == "completion"
-                                                     else ""), url, type="primary")
-    st.caption(f"You will be taken there automatically in {REDIRECT_SECONDS} seconds.")
+    st.link_button(ui("return_finish" if ending == "completion" else "return"), url,
+                   type="primary")
+    st.caption(ui("redirect", seconds=REDIRECT_SECONDS))
     st.html(
         "<script>setTimeout(function () { window.location.assign("
         f"{_js_string(url)}); }}, {REDIRECT_SECONDS * 1000});</script>",
@@ -70,8 +71,8 @@ def render_debrief(page: pg.Page) -> None:
     recruitment platform (``study_app.web.runtime``)."""
     p: pg.DebriefPayload = page.payload  # type: ignore[assignment]
     if p.no_plans:
-        st.info(p.no_plans)
-    st.markdown(p.text)
+        st.info(t(p.no_plans))
+    st.markdown(t(p.text))
     return_to_platform(from_env().completion_url or p.url, p.completion_code, "completion")
 
 
@@ -83,7 +84,7 @@ def _js_string(text: str) -> str:
 @renders("end")
 def render_end(page: pg.Page) -> None:
     p: pg.EndPayload = page.payload  # type: ignore[assignment]
-    st.markdown(p.text)
+    st.markdown(t(p.text))
     url = p.url
     if p.ending == "completion":  # the study ended the session: completed, as on the debrief
         url = from_env().completion_url or url
