@@ -93,7 +93,7 @@ from protocols.registration import (
 from protocols.resources import StudyResources, study_resources
 from protocols.schema import Protocol
 from protocols.state import Participant, profiles_from_row
-from protocols.translation import TRANSLATION_DIR, translators
+from protocols.translation import shipped_dir, translators
 
 __all__ = [
     "SALT_ENV", "IdRefusedError", "InvalidExternalIdError", "PageMismatchError",
@@ -120,11 +120,12 @@ class Study(Admission):
         decision_model: str | None = None,
         simulation: dict[str, Any] | None = None,
         prefetch: bool = False,
-        translations: Path | None = None,
+        translations: Path | None = None,  # the folder of its translation files
     ) -> None:
         self.protocol = protocol
-        # the protocol's languages: its translation files (a broken one fails here)
-        self.translators = translators(protocol, translations or TRANSLATION_DIR)
+        # the protocol's languages: its translation files (a broken one fails here); a
+        # shipped protocol as shipped has its shipped ones
+        self.translators = translators(protocol, translations or shipped_dir(protocol))
         self.store = store
         self.study_id = study_id or protocol.id
         self.resources = resources or study_resources(protocol, decision_model=decision_model)

@@ -36,7 +36,7 @@ from babel.dates import format_date
 from babel.numbers import format_currency, format_decimal
 
 from protocols.interface_text import INTERFACE
-from protocols.schema import Protocol, resolve
+from protocols.schema import Protocol, load_protocol, resolve, shipped_protocols
 from protocols.translation_source import FILLS, source
 from protocols.validation import suggest
 
@@ -176,10 +176,19 @@ def load(p: Protocol, path: Path) -> Translator:
     return Translator.build(p, m["lang"], data)
 
 
-def translators(p: Protocol, directory: Path) -> dict[str, Translator]:
-    """language -> translator of every language of ``p`` (English first)."""
+def shipped_dir(p: Protocol) -> Path | None:
+    """The shipped translations of ``p`` when it is a shipped protocol as shipped (None for
+    a protocol changed in Python: the shipped texts would not fit it)."""
+    if p.id in shipped_protocols() and load_protocol(p.id).fingerprint() == p.fingerprint():
+        return TRANSLATION_DIR
+    return None
+
+
+def translators(p: Protocol, directory: Path | None) -> dict[str, Translator]:
+    """language -> translator of every language of ``p`` in ``directory`` (English first;
+    only English without a directory)."""
     out = {SOURCE_LANGUAGE: Translator(SOURCE_LANGUAGE)}
-    for lang, path in translation_files(p.id, directory).items():
+    for lang, path in translation_files(p.id, directory).items() if directory else ():
         out[lang] = load(p, path)
     return out
 

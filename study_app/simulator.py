@@ -34,7 +34,7 @@ from protocols.context import SyntheticContext
 from protocols.resources import StudyResources
 from protocols.schema import Protocol, load_protocol
 from protocols.session import Study, SubmitItem, UnknownLanguageError
-from protocols.translation import TRANSLATION_DIR, translations_dir, translators
+from protocols.translation import shipped_dir, translations_dir, translators
 
 Progress = Callable[[int, int], None]
 
@@ -108,8 +108,9 @@ def simulate(
     one the protocol's, protocols.session.UnknownLanguageError otherwise). Returns the summary
     documented by ``recourse-study simulate --json``.
     """
-    folder = TRANSLATION_DIR
-    if not isinstance(protocol, Protocol):
+    if isinstance(protocol, Protocol):
+        folder = shipped_dir(protocol)
+    else:
         folder = translations_dir(protocol)
         protocol = load_protocol(protocol)
     offered = translators(protocol, folder)

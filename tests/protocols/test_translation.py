@@ -126,3 +126,12 @@ def test_start_and_choose_language(tmp_path: Path, tominaga) -> None:
         assert other.language == "ja"
         row = store.query("SELECT language FROM responses WHERE page_id = 'consent'")
         assert row == [{"language": "ja"}]
+
+
+def test_a_changed_protocol_has_no_shipped_translation(tominaga) -> None:
+    from protocols.translation import shipped_dir
+
+    assert shipped_dir(tominaga) == TRANSLATION_DIR
+    changed = tominaga.model_copy(update={"consent": "Do you agree?"})
+    assert shipped_dir(changed) is None  # the shipped texts would not fit it
+    assert list(translators(changed, shipped_dir(changed))) == ["en"]
