@@ -57,7 +57,8 @@ MEANINGS: dict[str, dict[str, str]] = {
         "deleted at the participant's or researcher's request; never exported)",
         "current_page": "id of the page the participant is on",
         "step": "number of answers recorded (-1: withdrawn)",
-        "state_json": "session state (answered pages, HARE state) as JSON",
+        "state_json": "session state (answered pages, HARE state, the screening answers "
+        "the profile takes) as JSON",
         "completion_code": "code shown on the debrief page (linkage: exported only on "
         "request)",
         "created_at": "when the participant started (UTC)",
@@ -86,7 +87,9 @@ MEANINGS: dict[str, dict[str, str]] = {
         "page_id": "page answered (consent, screening, profile, plan-1, attention-x, ...)",
         "kind": "page kind (protocols.pages)",
         "step": "0-based index of this answer in the participant's session",
-        "answer_json": "the validated answer as JSON (free-text reasons only on request)",
+        "answer_json": "the validated answer as JSON (free-text reasons only on request); "
+        "screening: {question id: the option chosen, a list of the options ticked (select "
+        "all that apply) or a number}",
         "correct": "attention checks: answered correctly; null for other pages",
         "answered_at": "when (UTC)",
         "seconds": "time on the page: seconds from the participant's previous answer (or "

@@ -41,6 +41,12 @@ def now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+def after_every_pause() -> datetime:
+    """The clock of synthetic participants: every pause between sessions is over (they
+    return as soon as the second session opens)."""
+    return datetime.max
+
+
 @dataclass
 class SessionContext:
     """What pages of one study may use (module docstring)."""
@@ -51,6 +57,8 @@ class SessionContext:
     classifier: Classifier
     persona: Callable[[int], np.ndarray]  # seq -> a rejected profile (model units)
     interactive: InteractiveFlow
+    # The time that decides whether a second session is open yet (protocols.flow).
+    clock: Callable[[], datetime] = now
 
     def event(self, pid: str, page_id: str | None, event: str,
               detail: dict[str, Any] | None = None) -> dict[str, Any]:

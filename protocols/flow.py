@@ -10,7 +10,10 @@ the page it names; a check after ``plan-k`` of N promised plans keeps its place 
 plans a participant actually got (after plan max(1, round(k n / N)): after plan 3 of 5 is
 after plan 2 of 3), and is left out when there is no plan to rate. ``end`` replacing the rest when an answer ended the session (a page
 kind's ``ends``: declined consent, screened out, a profile the decision model approves under
-``on_approved: end``). The current page is the first one not answered yet. Interactive pages
+``on_approved: end``). The current page is the first one not answered yet, except in a
+study of two sessions (``sessions``): after the page ``break_after`` the participant sees
+the ``pause`` page until ``opens_at`` = the time of that answer + ``delay_seconds`` (by the
+context's clock), then the rest. Interactive pages
 appear one at a time (their number depends on the answers); until the plans exist, plan
 pages are counted with the protocol's expected number.
 
@@ -20,6 +23,8 @@ builds the payload.
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from protocols import pages as pg
 from protocols.context import SessionContext
@@ -91,10 +96,21 @@ class Flow:
         if p.status == "complete":
             return "debrief"
         done = set(p.answered)
-        for pid in self.page_ids(p):
+        ids = self.page_ids(p)
+        for k, pid in enumerate(ids):
             if pid not in done:
+                opens = self.opens_at(p)
+                if k > 0 and ids[k - 1] == self.protocol.sessions.break_after and \
+                        opens is not None and self.ctx.clock() < opens:
+                    return "pause"
                 return pid
         return "debrief"
+
+    def opens_at(self, p: Participant) -> datetime | None:
+        """When the second session opens for ``p`` (None: one session, or the first is not
+        over): the time of the answer to ``break_after`` + ``delay_seconds``. Until ``p``
+        answers the page after the break, their last answer is that one."""
+        return self.protocol.sessions.opens_at(p.answered, p.updated_at)
 
     def progress(self, p: Participant, page_id: str) -> pg.Progress:
         ids = self.page_ids(p)
@@ -102,6 +118,8 @@ class Flow:
         if not p.interaction_done:
             total += max(0, self.ctx.interactive.expected(p) - p.queries_asked)
         step = ids.index(page_id) + 1 if page_id in ids else total
+        if page_id == "pause":  # between the sessions: the next page is still to come
+            step = len(p.answered) + 1
         return pg.Progress(step=step, total=total)
 
     # ---- pages --------------------------------------------------------------------------

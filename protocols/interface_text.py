@@ -18,6 +18,8 @@ INTERFACE: dict[str, str] = {
     "title.plan": "Plan {number} of {of}",
     "title.attention": "A quick check",
     "title.closing": "Thank you",
+    "title.pause": "See you soon",
+    "pause.link": "Your link to the next part (keep it):",
     "decision.default": "The automated system {decision} the application.",
     "note.approved": "The system would approve the profile you entered. For this study, "
     "please imagine you are the applicant below, whose application was rejected.",
@@ -33,6 +35,7 @@ INTERFACE: dict[str, str] = {
     "no": "No",
     "choose": "Choose ...",
     "type_number": "Type a number",
+    "range": "{min} to {max}",
     "at_least_chars": "At least {n} characters.",
     "at_most_chars": "At most {n} characters.",
     "language": "Language",

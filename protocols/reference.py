@@ -139,9 +139,11 @@ attention_checks:
 ```
 
 The page sequence: consent, [screening], scenario, profile, decision, [elicitation],
-[hare-1..k], plan-1..n, debrief; each attention check right after the page it names. A
-participant whose session ends early (declined, screened out, approved own profile, a plan
-shortfall under `then: end`) sees the end page instead of the rest.
+[hare-1..k], plan-1..n, debrief (screening before consent with `screening_first`); each
+attention check right after the page it names. A participant whose session ends early
+(declined, screened out, approved own profile, a plan shortfall under `then: end`) sees the
+end page instead of the rest. A study of two `sessions` shows the pause page after
+`sessions.break_after` until the second session opens.
 
 ## Fields
 

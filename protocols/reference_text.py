@@ -68,8 +68,32 @@ MEANING: dict[str, str] = {
     "see 'The synthetic behaviour model' below.",
     "ScreeningQuestion.id": "Question id (answers are stored under it).",
     "ScreeningQuestion.question": "The question.",
-    "ScreeningQuestion.options": "Answer options (at least two).",
-    "ScreeningQuestion.eligible": "Options that let the participant continue.",
+    "ScreeningQuestion.options": "single and multiple: the answer options (at least two).",
+    "ScreeningQuestion.eligible": "Options that let the participant continue (select all: "
+    "every ticked option must be one of them).",
+    "ScreeningQuestion.kind": "single: one option; multiple: select all that apply (one or "
+    "more options); number: a number in min..max (e.g. the age in years).",
+    "ScreeningQuestion.min": "number: the smallest accepted answer.",
+    "ScreeningQuestion.max": "number: the largest accepted answer.",
+    "ScreeningQuestion.decimals": "number: decimal places of the answer.",
+    "ScreeningQuestion.unit": "number: the unit shown with the answer (e.g. years old).",
+    "ScreeningQuestion.brackets": "single: one [low, high] per option (null: no value) in the "
+    "display units of the profile feature it answers (profile.from_screening); the profile "
+    "takes the chosen bracket's midpoint.",
+    "Protocol.screening_first": "true: the screening page comes before the consent page (the "
+    "reference study's order); false: consent first.",
+    "Protocol.sessions": "A study in two sessions: a pause after a page, the rest opening "
+    "after a delay; the participant returns by their link "
+    "(docs/reference-study-procedure.md).",
+    "SessionsSpec.delay_seconds": "Seconds between the end of the first session and the "
+    "opening of the second (0: one session; the reference study: two weeks, 1209600).",
+    "SessionsSpec.break_after": "The page the first session ends with (profile or "
+    "screening).",
+    "SessionsSpec.text": "The pause page; {when} becomes the date and time (UTC) the second "
+    "session opens.",
+    "ProfileSpec.from_screening": "Profile features answered by a bracketed screening "
+    "question (feature: question id), left out of the profile page; the feature takes the "
+    "bracket's midpoint (e.g. income 4M - 5M -> 4.5).",
     "ProfileSpec.source": "own: the participant enters their profile; persona: one rejected "
     "applicant of the scenario is assigned.",
     "ProfileSpec.on_approved": "When an entered profile is approved by the decision model: "
@@ -190,6 +214,8 @@ SHOWN: dict[str, str] = {
     "Protocol.consent": "consent page",
     "ScreeningQuestion.question": "screening page",
     "ScreeningQuestion.options": "screening page",
+    "ScreeningQuestion.unit": "screening page",
+    "SessionsSpec.text": "pause page (between the two sessions)",
     "Protocol.scenario_text": "scenario page",
     "ProfileSpec.text": "profile page",
     "ElicitationSpec.text": "elicitation page",

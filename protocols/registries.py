@@ -49,6 +49,13 @@ def actionable_count(scenario: str) -> int | None:
     return len(get_scenario(scenario).actionable)
 
 
+def entered_features(scenario: str) -> set[str] | None:
+    """The features a participant can enter on the profile page (None: unknown scenario)."""
+    if scenario_problem(scenario) is not None:
+        return None
+    return {f.name for f in get_scenario(scenario).features if f.derived_from is None}
+
+
 def method_capabilities(name: str) -> Capabilities | None:
     """The capabilities of a known method (None: unknown, or not importable here)."""
     if name not in METHODS:

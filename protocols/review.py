@@ -126,6 +126,7 @@ def texts(p: Protocol) -> list[dict[str, Any]]:
     add("consent", p.consent, not _stated(p, "consent"))
     for i, q in enumerate(p.screening):
         add(f"screening[{i}].question", q.question, False)
+        add(f"screening[{i}].unit", q.unit, False)
     add("scenario_text", p.scenario_text or _scenario_story(p), p.scenario_text is None)
     add("profile.text", p.profile.shown_text(), not p.profile.text)
     if p.elicitation.scheme != "none":
@@ -145,6 +146,9 @@ def texts(p: Protocol) -> list[dict[str, Any]]:
     if p.plans.shortfall.then == "end":
         add("plans.shortfall.message", p.plans.shortfall.message,
             not _stated(p.plans.shortfall, "message"))
+    if p.sessions.two:
+        add("sessions.text", p.sessions.text, not _stated(p, "sessions")
+            or not _stated(p.sessions, "text"))
     add("debrief.text", p.debrief.text, not _stated(p, "debrief") or not _stated(p.debrief, "text"))
     return out
 
@@ -163,6 +167,9 @@ def resolved(p: Protocol) -> dict[str, Any]:
              "plans": p.plans_per_participant(a.id)} for a in p.arms]
     sequences = {a.id: flow.page_sequence(p, p.plans_per_participant(a.id), a.interactive)
                  for a in (p.arms[:1] if p.assignment == "within" else p.arms)}
+    if p.sessions.two:  # the pause page between the two sessions
+        for seq in sequences.values():
+            seq.insert(seq.index(p.sessions.break_after) + 1, "pause")
     return {
         "id": p.id, "title": p.title, "scenario": p.scenario, "seed": p.seed,
         "assignment": p.assignment, "arms": arms, "page_sequence": sequences,

@@ -39,6 +39,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from protocols import registries, validation
 from protocols.recruitment import QualitySpec, RecruitmentSpec
+from protocols.screening import ScreeningQuestion, SessionsSpec, pause_problems
 from protocols.simulation import SimulationSpec
 from protocols.specs import (
     ArmSpec,
@@ -51,13 +52,12 @@ from protocols.specs import (
     PlanViewSpec,
     ProfileSpec,
     QuestionsSpec,
-    ScreeningQuestion,
     Strict,
     report,
 )
 
 PROTOCOL_DIR = Path(__file__).resolve().parent
-_LATER_BLOCKS = ("recruitment", "plan_view", "quality")  # see Protocol.canonical_json
+_LATER_BLOCKS = ("recruitment", "plan_view", "quality", "screening_first", "sessions")  # see Protocol.canonical_json
 _LATER_ENDINGS = ("completion", "screened_out", "no_consent", "withdrawn")
 
 
@@ -69,6 +69,8 @@ class Protocol(Strict):
     decision_model: Literal["trained", "bayes", "rule"] = "trained"
     consent: str = "Do you agree to take part in this study?"
     screening: list[ScreeningQuestion] = Field(default_factory=list)
+    screening_first: bool = False
+    sessions: SessionsSpec = SessionsSpec()
     scenario_text: str | None = None
     profile: ProfileSpec = ProfileSpec()
     elicitation: ElicitationSpec = ElicitationSpec()
@@ -115,6 +117,8 @@ class Protocol(Strict):
         """The fixed part of every participant's page sequence (protocols.flow adds the
         interactive pages, plans, attention checks, debrief and the early end)."""
         ids = ["consent"] + (["screening"] if self.screening else [])
+        if self.screening_first and self.screening:
+            ids = ["screening", "consent"]  # the reference study's order (its section 3.3)
         ids += ["scenario", "profile", "decision"]
         return ids + (["elicitation"] if self.elicitation.scheme != "none" else [])
 
@@ -158,6 +162,13 @@ class Protocol(Strict):
                              ("ties", "random")):  # added later too
             if data["plans"].get(key) == default:
                 data["plans"].pop(key)
+        if not data["profile"]["from_screening"]:
+            data["profile"].pop("from_screening")
+        for q in data["screening"]:  # question kinds came later
+            for key, default in (("kind", "single"), ("min", None), ("max", None),
+                                 ("decimals", 0), ("unit", ""), ("brackets", None)):
+                if q.get(key) == default:
+                    q.pop(key)
         return json.dumps(data, sort_keys=True)
 
     def fingerprint(self) -> str:
@@ -212,6 +223,24 @@ def _simulation_problems(p: Protocol) -> registries.Problems:
              f"needs one probability per possible count 1..{m}, got {len(probs)}")]
 
 
+def _screening_problems(p: Protocol) -> registries.Problems:
+    """``profile.from_screening`` names an entered feature and a bracketed question; a
+    break between sessions follows a page of the sequence."""
+    out: registries.Problems = pause_problems(p.sessions, p.page_slots())
+    questions = {q.id: q for q in p.screening}
+    entered = registries.entered_features(p.scenario)
+    for feature, qid in p.profile.from_screening.items():
+        where = ("profile", "from_screening", feature)
+        if p.profile.source != "own":
+            out.append((where, "only an entered profile (source: own) takes screening answers"))
+        if entered is not None and feature not in entered:
+            out.append((where, f"no entered feature {feature!r} in scenario {p.scenario!r}"))
+        q = questions.get(qid)
+        if q is None or q.brackets is None:
+            out.append((where, f"needs a screening question with brackets, got {qid!r}"))
+    return out
+
+
 def _code_problems(p: Protocol) -> registries.Problems:
     ending, code = p.recruitment.completion, p.debrief.completion_code
     if ending is not None and ending.code and code and ending.code != code:
@@ -220,7 +249,8 @@ def _code_problems(p: Protocol) -> registries.Problems:
     return []
 
 
-Protocol.CROSS_CHECKS = (_arm_problems, _id_problems, _simulation_problems, _code_problems)
+Protocol.CROSS_CHECKS = (_arm_problems, _id_problems, _simulation_problems, _code_problems,
+                         _screening_problems)
 
 
 class ProtocolError(ValueError):

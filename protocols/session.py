@@ -43,6 +43,9 @@ Guarantees.
   their plans with one method call per arm (the simulator's fast path; the web path is a
   batch of one through the same code). Drivers may add rows of their own (simulation truth)
   to the same transaction with ``extra_rows``.
+- A study of two sessions (``protocols.flow``) shows the ``pause`` page until the second
+  session opens by ``clock`` (default: the real time; the simulator's participants return
+  as soon as it opens).
 - ``prefetch=True`` (the web server) computes an interactive method's likely next question
   in the background while its page is read (protocols.interactive); same questions and
   plans as without.
@@ -55,8 +58,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -70,7 +74,7 @@ from protocols import design
 from protocols import pages as pg
 from protocols.admission import Admission, UnknownLanguageError
 from protocols.cache import BoundedCache, StripedLocks
-from protocols.context import ROW_TABLES, Answering, Rows, SessionContext
+from protocols.context import ROW_TABLES, Answering, Rows, SessionContext, now
 from protocols.flow import Flow
 from protocols.interactive import InteractiveFlow
 from protocols.participation import (
@@ -121,6 +125,7 @@ class Study(Admission):
         simulation: dict[str, Any] | None = None,
         prefetch: bool = False,
         translations: Path | None = None,  # the folder of its translation files
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.protocol = protocol
         # the protocol's languages: its translation files (a broken one fails here); a
@@ -134,7 +139,8 @@ class Study(Admission):
             self.resources.method(arm)
         self.interactive = InteractiveFlow(protocol, self.resources, prefetch=prefetch)
         self.context = SessionContext(self.study_id, protocol, self.scenario,
-                                      self.resources.classifier, self.persona, self.interactive)
+                                      self.resources.classifier, self.persona, self.interactive,
+                                      clock or now)
         self.flow = Flow(self.context)
         self._salt = register_study(store, self.study_id, protocol, simulation)
         self._cache: BoundedCache[str, Participant] = BoundedCache(CACHE_SIZE)
@@ -199,8 +205,8 @@ class Study(Admission):
         """The participant's current page (built once per state; the state is immutable)."""
         p = self.participant(participant_id)
         cached = self._pages.get(participant_id)
-        if cached is not None and cached[0] is p:
-            return cached[1]
+        if cached is not None and cached[0] is p and cached[1].kind != "pause":
+            return cached[1]  # a pause ends by the clock, not by an answer: never kept
         page = self.flow.page(p)
         self._pages[participant_id] = (p, page)
         return page

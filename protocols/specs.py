@@ -47,28 +47,18 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class ScreeningQuestion(Strict):
-    id: Identifier
-    question: str = Field(min_length=1)
-    options: list[str] = Field(min_length=2)
-    eligible: list[str] = Field(min_length=1)
-
-    @field_validator("eligible")
-    @classmethod
-    def _among_options(cls, eligible: list[str], info: ValidationInfo) -> list[str]:
-        bad = [e for e in eligible if e not in info.data.get("options", eligible)]
-        if bad:
-            raise ValueError(f"not among the options: {', '.join(bad)}")
-        return eligible
-
-
 class ProfileSpec(Strict):
-    """``own``: the participant enters their profile; ``persona``: one is assigned."""
+    """``own``: the participant enters their profile; ``persona``: one is assigned.
+    ``from_screening``: profile features answered by a screening question's bracket
+    (feature -> question id), left out of the profile page; the feature takes the chosen
+    bracket's midpoint (protocols.screening). Empty (the default): every feature is
+    entered on the profile page."""
 
     source: Literal["own", "persona"] = "persona"
     on_approved: Literal["persona", "end"] = "persona"
     persona_split: Literal["train", "validation", "test"] = "test"
     text: str = ""
+    from_screening: dict[str, str] = Field(default_factory=dict)
 
     def shown_text(self) -> str:
         """What the profile page says (``text``, or the default for the source)."""

@@ -49,6 +49,7 @@ class Participant:
     queries_asked: int = 0
     completion_code: str = ""
     language: str = "en"  # the language the pages are shown in (protocols.translation)
+    screened: dict[str, Any] = field(default_factory=dict)  # screening answers the profile takes
     updated_at: datetime | None = None  # the last answer (or the start): page times count from it
 
     @property
@@ -70,6 +71,7 @@ class Participant:
         out.answered = list(self.answered)
         out.plans = list(self.plans)
         out.query = copy.deepcopy(self.query)
+        out.screened = dict(self.screened)
         return out
 
     def state_json(self) -> str:
@@ -83,6 +85,7 @@ class Participant:
             "hare_done": self.interaction_done,
             "hare_asked": self.queries_asked,
             "language": self.language,
+            **({"screened": self.screened} if self.screened else {}),
         })
 
     def load_state(self, text: str) -> None:
@@ -96,6 +99,7 @@ class Participant:
         self.interaction_done = bool(s.get("hare_done", False))
         self.queries_asked = int(s.get("hare_asked", 0))
         self.language = str(s.get("language", "en"))
+        self.screened = dict(s.get("screened", {}))
 
 
 def profiles_row(p: ActionabilityProfiles, feature_names: tuple[str, ...]) -> dict[str, Any]:

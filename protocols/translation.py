@@ -26,13 +26,14 @@ from __future__ import annotations
 import re
 import string
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from datetime import date as Date
 from pathlib import Path
 from typing import Any
 
 import yaml
 from babel import Locale, UnknownLocaleError
-from babel.dates import format_date
+from babel.dates import format_date, format_datetime
 from babel.numbers import format_currency, format_decimal
 
 from protocols.interface_text import INTERFACE
@@ -300,6 +301,10 @@ class Translator:
         if isinstance(spec, dict):
             return str(spec.get("entry", spec["currency"]))
         return spec.replace("{value}", "").strip() if isinstance(spec, str) else unit
+
+    def moment(self, at: datetime) -> str:
+        """A time (UTC) for this language ("2026年12月10日 22:50:00 UTC")."""
+        return format_datetime(at, format="long", tzinfo=UTC, locale=self.language)
 
     def date(self, day: Date) -> str:
         """A date for this language ("27 November 2026", "2026年11月27日")."""

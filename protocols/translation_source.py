@@ -44,7 +44,12 @@ def protocol_texts(p: Protocol) -> Source:
     out: Source = {"consent": p.consent}
     for q in p.screening:
         out[f"screening.{q.id}.question"] = q.question
-        out[f"screening.{q.id}.options"] = list(q.options)
+        if q.options:
+            out[f"screening.{q.id}.options"] = list(q.options)
+        if q.unit:
+            out[f"screening.{q.id}.unit"] = q.unit
+    if p.sessions.two:
+        out["sessions.text"] = p.sessions.text
     if p.scenario_text:
         out["scenario_text"] = p.scenario_text
     out["profile.text"] = p.profile.shown_text()

@@ -41,8 +41,9 @@ def researcher_words(text: str) -> list[tuple[str, str]]:
 def participant_texts(p: Protocol, protocol_texts: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """(path, text) of everything a participant reads: the protocol's texts (the consent as
     shown, its ``{plans}`` filled in) and the scenario's title, item labels and options."""
-    out = [(t["path"], p.consent_text() if t["path"] == "consent" else t["text"])
-           for t in protocol_texts]
+    shown = {"consent": p.consent_text(),  # as filled in on the page
+             "sessions.text": p.sessions.text.replace("{when}", "2030-01-15 09:00 UTC")}
+    out = [(t["path"], shown.get(t["path"], t["text"])) for t in protocol_texts]
     sc = get_scenario(p.scenario)
     out.append((f"scenario {sc.name}: title", sc.title))
     for f in sc.features:

@@ -28,7 +28,7 @@ from typing import Any
 from data.store import Store
 from engine.synthetic.participants import Population
 from protocols import pages as pg
-from protocols.context import SyntheticContext
+from protocols.context import SyntheticContext, after_every_pause
 from protocols.resources import StudyResources
 from protocols.schema import Protocol
 from protocols.session import Study, SubmitItem
@@ -51,7 +51,7 @@ def collect_pages(protocol: Protocol, *, decision_model: str | None = None,
             Store(Path(tmp) / "preview.duckdb") as store:
         behaviour = protocol.simulation.behaviour()
         study = Study(protocol, store, study_id="preview", resources=resources,
-                      decision_model=decision_model,
+                      decision_model=decision_model, clock=after_every_pause,
                       simulation={"seed": protocol.simulation.seed,
                                   "behaviour": behaviour.to_dict()})
         population = Population(study.scenario, behaviour, protocol.simulation.seed,
@@ -64,6 +64,7 @@ def collect_pages(protocol: Protocol, *, decision_model: str | None = None,
             raise PreviewError(f"none of {MAX_TRIES} synthetic participants completed the "
                                "study (every one ended early)")
         pid = study.start_many([MAX_TRIES], source="synthetic")[0]
+        _walk(study, population, MAX_TRIES, until="consent", pid=pid)  # screening may come first
         end = study.submit_many([SubmitItem(pid, "consent", {"agree": False})])[0]
     seen: dict[str, pg.Page] = {}
     for page in [*pages, end]:
@@ -71,11 +72,16 @@ def collect_pages(protocol: Protocol, *, decision_model: str | None = None,
     return list(seen.values())
 
 
-def _walk(study: Study, population: Population, seq: int) -> list[pg.Page]:
-    pid = study.start_many([seq], source="synthetic")[0]
+def _walk(study: Study, population: Population, seq: int, until: str | None = None,
+          pid: str | None = None) -> list[pg.Page]:
+    """The pages of synthetic participant ``seq`` (started unless ``pid`` is given) up to
+    the terminal one, or up to the page ``until`` (left unanswered)."""
+    pid = pid or study.start_many([seq], source="synthetic")[0]
     pages = []
     while True:
         page = study.current_page(pid)
+        if page.id == until:
+            return pages
         pages.append(page)
         if page.terminal:
             return pages

@@ -30,7 +30,7 @@ from data import quality as quality_flags
 from data.store import Store
 from engine.synthetic.participants import Population
 from protocols import pages as pg
-from protocols.context import SyntheticContext
+from protocols.context import SyntheticContext, after_every_pause
 from protocols.resources import StudyResources
 from protocols.schema import Protocol, load_protocol
 from protocols.session import Study, SubmitItem, UnknownLanguageError
@@ -133,7 +133,7 @@ def simulate(
     behaviour = dataclasses.replace(protocol.simulation.behaviour(), speeder_share=speeders,
                                     straightliner_share=straightliners)
     study = Study(protocol, store, study_id=study_id, resources=resources,
-                  decision_model=decision_model, translations=folder,
+                  decision_model=decision_model, translations=folder, clock=after_every_pause,
                   simulation={"seed": sim_seed, "behaviour": behaviour.to_dict()})
     population = Population(study.scenario, behaviour, sim_seed,
                             study.rejected_population)

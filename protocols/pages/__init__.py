@@ -8,7 +8,7 @@ shipped kinds:
 | kind | slot | payload | answer |
 | --- | --- | --- | --- |
 | consent | consent | ConsentPayload(text) | ConsentAnswer(agree) |
-| screening | screening | ScreeningPayload(questions[id, question, options]) | ScreeningAnswer(answers: {question id: option}) |
+| screening | screening | ScreeningPayload(questions[id, question, options, kind single/multiple/number, min, max, decimals, unit]) | ScreeningAnswer(answers: {question id: option, [options] (select all) or number}) |
 | scenario | scenario | TextPayload(text) | AckAnswer() = {} |
 | profile_entry | profile | ProfileEntryPayload(text, fields[feature, label, help, kind number/category, unit, min, max, decimals, options]) | ProfileAnswer(values: {feature: number in display units, or category label/code}) |
 | persona | profile | PersonaPayload(text, rows[feature, label, value]) | AckAnswer() |
@@ -18,6 +18,7 @@ shipped kinds:
 | hare_choice | hare | HareChoicePayload(query, budget, text, options[2][rows]) | HareChoiceAnswer(choice: 0 or 1) |
 | hare_accept | hare | HareAcceptPayload(query, budget, text, rows) | HareAcceptAnswer(accept) |
 | attention | attention | AttentionPayload(question, options) | AttentionAnswer(choice: option) |
+| pause | pause | PausePayload(text, opens_at) | none: the second session opens later (protocols.flow) |
 | debrief | debrief | DebriefPayload(text, completion_code, no_plans, url) | none: the session is complete |
 | end | end | EndPayload(reason, text, ending, code, url) | none: declined, screened out, withdrawn, too few plans, or the own profile was approved |
 
@@ -49,6 +50,8 @@ from protocols.pages.close import (
     DebriefPayload,
     End,
     EndPayload,
+    Pause,
+    PausePayload,
 )
 from protocols.pages.elicitation import (
     ElicitationAnswer,
@@ -103,6 +106,6 @@ __all__ = [
     "HareChoicePayload", "HareOption", "ImpossibleItem", "Item", "Page", "PageKind",
     "PageModel", "Persona", "PersonaPayload", "Plan", "PlanAnswer", "PlanPayload", "PlanRow",
     "ProfileAnswer", "ProfileEntry", "ProfileEntryPayload", "ProfileField", "ProfileRow",
-    "Progress", "Question", "ScaleQuestion", "ScenarioText", "Screening", "ScreeningAnswer",
+    "Pause", "PausePayload", "Progress", "Question", "ScaleQuestion", "ScenarioText", "Screening", "ScreeningAnswer",
     "ScreeningPayload", "TextPayload", "WhyQuestion", "register", "slot_of", "validate_answer",
 ]

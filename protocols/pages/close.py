@@ -70,6 +70,34 @@ class _Closing(PageKind):
         raise NotImplementedError
 
 
+class PausePayload(PageModel):
+    """Between two sessions: ``text`` with ``{when}`` filled in; ``opens_at`` the time the
+    second session opens (ISO 8601, UTC)."""
+
+    text: str
+    opens_at: str
+    template: str = ""  # ``text`` before ``{when}`` was filled in (a translation fills it)
+
+
+@register
+class Pause(_Closing):
+    """The first session is over; the next part opens at ``Flow.opens_at`` (the protocol's
+    ``sessions``). It takes no answer: the participant comes back by their link."""
+
+    kind = slot = "pause"
+
+    def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
+        return english("title.pause"), self.payload(ctx, p)
+
+    def payload(self, ctx: SessionContext, p: Participant) -> PageModel:
+        opens = ctx.protocol.sessions.opens_at(p.answered, p.updated_at)
+        assert opens is not None
+        when = opens.strftime("%Y-%m-%d %H:%M UTC")
+        return PausePayload(text=ctx.protocol.sessions.text.replace("{when}", when),
+                            opens_at=opens.isoformat(timespec="seconds") + "Z",
+                            template=ctx.protocol.sessions.text)
+
+
 class DebriefPayload(PageModel):
     text: str
     completion_code: str

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from pydantic import StrictBool, StrictFloat, StrictInt, StrictStr
 
 from protocols import display
 from protocols.context import Answering, SessionContext, SyntheticContext
 from protocols.interface_text import english
 from protocols.pages.base import Page, PageKind, PageModel, keys_problems, register
+from protocols.schema import Protocol
+from protocols.screening import ScreeningQuestion
 from protocols.state import Participant
 
 APPROVED_NOTE = english("note.approved")
@@ -44,9 +47,17 @@ class Consent(PageKind):
 
 
 class Question(PageModel):
+    """A screening question as shown: ``kind`` single / multiple ("select all that apply")
+    / number (``min``..``max`` with ``decimals`` places, in ``unit``)."""
+
     id: str
     question: str
     options: list[str]
+    kind: str = "single"
+    min: float | None = None
+    max: float | None = None
+    decimals: int = 0
+    unit: str = ""
 
 
 class ScreeningPayload(PageModel):
@@ -54,35 +65,61 @@ class ScreeningPayload(PageModel):
 
 
 class ScreeningAnswer(PageModel):
-    answers: dict[str, StrictStr]
+    answers: dict[str, StrictStr | list[StrictStr] | StrictInt | StrictFloat]
 
 
 @register
 class Screening(PageKind):
+    """The eligibility questions (protocols.screening: kinds, eligibility, brackets). The
+    answers that feed the profile (``profile.from_screening``) are kept in the session
+    state until the profile page."""
+
     kind = slot = "screening"
     answer_model = ScreeningAnswer
     ends = ("screened_out",)
 
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
-        qs = [Question(id=q.id, question=q.question, options=list(q.options))
+        qs = [Question(id=q.id, question=q.question, options=list(q.options), kind=q.kind,
+                       min=q.min, max=q.max, decimals=q.decimals, unit=q.unit)
               for q in ctx.protocol.screening]
         return english("title.screening"), ScreeningPayload(questions=qs)
 
     def problems(self, payload: Any, answer: Any) -> list[str]:
         out = keys_problems(set(answer.answers), [q.id for q in payload.questions], "question(s)")
         for q in payload.questions:
-            v = answer.answers.get(q.id)
-            if v is not None and v not in q.options:
-                out.append(f"{q.id}: {v!r} is not an option ({', '.join(q.options)})")
+            if q.id in answer.answers:
+                out += _spec(q).problems(answer.answers[q.id])
         return out
 
     def apply(self, w: Answering, p: Participant, page: Page, answer: Any) -> None:
-        if not all(answer.answers[q.id] in q.eligible for q in w.protocol.screening):
+        if not all(q.eligible_answer(answer.answers[q.id]) for q in w.protocol.screening):
             p.status = "screened_out"
+            return
+        feeds = set(w.protocol.profile.from_screening.values())
+        p.screened = {q: v for q, v in answer.answers.items() if q in feeds}
 
     def synthetic_answer(self, sim: SyntheticContext, p: Participant, page: Page) -> Any:
-        eligible = {q.id: q.eligible[0] for q in sim.protocol.screening}
-        return {"answers": {q.id: eligible[q.id] for q in page.payload.questions}}
+        """Eligible answers (``ScreeningQuestion.example_answer``); a bracket that feeds the
+        profile is the one holding the synthetic person's own value."""
+        rng = np.random.default_rng([sim.protocol.seed & 0xFFFFFFFF, 17, p.seq])
+        answers: dict[str, Any] = {}
+        x = sim.population.person(p.seq).x
+        values = display.display_values(sim.scenario, x)
+        by_question = {q: f for f, q in sim.protocol.profile.from_screening.items()}
+        for q in sim.protocol.screening:
+            answers[q.id] = q.example_answer(rng)
+            if q.id in by_question:
+                held = q.option_holding(float(values[by_question[q.id]]))
+                answers[q.id] = held if held is not None else answers[q.id]
+        return {"answers": {q.id: answers[q.id] for q in page.payload.questions}}
+
+
+def _spec(q: Question) -> ScreeningQuestion:
+    """The checks of a shown question (its options; eligibility stays with the protocol)."""
+    options = list(q.options)
+    return ScreeningQuestion(id=q.id, question=q.question, kind=q.kind,  # type: ignore[arg-type]
+                             options=options, eligible=options[:1], min=q.min, max=q.max,
+                             decimals=q.decimals, unit=q.unit)
 
 
 class TextPayload(PageModel):
@@ -120,9 +157,10 @@ class ProfileEntry(PageKind):
         return ctx.protocol.profile.source == "own"
 
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
+        asked = ctx.protocol.profile.from_screening
         return english("title.profile"), ProfileEntryPayload(
             text=ctx.protocol.profile.shown_text(),
-            fields=display.profile_fields(ctx.scenario))
+            fields=[f for f in display.profile_fields(ctx.scenario) if f.feature not in asked])
 
     def problems(self, payload: Any, answer: Any) -> list[str]:
         out = keys_problems(set(answer.values), [f.feature for f in payload.fields], "item(s)")
@@ -132,7 +170,8 @@ class ProfileEntry(PageKind):
         return out
 
     def apply(self, w: Answering, p: Participant, page: Page, answer: Any) -> None:
-        x = display.profile_from_answer(w.scenario, answer.values)
+        x = display.profile_from_answer(w.scenario, {**answer.values,
+                                                     **screened_values(w.protocol, p)})
         if not w.ctx.approves(x):
             w.set_profile(p, x, "own")
         elif w.protocol.profile.on_approved == "persona":
@@ -144,7 +183,20 @@ class ProfileEntry(PageKind):
             w.plans_needed(p)
 
     def synthetic_answer(self, sim: SyntheticContext, p: Participant, page: Page) -> Any:
-        return {"values": display.display_values(sim.scenario, sim.population.person(p.seq).x)}
+        values = display.display_values(sim.scenario, sim.population.person(p.seq).x)
+        return {"values": {f.feature: values[f.feature] for f in page.payload.fields}}
+
+
+def screened_values(protocol: Protocol, p: Participant) -> dict[str, float]:
+    """The profile features answered at screening (``profile.from_screening``): each the
+    midpoint of the chosen bracket, in display units (protocols.screening)."""
+    questions = {q.id: q for q in protocol.screening}
+    out = {}
+    for feature, qid in protocol.profile.from_screening.items():
+        if qid not in p.screened:
+            raise ValueError(f"participant {p.participant_id} has no screening answer {qid!r}")
+        out[feature] = questions[qid].bracket_value(str(p.screened[qid]))
+    return out
 
 
 class PersonaPayload(PageModel):

@@ -149,7 +149,7 @@ def render_participant() -> None:
         _scroll_to_top(page.id)
     st.session_state[_SHOWN] = page.id
     st.session_state.pop(_SUBMITTED, None)
-    if page.id == "consent":  # the first page: the participant may choose the language
+    if page.progress.step == 1:  # the first page: the participant may choose the language
         i18n.language_choice(session, study.translators)
     answer = draw_page(page)
     withdraw_control(session, page)
@@ -162,7 +162,8 @@ def draw_page(page: pg.Page) -> dict | None:
     """A page as every participant sees it: progress, title and the kind's renderer (also
     what ``recourse-study preview`` photographs); the answer once given."""
     # Pages done before this one (the debrief counts as done: 100%).
-    done = page.progress.step - 1 if not page.terminal else page.progress.total
+    done = page.progress.step - 1 if not page.terminal or page.kind == "pause" \
+        else page.progress.total
     title = i18n.t(page.title)
     progress_indicator(done, page.progress.total, title, page_id=page.id, kind=page.kind,
                        ended=page.kind == "end")

@@ -7,18 +7,22 @@ from __future__ import annotations
 
 import html
 import json
+from datetime import datetime
 from typing import Any
 
 import streamlit as st
 
 from protocols import pages as pg
+from protocols.interface_text import english
 from protocols.recruitment import fill
 from study_app.web import widgets
-from study_app.web.i18n import t, ui
+from study_app.web.i18n import current, t, ui
+from study_app.web.links import TOKEN_PARAM
 from study_app.web.registry import renders
 from study_app.web.runtime import from_env
 
 REDIRECT_SECONDS = 5
+RETURN_LINK = english("pause.link")
 
 
 @renders("attention")
@@ -79,6 +83,24 @@ def render_debrief(page: pg.Page) -> None:
 def _js_string(text: str) -> str:
     """A JavaScript string literal that cannot close the surrounding script element."""
     return json.dumps(text).replace("</", "<\\/")
+
+
+@renders("pause")
+def render_pause(page: pg.Page) -> None:
+    """Between two sessions: when the next part opens, and the participant's own link
+    (this page's address with their resume token), by which they come back."""
+    p: pg.PausePayload = page.payload  # type: ignore[assignment]
+    st.html(f'<div data-testid="rs-pause" data-opens-at="{html.escape(p.opens_at)}"></div>')
+    tr = current()
+    if tr.english or not p.template:
+        st.markdown(p.text)
+    else:  # the time it opens, for the participant's language
+        opens = datetime.fromisoformat(p.opens_at.replace("Z", "+00:00"))
+        st.markdown(tr.text(p.template).replace("{when}", tr.moment(opens)))
+    token = st.query_params.get(TOKEN_PARAM)
+    if token:
+        st.markdown(ui("pause.link"))
+        st.code(f"{st.context.url.split('?')[0]}?{TOKEN_PARAM}={token}", language=None)
 
 
 @renders("end")

@@ -43,10 +43,18 @@ def render_consent(page: pg.Page) -> dict[str, Any] | None:
 @renders("screening")
 def render_screening(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.ScreeningPayload = page.payload  # type: ignore[assignment]
-    answers = widgets.item_form(
-        page.id, payload.questions,
-        lambda q, k: widgets.choice(t(q.question), list(q.options), k),
-        key=lambda q: q.id, label=lambda q: t(q.question))
+
+    def ask(q: pg.Question, key: str) -> Any:
+        if q.kind == "multiple":
+            return widgets.select_all(t(q.question), list(q.options), key)
+        if q.kind == "number":
+            return widgets.number_field(t(q.question), key, unit=current().unit(q.unit),
+                                        minimum=q.min, maximum=q.max, decimals=q.decimals,
+                                        whole=True)
+        return widgets.choice(t(q.question), list(q.options), key)
+
+    answers = widgets.item_form(page.id, payload.questions, ask, key=lambda q: q.id,
+                                label=lambda q: t(q.question))
     return None if answers is None else {"answers": answers}
 
 

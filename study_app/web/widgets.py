@@ -209,19 +209,30 @@ def item_form(
 
 def number_field(
     label: str, key: str, *, unit: str, minimum: float | None, maximum: float | None,
-    decimals: int, help: str | None = None,
-) -> float | None:
-    """A number in display units, empty until typed, bounded to [minimum, maximum]."""
+    decimals: int, help: str | None = None, whole: bool = False,
+) -> float | int | None:
+    """A number in display units, empty until typed, bounded to [minimum, maximum]
+    (``whole`` with no decimals: an int, e.g. an age in years)."""
     step = 10.0 ** -decimals
     shown = f"{label} ({unit})" if unit else label
     hint = ui("type_number")
     if minimum is not None and maximum is not None:
-        hint = f"{minimum:,.{decimals}f} to {maximum:,.{decimals}f}"
+        hint = ui("range", min=f"{minimum:,.{decimals}f}", max=f"{maximum:,.{decimals}f}")
     value = st.number_input(
         shown, min_value=minimum, max_value=maximum, value=None, step=step,
         format=f"%.{decimals}f", key=key, help=help, placeholder=hint,
     )
-    return None if value is None else float(value)
+    if value is None:
+        return None
+    return int(round(value)) if whole and decimals == 0 else float(value)
+
+
+def select_all(question: str, options: list[str], key: str) -> list[str] | None:
+    """"Select all that apply": one checkbox per option (keyed ``<key>:<index>``), none
+    ticked at first; None until at least one is ticked."""
+    st.markdown(f"**{question}**")
+    ticked = [o for i, o in enumerate(options) if st.checkbox(t(o), key=f"{key}:{i}")]
+    return ticked or None
 
 
 def category_field(

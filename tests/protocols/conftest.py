@@ -56,7 +56,8 @@ def scripted_answer(page: Page, scenario: Any = None) -> dict[str, Any]:
     if kind == "consent":
         return {"agree": True}
     if kind == "screening":
-        return {"answers": {q.id: q.options[0] for q in p.questions}}
+        return {"answers": {q.id: ([q.options[0]] if q.kind == "multiple" else q.options[0])
+                            if q.options else q.min for q in p.questions}}
     if kind in ("scenario", "persona", "decision"):
         return {}
     if kind == "profile_entry":

@@ -44,7 +44,8 @@ def test_shipped_languages(tominaga) -> None:
 def test_every_participant_text_has_a_key(tominaga) -> None:
     texts = source(tominaga)["texts"]
     for q in tominaga.screening:
-        assert texts[f"screening.{q.id}.options"] == list(q.options)
+        assert texts.get(f"screening.{q.id}.options", []) == list(q.options)
+    assert texts["screening.age.unit"] == "years old" and "sessions.text" in texts
     for key in ("consent", "scenario_text", "plan_view.text", "plan_view.decision_text",
                 "questions.impossible_text", "debrief.text", "attention_checks.careful.options"):
         assert key in texts
@@ -121,10 +122,13 @@ def test_start_and_choose_language(tmp_path: Path, tominaga) -> None:
         other.choose_language("ja")  # on the first page
         study.forget()
         assert study.resume(other.token).language == "ja"
-        other.submit("consent", {"agree": True})
+        first = other.current_page()
+        assert first.id == "screening"  # the paper screened before consent
+        other.submit("screening", {"answers": {q.id: q.example_answer()
+                                               for q in tominaga.screening}})
         other.choose_language("en")  # too late: the study goes on in its language
         assert other.language == "ja"
-        row = store.query("SELECT language FROM responses WHERE page_id = 'consent'")
+        row = store.query("SELECT language FROM responses WHERE page_id = 'screening'")
         assert row == [{"language": "ja"}]
 
 

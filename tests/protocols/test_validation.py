@@ -13,7 +13,13 @@ import pytest
 from protocols.reference import fields
 from protocols.reference_text import MEANING
 from protocols.review import review, review_text
-from protocols.schema import Protocol, ProtocolError, parse_protocol, shipped_protocols
+from protocols.schema import (
+    Protocol,
+    ProtocolError,
+    load_protocol,
+    parse_protocol,
+    shipped_protocols,
+)
 
 CLI = str(Path(sys.executable).parent / "recourse-study")
 
@@ -101,7 +107,8 @@ def test_shipped_protocols_resolve_with_defaults_marked(pid: str) -> None:
     assert ("questions.why.text" in {w.path for w in r.warnings}) is not stated
     for arm in res["arms"]:
         seq = res["page_sequence"].get(arm["id"], res["page_sequence"][res["arms"][0]["id"]])
-        assert seq[0] == "consent" and seq[-1] == "debrief"
+        first = ["screening", "consent"] if load_protocol(pid).screening_first else ["consent"]
+        assert seq[:len(first)] == first and seq[-1] == "debrief"
     assert abs(sum(a["share"] for a in res["arms"]) - 1) < 1e-3 or res["assignment"] == "within"
     assert ("plans.prune_actions" in res["defaults"]) is not stated
 

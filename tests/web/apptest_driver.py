@@ -49,10 +49,14 @@ def chosen_answer(page: pg.Page, protocol: Protocol, *, eligible: bool = True,
         return {"agree": agree}
     if kind == "screening":
         spec = {q.id: q for q in protocol.screening}
-        return {"answers": {
-            q.id: (spec[q.id].eligible[0] if eligible
-                   else next(o for o in q.options if o not in spec[q.id].eligible))
-            for q in p.questions}}
+        answers: dict[str, Any] = {}
+        for q in p.questions:
+            s = spec[q.id]
+            answers[q.id] = s.example_answer()
+            if not eligible and s.kind != "number":
+                other = next(o for o in q.options if o not in s.eligible)
+                answers[q.id] = [other] if s.kind == "multiple" else other
+        return {"answers": answers}
     if kind in ("scenario", "persona", "decision"):
         return {}
     if kind == "profile_entry":
@@ -137,8 +141,15 @@ class AppDriver:
         if kind == "consent":
             at.radio(key=f"{pid}:agree").set_value(AGREE if answer["agree"] else DISAGREE)
         elif kind == "screening":
-            for qid, v in answer["answers"].items():
-                at.radio(key=f"{pid}:{qid}").set_value(v)
+            for q in p.questions:
+                v = answer["answers"][q.id]
+                if q.kind == "multiple":
+                    for i, option in enumerate(q.options):
+                        at.checkbox(key=f"{pid}:{q.id}:{i}").set_value(option in v)
+                elif q.kind == "number":
+                    at.number_input(key=f"{pid}:{q.id}").set_value(v)
+                else:
+                    at.radio(key=f"{pid}:{q.id}").set_value(v)
         elif kind == "profile_entry":
             for f in p.fields:
                 v = answer["values"][f.feature]

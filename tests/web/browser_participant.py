@@ -62,9 +62,10 @@ class BrowserParticipant:
 
     def _ready(self, page_id: str, kind: str) -> None:
         """Wait until the page's own controls are rendered (not the previous page's)."""
-        if kind in ("debrief", "end"):
-            self.page.locator(".rs-code" if kind == "debrief" else "p").first.wait_for(
-                timeout=self.timeout_ms)
+        if kind in ("debrief", "end", "pause"):
+            self.page.locator({"debrief": ".rs-code", "end": "p", "pause": "[data-testid="
+                               "'rs-pause']"}[kind]).first.wait_for(
+                state="attached", timeout=self.timeout_ms)  # the pause's marker is empty
             return
         self.page.locator(button(f"{page_id}:submit")).wait_for(
             timeout=self.timeout_ms)
@@ -118,8 +119,18 @@ class BrowserParticipant:
         if kind == "screening":
             answers = {}
             for q in pr.screening:
-                self._radio(f"{page_id}:{q.id}", text=q.eligible[0])
-                answers[q.id] = q.eligible[0]
+                key = f"{page_id}:{q.id}"
+                answers[q.id] = value = screening_answer(pr, q, self.profile)
+                if q.kind == "multiple":  # "select all": one checkbox per option
+                    for option in value:
+                        box = self.page.locator(key_class(f"{key}:{q.options.index(option)}"))
+                        box.locator("label").click()
+                elif q.kind == "number":
+                    box = self.page.locator(key_class(key))
+                    box.locator("input").fill(str(value))
+                    box.locator("input").press("Tab")
+                else:
+                    self._radio(key, text=value)
             return {"answers": answers}
         if kind in ("scenario", "persona", "decision"):
             return {}
@@ -152,6 +163,8 @@ class BrowserParticipant:
 
         values: dict[str, Any] = {}
         for f in profile_fields(get_scenario(self.protocol.scenario)):
+            if f.feature in self.protocol.profile.from_screening:
+                continue  # answered as a bracket at screening
             box = self.page.locator(key_class(f"{page_id}:{f.feature}"))
             if f.kind == "category":
                 choice = self.profile.get(f.feature, f.options[len(f.options) // 2])
@@ -256,8 +269,21 @@ class BrowserParticipant:
 
     def run(self, until: str | None = None, start: tuple[str, str] | None = None
             ) -> tuple[str, str]:
-        """Answer pages until a terminal page (or until page ``until`` is current)."""
+        """Answer pages until a terminal page or a pause between sessions (or until page
+        ``until`` is current)."""
         page_id, kind = start or self.current()
-        while kind not in ("debrief", "end") and page_id != until:
+        while kind not in ("debrief", "end", "pause") and page_id != until:
             page_id, kind = self.answer_page(page_id, kind)
         return page_id, kind
+
+
+def screening_answer(protocol: Any, q: Any, profile: dict[str, Any]) -> Any:
+    """An eligible answer to screening question ``q``; a bracket that feeds the profile
+    (``profile.from_screening``) is the one holding ``profile``'s value of that feature."""
+    feature = next((f for f, qid in protocol.profile.from_screening.items() if qid == q.id),
+                   None)
+    if feature is not None and feature in profile:
+        held = q.option_holding(float(profile[feature]))
+        if held is not None:
+            return held
+    return q.example_answer()

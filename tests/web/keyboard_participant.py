@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apptest_driver import REASON
-from browser_participant import key_class
+from browser_participant import key_class, screening_answer
 from playwright.sync_api import Page
 
 from protocols.schema import Protocol
@@ -126,7 +126,7 @@ class KeyboardParticipant:
             return 0  # "I agree to take part"
         if kind == "screening":
             q = next(q for q in pr.screening if key.endswith("-" + q.id))
-            return list(q.options).index(q.eligible[0])
+            return list(q.options).index(screening_answer(pr, q, self.profile))
         if kind == "attention":
             check = next(c for c in pr.attention_checks if f"attention-{c.id}" == page_id)
             return list(check.options).index(check.correct)
@@ -180,7 +180,14 @@ class KeyboardParticipant:
                 self.press("Enter")
                 done.add(key)
             elif f["tag"] == "input" and f["type"] in ("number", "text") and key not in done:
-                self.type(str(self.profile[name]))
+                q = self._question(name) if kind == "screening" else None
+                self.type(str(q.example_answer() if q is not None else self.profile[name]))
+                done.add(key)
+            elif f["tag"] == "input" and f["type"] == "checkbox" and key not in done:
+                qid, index = name.rsplit("-", 1)  # "select all": <question>:<option index>
+                q = self._question(qid)
+                if q is not None and q.options[int(index)] in q.example_answer():
+                    self.press("Space")
                 done.add(key)
             elif f["tag"] == "button" and name == "submit":
                 self.press("Enter")
@@ -188,6 +195,10 @@ class KeyboardParticipant:
             elif f["tag"] == "button" and kind == "elicitation_ranking":
                 self._rank_step(name, ranking, done, prefix)
         raise AssertionError(f"Continue never reached by Tab on {page_id}")
+
+    def _question(self, name: str) -> Any:
+        """The screening question of a widget name (None: not a screening question)."""
+        return next((q for q in self.protocol.screening if q.id == name), None)
 
     def _choose(self, f: dict[str, Any], want: int) -> None:
         """Select option ``want`` of the focused radio group: Space on the focused option,

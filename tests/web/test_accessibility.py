@@ -22,6 +22,7 @@ import a11y
 import pytest
 from browser_harness import ARTIFACT_DIR, CHROMIUM, StudyServer
 from keyboard_participant import KeyboardParticipant
+from variants import with_delay
 
 from data.store import Store
 from engine.scenarios import get_scenario
@@ -57,7 +58,7 @@ class Servers:
 
     def get(self, protocol: str) -> StudyServer:
         if protocol not in self.running:
-            srv = StudyServer(protocol, self.root / f"{protocol}.duckdb",
+            srv = StudyServer(with_delay(protocol, self.root), self.root / f"{protocol}.duckdb",
                               self.root / f"{protocol}.log",
                               env={"RECOURSE_STUDY_DASHBOARD_PASSWORD": PASSWORD})
             srv.start()

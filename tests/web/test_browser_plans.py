@@ -14,6 +14,7 @@ import pytest
 from browser_harness import CHROMIUM, StudyServer
 from browser_participant import BrowserParticipant, button, key_class
 from test_browser_e2e import PHONE
+from variants import with_delay
 
 from engine.scenarios import get_scenario
 from protocols.pages.close import NOTHING_CHANGEABLE
@@ -34,7 +35,8 @@ FEW_PLANS = {"education": "Graduate school (master)", "position": "Manager",
 
 def _serve(protocol: str, tmp_path_factory) -> Iterator[StudyServer]:
     folder = tmp_path_factory.mktemp(protocol)
-    srv = StudyServer(protocol, folder / "study.duckdb", folder / "serve.log")
+    srv = StudyServer(with_delay(protocol, folder), folder / "study.duckdb",
+                      folder / "serve.log")
     srv.start()
     try:
         yield srv

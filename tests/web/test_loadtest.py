@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import shutil
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from data.store import Store
 from protocols.schema import load_protocol
 from study_app.web.cluster import Cluster, haproxy_config
 from study_app.web.load.audit import check
-from study_app.web.load.participant import ranking_shown
+from study_app.web.load.participant import ranking_shown, screening_widgets
 from study_app.web.load.run import LoadSettings, drive, latency_stats
 from study_app.web.load.streamlit_client import (
     Screen,
@@ -223,3 +224,19 @@ def test_serve_workers_serves_restarts_a_dead_worker_and_stops(tmp_path, postgre
         sup.wait(timeout=60)
     time.sleep(1)
     assert workers() == [] and not healthy(url)
+
+
+def test_screening_widgets_answer_every_question_kind() -> None:
+    """The load generator's screening: a radio per choice, the select-all box of the
+    eligible option ticked (keyed <page>:<question>:<option index>), the age typed; every
+    answer fits its question and is eligible."""
+    protocol = load_protocol("tominaga-replication")
+    shown, answer = screening_widgets(protocol, "screening", random.Random(3))
+    assert shown["screening:loans:7"] is True and answer["answers"]["loans"] == [
+        "I do not have any loans"]
+    assert "screening:loans" not in shown
+    age = shown["screening:age"]
+    assert isinstance(age, int) and 15 <= age <= 100 and answer["answers"]["age"] == age
+    for q in protocol.screening:
+        value = answer["answers"][q.id]
+        assert q.problems(value) == [] and q.eligible_answer(value), q.id

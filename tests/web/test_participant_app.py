@@ -7,6 +7,7 @@ import json
 
 import pytest
 from apptest_driver import REASON, AppDriver, chosen_answer
+from variants import with_delay
 
 from protocols import display
 from protocols import pages as pg
@@ -39,8 +40,9 @@ def _check_stored(driver: AppDriver, done: list[tuple[pg.Page, dict]]) -> None:
 
 
 @pytest.mark.parametrize("protocol_id", shipped_protocols())
-def test_full_flow_of_each_shipped_protocol(protocol_id, trained_home, serve_app) -> None:
-    db = serve_app(protocol_id)
+def test_full_flow_of_each_shipped_protocol(protocol_id, trained_home, serve_app,
+                                            tmp_path) -> None:
+    db = serve_app(with_delay(protocol_id, tmp_path))
     protocol = load_protocol(protocol_id)
     driver = AppDriver({"PROLIFIC_PID": "5f1e0c2a9b8d7e6f5a4b3c2d", "STUDY_ID": "st-1"})
     done = driver.walk(protocol)
@@ -80,11 +82,11 @@ def test_every_page_kind_has_a_renderer() -> None:
     assert set(RENDERERS) == set(pg.PAGE_KINDS)
 
 
-def test_own_profile_entry_and_impossible_items(serve_app) -> None:
+def test_own_profile_entry_and_impossible_items(serve_app, tmp_path) -> None:
     """tominaga-replication: screening, the profile form (16 items and income; the loan is
     derived), plan pages with per-item impossibility and reasons (markup, SQL and emoji kept
     as plain text)."""
-    serve_app("tominaga-replication")
+    serve_app(with_delay("tominaga-replication", tmp_path))
     protocol = load_protocol("tominaga-replication")
     driver = AppDriver()
     done = driver.walk(protocol)
@@ -95,8 +97,9 @@ def test_own_profile_entry_and_impossible_items(serve_app) -> None:
     assert not driver.study.context.approves(x)
     assert protocol.profile.on_approved == "end" and stored["source"] == "own"
     shown = json.loads(stored["display_json"])
-    assert "loan_amount" not in entry["values"]  # not asked: one third of the income
-    assert set(shown) == set(entry["values"]) | {"loan_amount"}
+    # not asked: the income is the screening bracket's midpoint, the loan one third of it
+    assert "loan_amount" not in entry["values"] and "income" not in entry["values"]
+    assert set(shown) == set(entry["values"]) | {"loan_amount", "income"}
     assert float(shown["loan_amount"].split()[0]) == pytest.approx(
         float(shown["income"].split()[0]) / 3, abs=0.01)
     reasons = driver.study.store.query("SELECT acceptance_why FROM ratings")

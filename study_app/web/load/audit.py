@@ -46,7 +46,10 @@ def check(store: Store, study_id: str, participants: list[LoadParticipant]) -> d
             continue
         pid = row["participant_id"]
         got = stored[pid]
-        if p.end_kind is not None and row["status"] != "complete":
+        # the pause between two sessions leaves the participant active; any other end
+        # they reach with eligible answers completes them
+        want_status = "active" if p.end_kind == "pause" else "complete"
+        if p.end_kind is not None and row["status"] != want_status:
             problems.append(f"{pid}: status {row['status']} after reaching {p.end_kind}")
         extra = sorted(set(got["responses"]) - set(p.expected))
         missing = sorted(set(p.expected) - set(got["responses"]))

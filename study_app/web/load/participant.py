@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from protocols.schema import Protocol
 from study_app.web.load.streamlit_client import (
     Screen,
@@ -34,7 +36,7 @@ from study_app.web.render_elicitation import CANNOT
 from study_app.web.render_intro import AGREE
 from study_app.web.render_plan import ACCEPT, GO_ON, OPTION_LABELS
 
-TERMINAL = ("debrief", "end")
+TERMINAL = ("debrief", "end", "pause")  # a pause: the first of two sessions is over
 ACCEPT_PROBABILITY = 0.35  # HARE: accept the shown plan (else keep looking)
 
 
@@ -172,9 +174,7 @@ class LoadParticipant:
         if kind == "consent":
             return {f"{page_id}:agree": AGREE}, {"agree": True}
         if kind == "screening":
-            spec = {q.id: q for q in self.protocol.screening}
-            answers = {qid: spec[qid].eligible[0] for qid in w if qid in spec}
-            return {f"{page_id}:{q}": v for q, v in answers.items()}, {"answers": answers}
+            return screening_widgets(self.protocol, page_id, rng)
         if kind == "attention":
             check = next(c for c in self.protocol.attention_checks
                          if f"attention-{c.id}" == page_id)
@@ -250,3 +250,22 @@ def ranking_shown(screen: Screen, page_id: str) -> dict[str, int | None]:
         elif key.startswith(prefix + "on:"):
             ranks[key[len(prefix) + 3:]] = None
     return ranks
+
+
+def screening_widgets(protocol: Protocol, page_id: str,
+                      rng: random.Random) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(widget key -> value, stored answer) of eligible screening answers: a choice's first
+    eligible option, "select all" with that option's box ticked (``<key>:<index>``), a
+    number drawn from its range."""
+    shown: dict[str, Any] = {}
+    answers: dict[str, Any] = {}
+    for q in protocol.screening:
+        key = f"{page_id}:{q.id}"
+        value = q.example_answer(np.random.default_rng(rng.randrange(2**32)))
+        if q.kind == "multiple":
+            for option in value:  # type: ignore[union-attr]
+                shown[f"{key}:{q.options.index(option)}"] = True
+        else:
+            shown[key] = value
+        answers[q.id] = value
+    return shown, {"answers": answers}

@@ -1,0 +1,21 @@
+"""Shipped protocols with one setting changed, for tests that cannot wait: the replication
+runs in two sessions two weeks apart (``sessions.delay_seconds``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from protocols.schema import resolve
+
+TWO_WEEKS = "delay_seconds: 1209600"
+
+
+def with_delay(protocol: str, folder: Path, seconds: float = 0.0) -> str:
+    """``protocol`` as a file in ``folder`` whose second session opens ``seconds`` after the
+    first (0: one session); a protocol without a pause is returned as it is."""
+    text = resolve(protocol).read_text(encoding="utf-8")
+    if TWO_WEEKS not in text:
+        return protocol
+    path = folder / f"{protocol}-delay-{seconds:g}.yaml"
+    path.write_text(text.replace(TWO_WEEKS, f"delay_seconds: {seconds:g}"), encoding="utf-8")
+    return str(path)
