@@ -83,9 +83,10 @@ def test_every_page_kind_has_a_renderer() -> None:
 
 
 def test_own_profile_entry_and_impossible_items(serve_app, tmp_path) -> None:
-    """tominaga-replication: screening, the profile form (16 items and income; the loan is
-    derived), plan pages with per-item impossibility and reasons (markup, SQL and emoji kept
-    as plain text)."""
+    """tominaga-replication (in one session): screening (the income bracket), the profile
+    form (16 items; the income is the bracket's midpoint, the loan one third of it), plan
+    pages with per-item impossibility and reasons (markup, SQL and emoji kept as plain
+    text)."""
     serve_app(with_delay("tominaga-replication", tmp_path))
     protocol = load_protocol("tominaga-replication")
     driver = AppDriver()
@@ -93,7 +94,10 @@ def test_own_profile_entry_and_impossible_items(serve_app, tmp_path) -> None:
     entry = next(a for p, a in done if p.kind == "profile_entry")
     stored = driver.study.store.query("SELECT display_json, source FROM profiles")[0]
     # the hidden rule rejects every entered profile: nobody is switched to a persona
-    x = display.profile_from_answer(driver.study.scenario, entry["values"])
+    screened = next(a for p, a in done if p.kind == "screening")["answers"]
+    income = protocol.screening[[q.id for q in protocol.screening].index("income")]
+    x = display.profile_from_answer(driver.study.scenario, {
+        **entry["values"], "income": income.bracket_value(screened["income"])})
     assert not driver.study.context.approves(x)
     assert protocol.profile.on_approved == "end" and stored["source"] == "own"
     shown = json.loads(stored["display_json"])
