@@ -113,7 +113,7 @@ def test_fewer_plans_than_promised_texts_match(tominaga_server, browser, viewpor
     defaults = {f.name: f.levels[0] for f in scenario.features if f.levels}
     page = browser.new_page(viewport=viewport)
     bot = BrowserParticipant(page, protocol, profile={**defaults, **FEW_PLANS})
-    start = bot.open(tominaga_server.url)
+    start = bot.run(until="consent", start=bot.open(tominaga_server.url))  # screened first
     assert "up to five plans" in page.inner_text("body")
     assert bot.run(until="profile", start=start)[0] == "profile"
     page.set_viewport_size({"width": viewport["width"], "height": 2600})  # every field
