@@ -22,4 +22,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
     "analysis.mgcv": ("GammSpec", "MgcvError", "MgcvUnavailable", "fit_clmm", "fit_gamms",
                       "r_status"),
     "analysis.engines": ("clmm_agreement", "mgcv_part", "smooth_agreement"),
+    "analysis.languages": ("by_language",),
 })

@@ -50,6 +50,7 @@ class Analysis:
     truth: RatingBehaviour | None = None  # a simulated study's behaviour
     exclusions: dict[str, Any] | None = None  # analysis.exclusions' record
     mgcv: dict[str, Any] | None = None  # analysis.engines' mgcv block (null until run)
+    languages: dict[str, Any] | None = None  # analysis.languages' summary
 
     def truth_vs_recovered(self) -> dict[str, Any] | None:
         """analysis.truth's comparison (None: not a simulated study, or nothing fitted)."""
@@ -87,6 +88,7 @@ class Analysis:
             "exclusions": self.exclusions,
             "truth_vs_recovered": self.truth_vs_recovered(),
             "mgcv": self.mgcv,
+            "languages": self.languages,
         })
 
 

@@ -271,6 +271,8 @@ def render(analysis: Analysis) -> str:
     truth = truth_section(analysis)
     sections = [
         ("Exclusions", exclusions_section(analysis), ""),
+        *([("Languages", f"<p>{html.escape(analysis.languages['sentence'])}</p>", "")]
+          if analysis.languages else []),
         ("Distances of the shown plans (the reference study's Figure 1)",
          reference.distance_figure(analysis.plans, _family(analysis), _png),
          "Sparsity (L0) and proximity (L1) of every plan shown, per arm."),

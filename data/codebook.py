@@ -95,6 +95,8 @@ MEANINGS: dict[str, dict[str, str]] = {
         "seconds": "time on the page: seconds from the participant's previous answer (or "
         "their start) to this answer, measured by the server; synthetic participants: the "
         "simulated time; null before schema 4",
+        "language": "the language the page was shown in (en, ja, ...: the protocol's "
+        "translations); en before schema 5",
     },
     "profiles": {
         "study_id": _STUDY,
@@ -161,6 +163,8 @@ MEANINGS: dict[str, dict[str, str]] = {
         "impossible": "the participant marked at least one changed item impossible",
         "impossible_json": "per action item: marked impossible (true/false)",
         "answered_at": "when (UTC)",
+        "language": "the language the plan page was shown in (en, ja, ...); en before "
+        "schema 5",
     },
     "comparisons": {
         "study_id": _STUDY,
@@ -208,6 +212,7 @@ MEANINGS: dict[str, dict[str, str]] = {
         "source": "web, synthetic or imported",
         "attention_passed": "every attention check the participant answered was answered "
         "correctly (null: none answered)",
+        "language": "the language the plan was rated in (analyze --by-language)",
     },
 }
 
@@ -217,6 +222,8 @@ EVENT_KINDS: dict[str, str] = {
     "resumed; hashes: the link's recorded parameters, salted SHA-256)",
     "id_refused": "a visit by a known recruitment id was refused: its recruitment session "
     "differs from the first visit's, or is missing (detail: the session's salted hash)",
+    "language": "the participant chose the language of the pages on the first page (detail: "
+    "language)",
     "token_issued": "a new resume token was issued to a returning participant (a visit by "
     "recruitment id with the same recruitment session); earlier tokens stay valid",
     "assigned": "the participant consented and counts for assignment (detail: consent_seq, "

@@ -249,12 +249,24 @@ _V4 = (
     )""",
 )
 
+# Languages: the language each answer was given in (a protocol shown in several languages);
+# earlier answers were all given in English. ratings_long carries it for the analysis.
+_V5 = (
+    "ALTER TABLE responses ADD COLUMN IF NOT EXISTS language VARCHAR",
+    "ALTER TABLE ratings ADD COLUMN IF NOT EXISTS language VARCHAR",
+    "UPDATE responses SET language = 'en' WHERE language IS NULL",
+    "UPDATE ratings SET language = 'en' WHERE language IS NULL",
+    "DROP VIEW ratings_long",
+    _V3[1].replace("pa.source, att.attention_passed", "pa.source, att.attention_passed, r.language"),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "studies, participants, events, answers, plans, ratings, simulation truth", _V1),
     Migration(2, "tokens, consent order, recruitment session, salt check, dashboard sign-ins",
               _V2),
     Migration(3, "ratings_long: attention_passed", _V3),
     Migration(4, "responses.seconds (time per page), withdrawals (deletion audit)", _V4),
+    Migration(5, "responses.language, ratings.language (and in ratings_long)", _V5),
 )
 LATEST = MIGRATIONS[-1].version
 

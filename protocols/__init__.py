@@ -23,7 +23,10 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
     "protocols.pages": ("Page", "PageKind", "PAGE_KINDS", "AnswerError", "register"),
     "protocols.session": (
         "Study", "ParticipantSession", "SubmitItem", "StudyMismatchError", "UnknownTokenError",
+        "UnknownLanguageError",
     ),
+    "protocols.translation": ("Translator", "TranslationError", "translators",
+                              "translations_dir"),
     "protocols.resources": ("StudyResources", "study_resources"),
     "protocols.planning": ("ShownPlan",),
     "protocols.context": ("SessionContext", "SyntheticContext"),

@@ -37,6 +37,7 @@ from protocols.participation import (
     hash_token,
 )
 from protocols.state import Participant
+from protocols.translation import Translator
 
 if TYPE_CHECKING:
     import re
@@ -48,6 +49,10 @@ if TYPE_CHECKING:
     from protocols.context import SessionContext
     from protocols.flow import Flow
     from protocols.schema import Protocol
+
+
+class UnknownLanguageError(ValueError):
+    """A link or a choice asks for a language the protocol is not translated into."""
 
 
 class Admission:
@@ -64,6 +69,7 @@ class Admission:
     persona: Callable[[int], np.ndarray]  # Study.persona
     _locks: StripedLocks
     forget: Callable[[Sequence[str] | None], None]  # Study.forget
+    translators: dict[str, Translator]  # language -> its translator (English first)
 
     def completion_code(self, participant_id: str) -> str:
         """The protocol's completion code (recruitment.completion.code, else
@@ -93,11 +99,15 @@ class Admission:
         session: str | None = None,
         recruitment: Mapping[str, str] | None = None,
         source: str = "web",
+        language: str = "en",
     ) -> ParticipantSession:
         """A new participant, or the one already started with ``external_id`` - under an
         additional token, and only when ``session`` (the recruitment session of the link) is
         the one recorded at its first visit (IdRefusedError otherwise). ``recruitment``: the
-        link's further parameters, recorded as salted hashes (module docstring)."""
+        link's further parameters, recorded as salted hashes (module docstring). ``language``:
+        the one the link asks for (UnknownLanguageError, nothing written, when the protocol
+        has no such translation); a returning participant keeps theirs."""
+        self._check_language(language)
         ext_hash = None
         if external_id is not None:
             if not str(external_id).strip():
@@ -117,7 +127,7 @@ class Admission:
             with self.store.transaction() as tx:
                 seq = records.next_seq(tx, self.study_id)
                 (p,) = self._new_participants(tx, [seq], source, [token], [ext_hash], None,
-                                              session_hash=session_hash)
+                                              session_hash=session_hash, languages=[language])
                 if ext_hash is not None or hashes:
                     tx.insert("events", [self.event(p.participant_id, None, "recruitment",
                                                     {"outcome": "started", "hashes": hashes})])
@@ -151,10 +161,15 @@ class Admission:
         *,
         source: str = "synthetic",
         extra_rows: Callable[[list[Participant]], Rows] | None = None,
+        languages: Sequence[str] | None = None,
     ) -> list[str]:
-        """New participants with the given sequence numbers, in one transaction (drivers)."""
+        """New participants with the given sequence numbers, in one transaction (drivers);
+        ``languages``: each one's language (default English)."""
+        for language in set(languages or ()):
+            self._check_language(language)
         with self.store.transaction() as tx:
-            ps = self._new_participants(tx, list(seqs), source, None, None, extra_rows)
+            ps = self._new_participants(tx, list(seqs), source, None, None, extra_rows,
+                                        languages=list(languages) if languages else None)
         for p in ps:
             self._cache[p.participant_id] = p
         return [p.participant_id for p in ps]
@@ -169,6 +184,7 @@ class Admission:
         extra_rows: Callable[[list[Participant]], Rows] | None,
         *,
         session_hash: str | None = None,
+        languages: list[str] | None = None,
     ) -> list[Participant]:
         """Participants before consent: no arm, no profile yet (``_enrol``)."""
         w = Answering(self.context)
@@ -177,7 +193,8 @@ class Admission:
         part_rows = []
         for i, seq in enumerate(seqs):
             pid = f"{self.study_id[:16]}-{seq:05d}-{secrets.token_hex(4)}"
-            p = Participant(self.study_id, pid, seq, source, None, updated_at=w.at)
+            p = Participant(self.study_id, pid, seq, source, None, updated_at=w.at,
+                            language=languages[i] if languages else "en")
             p.completion_code = self.completion_code(pid)
             token_hash = hash_token(tokens[i]) if tokens else None
             part_rows.append({
@@ -216,6 +233,37 @@ class Admission:
                 w.set_profile(p, self.persona(p.consent_seq), "persona")
             w.rows["events"].append(self.event(p.participant_id, None, "assigned",
                                                {"consent_seq": p.consent_seq, "arm": p.arm}))
+
+    def _check_language(self, language: str) -> None:
+        if language not in self.translators:
+            raise UnknownLanguageError(
+                f"this study is not offered in {language!r} (it is in "
+                f"{', '.join(self.translators)})")
+
+    def choose_language(self, participant_id: str, language: str) -> None:
+        """The participant's choice of language on the first page (before any answer; later
+        answers keep the language they started in). UnknownLanguageError for a language the
+        protocol has no translation of; nothing is written then."""
+        self._check_language(language)
+        locks = self._locks.for_keys([participant_id])
+        for lock in locks:
+            lock.acquire()
+        try:
+            old = self.participant(participant_id)
+            if old.language == language or old.step > 0:
+                return
+            p = old.copy()
+            p.language = language
+            with self.store.transaction() as tx:
+                tx.update("participants", ["study_id", "participant_id"],
+                          [{"study_id": self.study_id, "participant_id": participant_id,
+                            "state_json": p.state_json()}], guard="step", expected=[old.step])
+                tx.insert("events", [self.event(participant_id, None, "language",
+                                                {"language": language})])
+            self._cache[participant_id] = p
+        finally:
+            for lock in locks:
+                lock.release()
 
     def withdraw(self, participant_id: str, requested_by: str = "participant"
                  ) -> dict[str, Any]:

@@ -148,6 +148,7 @@ class Answering:
             "study_id": self.ctx.study_id, "participant_id": pid, "page_id": page.id,
             "kind": page.kind, "step": p.step, "answer_json": answer.model_dump_json(),
             "correct": correct, "answered_at": self.at, "seconds": seconds,
+            "language": p.language,
         })
         self.rows["events"].append(self.ctx.event(pid, page.id, "answer"))
         if p.status != "active":

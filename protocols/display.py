@@ -41,6 +41,9 @@ class ProfileRow(_Row):
     feature: str
     label: str
     value: str
+    number: float | None = None  # a number's display-unit value (None: a category)
+    unit: str = ""
+    decimals: int = 0
 
 
 class PlanRow(_Row):
@@ -52,6 +55,9 @@ class PlanRow(_Row):
     suggested_value: float
     kind: Literal["action", "consequence", "same"]
     note: str = ""  # a consequence's cause in plain words
+    numeric: bool = False  # a number (else a category): shown with ``unit``, ``decimals``
+    unit: str = ""
+    decimals: int = 0
 
 
 def profile_fields(scenario: Scenario) -> list[ProfileField]:
@@ -83,9 +89,14 @@ def shown_value(scenario: Scenario, j: int, v: float) -> str:
 
 
 def profile_rows(scenario: Scenario, x: np.ndarray) -> list[ProfileRow]:
-    return [ProfileRow.model_construct(feature=f.name, label=f.label,
-                                       value=shown_value(scenario, j, x[j]))
-            for j, f in enumerate(scenario.features)]
+    rows = []
+    for j, f in enumerate(scenario.features):
+        d = f.display
+        number = None if d.kind == "categorical" else float(d.to_display(float(x[j])))
+        rows.append(ProfileRow.model_construct(
+            feature=f.name, label=f.label, value=shown_value(scenario, j, x[j]), number=number,
+            unit=d.unit, decimals=d.decimals))
+    return rows
 
 
 def plan_rows(scenario: Scenario, plans: RecourseBatch, i: int = 0) -> list[PlanRow]:
@@ -104,7 +115,7 @@ def plan_rows(scenario: Scenario, plans: RecourseBatch, i: int = 0) -> list[Plan
             suggested=shown_value(scenario, j, x_cf[j]), current_value=float(d.to_display(float(x[j]))),
             suggested_value=float(d.to_display(float(x_cf[j]))), kind=kind,
             note=consequence_note(scenario, j, x, x_cf, action_mask) if kind == "consequence"
-            else "",
+            else "", numeric=d.kind != "categorical", unit=d.unit, decimals=d.decimals,
         ))
     return rows
 

@@ -115,5 +115,14 @@ class ParticipantSession:
         return self.study.submit(self.participant_id, page_id, answer)
 
     @property
+    def language(self) -> str:
+        """The language this participant's pages are shown in."""
+        return self.study.participant(self.participant_id).language
+
+    def choose_language(self, language: str) -> None:
+        """The participant's choice on the first page (``Study.choose_language``)."""
+        self.study.choose_language(self.participant_id, language)
+
+    @property
     def status(self) -> str:
         return self.study.participant(self.participant_id).status

@@ -32,6 +32,7 @@ from pydantic import BaseModel
 from engine.scenarios import get_scenario
 from protocols import flow
 from protocols.schema import Protocol, ProtocolError, line_of, parse_protocol, resolve
+from protocols.translation import SOURCE_LANGUAGE, check, translation_files
 from protocols.validation import Finding
 from protocols.wording import participant_texts, researcher_words
 
@@ -54,7 +55,8 @@ class Review:
 
     @property
     def valid(self) -> bool:
-        return self.protocol is not None
+        """The protocol and its translation files are sound."""
+        return self.protocol is not None and not self.errors
 
     def as_dict(self) -> dict[str, Any]:
         return {"source": self.source, "valid": self.valid,
@@ -72,7 +74,30 @@ def review(id_or_path: str | Path) -> Review:
         return Review(e.source, None, e.findings)
     except (OSError, UnicodeDecodeError) as e:
         return Review(str(id_or_path), None, [Finding((), f"cannot read the file: {e}")])
-    return review_text(text, str(path))
+    result = review_text(text, str(path))
+    if result.protocol is not None and result.resolved is not None:
+        result.errors += translation_findings(result.protocol, path.parent / "translations")
+        result.resolved["languages"] = [SOURCE_LANGUAGE, *translation_files(
+            result.protocol.id, path.parent / "translations")]
+    return result
+
+
+def translation_findings(p: Protocol, directory: Path) -> list[Finding]:
+    """Every problem of the protocol's translation files (protocols.translation.check): a
+    text missing in a language, an unknown key, ... located in the translation file."""
+    out: list[Finding] = []
+    for lang, file in translation_files(p.id, directory).items():
+        where = f"translations/{file.name}"
+        try:
+            text = file.read_text(encoding="utf-8")
+            data, root = yaml.safe_load(text), yaml.compose(text)
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+            out.append(Finding((where,), f"cannot read the translation: {e}"))
+            continue
+        for key, message in check(p, data, lang):
+            loc = tuple(key.split(".", 1))
+            out.append(Finding((where, key), message, line=line_of(root, loc)))
+    return out
 
 
 def review_text(text: str, source: str = "<protocol>") -> Review:

@@ -71,6 +71,7 @@ from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from datetime import datetime
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -80,7 +81,7 @@ from data.store import Store, WriteConflictError
 from engine.decision import rejected_rows
 from protocols import design
 from protocols import pages as pg
-from protocols.admission import Admission
+from protocols.admission import Admission, UnknownLanguageError
 from protocols.cache import BoundedCache, StripedLocks
 from protocols.context import ROW_TABLES, Answering, Rows, SessionContext, now
 from protocols.flow import Flow
@@ -105,11 +106,13 @@ from protocols.registration import (
 from protocols.resources import StudyResources, study_resources
 from protocols.schema import Protocol
 from protocols.state import Participant, profiles_from_row
+from protocols.translation import shipped_dir, translators
 
 __all__ = [
     "SALT_ENV", "IdRefusedError", "InvalidExternalIdError", "PageMismatchError",
     "ParticipantSession", "SaltMismatchError", "SessionEndedError", "Study",
-    "StudyMismatchError", "SubmitItem", "UnknownTokenError", "hash_token",
+    "StudyMismatchError", "SubmitItem", "UnknownLanguageError", "UnknownTokenError",
+    "hash_token",
 ]
 # Participants whose state and built page a process keeps in memory (reloaded after).
 CACHE_SIZE = 4096
@@ -145,9 +148,13 @@ class Study(Admission):
         decision_model: str | None = None,
         simulation: dict[str, Any] | None = None,
         prefetch: bool = False,
+        translations: Path | None = None,  # the folder of its translation files
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.protocol = protocol
+        # the protocol's languages: its translation files (a broken one fails here); a
+        # shipped protocol as shipped has its shipped ones
+        self.translators = translators(protocol, translations or shipped_dir(protocol))
         self.store = store
         self.study_id = study_id or protocol.id
         self.resources = resources or study_resources(protocol, decision_model=decision_model)

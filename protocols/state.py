@@ -48,6 +48,7 @@ class Participant:
     interaction_done: bool = False
     queries_asked: int = 0
     completion_code: str = ""
+    language: str = "en"  # the language the pages are shown in (protocols.translation)
     screened: dict[str, Any] = field(default_factory=dict)  # screening answers the profile takes
     updated_at: datetime | None = None  # the last answer (or the start): page times count from it
 
@@ -83,6 +84,7 @@ class Participant:
             "hare_query": self.query,
             "hare_done": self.interaction_done,
             "hare_asked": self.queries_asked,
+            "language": self.language,
             **({"screened": self.screened} if self.screened else {}),
         })
 
@@ -96,6 +98,7 @@ class Participant:
         self.query = s.get("hare_query")
         self.interaction_done = bool(s.get("hare_done", False))
         self.queries_asked = int(s.get("hare_asked", 0))
+        self.language = str(s.get("language", "en"))
         self.screened = dict(s.get("screened", {}))
 
 

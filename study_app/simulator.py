@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,8 @@ from protocols import pages as pg
 from protocols.context import SyntheticContext, after_every_pause
 from protocols.resources import StudyResources
 from protocols.schema import Protocol, load_protocol
-from protocols.session import Study, SubmitItem
+from protocols.session import Study, SubmitItem, UnknownLanguageError
+from protocols.translation import shipped_dir, translations_dir, translators
 
 Progress = Callable[[int, int], None]
 
@@ -96,22 +97,33 @@ def simulate(
     progress: Progress | None = None,
     speeders: float = 0.0,
     straightliners: float = 0.0,
+    languages: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Simulate ``participants`` synthetic participants into ``store`` (module docstring).
 
     ``protocol`` may be a shipped protocol's id or a file, ``store`` a DuckDB file (opened and
     closed here); ``speeders`` / ``straightliners``: the shares of careless participants
-    (engine.synthetic.participants; their kind is simulation truth). Returns the summary
+    (engine.synthetic.participants; their kind is simulation truth); ``languages``: the
+    languages participants take part in, in turn by sequence number (default English; each
+    one the protocol's, protocols.session.UnknownLanguageError otherwise). Returns the summary
     documented by ``recourse-study simulate --json``.
     """
-    if not isinstance(protocol, Protocol):
+    if isinstance(protocol, Protocol):
+        folder = shipped_dir(protocol)
+    else:
+        folder = translations_dir(protocol)
         protocol = load_protocol(protocol)
+    offered = translators(protocol, folder)
+    unknown = sorted(set(languages or ()) - set(offered))
+    if unknown:  # before anything is written
+        raise UnknownLanguageError(f"this study is not offered in {', '.join(unknown)} (it is "
+                                   f"in {', '.join(offered)})")
     if not isinstance(store, Store):
         with Store(store) as opened:
             return simulate(protocol, opened, participants, seed=seed, study_id=study_id,
                             decision_model=decision_model, resources=resources, chunk=chunk,
                             progress=progress, speeders=speeders,
-                            straightliners=straightliners)
+                            straightliners=straightliners, languages=languages)
     if participants < 1:
         raise ValueError(f"participants must be >= 1, got {participants}")
     if chunk < 1:
@@ -121,7 +133,7 @@ def simulate(
     behaviour = dataclasses.replace(protocol.simulation.behaviour(), speeder_share=speeders,
                                     straightliner_share=straightliners)
     study = Study(protocol, store, study_id=study_id, resources=resources,
-                  decision_model=decision_model, clock=after_every_pause,
+                  decision_model=decision_model, translations=folder, clock=after_every_pause,
                   simulation={"seed": sim_seed, "behaviour": behaviour.to_dict()})
     population = Population(study.scenario, behaviour, sim_seed,
                             study.rejected_population)
@@ -139,7 +151,9 @@ def simulate(
                 if s in existing and existing[s]["status"] == "active"]
         resumed += len(todo)
         if new:
-            todo += study.start_many(new, source="synthetic", extra_rows=driver.truth_rows)
+            todo += study.start_many(
+                new, source="synthetic", extra_rows=driver.truth_rows,
+                languages=[languages[s % len(languages)] for s in new] if languages else None)
             started += len(new)
         if not todo:
             continue

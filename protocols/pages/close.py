@@ -8,25 +8,15 @@ from typing import Any, Literal
 from pydantic import StrictStr
 
 from protocols.context import Answering, SessionContext, SyntheticContext
+from protocols.interface_text import english
 from protocols.pages.base import Page, PageKind, PageModel, register
 from protocols.specs import AttentionCheck
 from protocols.state import Participant
 
-END_TEXTS = {
-    "declined": "You did not agree to take part. Thank you for your time; you may close this "
-    "page.",
-    "screened_out": "Thank you. Unfortunately you are not eligible for this study; you may "
-    "close this page.",
-    "approved": "The system would approve the profile you entered, so there is nothing to "
-    "explain in this study. Thank you for your time.",
-    "withdrawn": "You have withdrawn from the study, and every answer you gave has been "
-    "deleted. Thank you for your time; you may close this page.",
-}
+END_TEXTS = {reason: english(f"end.{reason}")
+             for reason in ("declined", "screened_out", "approved", "withdrawn")}
 
-NOTHING_CHANGEABLE = (
-    "You told us that you cannot change any of the items, so we cannot offer you a plan: "
-    "every plan asks for a change to at least one item. That is a valid answer, and it is "
-    "recorded as you gave it. There is nothing more to rate.")
+NOTHING_CHANGEABLE = english("note.nothing_changeable")
 
 
 class AttentionPayload(PageModel):
@@ -52,7 +42,7 @@ class Attention(PageKind):
 
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
         _, check = _check(ctx.protocol.attention_checks, page_id)
-        return "A quick check", AttentionPayload(question=check.question,
+        return english("title.attention"), AttentionPayload(question=check.question,
                                                  options=list(check.options))
 
     def problems(self, payload: Any, answer: Any) -> list[str]:
@@ -74,7 +64,7 @@ class _Closing(PageKind):
     answer_model = None
 
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
-        return "Thank you", self.payload(ctx, p)
+        return english("title.closing"), self.payload(ctx, p)
 
     def payload(self, ctx: SessionContext, p: Participant) -> PageModel:
         raise NotImplementedError
@@ -86,6 +76,7 @@ class PausePayload(PageModel):
 
     text: str
     opens_at: str
+    template: str = ""  # ``text`` before ``{when}`` was filled in (a translation fills it)
 
 
 @register
@@ -96,14 +87,15 @@ class Pause(_Closing):
     kind = slot = "pause"
 
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
-        return "See you soon", self.payload(ctx, p)
+        return english("title.pause"), self.payload(ctx, p)
 
     def payload(self, ctx: SessionContext, p: Participant) -> PageModel:
         opens = ctx.protocol.sessions.opens_at(p.answered, p.updated_at)
         assert opens is not None
         when = opens.strftime("%Y-%m-%d %H:%M UTC")
         return PausePayload(text=ctx.protocol.sessions.text.replace("{when}", when),
-                            opens_at=opens.isoformat(timespec="seconds") + "Z")
+                            opens_at=opens.isoformat(timespec="seconds") + "Z",
+                            template=ctx.protocol.sessions.text)
 
 
 class DebriefPayload(PageModel):

@@ -10,15 +10,13 @@ from pydantic import StrictBool, StrictFloat, StrictInt, StrictStr
 
 from protocols import display
 from protocols.context import Answering, SessionContext, SyntheticContext
+from protocols.interface_text import english
 from protocols.pages.base import Page, PageKind, PageModel, keys_problems, register
 from protocols.schema import Protocol
 from protocols.screening import ScreeningQuestion
 from protocols.state import Participant
 
-APPROVED_NOTE = (
-    "The system would approve the profile you entered. For this study, please imagine you "
-    "are the applicant below, whose application was rejected."
-)
+APPROVED_NOTE = english("note.approved")
 
 
 class ConsentPayload(PageModel):
@@ -36,7 +34,7 @@ class Consent(PageKind):
     ends = ("declined",)
 
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
-        return "Consent", ConsentPayload(text=ctx.protocol.consent_text())
+        return english("title.consent"), ConsentPayload(text=ctx.protocol.consent_text())
 
     def apply(self, w: Answering, p: Participant, page: Page, answer: Any) -> None:
         if answer.agree:
@@ -84,7 +82,7 @@ class Screening(PageKind):
         qs = [Question(id=q.id, question=q.question, options=list(q.options), kind=q.kind,
                        min=q.min, max=q.max, decimals=q.decimals, unit=q.unit)
               for q in ctx.protocol.screening]
-        return "A few questions first", ScreeningPayload(questions=qs)
+        return english("title.screening"), ScreeningPayload(questions=qs)
 
     def problems(self, payload: Any, answer: Any) -> list[str]:
         out = keys_problems(set(answer.answers), [q.id for q in payload.questions], "question(s)")
@@ -160,7 +158,7 @@ class ProfileEntry(PageKind):
 
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
         asked = ctx.protocol.profile.from_screening
-        return "Your profile", ProfileEntryPayload(
+        return english("title.profile"), ProfileEntryPayload(
             text=ctx.protocol.profile.shown_text(),
             fields=[f for f in display.profile_fields(ctx.scenario) if f.feature not in asked])
 
@@ -219,7 +217,7 @@ class Persona(PageKind):
 
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
         assert p.x is not None
-        return "Your profile", PersonaPayload(
+        return english("title.profile"), PersonaPayload(
             text=ctx.protocol.profile.shown_text(),
             rows=display.profile_rows(ctx.scenario, p.x))
 
@@ -242,7 +240,7 @@ class Decision(PageKind):
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
         assert p.x is not None
         sc = ctx.scenario
-        return "The decision", DecisionPayload(
+        return english("title.decision"), DecisionPayload(
             decision=sc.unfavourable_label, note=p.note, rows=display.profile_rows(sc, p.x),
             text=ctx.protocol.plan_view.decision_text
-            or f"The automated system {sc.unfavourable_label} the application.")
+            or english("decision.default", decision=sc.unfavourable_label))

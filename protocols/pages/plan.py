@@ -16,6 +16,7 @@ from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from protocols import display
 from protocols.context import Answering, SessionContext, SyntheticContext
+from protocols.interface_text import english
 from protocols.pages.base import Page, PageKind, PageModel, keys_problems, register
 from protocols.state import Participant
 
@@ -77,7 +78,7 @@ class Plan(PageKind):
         why = (WhyQuestion(text=q.why.text, min_chars=q.why.min_chars,
                            max_chars=q.why.max_chars) if q.why.enabled else None)
         view = ctx.protocol.plan_view
-        return f"Plan {k} of {len(p.plans)}", PlanPayload(
+        return english("title.plan", number=k, of=len(p.plans)), PlanPayload(
             plan_id=plan.plan_id, number=k, of=len(p.plans),
             text=view.plan_text(k, len(p.plans)), rows=rows,
             current_label=view.current_label, suggested_label=view.suggested_label,
@@ -109,7 +110,7 @@ class Plan(PageKind):
             "acceptance_why": answer.acceptance_why, "action_why": answer.action_why,
             "impossible": any(answer.impossible.values()),
             "impossible_json": json.dumps(answer.impossible),
-            "answered_at": w.at,
+            "answered_at": w.at, "language": p.language,
         })
 
     def synthetic_answers(

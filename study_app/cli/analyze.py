@@ -56,6 +56,10 @@ def analyze(
     mgcv_method: str = typer.Option(
         "GCV.Cp", help="mgcv's smoothing-parameter method: GCV.Cp (mgcv's default; the "
         "reference study names none) | REML | ML."),
+    language: str | None = typer.Option(
+        None, help="Fit the models on the ratings given in this language only (e.g. ja; "
+        "ratings_long.language): run once per language to split the study by language. "
+        "Default: every language, summarized per language in summary.json and the report."),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
@@ -95,8 +99,11 @@ def analyze(
     converged, curve {d, fit, se, lo, hi} (95%), seconds}], table_s2 [{model (Model-1..4),
     outcome, distance, variable, smooth, coef, se, t, edf, F, p, aic}], agreement [{model,
     mgcv_model, bayesian_model, mgcv_effect, bayesian_effect, points_agree, grid_points,
-    sentence}]} (docs/analysis-mgcv.md), report ("report.html" or null), report_error
-    (null or the message)}.
+    sentence}]} (docs/analysis-mgcv.md), languages {analysed (the --language, or null),
+    by_language [{language, name, participants, ratings, mean_acceptance, mean_action}],
+    differences [{language, versus (the most common language), outcome, difference, lo,
+    hi}] (95% participant bootstrap), sentence} (docs/languages.md), report ("report.html"
+    or null), report_error (null or the message)}.
 
     Exit status: 0 when every model, the mgcv part (or its skip under --mgcv auto: R or
     one of its packages missing, said on stderr and in mgcv.reason) and the report are
@@ -112,6 +119,7 @@ def analyze(
         _sampler(distance, backend, draws, tune, chains, seed, target_accept)  # fail early
     asked = exclusion_flags(exclude)
     study_id, ratings, plans, settings = load_study(db, study)
+    ratings, languages = _languages(ratings, language)
     distance = distance or protocol_distance(settings)
     sampler = _sampler(distance, backend, draws, tune, chains, seed, target_accept)
     flagged = load_flags(db, study_id) if asked else None
@@ -125,6 +133,7 @@ def analyze(
     result = _fit_all(ratings, plans, study_id, distance, sampler, gaussian, out, resume, trace,
                       truth=truth, exclusions=exclusions)
     result.mgcv = _mgcv(result, distance, mgcv, mgcv_method)
+    result.languages = languages
     summary = _write_outputs(result, out)
     _advise(summary, out, sampler["draws"])
     emit(summary, json_out=json_out, json_file=json_file)
@@ -162,6 +171,22 @@ def _mgcv(result: Any, distance: str, mode: str, method: str) -> dict[str, Any]:
         err.print(f"mgcv: Table S2 and Figure 3 from mgcv {block['mgcv_version']} "
                   f"({block['seconds']:.0f} s)", highlight=False)
     return block
+
+
+def _languages(ratings: pd.DataFrame, language: str | None
+               ) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """(the ratings to analyse, the per-language summary: analysis.languages); exit 2 for a
+    language with no ratings."""
+    from analysis.languages import by_language, only
+    from analysis.models import AnalysisDataError
+
+    summary = by_language(ratings, analysed=language)
+    if language is None:
+        return ratings, summary
+    try:
+        return only(ratings, language), summary
+    except AnalysisDataError as e:
+        fail(f"--language: {e}", 2)
 
 
 def _sampler(distance: str, backend: str, draws: int | None, tune: int | None, chains: int,

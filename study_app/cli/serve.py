@@ -129,13 +129,15 @@ def serve(
     from protocols.resources import MethodUnavailableError
     from protocols.schema import ProtocolError, load_protocol
     from protocols.session import StudyMismatchError
+    from protocols.translation import TranslationError, translations_dir, translators
     from study_app.web import runtime
     from study_app.web.auth import PASSWORD_ENV, password_problem
     from study_app.web.hardening import allowed_hosts
 
     try:
         proto = load_protocol(protocol)
-    except ProtocolError as e:
+        translators(proto, translations_dir(protocol))  # a broken translation fails here
+    except (ProtocolError, TranslationError) as e:
         _fail(e, 2, keep_lines=True)
     try:
         config = runtime.make_config(

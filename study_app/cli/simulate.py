@@ -30,6 +30,9 @@ def simulate(
     straightliners: float = typer.Option(
         0.0, min=0.0, max=1.0, help="Share of synthetic straight-liners (one rating on every "
         "plan and question); stored as simulation truth."),
+    languages: str | None = typer.Option(
+        None, help="Comma-separated languages the synthetic participants take part in, in "
+        "turn (e.g. en,ja; each one the protocol is translated into). Default: English."),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
@@ -51,7 +54,8 @@ def simulate(
     from data.store import Store, StoreError
     from protocols.resources import MethodUnavailableError
     from protocols.schema import ProtocolError, load_protocol
-    from protocols.session import StudyMismatchError
+    from protocols.session import StudyMismatchError, UnknownLanguageError
+    from protocols.translation import TranslationError
     from study_app.simulator import simulate as run
 
     if speeders + straightliners > 1:
@@ -61,6 +65,7 @@ def simulate(
     if decision_model not in (None, "trained", "bayes", "rule"):
         raise typer.BadParameter("expected trained, bayes or rule (a pool world's fixed rule)",
                                  param_hint="--decision-model")
+    langs = [x.strip() for x in languages.split(",") if x.strip()] if languages else None
     try:
         proto = load_protocol(protocol)
     except ProtocolError as e:
@@ -83,10 +88,13 @@ def simulate(
             def report(done: int, total: int) -> None:
                 progress.update(task, completed=done, total=total)
 
-            summary = run(proto, store, participants, seed=seed, study_id=study,
+            # by its id or file, so that its translations next to the file are found
+            summary = run(protocol, store, participants, seed=seed, study_id=study,
                           decision_model=decision_model, chunk=chunk, progress=report,
-                          speeders=speeders, straightliners=straightliners)
-    except (StudyMismatchError, MethodUnavailableError, FileNotFoundError) as e:
+                          speeders=speeders, straightliners=straightliners,
+                          languages=langs)
+    except (StudyMismatchError, MethodUnavailableError, FileNotFoundError,
+            UnknownLanguageError, TranslationError) as e:
         fail(e, 2)
     finally:
         store.close()

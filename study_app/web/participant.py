@@ -20,6 +20,7 @@ import streamlit as st
 
 from data.store import StoreError
 from protocols import pages as pg
+from protocols.interface_text import english
 from protocols.session import (
     IdRefusedError,
     InvalidExternalIdError,
@@ -30,7 +31,7 @@ from protocols.session import (
     StudyMismatchError,
     UnknownTokenError,
 )
-from study_app.web import links, runtime
+from study_app.web import i18n, links, runtime
 from study_app.web.errors import show_error
 from study_app.web.renderers import RENDERERS
 from study_app.web.style import (
@@ -45,12 +46,9 @@ _TOKEN = "rs_token"  # the participant token this browser session holds
 _SHOWN = "rs_shown_page"  # the page drawn in the previous run
 _SUBMITTED = "rs_submitted_page"  # the page this browser session just answered
 
-UNAVAILABLE = ("Sorry, the study is not available right now. Nothing you answered is lost; "
-               "please try again in a few minutes with the same link. (Error id {error_id}.)")
-NOT_SAVED = ("Sorry, something went wrong while saving your answer; nothing was stored. "
-             "Please try again in a moment. (Error id {error_id}.)")
-MOVED_ON = ("That page was already answered, perhaps in another tab or window. Your earlier "
-            "answer is kept; here is where you are now.")
+UNAVAILABLE = english("error.unavailable")
+NOT_SAVED = english("error.not_saved")
+MOVED_ON = english("moved_on")
 
 
 def _query_params() -> dict[str, list[str]]:
@@ -63,6 +61,7 @@ def find_session(config: runtime.WebConfig, study: Study) -> ParticipantSession 
     params = _query_params()
     try:
         action = links.decide(params, st.session_state.get(_TOKEN), config.links)
+        language = i18n.link_language(params, study.translators)
         session: ParticipantSession | None = None
         if action.kind == "resume":
             try:
@@ -74,7 +73,10 @@ def find_session(config: runtime.WebConfig, study: Study) -> ParticipantSession 
                 action = links.by_id(params, config.links, links.FOUND_BY_ID)
         if session is None:
             session = study.start(external_id=action.external_id, session=action.session,
-                                  recruitment=action.extra, source="web")
+                                  recruitment=action.extra, source="web",
+                                  language=language or "en")
+        elif language is not None:  # a returning link's language counts before any answer
+            session.choose_language(language)
     except links.LinkError as e:
         st.error(str(e))
         return None
@@ -87,6 +89,7 @@ def find_session(config: runtime.WebConfig, study: Study) -> ParticipantSession 
     if action.note:
         notice(action.note)
     assert session.token is not None
+    i18n.use(study.translators[session.language])
     st.session_state[_TOKEN] = session.token
     if st.query_params.get(links.TOKEN_PARAM) != session.token:
         st.query_params[links.TOKEN_PARAM] = session.token
@@ -108,14 +111,14 @@ def _submit(session: ParticipantSession, page: pg.Page, answer: dict) -> bool:
     try:
         session.submit(page.id, answer)
     except (PageMismatchError, SessionEndedError):
-        notice(MOVED_ON)
-        st.button("Show my current page", key=f"{page.id}:reload")
+        notice(i18n.ui("moved_on"))
+        st.button(i18n.ui("show_current"), key=f"{page.id}:reload")
         return False
     except pg.AnswerError as e:
-        st.error("Your answer could not be saved: " + "; ".join(e.problems))
+        st.error(i18n.ui("error.rejected", problems="; ".join(e.problems)))
         return False
     except Exception:
-        show_error(f"submitting page {page.id} failed", NOT_SAVED)
+        show_error(f"submitting page {page.id} failed", i18n.ui("error.not_saved"))
         return False
     return True
 
@@ -129,7 +132,7 @@ def render_participant() -> None:
         st.error(str(e))
         return
     except (StudyMismatchError, StoreError, FileNotFoundError, RuntimeError):
-        show_error("the study cannot be loaded", UNAVAILABLE)
+        show_error("the study cannot be loaded", i18n.ui("error.unavailable"))
         return
     try:
         session = find_session(config, study)
@@ -137,15 +140,17 @@ def render_participant() -> None:
             return
         page = session.current_page()
     except StoreError:
-        show_error("a participant's session cannot be loaded", UNAVAILABLE)
+        show_error("a participant's session cannot be loaded", i18n.ui("error.unavailable"))
         return
     shown = st.session_state.get(_SHOWN)
     if shown is not None and shown != page.id and st.session_state.get(_SUBMITTED) != shown:
-        notice(MOVED_ON)
+        notice(i18n.ui("moved_on"))
     if shown != page.id:
         _scroll_to_top(page.id)
     st.session_state[_SHOWN] = page.id
     st.session_state.pop(_SUBMITTED, None)
+    if page.progress.step == 1:  # the first page: the participant may choose the language
+        i18n.language_choice(session, study.translators)
     answer = draw_page(page)
     withdraw_control(session, page)
     if answer is not None and _submit(session, page, answer):
@@ -159,7 +164,8 @@ def draw_page(page: pg.Page) -> dict | None:
     # Pages done before this one (the debrief counts as done: 100%).
     done = page.progress.step - 1 if not page.terminal or page.kind == "pause" \
         else page.progress.total
-    progress_indicator(done, page.progress.total, page.title, page_id=page.id, kind=page.kind,
+    title = i18n.t(page.title)
+    progress_indicator(done, page.progress.total, title, page_id=page.id, kind=page.kind,
                        ended=page.kind == "end")
-    page_heading(page.title, page.id)
+    page_heading(title, page.id)
     return RENDERERS[page.kind](page)

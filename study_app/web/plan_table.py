@@ -14,6 +14,8 @@ import html
 from collections.abc import Sequence
 from typing import Protocol
 
+from protocols.translation import Translator
+
 
 class PlanRowLike(Protocol):
     """What a plan table needs of a row (``protocols.pages.PlanRow`` has it)."""
@@ -29,65 +31,93 @@ class ProfileRowLike(Protocol):
     value: str
 
 
-_TAGS: dict[str, str] = {
-    "action": '<span class="rs-tag rs-tag-action">change</span>',
-    "consequence": '<span class="rs-tag rs-tag-consequence">follows</span>',
-    "same": "",
-}
+_ENGLISH = Translator("en")
+
+
+def _tag(kind: str, tr: Translator) -> str:
+    if kind == "action":
+        return f'<span class="rs-tag rs-tag-action">{html.escape(tr.ui("table.tag_change"))}</span>'
+    if kind == "consequence":
+        return ('<span class="rs-tag rs-tag-consequence">'
+                f'{html.escape(tr.ui("table.tag_follows"))}</span>')
+    return ""
+
+
+def _shown(row: object, which: str, tr: Translator) -> str:
+    """A row's current or suggested value in the translator's language: a number formatted
+    for it (currency, digits), an item's option translated."""
+    text = str(getattr(row, which))
+    if getattr(row, "numeric", False):
+        return tr.number(float(getattr(row, f"{which}_value")), getattr(row, "unit", ""),
+                         int(getattr(row, "decimals", 0)), text)
+    if getattr(row, "number", None) is not None:
+        return tr.number(float(row.number), getattr(row, "unit", ""),
+                         int(getattr(row, "decimals", 0)), text)
+    return tr.level(text)
 
 
 def plan_table_html(rows: Sequence[PlanRowLike], *, title: str = "", legend: bool = True,
                     current_label: str = "Your profile now",
-                    suggested_label: str = "Suggested profile") -> str:
-    """HTML table of ``rows`` with a caption and column headings; every text is escaped."""
+                    suggested_label: str = "Suggested profile",
+                    tr: Translator | None = None) -> str:
+    """HTML table of ``rows`` with a caption and column headings, in the language of ``tr``
+    (default English); every text is escaped."""
     if not rows:
         raise ValueError("a plan table needs at least one row")
+    tr = tr or _ENGLISH
+    sr_text = {"action": " " + tr.ui("table.sr_change"),
+               "consequence": " " + tr.ui("table.sr_follows")}
     body = []
     for row in rows:
-        if row.kind not in _TAGS:
+        if row.kind not in ("action", "consequence", "same"):
             raise ValueError(f"row kind must be action, consequence or same, got {row.kind!r}")
         arrow = "&rarr;" if row.kind != "same" else ""
-        sr = {"action": " (you change this)", "consequence": " (changes as a result)"}.get(
-            row.kind, ""
-        )
+        sr = sr_text.get(row.kind, "")
         note = getattr(row, "note", "") if row.kind == "consequence" else ""
         note_html = (f'<span class="rs-note">{html.escape(note[:1].upper() + note[1:])}'
                      "</span>" if note else "")
         body.append(
-            f'<tr class="rs-{row.kind}"><th scope="row">{html.escape(row.label)}'
-            f"{_TAGS[row.kind]}</th>"
-            f"<td>{html.escape(row.current)}</td>"
+            f'<tr class="rs-{row.kind}"><th scope="row">{html.escape(tr.text(row.label))}'
+            f"{_tag(row.kind, tr)}</th>"
+            f"<td>{html.escape(_shown(row, 'current', tr))}</td>"
             f'<td class="rs-arrow" aria-hidden="true">{arrow}</td>'
-            f'<td class="rs-new">{html.escape(row.suggested)}'
-            f'<span class="rs-sr">{sr}</span>{note_html}</td></tr>'
+            f'<td class="rs-new">{html.escape(_shown(row, "suggested", tr))}'
+            f'<span class="rs-sr">{html.escape(sr)}</span>{note_html}</td></tr>'
         )
     caption = (
         f'<caption class="rs-plan-caption">{html.escape(title)}</caption>' if title else ""
     )
-    key = legend_html(rows) if legend else ""
+    key = legend_html(rows, tr) if legend else ""
     return (
         f'{key}<table class="rs-plan" data-testid="rs-plan-table">{caption}'
-        f"<thead><tr><th scope='col'>Item</th><th scope='col'>{html.escape(current_label)}"
+        f"<thead><tr><th scope='col'>{html.escape(tr.ui('table.item'))}</th>"
+        f"<th scope='col'>{html.escape(current_label)}"
         "</th><th aria-hidden='true'></th>"
         f"<th scope='col'>{html.escape(suggested_label)}</th></tr></thead>"
         f"<tbody>{''.join(body)}</tbody></table>"
     )
 
 
-def legend_html(rows: Sequence[PlanRowLike]) -> str:
+def legend_html(rows: Sequence[PlanRowLike], tr: Translator | None = None) -> str:
     """The key of the tags used in ``rows``."""
-    follows = (f" &nbsp; {_TAGS['consequence']} an item that changes as a result"
+    tr = tr or _ENGLISH
+    follows = (f" &nbsp; {_tag('consequence', tr)} "
+               f"{html.escape(tr.ui('table.legend_follows'))}"
                if any(r.kind == "consequence" for r in rows) else "")
     return ('<div class="rs-legend">'
-            f"{_TAGS['action']} an item the plan asks you to change{follows}</div>")
+            f"{_tag('action', tr)} {html.escape(tr.ui('table.legend_change'))}{follows}</div>")
 
 
-def profile_table_html(rows: Sequence[ProfileRowLike], *, title: str = "") -> str:
-    """A two-column (item, value) table of a profile; every cell's text is escaped."""
+def profile_table_html(rows: Sequence[ProfileRowLike], *, title: str = "",
+                       tr: Translator | None = None) -> str:
+    """A two-column (item, value) table of a profile, in the language of ``tr`` (default
+    English); every cell's text is escaped."""
     if not rows:
         raise ValueError("a profile table needs at least one row")
+    tr = tr or _ENGLISH
     body = "".join(
-        f'<tr><th scope="row">{html.escape(r.label)}</th><td>{html.escape(r.value)}</td></tr>'
+        f'<tr><th scope="row">{html.escape(tr.text(r.label))}</th>'
+        f'<td>{html.escape(_shown(r, "value", tr))}</td></tr>'
         for r in rows
     )
     caption = (

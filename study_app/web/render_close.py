@@ -7,30 +7,33 @@ from __future__ import annotations
 
 import html
 import json
+from datetime import datetime
 from typing import Any
 
 import streamlit as st
 
 from protocols import pages as pg
+from protocols.interface_text import english
 from protocols.recruitment import fill
 from study_app.web import widgets
+from study_app.web.i18n import current, t, ui
 from study_app.web.links import TOKEN_PARAM
 from study_app.web.registry import renders
 from study_app.web.runtime import from_env
 
 REDIRECT_SECONDS = 5
-RETURN_LINK = "Your link to the next part (keep it):"
+RETURN_LINK = english("pause.link")
 
 
 @renders("attention")
 def render_attention(page: pg.Page) -> dict[str, Any] | None:
     p: pg.AttentionPayload = page.payload  # type: ignore[assignment]
     with st.form(f"{page.id}:form"):
-        choice = widgets.choice(p.question, list(p.options), f"{page.id}:choice")
+        choice = widgets.choice(t(p.question), list(p.options), f"{page.id}:choice")
         if not widgets.submit_button(page.id):
             return None
     if choice is None:
-        widgets.ask_for_missing(["the question above"])
+        widgets.ask_for_missing([ui("missing.attention")])
         return None
     return {"choice": choice}
 
@@ -48,16 +51,16 @@ def return_to_platform(template: str | None, code: str | None, ending: str) -> N
     a button and an automatic redirect after ``REDIRECT_SECONDS`` (an ending without either
     says the page may be closed)."""
     if code:
-        st.markdown("Your completion code:" if ending == "completion" else "Your code:")
+        st.markdown(ui("completion_code") if ending == "completion" else ui("your_code"))
         st.html(f'<div class="rs-code" data-testid="rs-completion-code" data-ending="{ending}">'
                 f"{html.escape(code)}</div>")
     if not template:
-        st.caption("You may now close this page.")
+        st.caption(ui("close_page"))
         return
     url = completion_link(template, code or "")
-    st.link_button("Return to the study platform" + (" to finish" if ending == "completion"
-                                                     else ""), url, type="primary")
-    st.caption(f"You will be taken there automatically in {REDIRECT_SECONDS} seconds.")
+    st.link_button(ui("return_finish" if ending == "completion" else "return"), url,
+                   type="primary")
+    st.caption(ui("redirect", seconds=REDIRECT_SECONDS))
     st.html(
         "<script>setTimeout(function () { window.location.assign("
         f"{_js_string(url)}); }}, {REDIRECT_SECONDS * 1000});</script>",
@@ -72,8 +75,8 @@ def render_debrief(page: pg.Page) -> None:
     recruitment platform (``study_app.web.runtime``)."""
     p: pg.DebriefPayload = page.payload  # type: ignore[assignment]
     if p.no_plans:
-        st.info(p.no_plans)
-    st.markdown(p.text)
+        st.info(t(p.no_plans))
+    st.markdown(t(p.text))
     return_to_platform(from_env().completion_url or p.url, p.completion_code, "completion")
 
 
@@ -88,17 +91,22 @@ def render_pause(page: pg.Page) -> None:
     (this page's address with their resume token), by which they come back."""
     p: pg.PausePayload = page.payload  # type: ignore[assignment]
     st.html(f'<div data-testid="rs-pause" data-opens-at="{html.escape(p.opens_at)}"></div>')
-    st.markdown(p.text)
+    tr = current()
+    if tr.english or not p.template:
+        st.markdown(p.text)
+    else:  # the time it opens, for the participant's language
+        opens = datetime.fromisoformat(p.opens_at.replace("Z", "+00:00"))
+        st.markdown(tr.text(p.template).replace("{when}", tr.moment(opens)))
     token = st.query_params.get(TOKEN_PARAM)
     if token:
-        st.markdown(RETURN_LINK)
+        st.markdown(ui("pause.link"))
         st.code(f"{st.context.url.split('?')[0]}?{TOKEN_PARAM}={token}", language=None)
 
 
 @renders("end")
 def render_end(page: pg.Page) -> None:
     p: pg.EndPayload = page.payload  # type: ignore[assignment]
-    st.markdown(p.text)
+    st.markdown(t(p.text))
     url = p.url
     if p.ending == "completion":  # the study ended the session: completed, as on the debrief
         url = from_env().completion_url or url

@@ -14,25 +14,28 @@ from typing import Any
 import streamlit as st
 
 from protocols import pages as pg
+from protocols.interface_text import english
 from study_app.web import widgets
+from study_app.web.i18n import current, t, ui
 from study_app.web.plan_table import profile_table_html
 from study_app.web.registry import renders
 from study_app.web.style import notice
 
-AGREE, DISAGREE = "I agree to take part", "I do not agree"
+AGREE, DISAGREE = english("agree"), english("disagree")
+_CONSENT_KEYS = {AGREE: "agree", DISAGREE: "disagree"}
 
 
 @renders("consent")
 def render_consent(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.ConsentPayload = page.payload  # type: ignore[assignment]
     with st.form(f"{page.id}:form"):
-        st.markdown(payload.text)
-        choice = widgets.choice("Do you agree to take part?", [AGREE, DISAGREE],
-                                f"{page.id}:agree")
+        st.markdown(t(payload.text))
+        choice = widgets.choice(ui("agree_question"), [AGREE, DISAGREE], f"{page.id}:agree",
+                                shown=lambda c: ui(_CONSENT_KEYS[c]))
         if not widgets.submit_button(page.id):
             return None
     if choice is None:
-        widgets.ask_for_missing(["whether you agree to take part"])
+        widgets.ask_for_missing([ui("missing.agree")])
         return None
     return {"agree": choice == AGREE}
 
@@ -41,17 +44,17 @@ def render_consent(page: pg.Page) -> dict[str, Any] | None:
 def render_screening(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.ScreeningPayload = page.payload  # type: ignore[assignment]
 
-
     def ask(q: pg.Question, key: str) -> Any:
         if q.kind == "multiple":
-            return widgets.select_all(q.question, list(q.options), key)
+            return widgets.select_all(t(q.question), list(q.options), key)
         if q.kind == "number":
-            return widgets.number_field(q.question, key, unit=q.unit, minimum=q.min,
-                                        maximum=q.max, decimals=q.decimals, whole=True)
-        return widgets.choice(q.question, list(q.options), key)
+            return widgets.number_field(t(q.question), key, unit=current().unit(q.unit),
+                                        minimum=q.min, maximum=q.max, decimals=q.decimals,
+                                        whole=True)
+        return widgets.choice(t(q.question), list(q.options), key)
 
     answers = widgets.item_form(page.id, payload.questions, ask, key=lambda q: q.id,
-                                label=lambda q: q.question)
+                                label=lambda q: t(q.question))
     return None if answers is None else {"answers": answers}
 
 
@@ -66,7 +69,7 @@ def _acknowledge(page: pg.Page, body: Any) -> dict[str, Any] | None:
 @renders("scenario")
 def render_scenario(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.TextPayload = page.payload  # type: ignore[assignment]
-    return _acknowledge(page, lambda: st.markdown(payload.text))
+    return _acknowledge(page, lambda: st.markdown(t(payload.text)))
 
 
 @renders("persona")
@@ -74,8 +77,8 @@ def render_persona(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.PersonaPayload = page.payload  # type: ignore[assignment]
 
     def body() -> None:
-        st.markdown(payload.text)
-        st.html(profile_table_html(payload.rows, title="The applicant"))
+        st.markdown(t(payload.text))
+        st.html(profile_table_html(payload.rows, title=ui("table.applicant"), tr=current()))
 
     return _acknowledge(page, body)
 
@@ -86,9 +89,9 @@ def render_decision(page: pg.Page) -> dict[str, Any] | None:
 
     def body() -> None:
         if payload.note:
-            notice(payload.note)
-        notice(payload.text, bad=True)
-        st.html(profile_table_html(payload.rows, title="The application"))
+            notice(t(payload.note))
+        notice(t(payload.text), bad=True)
+        st.html(profile_table_html(payload.rows, title=ui("table.application"), tr=current()))
 
     return _acknowledge(page, body)
 
@@ -99,10 +102,12 @@ def render_profile_entry(page: pg.Page) -> dict[str, Any] | None:
 
     def ask(f: pg.ProfileField, key: str) -> Any:
         if f.kind == "category":
-            return widgets.category_field(f.label, list(f.options), key, help=f.help or None)
-        return widgets.number_field(f.label, key, unit=f.unit, minimum=f.min, maximum=f.max,
-                                    decimals=f.decimals, help=f.help or None)
+            return widgets.category_field(t(f.label), list(f.options), key,
+                                          help=t(f.help) or None)
+        return widgets.number_field(t(f.label), key, unit=current().unit(f.unit),
+                                    minimum=f.min, maximum=f.max, decimals=f.decimals,
+                                    help=t(f.help) or None)
 
     values = widgets.item_form(page.id, payload.fields, ask, key=lambda f: f.feature,
-                               label=lambda f: f.label, intro=payload.text)
+                               label=lambda f: t(f.label), intro=t(payload.text))
     return None if values is None else {"values": values}

@@ -15,6 +15,7 @@ import streamlit as st
 
 from protocols import pages as pg
 from study_app.web import widgets
+from study_app.web.i18n import current, t, ui
 from study_app.web.plan_table import legend_html, plan_table_html
 from study_app.web.registry import renders
 
@@ -24,42 +25,43 @@ OPTION_LABELS = ("Plan A", "Plan B")
 def _why(page: pg.Page, why: pg.WhyQuestion | None, name: str) -> str | None:
     if why is None:
         return None
-    return widgets.free_text(why.text, f"{page.id}:{name}", max_chars=why.max_chars,
+    return widgets.free_text(t(why.text), f"{page.id}:{name}", max_chars=why.max_chars,
                              min_chars=why.min_chars)
 
 
 @renders("plan")
 def render_plan(page: pg.Page) -> dict[str, Any] | None:
     p: pg.PlanPayload = page.payload  # type: ignore[assignment]
-    st.markdown(p.text)
-    st.html(plan_table_html(p.rows, current_label=p.current_label,
-                            suggested_label=p.suggested_label))
+    tr = current()
+    st.markdown(t(p.text))
+    st.html(plan_table_html(p.rows, current_label=t(p.current_label),
+                            suggested_label=t(p.suggested_label), tr=tr))
     impossible: dict[str, bool | None] = {}
     with st.form(f"{page.id}:form"):
-        acceptance = widgets.seven_point(p.acceptance.text, p.acceptance.labels,
+        acceptance = widgets.seven_point(t(p.acceptance.text), p.acceptance.labels,
                                          f"{page.id}:acceptance")
         acceptance_why = _why(page, p.why, "acceptance_why")
         if p.impossible:
-            st.markdown(f"**{p.impossible_text}**")
+            st.markdown(f"**{t(p.impossible_text)}**")
             for item in p.impossible:
                 impossible[item.feature] = widgets.yes_no(
-                    f"{item.label}: {item.current} → {item.suggested}",
+                    f"{t(item.label)}: {tr.level(item.current)} → {tr.level(item.suggested)}",
                     f"{page.id}:impossible:{item.feature}")
-        action = widgets.seven_point(p.action.text, p.action.labels, f"{page.id}:action")
+        action = widgets.seven_point(t(p.action.text), p.action.labels, f"{page.id}:action")
         action_why = _why(page, p.why, "action_why")
         if not widgets.submit_button(page.id):
             return None
     missing = []
     if acceptance is None:
-        missing.append("the first rating (reasonable explanation)")
-    missing += [f"impossible? ({i.label})" for i in p.impossible if impossible[i.feature] is None]
+        missing.append(ui("missing.acceptance"))
+    missing += [ui("missing.impossible", label=t(i.label)) for i in p.impossible
+                if impossible[i.feature] is None]
     if action is None:
-        missing.append("the second rating (would you carry it out)")
+        missing.append(ui("missing.action"))
     if p.why is not None and p.why.min_chars:
         for name, text in (("first", acceptance_why), ("second", action_why)):
             if len(text or "") < p.why.min_chars:
-                missing.append(f"a reason for the {name} rating (at least {p.why.min_chars} "
-                               "characters)")
+                missing.append(ui(f"missing.reason_{name}", n=p.why.min_chars))
     if missing:
         widgets.ask_for_missing(missing)
         return None

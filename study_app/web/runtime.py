@@ -44,6 +44,7 @@ from protocols.planning import PlanRequest, generate_plans
 from protocols.schema import load_protocol, resolve
 from protocols.session import Study
 from protocols.state import Participant
+from protocols.translation import translations_dir
 from study_app.web.links import LinkParams
 
 PROTOCOL_ENV = "RECOURSE_STUDY_PROTOCOL"
@@ -179,7 +180,8 @@ def build_study(config: WebConfig) -> Study:
             store = Store(config.db)
             try:
                 study = Study(load_protocol(config.protocol), store, study_id=config.study_id,
-                              decision_model=config.decision_model, prefetch=True)
+                              decision_model=config.decision_model, prefetch=True,
+                              translations=translations_dir(config.protocol))
             except BaseException:
                 store.close()
                 raise

@@ -19,6 +19,8 @@ import html
 
 import streamlit as st
 
+from study_app.web.i18n import ui
+
 # Shared by every page (participant pages and the dashboard).
 _BASE_CSS = """
 <style>
@@ -182,8 +184,10 @@ def progress_indicator(
         f'<div class="rs-progress" data-testid="rs-progress" '
         f'data-page="{html.escape(page_id)}" data-kind="{html.escape(kind)}" '
         f'role="progressbar" aria-valuemin="0" '
-        f'aria-valuemax="{total}" aria-valuenow="{step}" aria-label="Study progress">'
-        f'<div class="rs-progress-label"><span>{label}</span><span>{pct}% complete</span></div>'
+        f'aria-valuemax="{total}" aria-valuenow="{step}" '
+        f'aria-label="{html.escape(ui("progress.label"))}">'
+        f'<div class="rs-progress-label"><span>{label}</span>'
+        f'<span>{html.escape(ui("progress", pct=pct))}</span></div>'
         f'<div class="rs-progress-track"><div class="rs-progress-fill" '
         f'style="width:{pct}%"></div></div></div>'
     )

@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from study_app.web.i18n import level, t, ui
+
 Item = TypeVar("Item")
 
 # Control characters other than tab and newline never belong in a free-text answer.
@@ -34,7 +36,7 @@ def seven_point(
 
     With seven labels (one per point) every option is labelled.
     """
-    labels = list(labels)
+    labels = [t(label) for label in labels]
     if len(labels) not in (2, 7):
         raise ValueError(f"a 7-point scale needs 2 endpoint labels or 7 labels, got {labels}")
 
@@ -56,7 +58,8 @@ def seven_point(
 def yes_no(question: str, key: str, *, help: str | None = None) -> bool | None:
     """A No/Yes choice with nothing pre-selected; None until answered."""
     choice = st.radio(
-        question, options=["No", "Yes"], index=None, horizontal=True, key=key, help=help
+        question, options=["No", "Yes"], index=None, horizontal=True, key=key, help=help,
+        format_func=lambda v: ui(v.lower()),
     )
     return None if choice is None else choice == "Yes"
 
@@ -67,19 +70,22 @@ def free_text(
     """A text area with a hard length limit; returns the cleaned text."""
     if max_chars <= 0:
         raise ValueError(f"max_chars must be positive, got {max_chars}")
-    hint = f"At least {min_chars} characters. " if min_chars else ""
+    hint = ui("at_least_chars", n=min_chars) + " " if min_chars else ""
     raw = st.text_area(
         label, key=key, max_chars=max_chars, placeholder=placeholder,
-        help=f"{hint}At most {max_chars} characters.",
+        help=hint + ui("at_most_chars", n=max_chars),
     )
     return clean_text(raw or "")
 
 
 def choice(
-    question: str, options: list[str], key: str, *, help: str | None = None
+    question: str, options: list[str], key: str, *, help: str | None = None,
+    shown: Callable[[str], str] = t,
 ) -> str | None:
-    """A single choice among ``options`` with nothing pre-selected."""
-    return st.radio(question, options=options, index=None, key=key, help=help)
+    """A single choice among ``options`` with nothing pre-selected; each option is shown
+    as ``shown(option)`` (in the participant's language) and answered as itself."""
+    return st.radio(question, options=options, index=None, key=key, help=help,
+                    format_func=shown)
 
 
 def ranking(items: list[tuple[str, str]], key: str, *, cannot_label: str) -> dict[str, int | None]:
@@ -158,17 +164,18 @@ def ranking_touched(key: str) -> bool:
     return bool(st.session_state.get(f"{key}:touched", False))
 
 
-def submit_button(page_id: str, label: str = "Continue") -> bool:
+def submit_button(page_id: str, label: str | None = None) -> bool:
     """The page form's submit button (keyed by the page, so a stale click never counts for
-    the next page)."""
-    return st.form_submit_button(label, type="primary", key=f"{page_id}:submit")
+    the next page); "Continue" in the participant's language by default."""
+    return st.form_submit_button(label or ui("continue"), type="primary",
+                                 key=f"{page_id}:submit")
 
 
 def ask_for_missing(missing: list[str]) -> None:
     """Tell the participant what is still unanswered, one item per line (nothing is stored
     until it is)."""
     lines = "\n".join(f"- {m.strip().rstrip('.?:;')}" for m in missing)
-    st.error(f"Please answer every question before you continue. Missing:\n\n{lines}")
+    st.error(f"{ui('missing')}\n\n{lines}")
 
 
 def item_form(
@@ -208,9 +215,9 @@ def number_field(
     (``whole`` with no decimals: an int, e.g. an age in years)."""
     step = 10.0 ** -decimals
     shown = f"{label} ({unit})" if unit else label
-    hint = "Type a number"
+    hint = ui("type_number")
     if minimum is not None and maximum is not None:
-        hint = f"{minimum:,.{decimals}f} to {maximum:,.{decimals}f}"
+        hint = ui("range", min=f"{minimum:,.{decimals}f}", max=f"{maximum:,.{decimals}f}")
     value = st.number_input(
         shown, min_value=minimum, max_value=maximum, value=None, step=step,
         format=f"%.{decimals}f", key=key, help=help, placeholder=hint,
@@ -224,13 +231,14 @@ def select_all(question: str, options: list[str], key: str) -> list[str] | None:
     """"Select all that apply": one checkbox per option (keyed ``<key>:<index>``), none
     ticked at first; None until at least one is ticked."""
     st.markdown(f"**{question}**")
-    ticked = [o for i, o in enumerate(options) if st.checkbox(o, key=f"{key}:{i}")]
+    ticked = [o for i, o in enumerate(options) if st.checkbox(t(o), key=f"{key}:{i}")]
     return ticked or None
 
 
 def category_field(
     label: str, options: list[str], key: str, *, help: str | None = None
 ) -> str | None:
-    """One option of a category, nothing pre-selected."""
+    """One option of a category (an item's level, shown in the participant's language),
+    nothing pre-selected."""
     return st.selectbox(label, options=options, index=None, key=key, help=help,
-                        placeholder="Choose ...")
+                        placeholder=ui("choose"), format_func=level)

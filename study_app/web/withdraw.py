@@ -14,16 +14,15 @@ import streamlit as st
 from data.store import StoreError
 from data.withdrawal import AlreadyWithdrawnError
 from protocols import pages as pg
+from protocols.interface_text import english
 from protocols.session import ParticipantSession
 from study_app.web.errors import show_error
+from study_app.web.i18n import ui
 
 _CONFIRMING = "rs_withdraw_confirming"  # the page on which the confirmation is open
 
-CONFIRM = ("**Withdraw from the study?** Every answer you have given will be deleted "
-           "straight away and cannot be recovered, and you cannot continue afterwards. You "
-           "do not have to give a reason.")
-NOT_WITHDRAWN = ("Sorry, your withdrawal could not be completed; nothing was deleted. Please "
-                 "try again in a moment. (Error id {error_id}.)")
+CONFIRM = english("withdraw.confirm")
+NOT_WITHDRAWN = english("withdraw.failed")
 
 
 def withdraw_control(session: ParticipantSession, page: pg.Page) -> None:
@@ -34,25 +33,25 @@ def withdraw_control(session: ParticipantSession, page: pg.Page) -> None:
         return
     st.divider()
     if st.session_state.get(_CONFIRMING) != page.id:
-        if st.button("Withdraw from the study", key="rs-withdraw", type="tertiary",
-                     help="Stop taking part and delete every answer you have given."):
+        if st.button(ui("withdraw"), key="rs-withdraw", type="tertiary",
+                     help=ui("withdraw.help")):
             st.session_state[_CONFIRMING] = page.id
             st.rerun()
         return
     with st.container(border=True, key="rs-withdraw-confirm"):
-        st.markdown(CONFIRM)
+        st.markdown(ui("withdraw.confirm"))
         yes, no = st.columns(2)
-        if yes.button("Yes, withdraw and delete my answers", key="rs-withdraw-yes",
+        if yes.button(ui("withdraw.yes"), key="rs-withdraw-yes",
                       type="primary"):
             try:
                 session.study.withdraw(session.participant_id, "participant")
             except AlreadyWithdrawnError:
                 pass  # another tab of theirs was first: the end page says so
             except StoreError:
-                show_error(f"withdrawing on page {page.id} failed", NOT_WITHDRAWN)
+                show_error(f"withdrawing on page {page.id} failed", ui("withdraw.failed"))
                 return
             st.session_state.pop(_CONFIRMING, None)
             st.rerun()
-        if no.button("No, go back to the study", key="rs-withdraw-no"):
+        if no.button(ui("withdraw.no"), key="rs-withdraw-no"):
             st.session_state.pop(_CONFIRMING, None)
             st.rerun()

@@ -18,6 +18,7 @@ from apptest_driver import REASON
 from playwright.sync_api import Page
 
 from protocols.schema import Protocol
+from protocols.translation import Translator
 
 LONG_REASON = "long " * 400  # 2000 characters, more than any reason may have
 _PROGRESS = ".rs-progress"
@@ -51,6 +52,7 @@ class BrowserParticipant:
     reasons: list[str] = field(default_factory=list)  # typed as the reasons, in order
     steps: list[Step] = field(default_factory=list)
     profile: dict[str, Any] = field(default_factory=dict)  # entered values (else defaults)
+    translator: Translator = field(default_factory=lambda: Translator("en"))  # pages' language
 
     # ---- reading the page ----------------------------------------------------------------
     def current(self) -> tuple[str, str]:
@@ -95,7 +97,8 @@ class BrowserParticipant:
     def _radio(self, key: str, *, index: int | None = None, text: str | None = None) -> None:
         options = self.page.locator(f"{key_class(key)} [data-testid='stRadioOption']")
         if text is not None:
-            options.filter(has_text=re.compile(rf"^\s*{re.escape(text)}\s*$")).first.click()
+            shown = self.translator.text(text)
+            options.filter(has_text=re.compile(rf"^\s*{re.escape(shown)}\s*$")).first.click()
         else:
             options.nth(index or 0).click()
 
@@ -166,7 +169,8 @@ class BrowserParticipant:
             if f.kind == "category":
                 choice = self.profile.get(f.feature, f.options[len(f.options) // 2])
                 box.get_by_role("combobox").click()
-                self.page.get_by_role("option", name=choice, exact=True).click()
+                self.page.get_by_role("option", name=self.translator.level(choice),
+                                      exact=True).click()
                 values[f.feature] = choice
             else:
                 v = round(self.profile.get(f.feature, f.min + 0.3 * (f.max - f.min)),
