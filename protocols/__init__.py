@@ -25,6 +25,6 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
         "Study", "ParticipantSession", "SubmitItem", "StudyMismatchError", "UnknownTokenError",
     ),
     "protocols.resources": ("StudyResources", "study_resources"),
-    "protocols.planning": ("ShownPlan",),
+    "protocols.shown_plan": ("ShownPlan",),
     "protocols.context": ("SessionContext", "SyntheticContext"),
 })
