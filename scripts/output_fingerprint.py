@@ -19,8 +19,9 @@ The outputs (every one a SHA-256 of its canonical text):
 - ``cli/validate/<protocol>``, ``cli/scenarios``: the JSON of those commands.
 
 What differs between two runs of the same code is taken out before hashing: timestamps
-(columns ending in ``_at`` and date-times inside text) and the random part of participant
-ids (``<study>-00003-1a2b3c4d`` becomes ``<study>-00003``). Needs the trained quick
+(columns ending in ``_at`` and date-times inside text), the seconds a method took
+(``runtime``), the random part of participant ids (``<study>-00003-1a2b3c4d`` becomes
+``<study>-00003``) and the completion codes made from them, and the checkout's path. Needs the trained quick
 artifacts of the shipped scenarios in ``RECOURSE_STUDY_HOME`` (``recourse-study train
 --quick``; the test suite's home has them). A few minutes on a loaded laptop.
 """
@@ -49,10 +50,12 @@ PARTICIPANTS = {"tominaga-replication": 3, "icarma-personalization": 3,
 SEED = 7
 _PID = re.compile(r"-(\d{5})-[0-9a-f]{8}\b")
 _TIME = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?")
+_RUNTIME = re.compile(r'(runtime[\\"]*:\s*)[-+0-9.eE]+')  # seconds a method took (HARE's base)
 
 
 def canonical(text: str) -> str:
     """``text`` without what differs between runs (module docstring)."""
+    text = _RUNTIME.sub(r"\1<seconds>", text.replace(str(REPO), "<repo>"))
     return _TIME.sub("<time>", _PID.sub(r"-\1", text))
 
 
@@ -89,7 +92,10 @@ def _pages(protocol_id: str, db: Path) -> dict[str, str]:
     protocol = load_protocol(protocol_id)
     out = {}
     for page in collect_pages(protocol):
-        out[f"page/{protocol_id}/{page.kind}"] = digest(page.model_dump_json())
+        text = page.model_dump_json()
+        if page.kind == "debrief":  # a participant's code: an HMAC of their random id
+            text = text.replace(page.payload.completion_code, "<code>")
+        out[f"page/{protocol_id}/{page.kind}"] = digest(text)
         if page.kind == "plan":
             out[f"page/{protocol_id}/plan-table"] = digest(plan_table_html(
                 page.payload.rows, current_label=page.payload.current_label,
