@@ -76,6 +76,7 @@ from engine.recourse.icarma_networks import AmortizedRecourse
 from engine.scenarios import get_scenario
 from engine.scenarios.base import Scenario
 from engine.scenarios.samples import ROLES, SPLITS
+from engine.trained import TrainedModels, register
 
 # Torch threads while training: the models are small and batches of 128-256 rows, so a second
 # thread only adds synchronization (one iCARMA epoch: 0.5 s on one thread, 3.3 s on two, on
@@ -366,3 +367,7 @@ def load_amortized(scenario_name: str, name: str) -> AmortizedRecourse:
     model = _load(scenario_name, name)
     assert isinstance(model, AmortizedRecourse)
     return model
+
+
+# The methods and world models load trained models through engine.trained, never from here.
+register(TrainedModels(flow=load_flow, amortized=load_amortized, generative=load_generative))

@@ -29,10 +29,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from engine.artifacts import load_flow
 from engine.flows import CausalFlow
 from engine.scenarios.base import Scenario
 from engine.scm import ArrayLike, StructuralCausalModel
+from engine.trained import trained
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -114,4 +114,4 @@ def world_model(scenario: Scenario) -> StructuralCausalModel:
     if scenario.world_kind != "data":
         raise ValueError(f"scenario {scenario.name!r} is a {scenario.world_kind} world: it "
                          "has no causal world model")
-    return FlowSCM(load_flow(scenario.name), scenario)
+    return FlowSCM(trained().flow(scenario.name), scenario)

@@ -37,11 +37,10 @@ from engine.artifacts import (
     weights_path,
     write_artifact,
 )
-from engine.preferences import COST_PROFILE_EXPONENTS
 from engine.recourse.icarma_config import PAPER_SEED_STEP, ICarmaConfig
+from engine.recourse.paper_names import PAPER_ELICITATIONS as PAPER_ELICITATIONS
+from engine.recourse.paper_names import paper_model_name as paper_model_name
 from engine.scenarios import get_scenario
-
-PAPER_ELICITATIONS: tuple[str, ...] = ("ranking", "likert")
 
 
 def paper_seeds(n: int) -> tuple[int, ...]:
@@ -49,22 +48,6 @@ def paper_seeds(n: int) -> tuple[int, ...]:
     if n < 1:
         raise ValueError(f"the number of seeds must be >= 1, got {n}")
     return tuple(PAPER_SEED_STEP * (i + 1) for i in range(n))
-
-
-def paper_model_name(
-    elicitation: str, cost_profile: str, seed: int | None = None, tag: str = ""
-) -> str:
-    """Artifact name of one seed's model, or of the selection when ``seed`` is None; ``tag``
-    marks a shortened training (``e30``: 30 epochs) so it never replaces the paper's own in
-    the cache."""
-    if elicitation == "binary":  # the paper: a rank sample with the constant profile
-        elicitation, cost_profile = "ranking", "constant"
-    if elicitation not in PAPER_ELICITATIONS:
-        raise ValueError(f"elicitation must be one of {', '.join(PAPER_ELICITATIONS)}")
-    if cost_profile not in COST_PROFILE_EXPONENTS:
-        raise ValueError(f"unknown cost profile {cost_profile!r}")
-    base = f"icarma-paper-{elicitation}-{cost_profile}" + (f"-{tag}" if tag else "")
-    return base if seed is None else f"{base}-s{seed}"
 
 
 def paper_config(

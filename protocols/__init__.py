@@ -28,6 +28,6 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
     "protocols.translation": ("Translator", "TranslationError", "translators",
                               "translations_dir"),
     "protocols.resources": ("StudyResources", "study_resources"),
-    "protocols.planning": ("ShownPlan",),
+    "protocols.shown_plan": ("ShownPlan",),
     "protocols.context": ("SessionContext", "SyntheticContext"),
 })

@@ -14,7 +14,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
+from typing import Protocol as Interface
 
 import numpy as np
 
@@ -24,12 +25,20 @@ from engine.scenarios.base import Scenario
 from engine.synthetic.participants import Population
 from protocols import display
 from protocols.interactive import InteractiveFlow
-from protocols.planning import PlanOutcome, PlanRequest, ShownPlan
+from protocols.planning import PlanOutcome, PlanRequest
 from protocols.schema import Protocol
+from protocols.shown_plan import ShownPlan
 from protocols.state import Participant, profiles_row
 
-if TYPE_CHECKING:
-    from protocols.pages.base import Page
+
+class AnsweredPage(Interface):
+    """What the bookkeeping of an answer needs of its page (protocols.pages.Page has it)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
 
 Rows = dict[str, list[dict[str, Any]]]
 # Insert order inside a transaction (no foreign keys, but a readable audit order).
@@ -136,7 +145,7 @@ class Answering:
         """``p`` is ready for plans once this answer is recorded (``record``)."""
         self._needs_plans.add(p.participant_id)
 
-    def record(self, p: Participant, page: Page, answer: Any, correct: bool | None,
+    def record(self, p: Participant, page: AnsweredPage, answer: Any, correct: bool | None,
                seconds: float | None = None) -> None:
         """The bookkeeping of every answer: the response (with ``seconds`` on the page) and
         its events, ``p`` moved past
@@ -169,8 +178,7 @@ class Answering:
                      detail: dict[str, Any] | None = None) -> None:
         p.plans = plans
         p.plans_ready = True
-        names = self.scenario.feature_names
-        self.rows["plans"] += [plan.stored(self.ctx.study_id, names, self.at) for plan in plans]
+        self.rows["plans"] += [plan.stored(self.ctx.study_id, self.at) for plan in plans]
         self.rows["events"].append(self.ctx.event(p.participant_id, None, "plans",
                                                   detail or {"n": len(plans)}))
 

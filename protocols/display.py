@@ -100,10 +100,15 @@ def profile_rows(scenario: Scenario, x: np.ndarray) -> list[ProfileRow]:
 
 
 def plan_rows(scenario: Scenario, plans: RecourseBatch, i: int = 0) -> list[PlanRow]:
-    """Every plan item of plan i (features with ``in_plan``), current -> suggested, tagged
-    action / consequence / same."""
-    x, x_cf = plans.array("x")[i], plans.array("x_cf")[i]
-    action_mask, changed = plans.array("action_mask")[i], plans.array("changed")[i]
+    """The rows of plan i of a batch (``plan_rows_of``)."""
+    return plan_rows_of(scenario, plans.array("x")[i], plans.array("x_cf")[i],
+                        plans.array("action_mask")[i], plans.array("changed")[i])
+
+
+def plan_rows_of(scenario: Scenario, x: np.ndarray, x_cf: np.ndarray, action_mask: np.ndarray,
+                 changed: np.ndarray) -> list[PlanRow]:
+    """Every plan item (features with ``in_plan``) of the plan x -> x_cf, current ->
+    suggested, tagged action (in ``action_mask``) / consequence (``changed``) / same."""
     rows = []
     for j, f in enumerate(scenario.features):
         if not f.in_plan:

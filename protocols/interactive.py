@@ -167,13 +167,15 @@ class InteractiveFlow:
             values = np.array([[actions.get(n, x[0, j]) for j, n in enumerate(names)]])
             evaluated = ctx.evaluate(arm.method, x, mask, values, p.stated)
             if obeys_rules(ctx, evaluated, p.stated)[0]:  # never a plan breaking a rule
-                plans += shown(evaluated, [0], p.participant_id, arm.id, ["hare_final"])
+                plans += shown(ctx.scenario, evaluated, [0], p.participant_id, arm.id,
+                               ["hare_final"])
         base = self.resources.base_method(arm).plans(x, self._seen(p), candidates=False)
         if len(base):
             evaluated = ctx.evaluate(base.method, base.x, base.action_mask, base.action_values,
                                      p.stated, x_cf=base.x_cf)
             if obeys_rules(ctx, evaluated, p.stated)[0]:
-                plans += shown(evaluated, [0], p.participant_id, arm.id, ["hare_base"])
+                plans += shown(ctx.scenario, evaluated, [0], p.participant_id, arm.id,
+                               ["hare_base"])
         return finalize(self.protocol, p.design_seq, plans)
 
 

@@ -9,12 +9,22 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from protocols import pages as pg
+from protocols.state import Participant
 
-if TYPE_CHECKING:
-    from protocols.session import Study
+
+class ServesParticipants(Protocol):
+    """What a participant's handle needs of its study (protocols.session.Study has it)."""
+
+    def current_page(self, participant_id: str) -> pg.Page: ...
+
+    def submit(self, participant_id: str, page_id: str, answer: Any) -> pg.Page: ...
+
+    def participant(self, participant_id: str) -> Participant: ...
+
+    def withdraw(self, participant_id: str, requested_by: str = "participant") -> Any: ...
 
 
 class UnknownTokenError(LookupError):
@@ -103,7 +113,7 @@ class ParticipantSession:
     ('screening', 'screening')
     """
 
-    def __init__(self, study: Study, participant_id: str, token: str | None) -> None:
+    def __init__(self, study: ServesParticipants, participant_id: str, token: str | None) -> None:
         self.study = study
         self.participant_id = participant_id
         self.token = token

@@ -10,28 +10,32 @@ result does not depend on who else is in the batch: the web path (a batch of one
 simulator (a batch of hundreds) produce the same plans for the same person. Interactive arms (HARE) get
 their plans from the interaction instead (protocols.interactive).
 
-The chosen plans are evaluated once more through ``RecourseContext.evaluate`` against the
-STATED profile (weighted cost, hap, violations, satisfaction and violation relative to what
-the person said; NaN preference terms without elicitation). Plans are then put in the
-participant's counterbalanced order (protocols.design.plan_order) and given positions
-0..n-1 and ids ``<participant_id>-p<position + 1>``.
+One pass per arm: generate (the method), filter (showable, the plan rules), design (pick),
+evaluate, and hand over display-ready plans (protocols.shown_plan.ShownPlan: the stored
+values and the table rows a page shows, made here once; a resumed participant's are read
+back from the store). Every shown plan is measured against the participant's STATED profile
+(weighted cost, hap, violations, satisfaction and violation relative to what the person
+said; NaN preference terms without elicitation): the method's own evaluation is that
+measure when the method saw the stated profiles (a personalized arm); otherwise the chosen
+plans alone are evaluated against them. Plans are then put in the participant's
+counterbalanced order (protocols.design.plan_order) and given positions 0..n-1 and ids
+``<participant_id>-p<position + 1>``.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from engine.metric_names import METRIC_NAMES, PREFERENCE_METRICS
 from engine.preferences import ActionabilityProfiles
 from engine.recourse import RecourseBatch, RecourseContext, plan_rules, realism
 from engine.scenarios.base import Scenario
 from protocols import design
 from protocols.resources import StudyResources
 from protocols.schema import Protocol
+from protocols.shown_plan import ShownPlan
 
 
 @dataclass
@@ -45,79 +49,13 @@ class PlanRequest:
     stated: ActionabilityProfiles | None
 
 
-@dataclass
-class ShownPlan:
-    """A plan a participant rates: row ``row`` of ``plans`` (the engine's record of plans,
-    evaluated against the participant's stated profile) and its place in the study.
-
-    >>> import engine
-    >>> from protocols import ShownPlan
-    >>> loan = engine.load("loan", decision_model="bayes")
-    >>> batch = loan.recourse("oracle", loan.rejected(1), loan.constraints({"income": 1}))
-    >>> plan = ShownPlan("plan-1", "p1", arm="oracle", position=1, selection="best",
-    ...                  plans=batch, row=0)
-    >>> plan.method, plan.value("valid"), plan.array("action_mask").tolist()
-    ('oracle', True, [False, False, False, False, False, True, False])
-    >>> row = plan.stored("pilot", loan.scenario.feature_names, at=None)   # the plans row
-    >>> again = ShownPlan.from_stored([row], loan.scenario)[0]
-    >>> again.value("cost") == plan.value("cost")
-    True
-    """
-
-    plan_id: str
-    participant_id: str
-    arm: str
-    position: int
-    selection: str
-    plans: RecourseBatch
-    row: int
-
-    @property
-    def method(self) -> str:
-        return self.plans.method
-
-    def value(self, name: str) -> Any:
-        """A metric of this plan (``engine.metric_names``) as a Python scalar, NaN as None."""
-        return self.plans.value(name, self.row)
-
-    def array(self, name: str) -> np.ndarray:
-        """A column of this plan as numpy (``x``, ``x_cf``, ``action_mask``, ...)."""
-        return self.plans.array(name)[self.row]
-
-    def stored(self, study_id: str, feature_names: tuple[str, ...], at: Any) -> dict[str, Any]:
-        """The ``plans`` row (the record's JSON form plus the study's columns)."""
-        rec = self.plans.record(self.row, feature_names)
-        return {
-            "study_id": study_id, "participant_id": self.participant_id,
-            "plan_id": self.plan_id, "arm": self.arm, "method": self.method,
-            "position": self.position, "selection": self.selection,
-            **{k: rec[k] for k in METRIC_NAMES},
-            **{k: self.value(k) for k in PREFERENCE_METRICS},
-            "density_source": rec["density_source"],
-            "actions_json": json.dumps(rec["actions"]), "x_json": json.dumps(rec["x"]),
-            "x_cf_json": json.dumps(rec["x_cf"]), "created_at": at,
-        }
-
-    @classmethod
-    def from_stored(cls, rows: list[dict[str, Any]], scenario: Scenario) -> list[ShownPlan]:
-        """Stored ``plans`` rows back as shown plans."""
-        out = []
-        for r in rows:
-            rec = {"method": r["method"], "x": json.loads(r["x_json"]),
-                   "x_cf": json.loads(r["x_cf_json"]), "actions": json.loads(r["actions_json"]),
-                   "density_source": r["density_source"],
-                   **{k: r[k] for k in (*METRIC_NAMES, *PREFERENCE_METRICS)}}
-            out.append(cls(plan_id=r["plan_id"], participant_id=r["participant_id"],
-                           arm=r["arm"], position=int(r["position"]), selection=r["selection"],
-                           plans=RecourseBatch.from_records([rec], scenario), row=0))
-        return out
-
-
 def shown(
-    plans: RecourseBatch, rows: list[int], participant_id: str, arm: str, selections: list[str]
+    scenario: Scenario, plans: RecourseBatch, rows: list[int], participant_id: str, arm: str,
+    selections: list[str],
 ) -> list[ShownPlan]:
-    """Unordered shown plans (position and id set by ``finalize``) of one person."""
-    return [ShownPlan("", participant_id, arm, -1, why, plans, int(i))
+    """Unordered shown plans (position and id set by ``finalize``) of one person, ready for
+    display (protocols.shown_plan)."""
+    return [ShownPlan.of_batch(scenario, plans, int(i), participant_id, arm, why)
             for i, why in zip(rows, selections, strict=True)]
 
 
@@ -236,7 +174,7 @@ def _arm_plans(
         extra.person = extra.person.new_tensor(short)[extra.person]  # back to request index
         sources.append((extra, fb_picks, arm.id))
     for batch, chosen, arm_id in sources:
-        _attach(context, batch, chosen, reqs, stated, arm_id, out)
+        _attach(context, batch, chosen, reqs, stated, seen is not stated, arm_id, out)
 
 
 def obeys_rules(context: RecourseContext, plans: RecourseBatch,
@@ -318,17 +256,19 @@ def _choose(
 
 def _attach(
     context: RecourseContext, table: RecourseBatch, chosen: list[list[tuple[int, str]]],
-    reqs: list[PlanRequest], stated: ActionabilityProfiles | None, arm_id: str,
+    reqs: list[PlanRequest], stated: ActionabilityProfiles | None, measure: bool, arm_id: str,
     out: dict[str, PlanOutcome],
 ) -> None:
-    """Evaluate the chosen plans against the stated profiles and give them to their people."""
+    """Give the chosen plans to their people, display-ready and measured against their
+    stated profiles (None: no elicitation, the preference terms NaN): evaluated here when
+    the method saw other profiles (``measure``), else the method's own evaluation is it."""
     rows = [row for picks in chosen for row, _ in picks]
     if not rows:
         return
     owners = [i for i, picks in enumerate(chosen) for _ in picks]
     reasons = [why for picks in chosen for _, why in picks]
     sub = table.select(rows)
-    evaluated = context.evaluate(
+    evaluated = sub if not measure else context.evaluate(
         table.method, sub.x, sub.action_mask, sub.action_values,
         stated[owners] if stated is not None else None, x_cf=sub.x_cf, found=sub.found,
     )
@@ -337,7 +277,7 @@ def _attach(
         idx = np.flatnonzero(owners_np == i)
         if len(idx):
             out[r.participant_id].plans += shown(
-                evaluated, idx.tolist(), r.participant_id, arm_id, [reasons[k] for k in idx])
+                context.scenario, evaluated, idx.tolist(), r.participant_id, arm_id, [reasons[k] for k in idx])
 
 
 def _pick(

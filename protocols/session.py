@@ -96,7 +96,7 @@ from protocols.participation import (
     UnknownTokenError,
     hash_token,
 )
-from protocols.planning import ShownPlan, generate
+from protocols.planning import generate
 from protocols.registration import (
     SALT_ENV,
     SaltMismatchError,
@@ -105,6 +105,7 @@ from protocols.registration import (
 )
 from protocols.resources import StudyResources, study_resources
 from protocols.schema import Protocol
+from protocols.shown_plan import ShownPlan
 from protocols.state import Participant, profiles_from_row
 from protocols.translation import shipped_dir, translators
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from engine.preferences import ActionabilityProfiles
-from protocols.planning import ShownPlan
+from protocols.shown_plan import ShownPlan
 
 STATUSES = ("active", "complete", "declined", "screened_out", "approved", "no_plans",
             "withdrawn")

@@ -1,12 +1,14 @@
 """The shape of the code (docs/architecture.md), read from the source.
 
-The import graph of our packages, from every ``import`` statement (top level or inside a
-function; those under ``if TYPE_CHECKING:`` are annotations only and do not count): no
-cycle between modules, no upward import between layers, the rooms of the engine kept apart,
-Streamlit only in ``study_app.web``, DuckDB only in ``data``, torch nowhere in ``data``,
-``protocols`` or ``analysis``. No module over 400 lines. Every package's ``__all__`` names
-resolve. Nobody outside the method catalogue (engine/recourse) compares a value with a
-method's name: callers ask capabilities.
+The import graph of our packages, from every ``import`` statement (top level, inside a
+function, and under ``if TYPE_CHECKING:``: an annotation's import is a dependency too): no
+circle between modules, no upward import between layers (``LAYERS``; inside the engine,
+``ENGINE_LAYERS``), and an import inside a function never reaches a higher layer (a late
+import is no way around the order); the rooms of the engine kept apart, Streamlit only in
+``study_app.web``, DuckDB only in ``data``, torch nowhere in ``data``, ``protocols`` or
+``analysis``. No module over 400 lines. Every package's ``__all__`` names resolve. Nobody
+outside the method catalogue (engine/recourse) compares a value with a method's name:
+callers ask capabilities. The checkers themselves are tested on a small planted package.
 """
 
 from __future__ import annotations
@@ -41,13 +43,27 @@ CONFINED = {
     "torch": ("engine", "study_app"),
 }
 MAX_LINES = 400
+# The layers, lowest first: a module imports only its own layer or lower ones (ALLOWED says
+# which packages of a lower layer), and a function body never imports a higher layer.
+LAYERS = {"engine": 0, "data": 0, "protocols": 1, "analysis": 1, "study_app": 2}
+# Inside the engine (the first prefix that matches; the rest is layer 0: scenarios, worlds,
+# decision models, preferences, metrics, files and locks (engine.artifact_store), the
+# trained-model registry engine.trained): the methods, then the artifacts that train and
+# load their networks, then synthetic people, then what runs everything (benchmarks, the
+# workbench).
+ENGINE_LAYERS = (
+    ("engine.recourse", 1),
+    ("engine.artifacts", 2), ("engine.artifact_builders", 2), ("engine.paper_models", 2),
+    ("engine.synthetic", 3),
+    ("engine.benchmarks", 4), ("engine.workbench", 4),
+)
 
 
-def _modules() -> dict[str, Path]:
+def _modules(root: Path = REPO, packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
     out = {}
-    for pkg in PACKAGES:
-        for path in sorted((REPO / pkg).rglob("*.py")):
-            parts = path.relative_to(REPO).with_suffix("").parts
+    for pkg in packages:
+        for path in sorted((root / pkg).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
             name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
             out[name] = path
     return out
@@ -56,44 +72,62 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _runtime_imports(tree: ast.AST) -> list[tuple[str, list[str]]]:
-    """(module, names) of every import outside ``if TYPE_CHECKING:`` blocks."""
-    out: list[tuple[str, list[str]]] = []
+def _imports(tree: ast.AST) -> list[tuple[str, list[str], bool]]:
+    """(module, names, inside a function) of every import, ``if TYPE_CHECKING:`` too."""
+    out: list[tuple[str, list[str], bool]] = []
 
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for child in node.orelse:
-                visit(child)
-            return
+    def visit(node: ast.AST, in_function: bool) -> None:
         if isinstance(node, ast.Import):
-            out.extend((alias.name, []) for alias in node.names)
+            out.extend((alias.name, [], in_function) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            out.append((node.module, [alias.name for alias in node.names]))
+            out.append((node.module, [alias.name for alias in node.names], in_function))
+        inner = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef
+                                          | ast.Lambda)
         for child in ast.iter_child_nodes(node):
-            visit(child)
+            visit(child, inner)
 
-    visit(tree)
+    visit(tree, False)
     return out
 
 
-def _graph() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-    """(edges between our modules, third-party top-level packages) per module."""
-    edges: dict[str, set[str]] = {m: set() for m in MODULES}
-    external: dict[str, set[str]] = {m: set() for m in MODULES}
-    for name, path in MODULES.items():
-        for module, names in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+Graph = tuple[dict[str, set[str]], dict[str, set[str]], dict[str, set[str]]]
+
+
+def _graph(modules: dict[str, Path] = MODULES, packages: tuple[str, ...] = PACKAGES) -> Graph:
+    """(edges between our modules, of them the ones imported inside a function, third-party
+    top-level packages) per module."""
+    edges: dict[str, set[str]] = {m: set() for m in modules}
+    late: dict[str, set[str]] = {m: set() for m in modules}
+    external: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        for module, names, in_function in _imports(ast.parse(path.read_text(encoding="utf-8"))):
             top = module.split(".")[0]
-            if top not in PACKAGES:
+            if top not in packages:
                 external[name].add(top)
                 continue
-            targets = [f"{module}.{n}" for n in names if f"{module}.{n}" in MODULES]
+            targets = [f"{module}.{n}" for n in names if f"{module}.{n}" in modules]
             if len(targets) < len(names) or not names:
                 targets.append(module)  # names defined in the module itself
-            edges[name].update(t for t in targets if t in MODULES and t != name)
-    return edges, external
+            found = {t for t in targets if t in modules and t != name}
+            edges[name].update(found)
+            if in_function:
+                late[name].update(found)
+    return edges, late, external
 
 
-EDGES, EXTERNAL = _graph()
+EDGES, LATE, EXTERNAL = _graph()
+
+
+def _layer(module: str) -> tuple[int, int]:
+    """(package layer, engine layer) of a module (``LAYERS``, ``ENGINE_LAYERS``)."""
+    inner = next((n for prefix, n in ENGINE_LAYERS if _within(module, prefix)), 0)
+    return LAYERS[module.split(".")[0]], inner if module.split(".")[0] == "engine" else 0
+
+
+def _upward(edges: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Imports of a higher layer than the importer's."""
+    return sorted((m, t) for m, targets in edges.items() for t in targets
+                  if _layer(t) > _layer(m))
 
 
 def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -147,6 +181,39 @@ def test_no_import_cycle() -> None:
 
 def test_the_cycle_finder_finds_cycles() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_of_a_higher_layer_inside_a_function() -> None:
+    assert _upward(LATE) == []
+
+
+def test_the_engine_imports_only_downward() -> None:
+    assert [(m, t) for m, t in _upward(EDGES) if m.startswith("engine")] == []
+
+
+def test_the_checkers_find_a_planted_circle_and_a_late_upward_import(tmp_path: Path) -> None:
+    """A tiny package: a circle closed only under TYPE_CHECKING and inside a function, and
+    an engine method importing the artifact store inside a function."""
+    files = {
+        "engine/__init__.py": "",
+        "engine/recourse/__init__.py": "",
+        "engine/recourse/m.py": ("def load():\n    from engine.artifacts import load_flow\n"
+                                 "    return load_flow\n"),
+        "engine/artifacts.py": "from engine.recourse import m\n",
+        "protocols/__init__.py": "",
+        "protocols/a.py": "from protocols import b\n",
+        "protocols/b.py": ("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                           "    from protocols.c import C\n"),
+        "protocols/c.py": "class C:\n    def f(self):\n        import protocols.a\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    edges, late, _ = _graph(_modules(tmp_path, ("engine", "protocols")), ("engine", "protocols"))
+    assert _cycles(edges) == [["engine.artifacts", "engine.recourse.m"],
+                              ["protocols.a", "protocols.b", "protocols.c"]]
+    assert _upward(late) == [("engine.recourse.m", "engine.artifacts")]
+    assert _upward(edges) == [("engine.recourse.m", "engine.artifacts")]
 
 
 def test_imports_only_go_downward() -> None:

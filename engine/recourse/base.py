@@ -27,6 +27,7 @@ from torch import Tensor
 
 from engine import metrics
 from engine.decision import Classifier
+from engine.flow_scm import world_model
 from engine.preferences import ActionabilityProfiles, CostProfile, all_actionable
 from engine.recourse.batch import RecourseBatch
 from engine.recourse.plan_rules import PlanRules
@@ -120,8 +121,6 @@ class RecourseContext:
             self.world = TabularWorldModel(self.scenario)
             self.density_source = "marginals"
         elif self.world is None:
-            from engine.flow_scm import world_model  # artifacts import the methods
-
             self.world = world_model(self.scenario)
             self.density_source = "flow"
 

@@ -24,10 +24,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from engine import artifacts
 from engine.recourse.base import Capabilities, RecourseContext
 from engine.recourse.shift_actions import favourable_logit
 from engine.recourse.targets import TargetMethod, judge, snap, to_unit
+from engine.trained import trained
 from engine.vaes import CSVAE
 
 
@@ -51,7 +51,7 @@ class Cruds(TargetMethod):
         if lr <= 0 or lam < 0 or steps < 1 or samples < 1:
             raise ValueError("cruds needs lr > 0, lam >= 0, steps >= 1, samples >= 1")
         self.lr, self.lam, self.steps, self.samples, self.seed = lr, lam, steps, samples, seed
-        model = artifacts.load_generative(context.scenario.name, "csvae")
+        model = trained().generative(context.scenario.name, "csvae")
         assert isinstance(model, CSVAE)
         self.csvae = model
 

@@ -18,18 +18,33 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 import torch
+from torch import Tensor
 
 from engine.preferences import ActionabilityProfiles
+from engine.recourse.base import RecourseContext
+from engine.recourse.batch import RecourseBatch
 from engine.recourse.hare_state import HareState
 from engine.scm import ArrayLike, as_batch
 
-if TYPE_CHECKING:
-    from engine.recourse.hare import Hare
-
 FORMAT = "hare-session/1"
+
+
+class HareSearch(Protocol):
+    """What a session needs of its method (engine.recourse.hare.Hare has it): the context,
+    the base plans, a machine started at them, and shifts realized and measured."""
+
+    context: RecourseContext
+
+    def base_plans(self, x: Tensor, profiles: ActionabilityProfiles) -> RecourseBatch: ...
+
+    def start(self, x: Tensor, profiles: ActionabilityProfiles, base: RecourseBatch,
+              seed: int, *, defer: bool = False) -> HareState: ...
+
+    def evaluate(self, x: Tensor, z: Tensor, profiles: ActionabilityProfiles) -> RecourseBatch:
+        ...
 
 
 @dataclass
@@ -44,7 +59,7 @@ class HareQuery:
 class HareSession:
     """The interaction of one person (module docstring)."""
 
-    def __init__(self, hare: Hare, state: HareState, profile: ActionabilityProfiles,
+    def __init__(self, hare: HareSearch, state: HareState, profile: ActionabilityProfiles,
                  base: dict[str, Any]) -> None:
         if state.n != 1:
             raise ValueError("a HareSession holds exactly one person")
@@ -55,7 +70,7 @@ class HareSession:
 
     @classmethod
     def start(
-        cls, hare: Hare, x: ArrayLike, profile: ActionabilityProfiles, *, seed: int,
+        cls, hare: HareSearch, x: ArrayLike, profile: ActionabilityProfiles, *, seed: int,
         defer: bool = False,
     ) -> HareSession:
         """Compute the base plan and the first candidates for the person ``x`` (1, d)
@@ -128,7 +143,7 @@ class HareSession:
         })
 
     @classmethod
-    def from_json(cls, text: str, hare: Hare, *, defer: bool = False) -> HareSession:
+    def from_json(cls, text: str, hare: HareSearch, *, defer: bool = False) -> HareSession:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:

@@ -52,7 +52,9 @@ from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod, 
 from engine.recourse.batch import RecourseBatch
 from engine.recourse.icarma_config import TRAININGS
 from engine.recourse.icarma_networks import AmortizedRecourse, profile_code
+from engine.recourse.paper_names import paper_model_name
 from engine.scm import ArrayLike
+from engine.trained import trained
 
 REPAIR_SCALES: tuple[float, ...] = (1.5, 2.0, 3.0)
 
@@ -100,8 +102,6 @@ class ICarma(RecourseMethod):
         if not self.individual:
             return "carma"
         if self.training == "paper":
-            from engine.paper_models import paper_model_name
-
             return paper_model_name(elicitation, self.context.cost_profile.name)
         return "icarma-likert" if elicitation == "likert" else "icarma"
 
@@ -109,16 +109,12 @@ class ICarma(RecourseMethod):
         """The model given at construction, else the artifact for the profiles' elicitation."""
         if self._model is not None:
             return self._model
-        from engine.artifacts import load_amortized
-
-        return load_amortized(self.context.scenario.name, self.artifact_name(profiles.elicitation))
+        return trained().amortized(self.context.scenario.name, self.artifact_name(profiles.elicitation))
 
     @property
     def flow(self) -> Any:
         if self._flow is None:
-            from engine.artifacts import load_flow
-
-            self._flow = load_flow(self.context.scenario.name)
+            self._flow = trained().flow(self.context.scenario.name)
         return self._flow
 
     # ---- actions ----------------------------------------------------------------------

@@ -36,15 +36,15 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from engine import artifacts
 from engine.recourse.base import Capabilities, RecourseContext
 from engine.recourse.shift_actions import favourable_logit
 from engine.recourse.targets import TargetMethod, judge, judge_many, snap, to_unit
+from engine.trained import trained
 from engine.vaes import TabularVAE
 
 
 def _vae(context: RecourseContext) -> TabularVAE:
-    model = artifacts.load_generative(context.scenario.name, "vae")
+    model = trained().generative(context.scenario.name, "vae")
     assert isinstance(model, TabularVAE)
     return model
 

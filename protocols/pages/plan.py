@@ -71,7 +71,7 @@ class Plan(PageKind):
         k = int(page_id.split("-")[1])
         q = ctx.protocol.questions
         plan = p.plans[k - 1]
-        rows = display.plan_rows(ctx.scenario, plan.plans, plan.row)
+        rows = plan.rows
         impossible = [ImpossibleItem(feature=r.feature, label=r.label, current=r.current,
                                      suggested=r.suggested)
                       for r in rows if r.kind == "action"] if q.impossible else []
@@ -124,7 +124,7 @@ class Plan(PageKind):
         draws = pop.rate(
             np.array(seqs), np.array([pl.position for pl in plans]),
             np.array([pl.value(key) for pl in plans], dtype=float),
-            np.stack([pl.array("action_mask") for pl in plans]),
+            np.stack([pl.action_mask for pl in plans]),
         )
         names = sim.scenario.feature_names
         out = []
