@@ -111,6 +111,7 @@ def test_a_failed_report_keeps_every_fit_and_resume_only_reports(imported_db, tm
     assert calls == [] and (out / "report.html").exists()
 
 
+@pytest.mark.slow  # eight fits twice; the resume tests above keep the fast path covered
 def test_without_resume_everything_is_refitted(imported_db, tmp_path, monkeypatch):
     out = tmp_path / "out"
     calls = _counting_fit(monkeypatch)
@@ -167,6 +168,7 @@ def test_trace_levels(tmp_path):
     assert sizes["compact"] < sizes["full"]
 
 
+@pytest.mark.slow  # a real SIGKILL mid-analysis and a rerun (make test-slow)
 def test_sigkill_after_the_third_model_then_resume(imported_db, tmp_path):
     """A real SIGKILL once three models are on disk; the rerun with --resume reuses them."""
     out = tmp_path / "out"

@@ -61,6 +61,7 @@ def test_compact_trace_thins_and_keeps_the_curve_draws(tmp_path, monkeypatch, li
     assert reloaded is not None and reloaded.coefficients == result.coefficients
 
 
+@pytest.mark.slow  # two analyze runs; compact traces themselves are tested above
 def test_resume_after_a_compact_trace_gives_the_same_summary_and_report(tmp_path):
     csv, db = tmp_path / "r.csv", tmp_path / "s.duckdb"
     simulate_import(16, 4, seed=5).to_csv(csv, index=False)

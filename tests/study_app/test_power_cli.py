@@ -38,6 +38,7 @@ def _power(out: Path, *extra: str, **kw) -> subprocess.Popen:
                             env={**os.environ, "COLUMNS": "100"}, **kw)
 
 
+@pytest.mark.slow  # a real power run killed and resumed (make test-slow)
 def test_killed_run_resumes_without_refitting(tmp_path):
     before = _ray_processes()
     out = tmp_path / "power"

@@ -86,7 +86,10 @@ def _profile(protocol: str) -> dict:
     return {**{f.name: f.levels[0] for f in scenario.features if f.levels}, **TOMINAGA_PROFILE}
 
 
-@pytest.mark.parametrize("protocol", list(KINDS))
+# hare-interactive (the most page kinds, pairwise choices) runs in make test, the other two
+# protocols' walks in make test-slow
+@pytest.mark.parametrize("protocol", [p if p == "hare-interactive" else
+                                      pytest.param(p, marks=pytest.mark.slow) for p in KINDS])
 def test_keyboard_only_participants_complete_with_no_axe_violations(protocol, servers,
                                                                     module_browser) -> None:
     server = servers.get(protocol)

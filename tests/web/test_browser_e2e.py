@@ -163,6 +163,7 @@ def test_dashboard_refuses_wrong_password_in_browser(server, browser) -> None:
     page.get_by_text("Participants per arm and status").wait_for()
 
 
+@pytest.mark.slow  # ten browser contexts at once; tests/protocols/test_concurrency.py is fast
 def test_ten_concurrent_participants_lose_and_duplicate_nothing(server, browser) -> None:
     """Ten participants in one browser (separate contexts), their clicks in flight at the
     same time on every step."""

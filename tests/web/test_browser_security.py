@@ -143,6 +143,7 @@ def _wait_for_lines(log: Path, text: str, n: int, timeout: float = 60.0) -> None
         time.sleep(0.02)
 
 
+@pytest.mark.slow  # waits out the sign-in delays on purpose (make test-slow)
 def test_dashboard_guessing_is_slow_and_logged_and_sign_out_drops_everything(
         small_protocol_file, browser, tmp_path) -> None:
     report = tmp_path / "reports" / "run-1" / "report.html"
