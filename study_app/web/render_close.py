@@ -23,12 +23,10 @@ REDIRECT_SECONDS = 5
 @renders("attention")
 def render_attention(page: pg.Page) -> dict[str, Any] | None:
     p: pg.AttentionPayload = page.payload  # type: ignore[assignment]
-    with st.form(f"{page.id}:form"):
-        choice = widgets.choice(p.question, list(p.options), f"{page.id}:choice")
-        if not widgets.submit_button(page.id):
-            return None
+    choice = widgets.one_question_form(
+        page.id, "the question above",
+        lambda: widgets.choice(p.question, list(p.options), f"{page.id}:choice"))
     if choice is None:
-        widgets.ask_for_missing(["the question above"])
         return None
     return {"choice": choice}
 

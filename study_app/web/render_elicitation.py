@@ -8,6 +8,7 @@ None = cannot change); likert ``{feature: difficulty 1..levels or None}``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -26,8 +27,20 @@ def render_elicitation_binary(page: pg.Page) -> dict[str, Any] | None:
         page.id, payload.items,
         lambda item, key: widgets.yes_no(f"Could you change: {item.label}?", key,
                                          help=item.help or None),
-        key=lambda item: item.feature, label=lambda item: item.label, intro=payload.text)
-    return None if answers is None else {"answers": answers}
+        key=lambda item: item.feature, label=lambda item: item.label, intro=payload.text,
+        required=payload.default is None)
+    return None if answers is None else with_default(answers, payload.default)
+
+
+def with_default(answers: dict[str, Any], default: Any,
+                 convert: Callable[[Any], Any] = lambda v: v) -> dict[str, Any]:
+    """The answer: each given value through ``convert``, each unanswered item (None) at the
+    protocol's declared ``default`` (``cannot``: None) and named in ``left_at_default`` (the
+    page asked for every item when the protocol declares none)."""
+    left = [k for k, v in answers.items() if v is None]
+    value = None if default == "cannot" else default
+    return {"answers": {k: value if v is None else convert(v) for k, v in answers.items()},
+            "left_at_default": left}
 
 
 @renders("elicitation_ranking")
@@ -39,10 +52,15 @@ def render_elicitation_ranking(page: pg.Page) -> dict[str, Any] | None:
     st.caption("1 = easiest. Use the buttons to reorder; mark items you could not change.")
     ranks = widgets.ranking([(i.feature, i.label) for i in payload.items],
                             f"{page.id}:ranking", cannot_label=CANNOT)
-    as_shown = st.checkbox("The order above is already my answer", key=f"{page.id}:as-shown")
+    declared = payload.default == "shown_order"  # the protocol takes an untouched order
+    as_shown = not declared and st.checkbox("The order above is already my answer",
+                                            key=f"{page.id}:as-shown")
     if not st.button("Continue", type="primary", key=f"{page.id}:submit"):
         return None
-    if not (widgets.ranking_touched(f"{page.id}:ranking") or as_shown):
+    touched = widgets.ranking_touched(f"{page.id}:ranking")
+    if declared and not touched:
+        return {"answers": ranks, "left_at_default": list(ranks)}
+    if not (touched or as_shown):
         st.error("Please put the items in your order (or mark the ones you cannot change) "
                  "before you continue. If the order shown is already yours, tick \"The order "
                  "above is already my answer\".")
@@ -68,7 +86,8 @@ def render_elicitation_likert(page: pg.Page) -> dict[str, Any] | None:
         lambda item, key: st.radio(
             f"How hard would it be for you to change: {item.label}?", options, index=None,
             format_func=fmt, horizontal=True, key=key, help=item.help or None),
-        key=lambda item: item.feature, label=lambda item: item.label, intro=payload.text)
+        key=lambda item: item.feature, label=lambda item: item.label, intro=payload.text,
+        required=payload.default is None)
     if answers is None:
         return None
-    return {"answers": {k: None if v == CANNOT else v for k, v in answers.items()}}
+    return with_default(answers, payload.default, lambda v: None if v == CANNOT else v)

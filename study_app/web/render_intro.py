@@ -25,14 +25,11 @@ AGREE, DISAGREE = "I agree to take part", "I do not agree"
 @renders("consent")
 def render_consent(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.ConsentPayload = page.payload  # type: ignore[assignment]
-    with st.form(f"{page.id}:form"):
-        st.markdown(payload.text)
-        choice = widgets.choice("Do you agree to take part?", [AGREE, DISAGREE],
-                                f"{page.id}:agree")
-        if not widgets.submit_button(page.id):
-            return None
+    choice = widgets.one_question_form(
+        page.id, "whether you agree to take part",
+        lambda: widgets.choice("Do you agree to take part?", [AGREE, DISAGREE],
+                               f"{page.id}:agree"), intro=payload.text)
     if choice is None:
-        widgets.ask_for_missing(["whether you agree to take part"])
         return None
     return {"agree": choice == AGREE}
 

@@ -35,33 +35,40 @@ def render_plan(page: pg.Page) -> dict[str, Any] | None:
     st.html(plan_table_html(p.rows, current_label=p.current_label,
                             suggested_label=p.suggested_label))
     impossible: dict[str, bool | None] = {}
+    marks = widgets.MissingMarks()
     with st.form(f"{page.id}:form"):
         acceptance = widgets.seven_point(p.acceptance.text, p.acceptance.labels,
                                          f"{page.id}:acceptance")
+        marks.slot("acceptance")
         acceptance_why = _why(page, p.why, "acceptance_why")
+        marks.slot("acceptance_why")
         if p.impossible:
             st.markdown(f"**{p.impossible_text}**")
             for item in p.impossible:
                 impossible[item.feature] = widgets.yes_no(
                     f"{item.label}: {item.current} → {item.suggested}",
                     f"{page.id}:impossible:{item.feature}")
+                marks.slot(f"impossible:{item.feature}")
         action = widgets.seven_point(p.action.text, p.action.labels, f"{page.id}:action")
+        marks.slot("action")
         action_why = _why(page, p.why, "action_why")
+        marks.slot("action_why")
         if not widgets.submit_button(page.id):
             return None
-    missing = []
+    missing: dict[str, str] = {}
     if acceptance is None:
-        missing.append("the first rating (reasonable explanation)")
-    missing += [f"impossible? ({i.label})" for i in p.impossible if impossible[i.feature] is None]
+        missing["acceptance"] = "the first rating (reasonable explanation)"
+    missing |= {f"impossible:{i.feature}": f"impossible? ({i.label})" for i in p.impossible
+                if impossible[i.feature] is None}
     if action is None:
-        missing.append("the second rating (would you carry it out)")
+        missing["action"] = "the second rating (would you carry it out)"
     if p.why is not None and p.why.min_chars:
         for name, text in (("first", acceptance_why), ("second", action_why)):
             if len(text or "") < p.why.min_chars:
-                missing.append(f"a reason for the {name} rating (at least {p.why.min_chars} "
-                               "characters)")
+                missing[f"{'acceptance' if name == 'first' else 'action'}_why"] = (
+                    f"a reason for the {name} rating (at least {p.why.min_chars} characters)")
     if missing:
-        widgets.ask_for_missing(missing)
+        marks.show(missing)
         return None
     return {"acceptance": acceptance, "action": action,
             "acceptance_why": acceptance_why or "", "action_why": action_why or "",
@@ -83,13 +90,10 @@ def render_hare_choice(page: pg.Page) -> dict[str, Any] | None:
               for label, option in zip(OPTION_LABELS, p.options, strict=True)]
     st.html(f'{legend_html(p.options[0].rows + p.options[1].rows)}'
             f'<div class="rs-pair" data-testid="rs-pair">{"".join(tables)}</div>')
-    with st.form(f"{page.id}:form"):
-        choice = widgets.choice("Which plan would you rather carry out?", list(OPTION_LABELS),
-                                f"{page.id}:choice")
-        if not widgets.submit_button(page.id):
-            return None
+    choice = widgets.one_question_form(
+        page.id, "which plan you prefer", lambda: widgets.choice(
+            "Which plan would you rather carry out?", list(OPTION_LABELS), f"{page.id}:choice"))
     if choice is None:
-        widgets.ask_for_missing(["which plan you prefer"])
         return None
     return {"choice": OPTION_LABELS.index(choice)}
 
@@ -103,11 +107,9 @@ def render_hare_accept(page: pg.Page) -> dict[str, Any] | None:
     _query_caption(p.query, p.budget)
     st.markdown(p.text)
     st.html(plan_table_html(p.rows, title="The plan"))
-    with st.form(f"{page.id}:form"):
-        choice = widgets.choice("Your decision", [ACCEPT, GO_ON], f"{page.id}:accept")
-        if not widgets.submit_button(page.id):
-            return None
+    choice = widgets.one_question_form(
+        page.id, "whether you accept the plan",
+        lambda: widgets.choice("Your decision", [ACCEPT, GO_ON], f"{page.id}:accept"))
     if choice is None:
-        widgets.ask_for_missing(["whether you accept the plan"])
         return None
     return {"accept": choice == ACCEPT}
