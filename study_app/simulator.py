@@ -34,6 +34,7 @@ from protocols.context import SyntheticContext
 from protocols.resources import StudyResources
 from protocols.schema import Protocol, load_protocol
 from protocols.session import Study, SubmitItem
+from study_app.extensions import load_page_kinds
 
 Progress = Callable[[int, int], None]
 
@@ -104,6 +105,7 @@ def simulate(
     (engine.synthetic.participants; their kind is simulation truth). Returns the summary
     documented by ``recourse-study simulate --json``.
     """
+    load_page_kinds()  # kinds added through $RECOURSE_STUDY_PAGE_KINDS
     if not isinstance(protocol, Protocol):
         protocol = load_protocol(protocol)
     if not isinstance(store, Store):

@@ -19,7 +19,8 @@ the favourable end, so the candidate moves to the cheapest favourable point of i
 direction (|alpha_hi - alpha_lo| = 2^-bisections; the paper's eps = 1e-6 is 20 halvings).
 A candidate that is not favourable at alpha = 1 stays where it is and is marked invalid.
 Under plan rules, a calibrated candidate's shifts too small to show are dropped
-(plan_rules.snap_shifts) and its validity checked again.
+(plan_rules.snap_shifts) and its validity checked again (``obey_rules``; the base method's
+plan, HARE's first incumbent, passes through the same).
 """
 
 from __future__ import annotations
@@ -123,8 +124,17 @@ def boundary_point_search(
     (x, cand, allowed are (m, d))."""
     hi, valid = boundary_fraction(context, x, cand, allowed, bisections=bisections)
     z = torch.where(valid[:, None], hi[:, None] * cand, cand)
+    return obey_rules(context, x, z, allowed, valid)
+
+
+def obey_rules(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor,
+               valid: Tensor) -> tuple[Tensor, Tensor]:
+    """Shifts z (m, d) under the context's plan rules: projected onto the direction cone,
+    the coordinates too small to show dropped (plan_rules.snap_shifts), and the validity
+    checked again; (z, valid) unchanged without rules (the paper's runs)."""
     if context.rules is None:
         return z, valid
+    z = project_shifts(context.rules, z)
     with torch.no_grad():
         r = realize(context, x, z, allowed)
     z = snap_shifts(context.scenario, context.rules, x, z, r.action_values, r.action_mask)

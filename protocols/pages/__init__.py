@@ -22,7 +22,8 @@ shipped kinds:
 | end | end | EndPayload(reason, text, ending, code, url) | none: declined, screened out, withdrawn, too few plans, or the own profile was approved |
 
 Adding a page kind: a ``PageKind`` subclass decorated with ``register`` in a module imported
-here, and a renderer registered for its kind in ``study_app.web`` (docs/architecture.md).
+here, and a renderer with its load answer registered for its kind in ``study_app.web``
+(``study_app.web.registry``; docs/adding-a-page-kind.md).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import streamlit as st
 from protocols import pages as pg
 from protocols.recruitment import fill
 from study_app.web import widgets
-from study_app.web.registry import renders
+from study_app.web.registry import LoadPage, load_answers, renders
 from study_app.web.runtime import from_env
 
 REDIRECT_SECONDS = 5
@@ -29,6 +29,14 @@ def render_attention(page: pg.Page) -> dict[str, Any] | None:
     if choice is None:
         return None
     return {"choice": choice}
+
+
+@load_answers("attention")
+def load_attention(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The load participant passes every attention check."""
+    check = next(c for c in page.protocol.attention_checks
+                 if f"attention-{c.id}" == page.page_id)
+    return {"choice": check.correct}, {"choice": check.correct}
 
 
 def completion_link(template: str, code: str) -> str:

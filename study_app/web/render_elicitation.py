@@ -15,7 +15,7 @@ import streamlit as st
 
 from protocols import pages as pg
 from study_app.web import widgets
-from study_app.web.registry import renders
+from study_app.web.registry import LoadPage, load_answers, renders
 
 CANNOT = "I cannot change this"
 
@@ -91,3 +91,49 @@ def render_elicitation_likert(page: pg.Page) -> dict[str, Any] | None:
     if answers is None:
         return None
     return with_default(answers, payload.default, lambda v: None if v == CANNOT else v)
+
+
+@load_answers("elicitation_binary")
+def load_elicitation_binary(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    answers = {f: page.rng.random() < 0.7 for f in page.widgets if f != "submit"}
+    return {f: "Yes" if v else "No" for f, v in answers.items()}, {"answers": answers}
+
+
+@load_answers("elicitation_likert")
+def load_elicitation_likert(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    shown = {f: page.rng.choice(x.options) for f, x in page.widgets.items()
+             if x.type == "radio"}
+    return shown, {"answers": {f: None if v == CANNOT else int(v.split(" ")[0])
+                               for f, v in shown.items()}}
+
+
+@load_answers("elicitation_ranking")
+async def load_elicitation_ranking(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A few of the ranking widget's buttons pressed (move up/down, cannot change), then the
+    order shown confirmed (an untouched ranking is refused) or, where the protocol declares
+    the shown order its default, left as it is."""
+    screen, pressed = page.screen, 0
+    for _ in range(page.rng.randint(0, 3)):
+        buttons = [w for k, w in screen.widgets.items()
+                   if k.startswith(f"{page.page_id}:ranking:") and not w.proto.disabled]
+        if not buttons:
+            break
+        screen = page.screen = await page.press(page.rng.choice(buttons))
+        pressed += 1
+    ranks = ranking_shown(screen, page.page_id)
+    if "as-shown" in page.widgets:
+        return {"as-shown": True}, {"answers": ranks}
+    return {}, {"answers": ranks, "left_at_default": [] if pressed else list(ranks)}
+
+
+def ranking_shown(screen: Any, page_id: str) -> dict[str, int | None]:
+    """The ranks the ranking widget shows: items in the order of their "Move up" buttons
+    (1 = easiest), None for those marked "cannot change" (an "I can change this" button)."""
+    prefix = f"{page_id}:ranking:"
+    ranks: dict[str, int | None] = {}
+    for key in screen.widgets:
+        if key.startswith(prefix + "up:"):
+            ranks[key[len(prefix) + 3:]] = len([v for v in ranks.values() if v is not None]) + 1
+        elif key.startswith(prefix + "on:"):
+            ranks[key[len(prefix) + 3:]] = None
+    return ranks

@@ -4,7 +4,9 @@ persona and the decision notice.
 Every renderer takes the session's ``Page`` and returns the answer dict of its kind (the
 contract of ``protocols.pages``) once the participant submitted a complete form, otherwise
 None. Nothing here validates beyond "is every question answered": the session validates
-every answer strictly and the controller shows its message.
+every answer strictly and the controller shows its message. Beside each renderer, the load
+participant's answer read off the same widgets (``study_app.web.registry.load_answers``):
+consent given, eligible screening answers, a profile from the lower part of every range.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import streamlit as st
 from protocols import pages as pg
 from study_app.web import widgets
 from study_app.web.plan_table import profile_table_html
-from study_app.web.registry import renders
+from study_app.web.registry import LoadPage, load_answers, renders
 from study_app.web.style import notice
 
 AGREE, DISAGREE = "I agree to take part", "I do not agree"
@@ -94,3 +96,31 @@ def render_profile_entry(page: pg.Page) -> dict[str, Any] | None:
     values = widgets.item_form(page.id, payload.fields, ask, key=lambda f: f.feature,
                                label=lambda f: f.label, intro=payload.text)
     return None if values is None else {"values": values}
+
+
+@load_answers("consent")
+def load_consent(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    return {"agree": AGREE}, {"agree": True}
+
+
+@load_answers("screening")
+def load_screening(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    spec = {q.id: q for q in page.protocol.screening}
+    answers = {qid: spec[qid].eligible[0] for qid in page.widgets if qid in spec}
+    return dict(answers), {"answers": answers}
+
+
+@load_answers("profile_entry")
+def load_profile_entry(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    shown: dict[str, Any] = {}
+    rng = page.rng
+    for f, x in page.widgets.items():
+        # The lower part of every list and range: a profile someone could improve on
+        # (in a pool world, a random 16-item profile has no richer pool member that is
+        # at least as high on every never-lowered item, so no plans would be shown).
+        if x.type == "selectbox":
+            shown[f] = rng.choice(x.options[:max(1, (len(x.options) + 1) // 2)])
+        elif x.type == "number_input":
+            lo, hi, step = x.proto.min, x.proto.max, x.proto.step or 1.0
+            shown[f] = round(lo + round(rng.uniform(0.1, 0.6) * (hi - lo) / step) * step, 6)
+    return dict(shown), {"values": shown}

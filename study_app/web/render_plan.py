@@ -16,9 +16,10 @@ import streamlit as st
 from protocols import pages as pg
 from study_app.web import widgets
 from study_app.web.plan_table import legend_html, plan_table_html
-from study_app.web.registry import renders
+from study_app.web.registry import LoadPage, load_answers, renders
 
 OPTION_LABELS = ("Plan A", "Plan B")
+ACCEPT_PROBABILITY = 0.35  # the load participant accepts HARE's shown plan (else goes on)
 
 
 def _why(page: pg.Page, why: pg.WhyQuestion | None, name: str) -> str | None:
@@ -113,3 +114,37 @@ def render_hare_accept(page: pg.Page) -> dict[str, Any] | None:
     if choice is None:
         return None
     return {"accept": choice == ACCEPT}
+
+
+@load_answers("plan")
+def load_plan(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Ratings drawn on the 7-point scales, a reason, "impossible?" for a fifth of the items
+    (the rating model itself needs plan metrics the server never sends to a browser)."""
+    w, rng = page.widgets, page.rng
+    shown: dict[str, Any] = {}
+    answer: dict[str, Any] = {"impossible": {}}
+    for name in ("acceptance", "action"):
+        value = rng.randint(1, 7)
+        shown[name] = next(o for o in w[name].options if o.split(" ")[0] == str(value))
+        answer[name] = value
+    for name in ("acceptance_why", "action_why"):
+        if name in w:
+            shown[name] = answer[name] = f"load test reason {rng.randrange(1000)}"
+    for key in w:
+        if key.startswith("impossible:"):
+            flag = rng.random() < 0.2
+            shown[key] = "Yes" if flag else "No"
+            answer["impossible"][key.split(":", 1)[1]] = flag
+    return shown, answer
+
+
+@load_answers("hare_choice")
+def load_hare_choice(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    choice = page.rng.randrange(2)
+    return {"choice": OPTION_LABELS[choice]}, {"choice": choice}
+
+
+@load_answers("hare_accept")
+def load_hare_accept(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    accept = page.rng.random() < ACCEPT_PROBABILITY
+    return {"accept": ACCEPT if accept else GO_ON}, {"accept": accept}

@@ -17,7 +17,6 @@ from data.store import Store
 from protocols.schema import load_protocol
 from study_app.web.cluster import Cluster, haproxy_config
 from study_app.web.load.audit import check
-from study_app.web.load.participant import ranking_shown
 from study_app.web.load.run import LoadSettings, drive, latency_stats
 from study_app.web.load.streamlit_client import (
     Screen,
@@ -27,6 +26,7 @@ from study_app.web.load.streamlit_client import (
     user_key,
     widget_state,
 )
+from study_app.web.render_elicitation import ranking_shown
 
 EXE = str(Path(sys.executable).with_name("recourse-study"))
 
