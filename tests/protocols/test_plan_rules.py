@@ -87,7 +87,7 @@ def _audited(tmp_path, pid: str, n: int) -> dict:
 
 
 SHIPPED = [("tominaga-replication", 60), ("icarma-personalization", 60),
-           ("hare-interactive", 4), ("hare-credit", 4)]
+           ("hare-interactive", 4), ("hare-credit", 2)]
 
 
 @pytest.mark.parametrize(("pid", "n"), [

@@ -15,11 +15,10 @@ import pytest
 import toy_page_kind  # registers the toy kind in this process too
 from browser_harness import CHROMIUM, StudyServer
 from browser_participant import BrowserParticipant, Step, key_class
-from conftest import SMALL
 
 from data.store import Store
 from protocols import pages as pg
-from protocols.schema import load_protocol
+from protocols.schema import load_protocol, resolve
 from study_app.extensions import PAGE_KINDS_ENV
 from study_app.simulator import simulate
 from study_app.web import registry
@@ -31,7 +30,9 @@ HERE = Path(__file__).resolve().parent
 @pytest.fixture(scope="module")
 def toy_protocol(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("toy") / "toy-kind.yaml"
-    path.write_text(SMALL.replace("id: small-web", "id: toy-kind"))
+    # the reference study's protocol (pool plans: quick to make) under another id
+    text = resolve("tominaga-replication").read_text(encoding="utf-8")
+    path.write_text(text.replace("id: tominaga-replication", "id: toy-kind"))
     return path
 
 
@@ -46,8 +47,7 @@ def test_the_registries_know_every_kind() -> None:
     assert "toy_familiarity" in pg.PAGE_KINDS and "toy_familiarity" in registry.LOAD_ANSWERS
 
 
-def test_synthetic_participants_answer_the_new_kind(trained_home, toy_protocol,
-                                                    tmp_path) -> None:
+def test_synthetic_participants_answer_the_new_kind(toy_protocol, tmp_path) -> None:
     summary = simulate(toy_protocol, tmp_path / "sim.duckdb", 3)
     assert summary["complete"] == 3
     assert sorted(a["level"] for a in _toy_answers(tmp_path / "sim.duckdb")) == [1, 2, 3]  # seq 0, 1, 2
@@ -74,7 +74,7 @@ def test_an_unknown_kind_is_an_error_never_an_empty_answer(toy_protocol) -> None
 @pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium")
 def test_load_participant_and_a_person_in_chromium_answer_the_new_kind(
-        trained_home, toy_protocol, tmp_path, browser) -> None:
+        toy_protocol, tmp_path, browser) -> None:
     protocol = load_protocol(toy_protocol)
     env = {PAGE_KINDS_ENV: "toy_page_kind",
            "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
