@@ -125,7 +125,9 @@ class Flow:
     # ---- pages --------------------------------------------------------------------------
     def kind(self, p: Participant, page_id: str) -> pg.PageKind:
         """The page kind showing ``page_id`` to ``p``."""
-        for kind in pg.SLOTS.get(pg.slot_of(page_id), []):
+        # the kind registered last that serves: a kind added to a slot takes it over where
+        # it serves (the shipped kinds of a slot serve disjoint protocols)
+        for kind in reversed(pg.SLOTS.get(pg.slot_of(page_id), [])):
             if kind.serves(self.ctx, p):
                 return kind
         raise KeyError(f"no page {page_id!r}")

@@ -48,6 +48,7 @@ INTERFACE: dict[str, str] = {
     "missing.reason_first": "a reason for the first rating (at least {n} characters)",
     "missing.reason_second": "a reason for the second rating (at least {n} characters)",
     "missing.attention": "the question above",
+    "missing.mark": "Please answer this question.",
     # tables of profiles and plans (study_app.web.plan_table)
     "table.item": "Item",
     "table.application": "The application",

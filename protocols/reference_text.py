@@ -109,6 +109,10 @@ MEANING: dict[str, str] = {
     "are built the right way round.",
     "ElicitationSpec.text": "Instructions of the elicitation page (default states the scale "
     "direction).",
+    "ElicitationSpec.default": "What an item left unanswered takes (ranking: shown_order, the "
+    "order first shown; binary: true or false; likert: a level or cannot); the stored answer "
+    "lists such items in left_at_default. Unset (the default): every item must be answered "
+    "and an untouched ranking is refused.",
     "ArmSpec.id": "Arm id (stored with every plan).",
     "ArmSpec.method": "Recourse method of the catalogue (oracle, icarma, carma, pool, hare, "
     "wachter, gs).",

@@ -15,6 +15,8 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
+    StrictInt,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -75,6 +77,9 @@ class ElicitationSpec(Strict):
     likert_levels: int | None = Field(default=None, ge=2, le=10)
     likert_low: Literal["easiest", "hardest"] = "easiest"
     text: str = ""
+    # An item left unanswered takes this value, and the stored answer names it in
+    # ``left_at_default`` (None: every item must be answered; an untouched ranking is refused).
+    default: Literal["shown_order", "cannot"] | StrictInt | StrictBool | None = None
 
     def shown_text(self) -> str:
         """What the elicitation page says (``text``, or the scheme's default)."""
@@ -87,6 +92,22 @@ class ElicitationSpec(Strict):
         stray = [name for name, default in (("likert_levels", None), ("likert_low", "easiest"))
                  if getattr(self, name) != default and self.scheme != "likert"]
         report([((name,), "only a likert elicitation has this setting") for name in stray])
+        return self
+
+    @model_validator(mode="after")
+    def _default_fits_scheme(self) -> ElicitationSpec:
+        d = self.default
+        ok = (d is None or (self.scheme == "ranking" and d == "shown_order")
+              or (self.scheme == "binary" and isinstance(d, bool))
+              or (self.scheme == "likert" and (d == "cannot" or (
+                  isinstance(d, int) and not isinstance(d, bool)
+                  and 1 <= d <= (self.likert_levels or 10)))))
+        if not ok:
+            report([(("default",), {
+                "ranking": "a ranking's default is shown_order (the order first shown)",
+                "binary": "a binary default is true (can change) or false",
+                "likert": "a likert default is a level 1..likert_levels or cannot",
+            }.get(self.scheme, "only an elicitation with a scheme has a default"))])
         return self
 
 

@@ -35,6 +35,7 @@ from protocols.resources import StudyResources
 from protocols.schema import Protocol, load_protocol
 from protocols.session import Study, SubmitItem, UnknownLanguageError
 from protocols.translation import shipped_dir, translations_dir, translators
+from study_app.extensions import load_page_kinds
 
 Progress = Callable[[int, int], None]
 
@@ -108,6 +109,7 @@ def simulate(
     one the protocol's, protocols.session.UnknownLanguageError otherwise). Returns the summary
     documented by ``recourse-study simulate --json``.
     """
+    load_page_kinds()  # kinds added through $RECOURSE_STUDY_PAGE_KINDS
     if isinstance(protocol, Protocol):
         folder = shipped_dir(protocol)
     else:

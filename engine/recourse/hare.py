@@ -27,6 +27,7 @@ from torch import Tensor
 from engine.preferences import ActionabilityProfiles
 from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod, Timer
 from engine.recourse.batch import RecourseBatch
+from engine.recourse.hare_search import obey_rules
 from engine.recourse.hare_session import HareSession
 from engine.recourse.hare_state import HareConfig, HareState
 from engine.recourse.shift_actions import allowed_mask, realize, shift_of
@@ -101,8 +102,11 @@ class Hare(RecourseMethod):
         allowed = allowed_mask(self.context, profiles.hard_mask)
         acted = base.action_mask & base.found[:, None] & allowed
         z0 = shift_of(self.context, x, acted, base.action_values)
-        return HareState.start(self.context, self.config, x, allowed, z0,
-                               base.valid & base.found, seed, defer=defer)
+        # the first incumbent is shown (accepted or compared) like any candidate: it obeys
+        # the study's plan rules as the candidates do
+        z0, valid0 = obey_rules(self.context, x, z0, allowed, base.valid & base.found)
+        return HareState.start(self.context, self.config, x, allowed, z0, valid0, seed,
+                               defer=defer)
 
     def evaluate(
         self, x: Tensor, z: Tensor, profiles: ActionabilityProfiles, *, runtime: float = 0.0,

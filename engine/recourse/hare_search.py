@@ -19,7 +19,8 @@ the favourable end, so the candidate moves to the cheapest favourable point of i
 direction (|alpha_hi - alpha_lo| = 2^-bisections; the paper's eps = 1e-6 is 20 halvings).
 A candidate that is not favourable at alpha = 1 stays where it is and is marked invalid.
 Under plan rules, a calibrated candidate's shifts too small to show are dropped
-(plan_rules.snap_shifts) and its validity checked again.
+(plan_rules.snap_shifts) and its validity checked again (``obey_rules``; the base method's
+plan, HARE's first incumbent, passes through the same).
 
 **Several machines in one search** (``groups``: the rows of x of each independent machine,
 e.g. the sessions of people who reached HARE at the same moment). Both searches are
@@ -184,6 +185,15 @@ def boundary_point_search(
     hi, valid = boundary_fraction(context, x, cand, allowed, bisections=bisections,
                                   groups=groups)
     z = torch.where(valid[:, None], hi[:, None] * cand, cand)
+    return obey_rules(context, x, z, allowed, valid, groups=groups)
+
+
+def obey_rules(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor,
+               valid: Tensor, *, groups: Groups = None) -> tuple[Tensor, Tensor]:
+    """Shifts z (m, d) under the context's plan rules: projected onto the direction cone,
+    the coordinates too small to show dropped (plan_rules.snap_shifts), and the validity
+    checked again; (z, valid) unchanged without rules (the paper's runs). ``groups``: rows
+    per machine (module docstring), each snapped with exactly its own rows."""
     if context.rules is None:
         return z, valid
     if groups is not None and len(groups) > 1:  # the rules' display maps, per machine
@@ -196,7 +206,9 @@ def boundary_point_search(
 
 def _snapped(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor,
              valid: Tensor) -> tuple[Tensor, Tensor]:
-    """Calibrated shifts without the moves too small to show, and their validity again."""
+    """Shifts projected onto the direction cone, without the moves too small to show, and
+    their validity again."""
+    z = project_shifts(context.rules, z)
     with torch.no_grad():
         r = realize(context, x, z, allowed)
     z = snap_shifts(context.scenario, context.rules, x, z, r.action_values, r.action_mask)

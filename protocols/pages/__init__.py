@@ -13,7 +13,7 @@ shipped kinds:
 | profile_entry | profile | ProfileEntryPayload(text, fields[feature, label, help, kind number/category, unit, min, max, decimals, options]) | ProfileAnswer(values: {feature: number in display units, or category label/code}) |
 | persona | profile | PersonaPayload(text, rows[feature, label, value]) | AckAnswer() |
 | decision | decision | DecisionPayload(decision, text, note, rows) | AckAnswer() |
-| elicitation_binary / _ranking / _likert | elicitation | ElicitationPayload(scheme, text, items[feature, label, help], levels) | ElicitationAnswer(answers: {feature: value}) |
+| elicitation_binary / _ranking / _likert | elicitation | ElicitationPayload(scheme, text, items[feature, label, help], levels, default) | ElicitationAnswer(answers: {feature: value}, left_at_default: [feature] left at the protocol's declared default) |
 | plan | plan | PlanPayload(plan_id, number, of, text, rows[label, current, suggested, kind action/consequence/same], acceptance, action, why, impossible items, impossible_text) | PlanAnswer(acceptance 1..7, action 1..7, acceptance_why, action_why, impossible: {feature: bool} for exactly the action items) |
 | hare_choice | hare | HareChoicePayload(query, budget, text, options[2][rows]) | HareChoiceAnswer(choice: 0 or 1) |
 | hare_accept | hare | HareAcceptPayload(query, budget, text, rows) | HareAcceptAnswer(accept) |
@@ -23,7 +23,8 @@ shipped kinds:
 | end | end | EndPayload(reason, text, ending, code, url) | none: declined, screened out, withdrawn, too few plans, or the own profile was approved |
 
 Adding a page kind: a ``PageKind`` subclass decorated with ``register`` in a module imported
-here, and a renderer registered for its kind in ``study_app.web`` (docs/architecture.md).
+here, and a renderer with its load answer registered for its kind in ``study_app.web``
+(``study_app.web.registry``; docs/adding-a-page-kind.md).
 """
 
 from __future__ import annotations

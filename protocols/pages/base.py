@@ -142,8 +142,11 @@ class PageKind:
         return None
 
     def synthetic_answer(self, sim: SyntheticContext, p: Participant, page: Page) -> Any:
-        """The synthetic participant's answer (a page only read: ``{}``)."""
-        return {}
+        """The synthetic participant's answer: ``{}`` for a page only read; a kind taking
+        more must say what (an error otherwise, never an empty answer)."""
+        if self.answer_model is AckAnswer:
+            return {}
+        raise NotImplementedError(f"page kind {self.kind!r} gives no synthetic answer")
 
     def synthetic_answers(
         self, sim: SyntheticContext, items: list[tuple[Participant, Page]]

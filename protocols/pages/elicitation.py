@@ -31,10 +31,13 @@ class ElicitationPayload(PageModel):
     text: str
     items: list[Item]
     levels: int | None = None
+    # the protocol's declared default (``elicitation.default``): what an unanswered item takes
+    default: Literal["shown_order", "cannot"] | StrictInt | StrictBool | None = None
 
 
 class ElicitationAnswer(PageModel):
     answers: dict[str, StrictBool | StrictInt | None]
+    left_at_default: list[str] = []  # items the person left at the protocol's default
 
 
 class _Elicitation(PageKind):
@@ -52,13 +55,35 @@ class _Elicitation(PageKind):
         levels = (spec.likert_levels or len(items)) if self.scheme == "likert" else None
         return "What could you change?", ElicitationPayload(
             scheme=self.scheme, items=items, levels=levels,  # type: ignore[arg-type]
-            text=spec.shown_text())
+            text=spec.shown_text(), default=spec.default)
 
     def problems(self, payload: Any, answer: Any) -> list[str]:
         answers = answer.answers
         out = keys_problems(set(answers), [i.feature for i in payload.items], "item(s)")
         vals = {k: v for k, v in answers.items() if k in {i.feature for i in payload.items}}
-        return out + self.value_problems(payload, vals)
+        return out + self.value_problems(payload, vals) + self.default_problems(payload, answer)
+
+    def default_problems(self, payload: ElicitationPayload, answer: Any) -> list[str]:
+        """Items marked as left at the default: only with a declared default, each once, each
+        holding the default's value."""
+        left = answer.left_at_default
+        if not left:
+            return []
+        if payload.default is None:
+            return ["left_at_default: this page has no default; every item needs an answer"]
+        if len(set(left)) != len(left) or not set(left) <= set(answer.answers):
+            return ["left_at_default: each item of the page at most once"]
+        value = self.default_value(payload)
+        out = []
+        for k in left:
+            want, got = value[k] if isinstance(value, dict) else value, answer.answers[k]
+            if got != want or type(got) is not type(want):
+                out.append(f"{k}: left at the default, so it must be {want!r}")
+        return out
+
+    def default_value(self, payload: ElicitationPayload) -> Any:
+        """The value an item left at the declared default holds (the answer's units)."""
+        return None if payload.default == "cannot" else payload.default
 
     def value_problems(self, payload: ElicitationPayload, vals: dict[str, Any]) -> list[str]:
         """Ranking and likert: a number per changeable item, null for the others."""
@@ -112,6 +137,17 @@ class ElicitationRanking(_Elicitation):
         if ranks != list(range(1, len(nums) + 1)):
             return [f"ranks must be 1..{len(nums)} (easiest first), each used once; got {ranks}"]
         return []
+
+    def default_value(self, payload: ElicitationPayload) -> Any:
+        """The order first shown: item k ranked k (a ranking is left at it as a whole)."""
+        return {item.feature: k for k, item in enumerate(payload.items, 1)}
+
+    def default_problems(self, payload: ElicitationPayload, answer: Any) -> list[str]:
+        out = super().default_problems(payload, answer)
+        if not out and answer.left_at_default and len(answer.left_at_default) != len(
+                payload.items):
+            out.append("left_at_default: a ranking is left at the order shown as a whole")
+        return out
 
 
 @register

@@ -18,7 +18,7 @@ from protocols.recruitment import fill
 from study_app.web import widgets
 from study_app.web.i18n import current, t, ui
 from study_app.web.links import TOKEN_PARAM
-from study_app.web.registry import renders
+from study_app.web.registry import LoadPage, load_answers, renders
 from study_app.web.runtime import from_env
 
 REDIRECT_SECONDS = 5
@@ -28,14 +28,20 @@ RETURN_LINK = english("pause.link")
 @renders("attention")
 def render_attention(page: pg.Page) -> dict[str, Any] | None:
     p: pg.AttentionPayload = page.payload  # type: ignore[assignment]
-    with st.form(f"{page.id}:form"):
-        choice = widgets.choice(t(p.question), list(p.options), f"{page.id}:choice")
-        if not widgets.submit_button(page.id):
-            return None
+    choice = widgets.one_question_form(
+        page.id, ui("missing.attention"),
+        lambda: widgets.choice(t(p.question), list(p.options), f"{page.id}:choice"))
     if choice is None:
-        widgets.ask_for_missing([ui("missing.attention")])
         return None
     return {"choice": choice}
+
+
+@load_answers("attention")
+def load_attention(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The load participant passes every attention check."""
+    check = next(c for c in page.protocol.attention_checks
+                 if f"attention-{c.id}" == page.page_id)
+    return {"choice": check.correct}, {"choice": check.correct}
 
 
 def completion_link(template: str, code: str) -> str:

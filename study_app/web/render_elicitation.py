@@ -8,13 +8,14 @@ None = cannot change); likert ``{feature: difficulty 1..levels or None}``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
 
 from protocols import pages as pg
 from study_app.web import widgets
-from study_app.web.registry import renders
+from study_app.web.registry import LoadPage, load_answers, renders
 
 CANNOT = "I cannot change this"
 
@@ -26,8 +27,20 @@ def render_elicitation_binary(page: pg.Page) -> dict[str, Any] | None:
         page.id, payload.items,
         lambda item, key: widgets.yes_no(f"Could you change: {item.label}?", key,
                                          help=item.help or None),
-        key=lambda item: item.feature, label=lambda item: item.label, intro=payload.text)
-    return None if answers is None else {"answers": answers}
+        key=lambda item: item.feature, label=lambda item: item.label, intro=payload.text,
+        required=payload.default is None)
+    return None if answers is None else with_default(answers, payload.default)
+
+
+def with_default(answers: dict[str, Any], default: Any,
+                 convert: Callable[[Any], Any] = lambda v: v) -> dict[str, Any]:
+    """The answer: each given value through ``convert``, each unanswered item (None) at the
+    protocol's declared ``default`` (``cannot``: None) and named in ``left_at_default`` (the
+    page asked for every item when the protocol declares none)."""
+    left = [k for k, v in answers.items() if v is None]
+    value = None if default == "cannot" else default
+    return {"answers": {k: value if v is None else convert(v) for k, v in answers.items()},
+            "left_at_default": left}
 
 
 @renders("elicitation_ranking")
@@ -39,10 +52,15 @@ def render_elicitation_ranking(page: pg.Page) -> dict[str, Any] | None:
     st.caption("1 = easiest. Use the buttons to reorder; mark items you could not change.")
     ranks = widgets.ranking([(i.feature, i.label) for i in payload.items],
                             f"{page.id}:ranking", cannot_label=CANNOT)
-    as_shown = st.checkbox("The order above is already my answer", key=f"{page.id}:as-shown")
+    declared = payload.default == "shown_order"  # the protocol takes an untouched order
+    as_shown = not declared and st.checkbox("The order above is already my answer",
+                                            key=f"{page.id}:as-shown")
     if not st.button("Continue", type="primary", key=f"{page.id}:submit"):
         return None
-    if not (widgets.ranking_touched(f"{page.id}:ranking") or as_shown):
+    touched = widgets.ranking_touched(f"{page.id}:ranking")
+    if declared and not touched:
+        return {"answers": ranks, "left_at_default": list(ranks)}
+    if not (touched or as_shown):
         st.error("Please put the items in your order (or mark the ones you cannot change) "
                  "before you continue. If the order shown is already yours, tick \"The order "
                  "above is already my answer\".")
@@ -68,7 +86,54 @@ def render_elicitation_likert(page: pg.Page) -> dict[str, Any] | None:
         lambda item, key: st.radio(
             f"How hard would it be for you to change: {item.label}?", options, index=None,
             format_func=fmt, horizontal=True, key=key, help=item.help or None),
-        key=lambda item: item.feature, label=lambda item: item.label, intro=payload.text)
+        key=lambda item: item.feature, label=lambda item: item.label, intro=payload.text,
+        required=payload.default is None)
     if answers is None:
         return None
-    return {"answers": {k: None if v == CANNOT else v for k, v in answers.items()}}
+    return with_default(answers, payload.default, lambda v: None if v == CANNOT else v)
+
+
+@load_answers("elicitation_binary")
+def load_elicitation_binary(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    answers = {f: page.rng.random() < 0.7 for f in page.widgets if f != "submit"}
+    return {f: "Yes" if v else "No" for f, v in answers.items()}, {"answers": answers}
+
+
+@load_answers("elicitation_likert")
+def load_elicitation_likert(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    shown = {f: page.rng.choice(x.options) for f, x in page.widgets.items()
+             if x.type == "radio"}
+    return shown, {"answers": {f: None if v == CANNOT else int(v.split(" ")[0])
+                               for f, v in shown.items()}}
+
+
+@load_answers("elicitation_ranking")
+async def load_elicitation_ranking(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A few of the ranking widget's buttons pressed (move up/down, cannot change), then the
+    order shown confirmed (an untouched ranking is refused) or, where the protocol declares
+    the shown order its default, left as it is."""
+    screen, pressed = page.screen, 0
+    for _ in range(page.rng.randint(0, 3)):
+        buttons = [w for k, w in screen.widgets.items()
+                   if k.startswith(f"{page.page_id}:ranking:") and not w.proto.disabled]
+        if not buttons:
+            break
+        screen = page.screen = await page.press(page.rng.choice(buttons))
+        pressed += 1
+    ranks = ranking_shown(screen, page.page_id)
+    if "as-shown" in page.widgets:
+        return {"as-shown": True}, {"answers": ranks}
+    return {}, {"answers": ranks, "left_at_default": [] if pressed else list(ranks)}
+
+
+def ranking_shown(screen: Any, page_id: str) -> dict[str, int | None]:
+    """The ranks the ranking widget shows: items in the order of their "Move up" buttons
+    (1 = easiest), None for those marked "cannot change" (an "I can change this" button)."""
+    prefix = f"{page_id}:ranking:"
+    ranks: dict[str, int | None] = {}
+    for key in screen.widgets:
+        if key.startswith(prefix + "up:"):
+            ranks[key[len(prefix) + 3:]] = len([v for v in ranks.values() if v is not None]) + 1
+        elif key.startswith(prefix + "on:"):
+            ranks[key[len(prefix) + 3:]] = None
+    return ranks

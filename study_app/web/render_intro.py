@@ -4,21 +4,26 @@ persona and the decision notice.
 Every renderer takes the session's ``Page`` and returns the answer dict of its kind (the
 contract of ``protocols.pages``) once the participant submitted a complete form, otherwise
 None. Nothing here validates beyond "is every question answered": the session validates
-every answer strictly and the controller shows its message.
+every answer strictly and the controller shows its message. Beside each renderer, the load
+participant's answer read off the same widgets (``study_app.web.registry.load_answers``):
+consent given, eligible screening answers, a profile from the lower part of every range.
 """
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
+import numpy as np
 import streamlit as st
 
 from protocols import pages as pg
 from protocols.interface_text import english
+from protocols.schema import Protocol
 from study_app.web import widgets
 from study_app.web.i18n import current, t, ui
 from study_app.web.plan_table import profile_table_html
-from study_app.web.registry import renders
+from study_app.web.registry import LoadPage, load_answers, renders
 from study_app.web.style import notice
 
 AGREE, DISAGREE = english("agree"), english("disagree")
@@ -28,14 +33,12 @@ _CONSENT_KEYS = {AGREE: "agree", DISAGREE: "disagree"}
 @renders("consent")
 def render_consent(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.ConsentPayload = page.payload  # type: ignore[assignment]
-    with st.form(f"{page.id}:form"):
-        st.markdown(t(payload.text))
-        choice = widgets.choice(ui("agree_question"), [AGREE, DISAGREE], f"{page.id}:agree",
-                                shown=lambda c: ui(_CONSENT_KEYS[c]))
-        if not widgets.submit_button(page.id):
-            return None
+    choice = widgets.one_question_form(
+        page.id, ui("missing.agree"),
+        lambda: widgets.choice(ui("agree_question"), [AGREE, DISAGREE], f"{page.id}:agree",
+                               shown=lambda c: ui(_CONSENT_KEYS[c])),
+        intro=t(payload.text))
     if choice is None:
-        widgets.ask_for_missing([ui("missing.agree")])
         return None
     return {"agree": choice == AGREE}
 
@@ -111,3 +114,47 @@ def render_profile_entry(page: pg.Page) -> dict[str, Any] | None:
     values = widgets.item_form(page.id, payload.fields, ask, key=lambda f: f.feature,
                                label=lambda f: t(f.label), intro=t(payload.text))
     return None if values is None else {"values": values}
+
+
+@load_answers("consent")
+def load_consent(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    return {"agree": AGREE}, {"agree": True}
+
+
+@load_answers("screening")
+def load_screening(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    return screening_widgets(page.protocol, page.rng)
+
+
+def screening_widgets(protocol: Protocol,
+                      rng: random.Random) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(widget name -> value, stored answer) of eligible screening answers: a choice's first
+    eligible option, "select all" with that option's box ticked (``<question>:<index>``), a
+    number drawn from its range."""
+    shown: dict[str, Any] = {}
+    answers: dict[str, Any] = {}
+    for q in protocol.screening:
+        value = q.example_answer(np.random.default_rng(rng.randrange(2**32)))
+        if q.kind == "multiple":
+            for option in value:  # type: ignore[union-attr]
+                shown[f"{q.id}:{q.options.index(option)}"] = True
+        else:
+            shown[q.id] = value
+        answers[q.id] = value
+    return shown, {"answers": answers}
+
+
+@load_answers("profile_entry")
+def load_profile_entry(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    shown: dict[str, Any] = {}
+    rng = page.rng
+    for f, x in page.widgets.items():
+        # The lower part of every list and range: a profile someone could improve on
+        # (in a pool world, a random 16-item profile has no richer pool member that is
+        # at least as high on every never-lowered item, so no plans would be shown).
+        if x.type == "selectbox":
+            shown[f] = rng.choice(x.options[:max(1, (len(x.options) + 1) // 2)])
+        elif x.type == "number_input":
+            lo, hi, step = x.proto.min, x.proto.max, x.proto.step or 1.0
+            shown[f] = round(lo + round(rng.uniform(0.1, 0.6) * (hi - lo) / step) * step, 6)
+    return dict(shown), {"values": shown}

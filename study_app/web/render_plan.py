@@ -17,9 +17,10 @@ from protocols import pages as pg
 from study_app.web import widgets
 from study_app.web.i18n import current, t, ui
 from study_app.web.plan_table import legend_html, plan_table_html
-from study_app.web.registry import renders
+from study_app.web.registry import LoadPage, load_answers, renders
 
 OPTION_LABELS = ("Plan A", "Plan B")
+ACCEPT_PROBABILITY = 0.35  # the load participant accepts HARE's shown plan (else goes on)
 
 
 def _why(page: pg.Page, why: pg.WhyQuestion | None, name: str) -> str | None:
@@ -37,33 +38,40 @@ def render_plan(page: pg.Page) -> dict[str, Any] | None:
     st.html(plan_table_html(p.rows, current_label=t(p.current_label),
                             suggested_label=t(p.suggested_label), tr=tr))
     impossible: dict[str, bool | None] = {}
+    marks = widgets.MissingMarks()
     with st.form(f"{page.id}:form"):
         acceptance = widgets.seven_point(t(p.acceptance.text), p.acceptance.labels,
                                          f"{page.id}:acceptance")
+        marks.slot("acceptance")
         acceptance_why = _why(page, p.why, "acceptance_why")
+        marks.slot("acceptance_why")
         if p.impossible:
             st.markdown(f"**{t(p.impossible_text)}**")
             for item in p.impossible:
                 impossible[item.feature] = widgets.yes_no(
                     f"{t(item.label)}: {tr.level(item.current)} → {tr.level(item.suggested)}",
                     f"{page.id}:impossible:{item.feature}")
+                marks.slot(f"impossible:{item.feature}")
         action = widgets.seven_point(t(p.action.text), p.action.labels, f"{page.id}:action")
+        marks.slot("action")
         action_why = _why(page, p.why, "action_why")
+        marks.slot("action_why")
         if not widgets.submit_button(page.id):
             return None
-    missing = []
+    missing: dict[str, str] = {}
     if acceptance is None:
-        missing.append(ui("missing.acceptance"))
-    missing += [ui("missing.impossible", label=t(i.label)) for i in p.impossible
-                if impossible[i.feature] is None]
+        missing["acceptance"] = ui("missing.acceptance")
+    missing |= {f"impossible:{i.feature}": ui("missing.impossible", label=t(i.label))
+                for i in p.impossible if impossible[i.feature] is None}
     if action is None:
-        missing.append(ui("missing.action"))
+        missing["action"] = ui("missing.action")
     if p.why is not None and p.why.min_chars:
         for name, text in (("first", acceptance_why), ("second", action_why)):
             if len(text or "") < p.why.min_chars:
-                missing.append(ui(f"missing.reason_{name}", n=p.why.min_chars))
+                missing[f"{'acceptance' if name == 'first' else 'action'}_why"] = ui(
+                    f"missing.reason_{name}", n=p.why.min_chars)
     if missing:
-        widgets.ask_for_missing(missing)
+        marks.show(missing)
         return None
     return {"acceptance": acceptance, "action": action,
             "acceptance_why": acceptance_why or "", "action_why": action_why or "",
@@ -85,13 +93,10 @@ def render_hare_choice(page: pg.Page) -> dict[str, Any] | None:
               for label, option in zip(OPTION_LABELS, p.options, strict=True)]
     st.html(f'{legend_html(p.options[0].rows + p.options[1].rows)}'
             f'<div class="rs-pair" data-testid="rs-pair">{"".join(tables)}</div>')
-    with st.form(f"{page.id}:form"):
-        choice = widgets.choice("Which plan would you rather carry out?", list(OPTION_LABELS),
-                                f"{page.id}:choice")
-        if not widgets.submit_button(page.id):
-            return None
+    choice = widgets.one_question_form(
+        page.id, "which plan you prefer", lambda: widgets.choice(
+            "Which plan would you rather carry out?", list(OPTION_LABELS), f"{page.id}:choice"))
     if choice is None:
-        widgets.ask_for_missing(["which plan you prefer"])
         return None
     return {"choice": OPTION_LABELS.index(choice)}
 
@@ -105,11 +110,43 @@ def render_hare_accept(page: pg.Page) -> dict[str, Any] | None:
     _query_caption(p.query, p.budget)
     st.markdown(p.text)
     st.html(plan_table_html(p.rows, title="The plan"))
-    with st.form(f"{page.id}:form"):
-        choice = widgets.choice("Your decision", [ACCEPT, GO_ON], f"{page.id}:accept")
-        if not widgets.submit_button(page.id):
-            return None
+    choice = widgets.one_question_form(
+        page.id, "whether you accept the plan",
+        lambda: widgets.choice("Your decision", [ACCEPT, GO_ON], f"{page.id}:accept"))
     if choice is None:
-        widgets.ask_for_missing(["whether you accept the plan"])
         return None
     return {"accept": choice == ACCEPT}
+
+
+@load_answers("plan")
+def load_plan(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Ratings drawn on the 7-point scales, a reason, "impossible?" for a fifth of the items
+    (the rating model itself needs plan metrics the server never sends to a browser)."""
+    w, rng = page.widgets, page.rng
+    shown: dict[str, Any] = {}
+    answer: dict[str, Any] = {"impossible": {}}
+    for name in ("acceptance", "action"):
+        value = rng.randint(1, 7)
+        shown[name] = next(o for o in w[name].options if o.split(" ")[0] == str(value))
+        answer[name] = value
+    for name in ("acceptance_why", "action_why"):
+        if name in w:
+            shown[name] = answer[name] = f"load test reason {rng.randrange(1000)}"
+    for key in w:
+        if key.startswith("impossible:"):
+            flag = rng.random() < 0.2
+            shown[key] = "Yes" if flag else "No"
+            answer["impossible"][key.split(":", 1)[1]] = flag
+    return shown, answer
+
+
+@load_answers("hare_choice")
+def load_hare_choice(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    choice = page.rng.randrange(2)
+    return {"choice": OPTION_LABELS[choice]}, {"choice": choice}
+
+
+@load_answers("hare_accept")
+def load_hare_accept(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
+    accept = page.rng.random() < ACCEPT_PROBABILITY
+    return {"accept": ACCEPT if accept else GO_ON}, {"accept": accept}

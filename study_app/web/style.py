@@ -99,6 +99,7 @@ html, body, [data-testid="stAppViewContainer"] { font-size: 17px; }
 .rs-note { display: block; font-size: 0.8rem; font-style: normal; color: #333; }
 .rs-plan-caption { caption-side: top; text-align: left; font-weight: 600; padding-bottom: 0.3rem; }
 .rs-sr { position: absolute; left: -9999px; width: 1px; height: 1px; overflow: hidden; }
+.rs-missing { color: #9b1c1c; font-weight: 600; font-size: 0.9rem; margin: -0.25rem 0 0.75rem 0; }
 .rs-legend { font-size: 0.85rem; color: #444; margin-bottom: 0.75rem; }
 .rs-code {
   font-family: ui-monospace, monospace; font-size: 1.6rem; letter-spacing: 0.12em;

@@ -173,9 +173,33 @@ def submit_button(page_id: str, label: str | None = None) -> bool:
 
 def ask_for_missing(missing: list[str]) -> None:
     """Tell the participant what is still unanswered, one item per line (nothing is stored
-    until it is)."""
+    until it is): the summary beside the Continue button."""
     lines = "\n".join(f"- {m.strip().rstrip('.?:;')}" for m in missing)
     st.error(f"{ui('missing')}\n\n{lines}")
+
+
+class MissingMarks:
+    """A place beside each question of a form for "please answer this", filled only once the
+    form was sent with the question unanswered (``mark``), and the one summary under the form.
+
+    ``slot(name)`` right after a question's widget reserves its place (an empty
+    ``st.empty``); ``show({name: label})`` fills the places of the unanswered ones and lists
+    their labels in the summary.
+    """
+
+    def __init__(self) -> None:
+        self.slots: dict[str, Any] = {}
+
+    def slot(self, name: str) -> None:
+        self.slots[name] = st.empty()
+
+    def show(self, missing: dict[str, str]) -> None:
+        for name in missing:
+            if name in self.slots:
+                self.slots[name].markdown(
+                    f'<p class="rs-missing" role="alert" data-testid="rs-missing">'
+                    f"{ui('missing.mark')}</p>", unsafe_allow_html=True)
+        ask_for_missing(list(missing.values()))
 
 
 def item_form(
@@ -186,25 +210,46 @@ def item_form(
     key: Callable[[Item], str],
     label: Callable[[Item], str],
     intro: str | None = None,
+    required: bool = True,
 ) -> dict[str, Any] | None:
     """A page form with one question per item: ``intro`` (markdown), then
     ``ask(item, widget_key)`` for each item, its widget keyed ``<page>:<key(item)>``.
 
-    None until submitted with every item answered (else the missing ones are named by their
-    ``label``); then {key(item): answer}."""
+    None until submitted with every item answered (else each missing one is marked beside
+    its question and named by its ``label`` under the form); then {key(item): answer}.
+    ``required=False``: submitted as it is, None for the items left unanswered."""
     answers: dict[str, Any] = {}
+    marks = MissingMarks()
     with st.form(f"{page_id}:form"):
         if intro is not None:
             st.markdown(intro)
         for item in items:
             answers[key(item)] = ask(item, f"{page_id}:{key(item)}")
+            marks.slot(key(item))
         if not submit_button(page_id):
             return None
-    missing = [label(item) for item in items if answers[key(item)] is None]
-    if missing:
-        ask_for_missing(missing)
+    missing = {key(item): label(item) for item in items if answers[key(item)] is None}
+    if missing and required:
+        marks.show(missing)
         return None
     return answers
+
+
+def one_question_form(page_id: str, label: str, ask: Callable[[], Any], *,
+                      intro: str | None = None) -> Any:
+    """A page form of one question (``ask()`` draws it): its answer once sent answered,
+    else None (and, when sent unanswered, "please answer" beside it, ``label`` under it)."""
+    marks = MissingMarks()
+    with st.form(f"{page_id}:form"):
+        if intro is not None:
+            st.markdown(intro)
+        answer = ask()
+        marks.slot("question")
+        if not submit_button(page_id):
+            return None
+    if answer is None:
+        marks.show({"question": label})
+    return answer
 
 
 def number_field(

@@ -90,11 +90,15 @@ def test_ranking_refused_untouched_and_two_plans_side_by_side(hare_server, brows
     assert _scroll_width(page) <= PHONE["width"]  # stacked, nothing runs off the screen
 
 
-def test_nothing_changeable_gets_a_page_that_says_why(hare_server, browser) -> None:
+@pytest.mark.parametrize("viewport", [WIDE, PHONE], ids=["1280", "390"])
+def test_nothing_changeable_gets_a_page_that_says_why(hare_server, browser, viewport) -> None:
     protocol = load_protocol("hare-interactive")
-    page = browser.new_page(viewport=PHONE)
+    page = browser.new_page(viewport=viewport)
     bot = BrowserParticipant(page, protocol)
     pid, kind = bot.run(until="elicitation", start=bot.open(hare_server.url))
+    page.locator(button(f"{pid}:submit")).click()  # untouched: refused at this width too
+    page.get_by_text("Please put the items in your order").wait_for(timeout=60_000)
+    assert bot.current() == (pid, kind) and _scroll_width(page) <= viewport["width"]
     prefix = key_class(f"{pid}:ranking:off:")[1:]
     names = [c[len(prefix):] for c in bot._keys_with_prefix(f"{pid}:ranking:off:")]
     for name in names:
@@ -103,7 +107,7 @@ def test_nothing_changeable_gets_a_page_that_says_why(hare_server, browser) -> N
     page.locator(button(f"{pid}:submit")).click()
     assert bot.wait_page(pid) == ("debrief", "debrief")
     assert NOTHING_CHANGEABLE[:60] in page.inner_text("body")
-    assert _scroll_width(page) <= PHONE["width"]
+    assert _scroll_width(page) <= viewport["width"]
 
 
 @pytest.mark.parametrize("viewport", [WIDE, PHONE], ids=["1280", "390"])

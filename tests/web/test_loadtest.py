@@ -18,7 +18,6 @@ from data.store import Store
 from protocols.schema import load_protocol
 from study_app.web.cluster import Cluster, haproxy_config
 from study_app.web.load.audit import check
-from study_app.web.load.participant import ranking_shown, screening_widgets
 from study_app.web.load.run import LoadSettings, drive, latency_stats
 from study_app.web.load.streamlit_client import (
     Screen,
@@ -28,6 +27,8 @@ from study_app.web.load.streamlit_client import (
     user_key,
     widget_state,
 )
+from study_app.web.render_elicitation import ranking_shown
+from study_app.web.render_intro import screening_widgets
 
 EXE = str(Path(sys.executable).with_name("recourse-study"))
 
@@ -228,14 +229,14 @@ def test_serve_workers_serves_restarts_a_dead_worker_and_stops(tmp_path, postgre
 
 def test_screening_widgets_answer_every_question_kind() -> None:
     """The load generator's screening: a radio per choice, the select-all box of the
-    eligible option ticked (keyed <page>:<question>:<option index>), the age typed; every
-    answer fits its question and is eligible."""
+    eligible option ticked (keyed <question>:<option index>), the age typed; every answer
+    fits its question and is eligible."""
     protocol = load_protocol("tominaga-replication")
-    shown, answer = screening_widgets(protocol, "screening", random.Random(3))
-    assert shown["screening:loans:7"] is True and answer["answers"]["loans"] == [
+    shown, answer = screening_widgets(protocol, random.Random(3))
+    assert shown["loans:7"] is True and answer["answers"]["loans"] == [
         "I do not have any loans"]
-    assert "screening:loans" not in shown
-    age = shown["screening:age"]
+    assert "loans" not in shown
+    age = shown["age"]
     assert isinstance(age, int) and 15 <= age <= 100 and answer["answers"]["age"] == age
     for q in protocol.screening:
         value = answer["answers"][q.id]
