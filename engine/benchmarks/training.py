@@ -4,8 +4,9 @@ For one setup (elicitation, cost profile) and K seeds: train every seed by its o
 (``train_amortized``, the per-seed loop) and time it, keep those models' weights and
 validation scores, then train the same seeds as one batched ensemble
 (engine.recourse.icarma_ensemble) and time it. The ensemble's models are the ones left in
-the artifact cache. Reported: both wall times and their ratio, the load average before,
-between and after (the machine may be shared), and per seed the largest absolute difference
+the artifact cache. Reported: both wall times and their ratio, both processor times (this
+process's; on a shared machine the wall time also counts the other processes' share) and
+their ratio, the load average before, between and after, and per seed the largest absolute difference
 between the two runs' weights and both validation scores (the ensemble reproduces each
 seed's run up to floating-point summation order, so the differences stay at rounding level
 unless a Gumbel draw lands within rounding of a tie and the runs part).
@@ -55,13 +56,15 @@ def compare_training(
     loads = {"start": _load_average()}
     runs: dict[str, PaperModels] = {}
     seconds: dict[str, float] = {}
+    cpu: dict[str, float] = {}
     weights: dict[str, dict[int, dict[str, torch.Tensor]]] = {}
     for way, ensemble in (("per_seed_loop", False), ("ensemble", True)):
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         runs[way] = ensure_paper_models(scenario, elicitation, cost_profile, seeds, quick=quick,
                                         changes=changes, force=True, progress=progress,
                                         ensemble=ensemble)
         seconds[way] = time.perf_counter() - start
+        cpu[way] = time.process_time() - cpu_start
         weights[way] = _weights(scenario, runs[way])
         loads["after_" + way] = _load_average()
     loop, together = (_scores(runs[w]) for w in ("per_seed_loop", "ensemble"))
@@ -79,6 +82,8 @@ def compare_training(
         "torch_threads": 1,
         "seconds": seconds,
         "speedup": seconds["per_seed_loop"] / seconds["ensemble"],
+        "cpu_seconds": cpu,
+        "cpu_speedup": cpu["per_seed_loop"] / cpu["ensemble"],
         "load_average": loads,
         "selected_seed": {w: runs[w].selected_seed for w in runs},
         "members": members,

@@ -136,7 +136,8 @@ def train(
     selected {<artifact>: {seed, val_scores}} (the best seed on validation per setup) and
     plan {estimate_seconds, ensemble, missing {setup: [seeds]}} (what was missing and the
     estimate stated before training); with --compare instead compare [{scenario, setup,
-    seeds, epochs, torch_threads, seconds {per_seed_loop, ensemble}, speedup, load_average
+    seeds, epochs, torch_threads, seconds {per_seed_loop, ensemble}, speedup, cpu_seconds
+    {per_seed_loop, ensemble} (processor time), cpu_speedup, load_average
     {start, after_per_seed_loop, after_ensemble}, selected_seed {per_seed_loop, ensemble},
     members [{seed, max_weight_difference, val_score_per_seed_loop, val_score_ensemble}]}]; a
     tabular world: test_accuracy {lr, ann} (test split) instead of decision_accuracy.
