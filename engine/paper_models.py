@@ -75,10 +75,11 @@ def paper_config(
     elicitation: str, cost_profile: str, seed: int, quick: bool = False,
     changes: dict[str, Any] | None = None,
 ) -> ICarmaConfig:
-    """The paper's configuration (``quick``: reduced for tests; ``changes``: fields that
-    differ from the paper's, e.g. a shortened ``epochs`` or ``validity_multiplier``)."""
+    """The paper's configuration (``quick``: reduced for tests, the ``changes`` kept;
+    ``changes``: fields that differ from the paper's, e.g. a shortened ``epochs`` or
+    ``validity_multiplier``)."""
     config = replace(ICarmaConfig.paper(elicitation, cost_profile, seed), **(changes or {}))
-    return config.reduced() if quick else config
+    return config.reduced(**(changes or {})) if quick else config
 
 
 def training_tag(changes: dict[str, Any] | None) -> str:

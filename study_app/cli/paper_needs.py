@@ -25,9 +25,14 @@ def train_option() -> Any:
 def benchmark_setups(
     methods: tuple[str, ...], training: str, elicitation: str, cost_profiles: tuple[str, ...]
 ) -> list[tuple[str, str]]:
-    """The paper-model setups a benchmark of ``methods`` loads (none unless iCARMA runs on
-    the paper's models; binary elicitation: the ranking model with the constant profile)."""
-    if "icarma" not in methods or training != "paper":
+    """The paper-model setups a benchmark of ``methods`` loads (none unless a method that
+    loads iCARMA's models runs on the paper's; binary elicitation: the ranking model with the
+    constant profile)."""
+    from engine.recourse import METHODS, capabilities
+
+    loads_icarma = any(a.startswith("icarma") for m in methods if m in METHODS
+                       for a in capabilities(m).artifacts)
+    if not loads_icarma or training != "paper":
         return []
     if elicitation == "binary":
         return [("ranking", "constant")]

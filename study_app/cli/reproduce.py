@@ -77,13 +77,16 @@ def _paper_models_of(config: Any, train: bool, json_out: bool) -> None:
         return
     from engine.benchmarks.paper_values import target_values
     from engine.benchmarks.reproduce_variants import training_changes
+    from engine.recourse import capabilities
 
     if config.target == "icarma-fairness":
         elicitation, profiles = "ranking", ["constant"]
     else:
         spec = target_values(config.target)
         elicitation = spec["elicitation"]
-        profiles = [r["cost_profile"] for r in spec["rows"] if r["method"] == "icarma"]
+        # the trained (amortized) method of the table's rows: iCARMA
+        profiles = [r["cost_profile"] for r in spec["rows"]
+                    if capabilities(r["method"]).amortized]
     offer_training(config.scenario, [(elicitation, c) for c in profiles], train=train,
                    json_out=json_out, seeds=config.seeds or PAPER_SEEDS,
                    changes=training_changes(config, elicitation), selection_only=False)
