@@ -116,8 +116,8 @@ def train(
 
     With --icarma-training paper: the decision model, the flow and the iCARMA paper's models
     (engine/paper_models.py). A setup's missing seeds train together as one batched ensemble
-    (--ensemble on; ten seeds in about the time two take one after another): about 5 minutes
-    per ranking setup and 10 per Likert setup of ten seeds on one core of a quiet machine.
+    (--ensemble on; ten seeds in about the time two take one after another): about 6 minutes
+    per ranking setup and 12 per Likert setup of ten seeds on one core of a quiet machine.
     The command states its estimate first and shows overall progress with the time left.
     --ensemble off trains one seed after another (about 2.3 / 4.5 minutes per ranking / Likert
     seed); different setups may be trained by several processes at once. --compare trains
