@@ -17,6 +17,8 @@ from torch import nn
 
 from engine.decision import DecisionConfig, DecisionModel, accuracy, train_decision_model
 from engine.flows import CausalFlow, FlowConfig, conditional_nll, counterfactual_rmse, train_flow
+from engine.recourse.icarma_ensemble import train_ensemble
+from engine.recourse.icarma_log import TrainingLog
 from engine.recourse.icarma_networks import AmortizedRecourse
 from engine.recourse.icarma_training import ICarmaConfig, train_amortized
 from engine.scenarios.base import Scenario
@@ -174,29 +176,41 @@ def build_amortized(
     report = _note(progress, "icarma" if config.individual else "carma")
     classifier, flow = load_dep("decision"), load_dep("flow")
     model, log = train_amortized(
-        scenario,
-        classifier,
-        flow,
-        config,
-        lambda e, n, info: report(
-            e, n, f"epoch {e}/{n}, val validity {info['val_validity']:.3f}"
-        ),
+        scenario, classifier, flow, config,
+        lambda e, n, info: report(e, n, f"epoch {e}/{n}, val validity {info['val_validity']:.3f}"),
     )
-    return Built(
-        model,
-        {
-            "best_epoch": log.best_epoch,
-            "kept_epoch": log.kept_epoch,
-            "val_loss": log.kept("val_loss"),
-            "val_validity_flow": log.kept("val_validity"),
-            "val_cost": log.kept("val_cost"),
-            "val_score": log.val_score,
-            "multiplier_final": log.multiplier[-1],
-            "train_hinge_active": log.train_active[-1],
-            "train_empty_mask": log.train_empty[-1],
-            "training_seconds": log.seconds,
-        },
+    return Built(model, _amortized_metrics(log))
+
+
+def build_amortized_ensemble(
+    scenario: Scenario, configs: list[ICarmaConfig], progress: Progress | None,
+    load_dep: LoadDep,
+) -> list[Built]:
+    """Train several seeds of one iCARMA configuration together
+    (engine.recourse.icarma_ensemble: each as its single run); one Built per seed."""
+    report = _note(progress, "icarma")
+    classifier, flow = load_dep("decision"), load_dep("flow")
+    trained = train_ensemble(
+        scenario, classifier, flow, configs,
+        lambda e, n, info: report(e, n, f"epoch {e}/{n}, {len(configs)} seeds, mean val "
+                                        f"validity {info['val_validity']:.3f}"),
     )
+    return [Built(model, _amortized_metrics(log)) for model, log in trained]
+
+
+def _amortized_metrics(log: TrainingLog) -> dict[str, Any]:
+    return {
+        "best_epoch": log.best_epoch,
+        "kept_epoch": log.kept_epoch,
+        "val_loss": log.kept("val_loss"),
+        "val_validity_flow": log.kept("val_validity"),
+        "val_cost": log.kept("val_cost"),
+        "val_score": log.val_score,
+        "multiplier_final": log.multiplier[-1],
+        "train_hinge_active": log.train_active[-1],
+        "train_empty_mask": log.train_empty[-1],
+        "training_seconds": log.seconds,
+    }
 
 
 def build_vae(

@@ -36,6 +36,7 @@ import json
 import os
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -218,37 +219,81 @@ def ensure_artifact(
     of the artifacts it is trained with): a cache hit when its fingerprint is unchanged, else
     built under the artifact's lock and written atomically. ``name`` picks the builder
     (artifact_builders.builder_for)."""
+    builder = builder_for(name)
+    return ensure_together(
+        scenario, (name,), (config,), deps,
+        lambda sc, cfgs, report, load: [builder(sc, cfgs[0], report, load)],
+        quick=quick, force=force, progress=progress,
+    )[0]
+
+
+# build(scenario, configs, progress, load_dep) -> one Built per configuration
+BuildMany = Callable[[Scenario, list[Any], Any, Callable[[str], nn.Module]], list[Built]]
+
+
+def ensure_together(
+    scenario: Scenario,
+    names: tuple[str, ...],
+    configs: tuple[Any, ...],
+    deps: dict[str, str],
+    build: BuildMany,
+    *,
+    quick: bool = False,
+    force: bool = False,
+    progress: Progress | None = None,
+    label: str | None = None,
+) -> list[ArtifactRecord]:
+    """Artifacts ``names`` (trained with ``configs`` on the same ``deps``) as
+    ``ensure_artifact`` makes each, the stale ones built by one call of ``build`` (e.g. the
+    seeds of a configuration trained together) under the locks of all of them (taken in name
+    order, so overlapping requests cannot deadlock). Each built artifact records the build's
+    wall time divided among them, and ``trained_together`` {members, seconds} when several
+    were built at once; the fingerprints are ``ensure_artifact``'s, so either way of building
+    satisfies the other's cache. ``label``: the progress name (default: the first stale
+    artifact's)."""
     scenario_name = scenario.name
     data_fp = data_fingerprint(scenario)
-    fp = _fingerprint(data_fp, config.to_dict(), deps)
-    with artifact_lock(scenario_name, name):
+    fps = [_fingerprint(data_fp, c.to_dict(), deps) for c in configs]
+    records: dict[int, ArtifactRecord] = {}
+    with ExitStack() as locks:
+        for name in sorted(names):
+            locks.enter_context(artifact_lock(scenario_name, name))
         _save_splits(scenario, data_fp)
-        meta = read_metadata(scenario_name, name)
-        if meta is not None and meta.get("fingerprint") == fp and not force:
-            return ArtifactRecord(name, True, 0.0, meta)
+        for i, (name, fp) in enumerate(zip(names, fps, strict=True)):
+            meta = read_metadata(scenario_name, name)
+            if meta is not None and meta.get("fingerprint") == fp and not force:
+                records[i] = ArtifactRecord(name, True, 0.0, meta)
+        stale = [i for i in range(len(names)) if i not in records]
+        if not stale:
+            return [records[i] for i in range(len(names))]
         start = time.perf_counter()
+        shown = label or names[stale[0]]
         report = None if progress is None else (
-            lambda _n, done, total, note: progress(name, done, total, note)
+            lambda _n, done, total, note: progress(shown, done, total, note)
         )
         with torch_threads(TRAINING_THREADS):
-            built: Built = builder_for(name)(
-                scenario, config, report, lambda dep: _load(scenario_name, dep)
-            )
+            built = build(scenario, [configs[i] for i in stale], report,
+                          lambda dep: _load(scenario_name, dep))
         seconds = time.perf_counter() - start
-        meta = {
-            "name": name,
-            "scenario": scenario_name,
-            "fingerprint": fp,
-            "depends": deps,
-            "config": config.to_dict(),
-            "quick": quick,
-            "metrics": built.metrics,
-            "seconds": seconds,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "torch": torch.__version__,
-        }
-        write_artifact(scenario_name, name, _state_bytes(built.module), meta)
-    return ArtifactRecord(name, False, seconds, meta)
+        share = seconds / len(stale)
+        for i, b in zip(stale, built, strict=True):
+            meta = {
+                "name": names[i],
+                "scenario": scenario_name,
+                "fingerprint": fps[i],
+                "depends": deps,
+                "config": configs[i].to_dict(),
+                "quick": quick,
+                "metrics": b.metrics,
+                "seconds": share,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "torch": torch.__version__,
+            }
+            if len(stale) > 1:
+                meta["trained_together"] = {"members": len(stale), "seconds": seconds}
+            write_artifact(scenario_name, names[i], _state_bytes(b.module), meta)
+            records[i] = ArtifactRecord(names[i], False, share, meta)
+    return [records[i] for i in range(len(names))]
 
 
 def write_artifact(scenario_name: str, name: str, weights: bytes, meta: dict[str, Any]) -> None:

@@ -176,10 +176,10 @@ class AmortizedRecourse(nn.Module):
         return self.deterministic_mask(scores, hard, fill_empty)
 
     def sample_mask(self, logits: Tensor, hard: Tensor, tau: float) -> Tensor:
-        """Straight-through Gumbel-softmax mask (0/1 forward, relaxed gradient) times h."""
-        two = torch.stack([torch.zeros_like(logits), logits], dim=-1)
-        on = F.gumbel_softmax(two, tau=tau, hard=True)[..., 1]
-        return on * hard.to(on.dtype)
+        """Straight-through Gumbel-softmax mask (0/1 forward, relaxed gradient) times h, its
+        noise from torch's global generator."""
+        noise = torch.empty((*logits.shape, 2), dtype=logits.dtype).exponential_()
+        return straight_through_mask(logits, hard, tau, noise)
 
     @staticmethod
     def deterministic_mask(logits: Tensor, hard: Tensor, fill_empty: bool) -> Tensor:
@@ -233,6 +233,21 @@ class AmortizedRecourse(nn.Module):
         out = torch.zeros(mask.shape[0], self.d, dtype=mask.dtype, device=mask.device)
         out[:, self.actionable] = mask
         return out
+
+
+def straight_through_mask(logits: Tensor, hard: Tensor, tau: float, noise: Tensor) -> Tensor:
+    """The straight-through Gumbel-softmax mask of the module docstring from standard
+    exponential draws ``noise`` (shape (*logits.shape, 2)): gumbel = -log(noise) over the
+    classes (off, on) with logits (0, l_j), y = softmax((logits + gumbel) / tau), forward value
+    onehot(argmax y)[on] (exactly 0/1), gradient y's; times h. The computation of torch's
+    ``gumbel_softmax(hard=True)``, with the noise passed in so that an ensemble can draw each
+    member's from that member's own generator (engine.recourse.icarma_ensemble)."""
+    two = torch.stack([torch.zeros_like(logits), logits], dim=-1)
+    y = ((two - noise.log()) / tau).softmax(dim=-1)
+    index = y.max(dim=-1, keepdim=True)[1]
+    y_hard = torch.zeros_like(two).scatter_(-1, index, 1.0)
+    on = (y_hard - y.detach() + y)[..., 1]
+    return on * hard.to(on.dtype)
 
 
 def _carma_init(module: nn.Module) -> None:

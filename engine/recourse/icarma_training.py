@@ -88,7 +88,7 @@ import copy
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -99,35 +99,9 @@ from torch import Tensor
 from engine.decision import favourable_logit, rejected_rows
 from engine.preferences import CostProfile, all_actionable, sample_profiles
 from engine.recourse.icarma_config import ICarmaConfig
+from engine.recourse.icarma_log import TrainingLog, finish_log, record_evaluation
 from engine.recourse.icarma_networks import INTERVENTION, AmortizedRecourse, code_from_parts
 from engine.scenarios.base import Scenario
-
-
-@dataclass
-class TrainingLog:
-    """What happened during training: per evaluation the validation loss, flow validity and
-    cost, the hinge's weight (``multiplier``: lambda, or the fixed weight) and, over the
-    training draws since the previous evaluation, the share with an active hinge
-    (``train_active``: hinge > 0) and with an empty sampled mask (``train_empty``); the epoch
-    whose state was kept and that state's validation score."""
-
-    epochs: list[int] = field(default_factory=list)
-    val_loss: list[float] = field(default_factory=list)
-    val_validity: list[float] = field(default_factory=list)
-    val_cost: list[float] = field(default_factory=list)
-    multiplier: list[float] = field(default_factory=list)
-    train_active: list[float] = field(default_factory=list)
-    train_empty: list[float] = field(default_factory=list)
-    best_epoch: int = 0
-    kept_epoch: int = 0
-    val_score: float = math.nan
-    seconds: float = 0.0
-
-    def kept(self, name: str) -> float:
-        """A logged validation figure (``val_loss``, ``val_validity``, ``val_cost``) of the
-        kept state."""
-        values = getattr(self, name)
-        return values[self.epochs.index(self.kept_epoch)] if values else math.nan
 
 
 @dataclass
@@ -195,7 +169,8 @@ def recourse_loss(
     deterministic: bool = False,
     validity_weight: float | Tensor | None = None,
 ) -> tuple[Tensor, dict[str, Tensor]]:
-    """The loss of the module docstring (mean over the batch) and its parts per person;
+    """The loss of the module docstring (mean over the batch) and its parts per person
+    (``total``: the loss per person);
     ``validity_weight`` (default ``config.validity_weight``) multiplies the hinge."""
     code = prof.code
     outputs = model.mask_outputs(x, code)
@@ -226,7 +201,7 @@ def recourse_loss(
         + config.feasibility_weight * feas
     )
     parts = {"hinge": hinge, "cost": cost, "kl": kl, "plaus": plaus, "feas": feas, "x_cf": x_cf,
-             "mask": m}
+             "mask": m, "total": total}
     return total.mean(), parts
 
 
@@ -244,6 +219,11 @@ class ValidityMultiplier:
         self.lam = 0.0
         self.weight: float = config.validity_weight
 
+    @property
+    def value(self) -> float:
+        """The weight to log: lambda under a multiplier rule, else the fixed weight."""
+        return self.lam if self.lagrangian else self.weight
+
     def prepare(self) -> None:
         if self.lagrangian:
             self.weight = self.lam
@@ -260,15 +240,30 @@ class ValidityMultiplier:
         self.lam = max(0.0, self.lam + self.config.lagrange_step * float(h.mean()))
 
 
-def train_amortized(
-    scenario: Scenario,
-    classifier: Any,
-    flow: Any,
-    config: ICarmaConfig,
-    progress: Callable[[int, int, dict[str, float]], None] | None = None,
-) -> tuple[AmortizedRecourse, TrainingLog]:
-    """Train the mask and action networks (module docstring); returns the best state."""
-    start = time.perf_counter()
+@dataclass
+class TrainingSetup:
+    """What one training run starts from (``prepare_training``): its people, the validation
+    people and their fixed profiles, the untrained networks and the profile generator."""
+
+    config: ICarmaConfig
+    x_train: Tensor
+    x_val: Tensor
+    val_prof: ProfileBatch
+    model: AmortizedRecourse
+    rng: np.random.Generator
+
+    @property
+    def steps_per_epoch(self) -> int:
+        return math.ceil(len(self.x_train) / self.config.batch_size)
+
+
+def prepare_training(
+    scenario: Scenario, classifier: Any, flow: Any, config: ICarmaConfig
+) -> TrainingSetup:
+    """Seed torch's global generator and numpy's with ``config.seed``, pick the rejected
+    training and validation people (``max_people``: a random subset) and initialize the
+    networks: everything before the first epoch, consuming the global generator exactly as
+    the training loop of ``train_amortized`` expects."""
     torch.manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
     train_rows = torch.from_numpy(rejected_rows(scenario, classifier, "train"))
@@ -294,18 +289,40 @@ def train_amortized(
         config.action_space,
         shift_bounds,
     )
-    bounds = scenario.bounds
     val_prof = sample_profile_batch(scenario, len(x_val), config, np.random.default_rng(10**6))
-    opt = torch.optim.Adam(model.parameters(), lr=config.lr)
-    steps_per_epoch = math.ceil(len(x_train) / config.batch_size)
+    return TrainingSetup(config, x_train, x_val, val_prof, model, rng)
+
+
+def make_optimizer(
+    params: Any, config: ICarmaConfig, steps_per_epoch: int
+) -> tuple[torch.optim.Adam, Any]:
+    """Adam at ``config.lr`` and, under the cosine schedule, its decay over every step."""
+    opt = torch.optim.Adam(params, lr=config.lr)
     schedule = (
         torch.optim.lr_scheduler.CosineAnnealingLR(opt, config.epochs * steps_per_epoch)
         if config.schedule == "cosine"
         else None
     )
+    return opt, schedule
+
+
+def train_amortized(
+    scenario: Scenario,
+    classifier: Any,
+    flow: Any,
+    config: ICarmaConfig,
+    progress: Callable[[int, int, dict[str, float]], None] | None = None,
+) -> tuple[AmortizedRecourse, TrainingLog]:
+    """Train the mask and action networks (module docstring); returns the kept state.
+    Several seeds of one configuration train together, with the same result, in
+    engine.recourse.icarma_ensemble."""
+    start = time.perf_counter()
+    setup = prepare_training(scenario, classifier, flow, config)
+    model, x_train, rng, bounds = setup.model, setup.x_train, setup.rng, scenario.bounds
+    opt, schedule = make_optimizer(model.parameters(), config, setup.steps_per_epoch)
     log = TrainingLog()
     multiplier = ValidityMultiplier(config)
-    best_loss, best_state = math.inf, copy.deepcopy(model.state_dict())
+    best_state = copy.deepcopy(model.state_dict())
     window = torch.zeros(3)  # training draws, active hinges, empty masks since the last eval
     for epoch in range(1, config.epochs + 1):
         model.train()
@@ -334,28 +351,24 @@ def train_amortized(
             model.eval()
             with torch.no_grad():
                 vloss, parts = recourse_loss(
-                    model, flow, classifier, x_val, val_prof, config, bounds, deterministic=True
+                    model, flow, classifier, setup.x_val, setup.val_prof, config, bounds,
+                    deterministic=True,
                 )
                 vvalid = float(classifier.decision(parts["x_cf"]).float().mean())
-            log.epochs.append(epoch)
-            log.val_loss.append(float(vloss))
-            log.val_validity.append(vvalid)
-            log.val_cost.append(float(parts["cost"].mean()))
-            log.multiplier.append(multiplier.lam if multiplier.lagrangian else multiplier.weight)
-            log.train_active.append(float(window[1] / window[0]))
-            log.train_empty.append(float(window[2] / window[0]))
-            window.zero_()
-            if float(vloss) < best_loss:
-                best_loss, log.best_epoch = float(vloss), epoch
+            figures = (float(vloss), vvalid, float(parts["cost"].mean()))
+            if record_evaluation(log, epoch, figures, multiplier.value, window):
                 best_state = copy.deepcopy(model.state_dict())
             if progress is not None:
                 progress(epoch, config.epochs, {"val_loss": float(vloss), "val_validity": vvalid})
     if config.keep == "best":
         model.load_state_dict(best_state)
-        log.kept_epoch = log.best_epoch
-    else:
-        log.kept_epoch = config.epochs
     model.eval()
-    log.val_score = log.kept("val_cost") + (1.0 - log.kept("val_validity"))
-    log.seconds = time.perf_counter() - start
+    finish_log(log, config, start)
     return model, log
+
+
+__all__ = [
+    "ProfileBatch", "TrainingLog", "TrainingSetup", "ValidityMultiplier", "bernoulli_kl",
+    "logit_margin", "make_optimizer", "prepare_training", "recourse_loss",
+    "sample_profile_batch", "train_amortized",
+]

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from study_app.cli.apps import benchmark_app, benchmark_classifier, scenario_or_fail
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
+from study_app.cli.paper_needs import benchmark_setups, offer_training, train_option
 
 TABLE_WIDTH = 140  # the gap table needs about 130 columns: never squeeze it
 
@@ -87,6 +88,7 @@ def fairness(
     ),
     n_boot: int = typer.Option(1000, "--bootstrap", min=1, help="Bootstrap resamples."),
     level: float = typer.Option(0.95, help="Interval level, in (0, 1)."),
+    train: bool = train_option(),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
     plot: Path | None = typer.Option(None, "--plot", help="Write the figure here (PNG)."),
@@ -124,6 +126,10 @@ def fairness(
     switches = {"repair": repair, "training": icarma_training}
     options = ({k: v for k, v in switches.items() if k in option_names(method)}
                if method in METHODS else {})
+    # the fairness study's profiles are rankings, its cost profile the constant one
+    offer_training(scenario_or_fail(scenario, json_out).name,
+                   benchmark_setups((method,), icarma_training, "ranking", ("constant",)),
+                   train=train, json_out=json_out)
     recourse = _build_method(scenario, method, decision_model, options)
     try:
         population = study.fairness_population(

@@ -13,6 +13,7 @@ from rich.table import Table
 from study_app.cli.apps import benchmark_app, benchmark_classifier, scenario_or_fail
 from study_app.cli.apps import split_list as _split
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
+from study_app.cli.paper_needs import benchmark_setups, offer_training, train_option
 
 
 def _fmt(v: float | None, digits: int = 3) -> str:
@@ -167,6 +168,7 @@ def recourse(
         1, min=1, help="Torch threads (one is fastest on a shared 2-core machine: the Oracle "
         "took 8.5 s for everyone on one thread, 60 s on two, under load)."
     ),
+    train: bool = train_option(),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
@@ -226,6 +228,9 @@ def recourse(
         config.validate(world)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from e
+    offer_training(world.name, benchmark_setups(config.methods, icarma_training, elicitation,
+                                                config.cost_profiles),
+                   train=train, json_out=json_out)
     classifier = benchmark_classifier(world, decision_model)
     rows = _run_with_progress(world, classifier, config, threads)
     title = (

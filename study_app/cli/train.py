@@ -61,46 +61,6 @@ def _table(summary: dict[str, Any]) -> Table:
     return table
 
 
-def _paper_models(
-    scenario: str,
-    elicitations: tuple[str, ...],
-    cost_profiles: tuple[str, ...],
-    seeds: int,
-    quick: bool,
-    force: bool,
-    report: Any,
-) -> tuple[list[Any], dict[str, Any]]:
-    """Every (elicitation, cost profile) setup's seeds and selection (engine.paper_models)."""
-    from engine.paper_models import PAPER_ELICITATIONS, ensure_paper_models
-    from engine.preferences import COST_PROFILE_EXPONENTS
-
-    for e in elicitations:
-        if e not in PAPER_ELICITATIONS:
-            raise typer.BadParameter(
-                f"unknown elicitation {e!r}; expected {', '.join(PAPER_ELICITATIONS)}",
-                param_hint="--elicitations",
-            )
-    for c in cost_profiles:
-        if c not in COST_PROFILE_EXPONENTS:
-            raise typer.BadParameter(
-                f"unknown cost profile {c!r}; expected {', '.join(COST_PROFILE_EXPONENTS)}",
-                param_hint="--cost-profiles",
-            )
-    records: list[Any] = []
-    selected: dict[str, Any] = {}
-    for e in elicitations:
-        for c in cost_profiles:
-            models = ensure_paper_models(
-                scenario, e, c, seeds, quick=quick, force=force, progress=report
-            )
-            records += [*models.members, models.selected]
-            m = models.selected.metadata["metrics"]
-            selected[models.selected.name] = {
-                "seed": m["selected_seed"], "val_scores": m["val_scores"]
-            }
-    return records, selected
-
-
 @app.command()
 def train(
     scenario: str = typer.Option(
@@ -133,14 +93,35 @@ def train(
     cost_profiles: str = typer.Option(
         "constant,concave,linear,convex", help="--icarma-training paper: cost profiles."
     ),
+    ensemble: str = typer.Option(
+        "on",
+        help="--icarma-training paper: on (a setup's missing seeds train together as one "
+        "batched ensemble; each seed's model is the one its own run gives) | off (one seed "
+        "after another, each by its own run).",
+    ),
+    compare: bool = typer.Option(
+        False, "--compare",
+        help="--icarma-training paper: train every setup's seeds both ways (off, then on), "
+        "timed side by side; the ensemble's models stay in the cache.",
+    ),
+    epochs: int | None = typer.Option(
+        None, min=1,
+        help="--icarma-training paper: a shortened training of N epochs (the paper: 450 "
+        "ranking / 900 Likert), cached under its own names (tag e<N>), never the paper's.",
+    ),
 ) -> None:
     """Build the scenario's data splits, decision model, causal flow, iCARMA and CARMA (a
     tabular world: its logistic regression `lr` and network `ann`, the HARE paper's two
     classifiers).
 
     With --icarma-training paper: the decision model, the flow and the iCARMA paper's models
-    (engine/paper_models.py; about 4 minutes per ranking model and 8 per Likert model on one
-    core). Different seeds or profiles may be trained by several processes at once.
+    (engine/paper_models.py). A setup's missing seeds train together as one batched ensemble
+    (--ensemble on; ten seeds in about the time two take one after another): about 6 minutes
+    per ranking setup and 12 per Likert setup of ten seeds on one core of a quiet machine.
+    The command states its estimate first and shows overall progress with the time left.
+    --ensemble off trains one seed after another (about 2.3 / 4.5 minutes per ranking / Likert
+    seed); different setups may be trained by several processes at once. --compare trains
+    each setup both ways and reports both times (docs/benchmarks.md).
 
     Artifacts are cached under $RECOURSE_STUDY_HOME/artifacts/<scenario> (default home:
     ./.recourse-study); a second run with nothing changed is a cache hit.
@@ -152,7 +133,13 @@ def train(
     actions, over the features the action does not set, in feature standard deviations),
     seconds (this run), cache_hit (nothing was rebuilt), artifacts {name: {cache_hit,
     seconds, training_seconds, quick, metrics, created}}; with --icarma-training paper also
-    selected {<artifact>: {seed, val_scores}} (the best seed on validation per setup); a
+    selected {<artifact>: {seed, val_scores}} (the best seed on validation per setup) and
+    plan {estimate_seconds, ensemble, missing {setup: [seeds]}} (what was missing and the
+    estimate stated before training); with --compare instead compare [{scenario, setup,
+    seeds, epochs, torch_threads, seconds {per_seed_loop, ensemble}, speedup, cpu_seconds
+    {per_seed_loop, ensemble} (processor time), cpu_speedup, load_average
+    {start, after_per_seed_loop, after_ensemble}, selected_seed {per_seed_loop, ensemble},
+    members [{seed, max_weight_difference, val_score_per_seed_loop, val_score_ensemble}]}]; a
     tabular world: test_accuracy {lr, ann} (test split) instead of decision_accuracy.
     """
     from engine.artifact_builders import scenario_artifacts
@@ -178,37 +165,63 @@ def train(
                 f"unknown artifact(s) {', '.join(bad)} for scenario {scenario!r}; expected "
                 f"some of {', '.join(names)}", param_hint="--only",
             )
+    if ensemble not in ("on", "off"):
+        raise typer.BadParameter(f"must be on or off, got {ensemble!r}", param_hint="--ensemble")
+    if icarma_training != "paper" and (compare or epochs is not None or ensemble != "on"):
+        raise typer.BadParameter("--compare, --epochs and --ensemble apply to "
+                                 "--icarma-training paper only")
     start = time.perf_counter()
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        TextColumn("{task.fields[note]}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=json_out,
-    ) as progress:
-        tasks: dict[str, Any] = {}
+    if icarma_training == "paper":
+        from study_app.cli.train_paper import (
+            check_setups,
+            compare_paper_training,
+            compare_table,
+            train_paper_models,
+        )
 
-        def report(name: str, done: int, total: int, note: str) -> None:
-            if name not in tasks:
-                tasks[name] = progress.add_task(f"training {name}", total=total, note="")
-            progress.update(tasks[name], completed=done, total=total, note=note)
+        es = split_list(elicitations, "--elicitations")
+        cs = split_list(cost_profiles, "--cost-profiles")
+        check_setups(es, cs)
+        setups = [(e, c) for e in es for c in cs]
+        changes = None if epochs is None else {"epochs": epochs}
+        if compare:
+            results = compare_paper_training(scenario, setups, seeds, quick=quick,
+                                             changes=changes, json_out=json_out)
+            doc = {"scenario": scenario, "compare": results,
+                   "seconds": time.perf_counter() - start}
+            emit(doc, json_out=json_out, json_file=json_file,
+                 human=lambda: result_console(json_out).print(compare_table(results)))
+            return
+        records, selected, plan = train_paper_models(
+            scenario, setups, seeds, quick=quick, force=force, ensemble=ensemble == "on",
+            changes=changes, json_out=json_out)
+    else:
+        with Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TextColumn("{task.fields[note]}"),
+            TimeElapsedColumn(),
+            console=err,
+            transient=json_out,
+        ) as progress:
+            tasks: dict[str, Any] = {}
 
-        if icarma_training == "paper":
-            records, selected = _paper_models(
-                scenario, split_list(elicitations, "--elicitations"),
-                split_list(cost_profiles, "--cost-profiles"), seeds, quick, force, report,
-            )
-        else:
+            def report(name: str, done: int, total: int, note: str) -> None:
+                if name not in tasks:
+                    tasks[name] = progress.add_task(f"training {name}", total=total, note="")
+                progress.update(tasks[name], completed=done, total=total, note=note)
+
             records = build_artifacts(
                 scenario, quick=quick, force=force, only=wanted, progress=report
             )
-            selected = {}
+        selected, plan = {}, {}
     summary = _summary(scenario, records, time.perf_counter() - start)
     if not records:
         summary["note"] = "a pool world decides by its fixed rule: nothing to train"
     if selected:
         summary["selected"] = selected
+    if plan:
+        summary["plan"] = plan
 
     def human() -> None:
         if "note" in summary:

@@ -87,3 +87,57 @@ def test_train_a_tabular_world_reports_both_classifiers(home, monkeypatch):
     assert set(tabular) == {"adult", "compas", "german-credit"}
     assert len(tabular["adult"]["features"]) == 13
     assert "2,399 rows with missing values dropped" in tabular["adult"]["data"]
+
+
+def test_train_paper_compares_the_per_seed_loop_with_the_ensemble(home, monkeypatch):
+    monkeypatch.setenv("RECOURSE_STUDY_HOME", str(home))
+    args = ["train", "--quick", "--json", "--icarma-training", "paper", "--seeds", "2",
+            "--elicitations", "ranking", "--cost-profiles", "concave", "--epochs", "2"]
+    res = CliRunner().invoke(app, [*args, "--compare"])
+    assert res.exit_code == 0, res.output
+    [cmp] = json.loads(res.stdout)["compare"]
+    assert cmp["setup"] == "ranking/concave" and cmp["epochs"] == 2 and cmp["seeds"] == 2
+    assert set(cmp["seconds"]) == set(cmp["cpu_seconds"]) == {"per_seed_loop", "ensemble"}
+    assert cmp["speedup"] == pytest.approx(cmp["seconds"]["per_seed_loop"]
+                                           / cmp["seconds"]["ensemble"])
+    # the same models both ways: weights within float tolerance, the same selected seed
+    assert [m["seed"] for m in cmp["members"]] == [1000, 2000]
+    assert all(m["max_weight_difference"] <= 1e-6 for m in cmp["members"])
+    assert cmp["selected_seed"]["per_seed_loop"] == cmp["selected_seed"]["ensemble"]
+    # the ensemble's models stay cached: training again finds them, nothing missing
+    doc = json.loads(CliRunner().invoke(app, args).stdout)
+    assert doc["cache_hit"] is True and doc["plan"]["missing"] == {}
+
+
+def test_train_paper_states_what_is_missing_and_its_estimate(home, monkeypatch):
+    monkeypatch.setenv("RECOURSE_STUDY_HOME", str(home))
+    args = ["train", "--quick", "--json", "--icarma-training", "paper", "--seeds", "2",
+            "--elicitations", "ranking", "--cost-profiles", "linear", "--epochs", "1"]
+    res = CliRunner().invoke(app, [*args, "--ensemble", "off"])
+    assert res.exit_code == 0, res.output
+    plan = json.loads(res.stdout)["plan"]
+    assert plan["missing"] == {"ranking/linear": [1000, 2000]} and plan["ensemble"] is False
+    assert plan["estimate_seconds"] > 0
+    res = CliRunner().invoke(app, [*args, "--ensemble", "sometimes"])
+    assert res.exit_code == 2 and "must be on or off" in res.output
+    res = CliRunner().invoke(app, ["train", "--quick", "--compare"])
+    text = " ".join(res.output.replace("│", " ").split())  # the error box wraps lines
+    assert res.exit_code == 2 and "--icarma-training paper only" in text
+
+
+@pytest.mark.parametrize("command", [
+    ["benchmark", "recourse", "--methods", "icarma", "--n", "3"],
+    ["benchmark", "fairness", "--n", "3"],
+    ["reproduce", "icarma-table1", "--scenario", "loan"],
+], ids=["benchmark-recourse", "benchmark-fairness", "reproduce"])
+def test_missing_paper_models_stop_with_the_estimate_and_offer_train(tmp_path, monkeypatch,
+                                                                     command):
+    monkeypatch.setenv("RECOURSE_STUDY_HOME", str(tmp_path))  # nothing trained here
+    res = CliRunner().invoke(app, [*command, "--json"])
+    assert res.exit_code == 2, res.output
+    doc = json.loads(res.stdout)
+    assert "ranking/constant (10 seeds) are not trained" in doc["error"]
+    assert "--train" in doc["error"] and "training them takes about" in doc["error"]
+    assert doc["missing"] == {"ranking/constant": [1000 * (i + 1) for i in range(10)]}
+    assert doc["estimate_seconds"] > 0
+    assert not list(tmp_path.rglob("*.pt"))  # nothing was trained

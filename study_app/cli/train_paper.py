@@ -1,0 +1,155 @@
+"""`recourse-study train --icarma-training paper`: the iCARMA paper's models per setup, with
+overall progress and an estimate of the time left, or (``--compare``) both ways of training
+timed side by side."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import typer
+from rich.progress import (
+    BarColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from study_app.cli.output import err
+
+OVERALL = "all paper models"
+
+
+def check_setups(elicitations: tuple[str, ...], cost_profiles: tuple[str, ...]) -> None:
+    """Exit 2 (BadParameter) on an unknown elicitation or cost profile."""
+    from engine.paper_models import PAPER_ELICITATIONS
+    from engine.preferences import COST_PROFILE_EXPONENTS
+
+    for e in elicitations:
+        if e not in PAPER_ELICITATIONS:
+            raise typer.BadParameter(
+                f"unknown elicitation {e!r}; expected {', '.join(PAPER_ELICITATIONS)}",
+                param_hint="--elicitations",
+            )
+    for c in cost_profiles:
+        if c not in COST_PROFILE_EXPONENTS:
+            raise typer.BadParameter(
+                f"unknown cost profile {c!r}; expected {', '.join(COST_PROFILE_EXPONENTS)}",
+                param_hint="--cost-profiles",
+            )
+
+
+def paper_progress(json_out: bool) -> Progress:
+    """Bars on stderr: one per artifact, and the overall one with the time left."""
+    return Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.fields[note]}"),
+        TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=json_out,
+    )
+
+
+def train_paper_models(
+    scenario: str, setups: list[tuple[str, str]], seeds: int, *, quick: bool, force: bool,
+    ensemble: bool, changes: dict[str, Any] | None, json_out: bool,
+) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
+    """Every setup's seeds and selection (engine.paper_models): the records, the selected
+    seeds, the plan (estimate before training)."""
+    from engine.artifacts import build_artifacts
+    from engine.paper_models import ensure_paper_models, paper_seeds
+    from engine.paper_plan import describe_plan, format_duration, plan_paper_models
+
+    with paper_progress(json_out) as progress:
+        tasks: dict[str, Any] = {}
+
+        def report(name: str, done: int, total: int, note: str) -> None:
+            if name not in tasks:
+                tasks[name] = progress.add_task(f"training {name}", total=total, note="")
+            progress.update(tasks[name], completed=done, total=total, note=note)
+
+        build_artifacts(scenario, quick=quick, only=("decision", "flow"), progress=report)
+        plans = plan_paper_models(scenario, setups, seeds, quick=quick, changes=changes)
+        if force:  # everything is retrained
+            plans = [replace(p, missing=paper_seeds(seeds)) for p in plans]
+        estimate = sum(p.seconds(ensemble) for p in plans)
+        if estimate:
+            err.print(f"{describe_plan(plans, ensemble)}.")
+        overall = progress.add_task(OVERALL, total=max(estimate, 1e-9),
+                                    note=f"estimate {format_duration(estimate)}")
+        records: list[Any] = []
+        selected: dict[str, Any] = {}
+        before = 0.0
+        for plan in plans:
+            def setup_report(name: str, done: int, total: int, note: str, plan: Any = plan,
+                             before: float = before) -> None:
+                report(name, done, total, note)
+                if not name.startswith("icarma-paper") or not total or not plan.missing:
+                    return
+                share = done / total
+                if not ensemble:  # one seed's run: "...-s<seed>"
+                    seed = int(name.rsplit("-s", 1)[1])
+                    k = plan.missing.index(seed) if seed in plan.missing else 0
+                    share = (k + share) / len(plan.missing)
+                progress.update(overall, completed=before + share * plan.seconds(ensemble))
+
+            models = ensure_paper_models(
+                scenario, plan.elicitation, plan.cost_profile, seeds, quick=quick,
+                force=force, progress=setup_report, ensemble=ensemble, changes=changes,
+            )
+            before += plan.seconds(ensemble)
+            progress.update(overall, completed=before)
+            records += [*models.members, models.selected]
+            m = models.selected.metadata["metrics"]
+            selected[models.selected.name] = {"seed": m["selected_seed"],
+                                              "val_scores": m["val_scores"]}
+    plan_doc = {"estimate_seconds": estimate, "ensemble": ensemble,
+                "missing": {p.label: list(p.missing) for p in plans if p.missing}}
+    return records, selected, plan_doc
+
+
+def compare_paper_training(
+    scenario: str, setups: list[tuple[str, str]], seeds: int, *, quick: bool,
+    changes: dict[str, Any] | None, json_out: bool,
+) -> list[dict[str, Any]]:
+    """Per setup both ways of training its seeds, timed (engine.benchmarks.training)."""
+    from engine.benchmarks.training import compare_training
+
+    results = []
+    with paper_progress(json_out) as progress:
+        tasks: dict[str, Any] = {}
+
+        def report(name: str, done: int, total: int, note: str) -> None:
+            if name not in tasks:
+                tasks[name] = progress.add_task(f"training {name}", total=total, note="")
+            progress.update(tasks[name], completed=done, total=total, note=note)
+
+        for elicitation, cost_profile in setups:
+            results.append(compare_training(scenario, elicitation, cost_profile, seeds,
+                                            quick=quick, changes=changes, progress=report))
+    return results
+
+
+def compare_table(results: list[dict[str, Any]]) -> Table:
+    table = Table(title="The paper's seeds trained one after another vs together")
+    for col in ("setup", "seeds", "epochs", "per-seed loop", "ensemble", "speedup",
+                "processor time (loop / ensemble)", "speedup (processor)",
+                "max weight diff", "selected seed", "load average (start / between / end)"):
+        table.add_column(col)
+    for r in results:
+        la = r["load_average"]
+        diff = max(m["max_weight_difference"] for m in r["members"])
+        sel = r["selected_seed"]
+        table.add_row(
+            r["setup"], str(r["seeds"]), str(r["epochs"]),
+            f"{r['seconds']['per_seed_loop']:.1f} s", f"{r['seconds']['ensemble']:.1f} s",
+            f"{r['speedup']:.2f}x",
+            f"{r['cpu_seconds']['per_seed_loop']:.1f} s / {r['cpu_seconds']['ensemble']:.1f} s",
+            f"{r['cpu_speedup']:.2f}x", f"{diff:.2g}",
+            f"{sel['per_seed_loop']} / {sel['ensemble']}",
+            " / ".join(f"{la[k][0]:.1f}" for k in ("start", "after_per_seed_loop",
+                                                   "after_ensemble")),
+        )
+    return table
+
+
+__all__ = ["check_setups", "compare_paper_training", "compare_table", "train_paper_models"]

@@ -1,0 +1,89 @@
+"""Seeds of one iCARMA configuration trained together equal the same seeds trained alone."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+import torch
+
+from engine import artifacts
+from engine.networks import mlp
+from engine.paper_models import ensure_paper_models
+from engine.recourse.icarma_config import ICarmaConfig
+from engine.recourse.icarma_ensemble import train_ensemble
+from engine.recourse.icarma_stacked import StackedMLP
+from engine.recourse.icarma_training import train_amortized
+from engine.scenarios import get_scenario
+
+SEEDS = (1000, 2000, 3000)
+
+
+@pytest.fixture(scope="module")
+def world(trained_home):
+    return (get_scenario("loan"), artifacts.load_decision_model("loan"),
+            artifacts.load_flow("loan"))
+
+
+def test_stacked_perceptrons_give_each_members_outputs_and_gradients():
+    torch.manual_seed(0)
+    nets = [mlp(7, (16, 16), 3) for _ in range(3)]
+    stacked = StackedMLP(nets)
+    x = torch.randn(3 * 20, 7)
+    g = torch.randn(3 * 20, 3)
+    (stacked(x) * g).sum().backward()
+    for k, net in enumerate(nets):
+        rows = slice(20 * k, 20 * (k + 1))
+        out = net(x[rows])
+        (out * g[rows]).sum().backward()
+        assert torch.equal(out, stacked(x)[rows])
+        for j, i in enumerate(stacked.indices):
+            assert torch.equal(net[i].weight.grad, stacked.weights[j].grad[k])
+            assert torch.equal(net[i].bias.grad, stacked.biases[j].grad[k])
+        assert stacked.member_state(k).keys() == net.state_dict().keys()
+
+
+@pytest.mark.parametrize("base", [
+    ICarmaConfig.paper(),  # latent shift, CARMA's multiplier, the last state kept
+    ICarmaConfig.fast("likert"),  # do-values, a fixed weight, cosine decay, the best state
+], ids=["paper-ranking", "fast-likert"])
+def test_each_member_equals_its_seed_trained_alone(world, base):
+    scenario, clf, flow = world
+    configs = [replace(base, seed=s).reduced(epochs=4, max_people=256, eval_every=2)
+               for s in SEEDS]
+    together = train_ensemble(scenario, clf, flow, configs)
+    for config, (model, log) in zip(configs, together, strict=True):
+        alone, alone_log = train_amortized(scenario, clf, flow, config)
+        state = model.state_dict()
+        for name, value in alone.state_dict().items():
+            torch.testing.assert_close(state[name], value, rtol=0, atol=1e-6, msg=name)
+        assert log.epochs == alone_log.epochs
+        assert log.kept_epoch == alone_log.kept_epoch
+        assert log.val_loss == pytest.approx(alone_log.val_loss, abs=1e-6)
+        assert log.multiplier == pytest.approx(alone_log.multiplier, abs=1e-6)
+        assert log.train_empty == alone_log.train_empty
+        assert log.val_score == pytest.approx(alone_log.val_score, abs=1e-6)
+    # different seeds: different models
+    first, second = (m.state_dict()["mask_net.0.weight"] for m, _ in together[:2])
+    assert not torch.equal(first, second)
+
+
+def test_an_ensemble_takes_seeds_of_one_configuration_only(world):
+    scenario, clf, flow = world
+    a = ICarmaConfig.paper(seed=1000).reduced(epochs=1, max_people=64)
+    with pytest.raises(ValueError, match="seed only"):
+        train_ensemble(scenario, clf, flow, [a, replace(a, seed=2000, lr=0.01)])
+    with pytest.raises(ValueError, match="distinct seeds"):
+        train_ensemble(scenario, clf, flow, [a, a])
+
+
+def test_paper_models_trained_together_are_the_per_seed_loops_cache(trained_home):
+    changes = {"epochs": 3}  # its own names: never the cache of other tests' paper models
+    together = ensure_paper_models("loan", "ranking", "linear", 2, quick=True,
+                                   changes=changes, force=True)
+    assert all(not r.cache_hit for r in together.members)
+    assert all(r.metadata["trained_together"]["members"] == 2 for r in together.members)
+    loop = ensure_paper_models("loan", "ranking", "linear", 2, quick=True, changes=changes,
+                               ensemble=False)
+    assert all(r.cache_hit for r in loop.members)
+    assert loop.selected_seed == together.selected_seed
