@@ -18,6 +18,12 @@ alpha in [0, 1], from the factual (alpha = 0, rejected) to c: ``bisections`` hal
 the favourable end, so the candidate moves to the cheapest favourable point of its
 direction (|alpha_hi - alpha_lo| = 2^-bisections; the paper's eps = 1e-6 is 20 halvings).
 A candidate that is not favourable at alpha = 1 stays where it is and is marked invalid.
+
+The paper's test is g(mid) >= 0.5, so a calibrated candidate ends within 2^-bisections of
+the boundary, where its logit is of the order of float32 rounding: evaluated again in
+another batch (a study shows and stores one plan at a time) it can come out rejected. With
+``margin`` > 0 (HareConfig ``boundary_margin``, a variant for studies) "favourable" means
+logit P(favourable | x') >= margin, so every calibrated plan keeps that margin.
 Under plan rules, a calibrated candidate's shifts too small to show are dropped
 (plan_rules.snap_shifts) and its validity checked again.
 """
@@ -91,41 +97,47 @@ def actionable_sampling(
 
 
 def is_favourable(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor,
-                  noise: Tensor | None = None) -> Tensor:
-    """(m,) bool: h(x'(z)) is favourable (``noise``: shift_actions.abduction of x)."""
+                  noise: Tensor | None = None, margin: float = 0.0) -> Tensor:
+    """(m,) bool: h(x'(z)) is favourable (``noise``: shift_actions.abduction of x); with
+    ``margin`` > 0: logit P(favourable | x'(z)) >= margin (module docstring)."""
     with torch.no_grad():
         r = realize(context, x, z, allowed, noise)
+        if margin > 0:
+            return favourable_logit(context, r.x_cf) >= margin
         return context.classifier.decision(r.x_cf.float()).bool()
 
 
 def boundary_fraction(
-    context: RecourseContext, x: Tensor, cand: Tensor, allowed: Tensor, *, bisections: int = 20
+    context: RecourseContext, x: Tensor, cand: Tensor, allowed: Tensor, *, bisections: int = 20,
+    margin: float = 0.0,
 ) -> tuple[Tensor, Tensor]:
     """The bisection of BoundaryPointSearch (module docstring): ((m,) alpha_hi, (m,) bool
     favourable at alpha = 1); rows are independent (x, cand, allowed are (m, d)). alpha_hi
     is meaningful only where the candidate is favourable."""
     noise = abduction(context, x)  # the same people every halving: abducted once
-    valid = is_favourable(context, x, cand, allowed, noise)
+    valid = is_favourable(context, x, cand, allowed, noise, margin)
     lo = torch.zeros(len(x), dtype=torch.float64)
     hi = torch.ones(len(x), dtype=torch.float64)
     for _ in range(bisections):
         mid = (lo + hi) / 2.0
-        ok = is_favourable(context, x, mid[:, None] * cand, allowed, noise)
+        ok = is_favourable(context, x, mid[:, None] * cand, allowed, noise, margin)
         hi = torch.where(ok, mid, hi)
         lo = torch.where(ok, lo, mid)
     return hi, valid
 
 
 def boundary_point_search(
-    context: RecourseContext, x: Tensor, cand: Tensor, allowed: Tensor, *, bisections: int = 20
+    context: RecourseContext, x: Tensor, cand: Tensor, allowed: Tensor, *, bisections: int = 20,
+    margin: float = 0.0,
 ) -> tuple[Tensor, Tensor]:
     """Calibrated candidates and their validity: ((m, d), (m,) bool); rows are independent
     (x, cand, allowed are (m, d))."""
-    hi, valid = boundary_fraction(context, x, cand, allowed, bisections=bisections)
+    hi, valid = boundary_fraction(context, x, cand, allowed, bisections=bisections,
+                                  margin=margin)
     z = torch.where(valid[:, None], hi[:, None] * cand, cand)
     if context.rules is None:
         return z, valid
     with torch.no_grad():
         r = realize(context, x, z, allowed)
     z = snap_shifts(context.scenario, context.rules, x, z, r.action_values, r.action_mask)
-    return z, valid & is_favourable(context, x, z, allowed)
+    return z, valid & is_favourable(context, x, z, allowed, margin=margin)

@@ -80,6 +80,9 @@ class HareConfig:
     keep_incumbent: bool = False
     gamma_schedule: Literal["paper", "halve"] = "paper"
     final_accept: Literal["ask", "skip"] = "ask"
+    # logit margin of "favourable" in BoundaryPointSearch (engine.recourse.hare_search): 0 is
+    # the paper's g >= 0.5; a study's plans keep a margin so they stay approved when shown
+    boundary_margin: float = 0.0
 
     def __post_init__(self) -> None:
         problems = []
@@ -92,6 +95,8 @@ class HareConfig:
                 f"{' keeping the incumbent' if self.keep_incumbent else ''} (got budget "
                 f"{self.budget})"
             )
+        if not self.boundary_margin >= 0:
+            problems.append(f"boundary_margin must be >= 0 (got {self.boundary_margin})")
         if self.steps < 0 or self.bisections < 0:
             problems.append("steps and bisections must be >= 0")
         if self.lr <= 0 or self.gamma <= 0 or self.gamma_floor <= 0 or self.lam < 0:
@@ -271,7 +276,8 @@ class HareState:
         valid = self.valid[torch.arange(self.n), self.winner]
         if self.config.calibrate == "winner":
             z, valid = boundary_point_search(
-                self.context, self.x, z, self.allowed, bisections=self.config.bisections
+                self.context, self.x, z, self.allowed, bisections=self.config.bisections,
+                margin=self.config.boundary_margin,
             )
         # done people keep their plan; nobody trades a favourable plan for an unfavourable one
         stay = self.done | (self.incumbent_valid & ~valid)
@@ -307,10 +313,11 @@ class HareState:
         allowed = self.allowed.repeat_interleave(k, dim=0)
         if cfg.calibrate == "all":
             cand, valid = boundary_point_search(
-                self.context, xs, cand, allowed, bisections=cfg.bisections
+                self.context, xs, cand, allowed, bisections=cfg.bisections,
+                margin=cfg.boundary_margin,
             )
         else:
-            valid = is_favourable(self.context, xs, cand, allowed)
+            valid = is_favourable(self.context, xs, cand, allowed, margin=cfg.boundary_margin)
         self.contenders = cand.reshape(n, k, d)
         self.valid = valid.reshape(n, k)
         if cfg.keep_incumbent:
