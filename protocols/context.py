@@ -170,7 +170,7 @@ class Answering:
         if self.ctx.interactive.applies(p):
             final = self.ctx.interactive.start(p)
             if final is not None:
-                self.attach_plans(p, final)
+                self.attach_outcome(p, final)
         else:
             self.plan_requests.append(PlanRequest(pid, p.design_seq, p.arm, p.x, p.stated))
 

@@ -9,7 +9,12 @@ question becomes a page (protocols.pages.interactive): a comparison of two candi
 participant's state (so a restart resumes at the same question, ``method.resume_session``).
 When the interaction is done, its final plan and the base method's plan for the same person
 are evaluated against the stated profile like every other plan (protocols.planning) and
-shown for rating in counterbalanced order (selection ``hare_final`` / ``hare_base``).
+shown for rating in counterbalanced order (selection ``hare_final`` / ``hare_base``). A plan
+is shown as a recommendation only when the decision model approves it and it breaks no plan
+rule: HARE ends on an unapproved plan when neither the base method nor any candidate it
+proposed under the participant's constraints was approved (its tournament still picks the
+candidate the person prefers). Such a plan is not shown; the ``plans`` event says why and
+the shortfall tables count it (``PlanOutcome``).
 
 With ``prefetch`` (the web server's choice), while an accept question is shown the session
 after the answer "keep looking" (the method's next iteration and its first question) is
@@ -33,7 +38,7 @@ import numpy as np
 from engine.preferences import ActionabilityProfiles
 from protocols import design
 from protocols.batching import SearchBatcher
-from protocols.planning import ShownPlan, finalize, obeys_rules, shown
+from protocols.planning import PlanOutcome, ShownPlan, finalize, obeys_rules, shown
 from protocols.prefetch import Prefetcher, prefetch_key
 from protocols.resources import StudyResources
 from protocols.schema import Protocol
@@ -76,7 +81,7 @@ class InteractiveFlow:
             return p.stated
         return self.resources.context(arm).everybody(1)
 
-    def start(self, p: Participant) -> list[ShownPlan] | None:
+    def start(self, p: Participant) -> PlanOutcome | None:
         """Begin the interaction; the final plans if the method asks nothing at all."""
         assert p.x is not None
         method = self.resources.method(self.protocol.arm(p.arm))
@@ -99,7 +104,7 @@ class InteractiveFlow:
 
     def answer(
         self, p: Participant, page_id: str, answer: Any, rows: Rows, at: datetime
-    ) -> list[ShownPlan] | None:
+    ) -> PlanOutcome | None:
         """Apply an interactive page's answer; the final plans when the interaction ends."""
         query = p.query
         assert query is not None and p.interaction is not None
@@ -125,7 +130,7 @@ class InteractiveFlow:
         return self._advance(p, session, following)
 
     def _advance(self, p: Participant, session: Any,
-                 query: Any | None = None) -> list[ShownPlan] | None:
+                 query: Any | None = None) -> PlanOutcome | None:
         """Store the session's state and its next question (``query``: computed already);
         the final plans when it is done."""
         if query is None and not session.done:
@@ -153,30 +158,45 @@ class InteractiveFlow:
 
         prefetcher.schedule(prefetch_key(state, "accept", "no"), work)
 
-    def _final_plans(self, p: Participant, final: dict[str, Any]) -> list[ShownPlan]:
+    def _final_plans(self, p: Participant, final: dict[str, Any]) -> PlanOutcome:
         """The final action (when there is one) and the base method's plan, evaluated
-        against the stated profile, in counterbalanced order."""
+        against the stated profile, in counterbalanced order; only approved plans that
+        break no rule are shown (module docstring)."""
         arm = self.protocol.arm(p.arm)
         names = self.resources.scenario.feature_names
         ctx = self.resources.context(arm)
         x = np.asarray(p.x, dtype=float)[None]
         plans: list[ShownPlan] = []
+        missing: list[str] = []
         actions = final.get("actions") or {}
-        if actions:  # an empty final action is not shown
-            mask = np.array([[n in actions for n in names]])
-            values = np.array([[actions.get(n, x[0, j]) for j, n in enumerate(names)]])
-            evaluated = ctx.evaluate(arm.method, x, mask, values, p.stated)
-            if obeys_rules(ctx, evaluated, p.stated)[0]:  # never a plan breaking a rule
-                plans += shown(ctx.scenario, evaluated, [0], p.participant_id, arm.id,
-                               ["hare_final"])
+        mask = np.array([[n in actions for n in names]])
+        values = np.array([[actions.get(n, x[0, j]) for j, n in enumerate(names)]])
+        evaluated = ctx.evaluate(arm.method, x, mask, values, p.stated)
+        if not actions:  # an empty final action is not shown
+            missing.append(f"{arm.method} found no plan")
+        elif not bool(evaluated.valid[0]):
+            missing.append(f"{arm.method}'s final plan is not approved by the decision model "
+                           "(no approved plan under the participant's constraints)")
+        elif not obeys_rules(ctx, evaluated, p.stated)[0]:  # never a plan breaking a rule
+            missing.append(f"{arm.method}'s final plan breaks a plan rule")
+        else:
+            plans += shown(ctx.scenario, evaluated, [0], p.participant_id, arm.id,
+                           ["hare_final"])
+        found = int(bool(actions))
         base = self.resources.base_method(arm).plans(x, self._seen(p), candidates=False)
-        if len(base):
+        if len(base):  # found plans only; a base plan is found when approved
+            found += 1
             evaluated = ctx.evaluate(base.method, base.x, base.action_mask, base.action_values,
                                      p.stated, x_cf=base.x_cf)
-            if obeys_rules(ctx, evaluated, p.stated)[0]:
+            if bool(evaluated.valid[0]) and obeys_rules(ctx, evaluated, p.stated)[0]:
                 plans += shown(ctx.scenario, evaluated, [0], p.participant_id, arm.id,
                                ["hare_base"])
-        return finalize(self.protocol, p.design_seq, plans)
+            else:
+                missing.append("the base method's plan is not approved or breaks a plan rule")
+        else:
+            missing.append("the base method found no approved plan")
+        return PlanOutcome(finalize(self.protocol, p.design_seq, plans), asked=2, found=found,
+                           showable=len(plans), why="; ".join(missing) or None)
 
 
 def _plain(v: Any) -> Any:

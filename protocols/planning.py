@@ -82,6 +82,7 @@ class PlanOutcome:
     found: int = 0
     showable: int = 0
     fallback: int = 0
+    why: str | None = None  # a specific reason, said instead of the generic one
 
     @property
     def short(self) -> bool:
@@ -92,6 +93,8 @@ class PlanOutcome:
         """Why the arm's method fell short (also when a fallback filled the gap)."""
         if self.showable >= self.asked:
             return None
+        if self.why is not None:
+            return self.why
         if self.found == 0:
             return "the method found no valid plan under the participant's constraints"
         if self.showable == 0:

@@ -23,7 +23,8 @@ favourable plan); beside them the figures this benchmark reported before, ``prox
 any person was asked, never more than the budget), ``keep_incumbent`` (our option of
 engine.recourse.hare_state; off as in the paper), ``gamma``, ``gamma_schedule`` and ``final_accept`` (the
 machine's step size, its schedule and last accept question: the paper's ``paper`` / ``ask`` by
-default) and ``seconds`` (mean per seed: the
+default), ``ground_truth`` (how the simulated people's ideals were drawn:
+engine.synthetic.hare_truth, the paper's ``perturbation`` by default) and ``seconds`` (mean per seed: the
 method's own time; base generation is not part of HARE's).
 
 ``step_ms``: one interactive step of a ``HareSession`` as the web app performs it (restore
@@ -54,6 +55,7 @@ from engine.recourse.hare_state import HareConfig
 from engine.recourse.shift_actions import allowed_mask
 from engine.scenarios.base import Scenario
 from engine.synthetic.hare_people import SCALES, SimulatedPeople
+from engine.synthetic.hare_truth import PAPER_GROUND_TRUTH, check_ground_truth
 
 
 def base_methods() -> tuple[str, ...]:
@@ -88,6 +90,8 @@ class HareBenchmarkConfig:
     gamma: float = 1.0  # the candidates' step (the paper's 1; engine.recourse.hare_state)
     gamma_schedule: str = "paper"  # engine.recourse.hare_state: paper | halve
     final_accept: str = "ask"  # engine.recourse.hare_state: ask | skip
+    # the simulated people's ideal plans (engine.synthetic.hare_truth): perturbation | rays
+    ground_truth: str = PAPER_GROUND_TRUTH
     base_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     # (scale, budget, iterations, calibrate) rows to run instead of the ones derived above
     settings: tuple[tuple[str, int, int, str], ...] = ()
@@ -113,6 +117,10 @@ class HareBenchmarkConfig:
         try:
             HareConfig(gamma=self.gamma, gamma_schedule=self.gamma_schedule,
                        final_accept=self.final_accept)
+        except ValueError as e:
+            problems.append(str(e))
+        try:
+            check_ground_truth(self.ground_truth)
         except ValueError as e:
             problems.append(str(e))
         if self.n < 1 or self.seeds < 1:
@@ -233,7 +241,8 @@ def run_hare_benchmark(
         x, profiles = _population(context.scenario, context.classifier, config, seed)
         n = len(x)
         allowed = allowed_mask(context, profiles.hard_mask)
-        people = {s: SimulatedPeople.draw(context, x, allowed, s, seed=seed * 31 + i)
+        people = {s: SimulatedPeople.draw(context, x, allowed, s, seed=seed * 31 + i,
+                                          ground_truth=config.ground_truth)
                   for i, s in enumerate(SCALES) if s in {*config.scales, config.ablation_scale}}
         for name, base in bases.items():
             note(f"seed {seed}: {name} base plans")
@@ -258,7 +267,8 @@ def run_hare_benchmark(
         {**_aggregate(dict(zip(("base", "variant", "scale", "budget", "iterations", "calibrate"),
                                key, strict=True)), per_seed, n),
          **({k: (v if key[1] != "base" else None)
-             for k, v in machine_options(config).items()})}
+             for k, v in machine_options(config).items()}),
+         "ground_truth": config.ground_truth}
         for key, per_seed in runs.items()
     ]
     step = None
@@ -296,7 +306,8 @@ def interactive_step_ms(
     k = min(config.step_sessions, len(x))
     x, profiles = x[:k], profiles[torch.arange(k)]
     people = SimulatedPeople.draw(context, x, allowed_mask(context, profiles.hard_mask),
-                                  config.ablation_scale, seed=0)
+                                  config.ablation_scale, seed=0,
+                                  ground_truth=config.ground_truth)
     hare = Hare(context, base, budget=config.budget, iterations=max(config.iterations),
                 steps=config.steps, **machine_options(config))
     times: list[float] = []

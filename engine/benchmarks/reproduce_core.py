@@ -35,6 +35,7 @@ from engine.recourse.icarma_networks import (
     MASK_HEADS,
     check_shift_bounds,
 )
+from engine.synthetic.hare_truth import PAPER_GROUND_TRUTH, check_ground_truth
 
 Progress = Callable[[str], None]
 TARGET_NAMES: tuple[str, ...] = (
@@ -80,7 +81,9 @@ class ReproduceConfig:
     the clamp: carma (the default: CARMA's rule under CARMA's own flow,
     ``CARMA_SHIFT_BOUNDS``), flow (the rule under our flow) or "LO,HI". HARE's state machine:
     ``gamma_schedule`` paper (gamma = 1 every iteration, the default) or halve, and
-    ``final_accept`` ask (the default) or skip (engine.recourse.hare_state).
+    ``final_accept`` ask (the default) or skip (engine.recourse.hare_state); its simulated
+    people's ideals ``ground_truth`` perturbation (the paper's, the default) or rays
+    (engine.synthetic.hare_truth).
     Bad values raise ValueError with a message that names the option (the CLI shows it).
 
     >>> from engine.benchmarks import ReproduceConfig
@@ -107,6 +110,8 @@ class ReproduceConfig:
     shift_bounds: str = CARMAS_CLAMP  # latent-shift's clamp: carma | flow | "LO,HI" (bounds())
     gamma_schedule: str = "paper"  # HARE's step size: paper | halve (engine.recourse.hare_state)
     final_accept: str = "ask"  # HARE's accept question after the last tournament: ask | skip
+    # HARE's simulated people's ideals: perturbation (the paper's) | rays (engine.synthetic.hare_truth)
+    ground_truth: str = PAPER_GROUND_TRUTH
 
     @property
     def weight(self) -> float | None:
@@ -155,6 +160,7 @@ class ReproduceConfig:
         if self.gamma_schedule not in GAMMA_SCHEDULES:
             raise ValueError(f"gamma schedule must be one of {', '.join(GAMMA_SCHEDULES)}, got "
                              f"{self.gamma_schedule!r}")
+        check_ground_truth(self.ground_truth)
         if self.final_accept not in FINAL_ACCEPT:
             raise ValueError(f"final accept must be one of {', '.join(FINAL_ACCEPT)}, got "
                              f"{self.final_accept!r}")

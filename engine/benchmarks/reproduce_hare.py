@@ -109,7 +109,7 @@ def _run(config: ReproduceConfig, target: str, note: Progress) -> dict[str, Any]
         ablation_budgets=(B,), ablation_scale=FAR, calibration_ablation=False,
         n=config.n or run["n"], seeds=seeds, steps=run["steps"], settings=settings,
         step_timing=False, gamma_schedule=config.gamma_schedule,
-        final_accept=config.final_accept,
+        final_accept=config.final_accept, ground_truth=config.ground_truth,
     )
     result = run_hare_benchmark(context, hb, on_step=note)
     return {"rows": result["rows"], "seeds": seeds, "run": {**run, "seeds": seeds,
@@ -161,7 +161,8 @@ def hare_target(target: str) -> Callable[[ReproduceConfig, Progress], TargetResu
             config={"scenario": config.scenario, "bases": list(BASES), **out["run"],
                     "fast": config.fast, "keep_incumbent": False, "decision_model": "trained",
                     "gamma_schedule": config.gamma_schedule,
-                    "final_accept": config.final_accept},
+                    "final_accept": config.final_accept,
+                    "ground_truth": config.ground_truth},
             cells=cells, checks=checks,
             notes=["The paper's data sets are not available here: cells compare ratios "
                    "(shapes), not absolute GTP/GTD."]

@@ -161,7 +161,7 @@ def run_grid(config: ReproduceConfig, spec: TableSpec, note: Progress) -> dict[s
                 constraint="all", fixed_people=True, n=config.n or run["n"], seeds=seeds,
                 steps=run["steps"],
                 settings=settings, step_timing=False, gamma_schedule=config.gamma_schedule,
-                final_accept=config.final_accept,
+                final_accept=config.final_accept, ground_truth=config.ground_truth,
             )
             results[(scenario, clf)] = run_hare_benchmark(
                 context, hb, on_step=lambda m, s=scenario, c=clf: note(f"{s} {c}: {m}"))["rows"]
@@ -379,7 +379,8 @@ def table_target(target: str) -> Callable[[ReproduceConfig, Progress], TargetRes
                     "classifiers": list(classifiers_of(config, spec)),
                     "bases": list(out["bases"]), **out["run"], "fast": config.fast,
                     "gamma_schedule": config.gamma_schedule,
-                    "final_accept": config.final_accept, "constraint": "immutables only"},
+                    "final_accept": config.final_accept, "ground_truth": config.ground_truth,
+                    "constraint": "immutables only"},
             cells=cells, checks=checks, notes=notes,
             extras={"missing": out["missing"], "misses": missed,
                     "rows": {f"{s} {c}": [{k: v for k, v in r.items()

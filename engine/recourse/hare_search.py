@@ -18,6 +18,12 @@ alpha in [0, 1], from the factual (alpha = 0, rejected) to c: ``bisections`` hal
 the favourable end, so the candidate moves to the cheapest favourable point of its
 direction (|alpha_hi - alpha_lo| = 2^-bisections; the paper's eps = 1e-6 is 20 halvings).
 A candidate that is not favourable at alpha = 1 stays where it is and is marked invalid.
+
+The paper's test is g(mid) >= 0.5, so a calibrated candidate ends within 2^-bisections of
+the boundary, where its logit is of the order of float32 rounding: evaluated again in
+another batch (a study shows and stores one plan at a time) it can come out rejected. With
+``margin`` > 0 (HareConfig ``boundary_margin``, a variant for studies) "favourable" means
+logit P(favourable | x') >= margin, so every calibrated plan keeps that margin.
 Under plan rules, a calibrated candidate's shifts too small to show are dropped
 (plan_rules.snap_shifts) and its validity checked again (``obey_rules``; the base method's
 plan, HARE's first incumbent, passes through the same).
@@ -148,29 +154,35 @@ def search_loss(context: RecourseContext, x_cf: Tensor, p: Tensor, lam: float,
 
 
 def is_favourable(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor,
-                  noise: Tensor | None = None, groups: Groups = None) -> Tensor:
+                  noise: Tensor | None = None, groups: Groups = None,
+                  margin: float = 0.0) -> Tensor:
     """(m,) bool: h(x'(z)) is favourable (``noise``: shift_actions.abduction of x;
-    ``groups``: rows per machine, each judged by its own decision-model call)."""
+    ``groups``: rows per machine, each judged by its own decision-model call); with
+    ``margin`` > 0: logit P(favourable | x'(z)) >= margin (module docstring)."""
     with torch.no_grad():
         r = realize(context, x, z, allowed, noise)
+        if margin > 0:
+            logit = (favourable_logit(context, r.x_cf) if groups is None or len(groups) == 1
+                     else favourable_logit_by_group(context, r.x_cf, list(groups)))
+            return logit >= margin
         return by_group(lambda rows: context.classifier.decision(rows.float()).bool(),
                         r.x_cf, groups)
 
 
 def boundary_fraction(
     context: RecourseContext, x: Tensor, cand: Tensor, allowed: Tensor, *, bisections: int = 20,
-    groups: Groups = None,
+    groups: Groups = None, margin: float = 0.0,
 ) -> tuple[Tensor, Tensor]:
     """The bisection of BoundaryPointSearch (module docstring): ((m,) alpha_hi, (m,) bool
     favourable at alpha = 1); rows are independent (x, cand, allowed are (m, d)). alpha_hi
     is meaningful only where the candidate is favourable."""
     noise = grouped_abduction(context, x, groups)  # the same people every halving: once
-    valid = is_favourable(context, x, cand, allowed, noise, groups)
+    valid = is_favourable(context, x, cand, allowed, noise, groups, margin)
     lo = torch.zeros(len(x), dtype=torch.float64)
     hi = torch.ones(len(x), dtype=torch.float64)
     for _ in range(bisections):
         mid = (lo + hi) / 2.0
-        ok = is_favourable(context, x, mid[:, None] * cand, allowed, noise, groups)
+        ok = is_favourable(context, x, mid[:, None] * cand, allowed, noise, groups, margin)
         hi = torch.where(ok, mid, hi)
         lo = torch.where(ok, lo, mid)
     return hi, valid
@@ -178,38 +190,39 @@ def boundary_fraction(
 
 def boundary_point_search(
     context: RecourseContext, x: Tensor, cand: Tensor, allowed: Tensor, *, bisections: int = 20,
-    groups: Groups = None,
+    groups: Groups = None, margin: float = 0.0,
 ) -> tuple[Tensor, Tensor]:
     """Calibrated candidates and their validity: ((m, d), (m,) bool); rows are independent
     (x, cand, allowed are (m, d)); ``groups``: rows per machine (module docstring)."""
     hi, valid = boundary_fraction(context, x, cand, allowed, bisections=bisections,
-                                  groups=groups)
+                                  groups=groups, margin=margin)
     z = torch.where(valid[:, None], hi[:, None] * cand, cand)
-    return obey_rules(context, x, z, allowed, valid, groups=groups)
+    return obey_rules(context, x, z, allowed, valid, groups=groups, margin=margin)
 
 
 def obey_rules(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor,
-               valid: Tensor, *, groups: Groups = None) -> tuple[Tensor, Tensor]:
+               valid: Tensor, *, groups: Groups = None,
+               margin: float = 0.0) -> tuple[Tensor, Tensor]:
     """Shifts z (m, d) under the context's plan rules: projected onto the direction cone,
     the coordinates too small to show dropped (plan_rules.snap_shifts), and the validity
     checked again; (z, valid) unchanged without rules (the paper's runs). ``groups``: rows
-    per machine (module docstring), each snapped with exactly its own rows."""
+    per machine (module docstring), each snapped with exactly its own rows; ``margin``: the
+    boundary margin the validity is checked again with."""
     if context.rules is None:
         return z, valid
     if groups is not None and len(groups) > 1:  # the rules' display maps, per machine
-        parts = [_snapped(context, *t) for t in zip(x.split(list(groups)), z.split(list(groups)),
-                                                    allowed.split(list(groups)),
-                                                    valid.split(list(groups)), strict=True)]
+        split = [t.split(list(groups)) for t in (x, z, allowed, valid)]
+        parts = [_snapped(context, *t, margin) for t in zip(*split, strict=True)]
         return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
-    return _snapped(context, x, z, allowed, valid)
+    return _snapped(context, x, z, allowed, valid, margin)
 
 
 def _snapped(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor,
-             valid: Tensor) -> tuple[Tensor, Tensor]:
+             valid: Tensor, margin: float) -> tuple[Tensor, Tensor]:
     """Shifts projected onto the direction cone, without the moves too small to show, and
     their validity again."""
     z = project_shifts(context.rules, z)
     with torch.no_grad():
         r = realize(context, x, z, allowed)
     z = snap_shifts(context.scenario, context.rules, x, z, r.action_values, r.action_mask)
-    return z, valid & is_favourable(context, x, z, allowed)
+    return z, valid & is_favourable(context, x, z, allowed, margin=margin)

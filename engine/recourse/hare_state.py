@@ -91,6 +91,9 @@ class HareConfig:
     keep_incumbent: bool = False
     gamma_schedule: Literal["paper", "halve"] = "paper"
     final_accept: Literal["ask", "skip"] = "ask"
+    # logit margin of "favourable" in BoundaryPointSearch (engine.recourse.hare_search): 0 is
+    # the paper's g >= 0.5; a study's plans keep a margin so they stay approved when shown
+    boundary_margin: float = 0.0
 
     def __post_init__(self) -> None:
         problems = []
@@ -103,6 +106,8 @@ class HareConfig:
                 f"{' keeping the incumbent' if self.keep_incumbent else ''} (got budget "
                 f"{self.budget})"
             )
+        if not self.boundary_margin >= 0:
+            problems.append(f"boundary_margin must be >= 0 (got {self.boundary_margin})")
         if self.steps < 0 or self.bisections < 0:
             problems.append("steps and bisections must be >= 0")
         if self.lr <= 0 or self.gamma <= 0 or self.gamma_floor <= 0 or self.lam < 0:
@@ -292,7 +297,8 @@ class HareState:
         valid = self.valid[torch.arange(self.n), self.winner]
         if self.config.calibrate == "winner":
             z, valid = boundary_point_search(
-                self.context, self.x, z, self.allowed, bisections=self.config.bisections
+                self.context, self.x, z, self.allowed, bisections=self.config.bisections,
+                margin=self.config.boundary_margin,
             )
         # done people keep their plan; nobody trades a favourable plan for an unfavourable one
         stay = self.done | (self.incumbent_valid & ~valid)
@@ -351,10 +357,12 @@ class HareState:
         rows = None if groups is None else [g * k for g in groups]
         if cfg.calibrate == "all":
             cand, valid = boundary_point_search(
-                context, xs, cand, allowed, bisections=cfg.bisections, groups=rows
+                context, xs, cand, allowed, bisections=cfg.bisections, groups=rows,
+                margin=cfg.boundary_margin,
             )
         else:
-            valid = is_favourable(context, xs, cand, allowed, groups=rows)
+            valid = is_favourable(context, xs, cand, allowed, groups=rows,
+                                  margin=cfg.boundary_margin)
         sizes = [m.n * k for m in machines]
         for m, c, v in zip(machines, cand.split(sizes), valid.split(sizes), strict=True):
             m._install(c.reshape(m.n, k, d), v.reshape(m.n, k))

@@ -16,14 +16,11 @@ plan, T = 0: the HARE paper's simulated users) and a study's synthetic participa
 
 Profiles are compared in normalized units, v(x') = (x' - x) / M (M the training ranges).
 
-**Ground truth.** For person i, draw ``directions`` unit shift directions u on the person's
-actionable set A_i and find, by bisection along each ray alpha u (alpha in [0, R]), the
-boundary radius rho(u) of the decision model (rays still rejected at R are dropped). With
-rho* = min_u rho(u) (the nearest boundary the draw found), the ground truth at scale s is the
-boundary point of a ray drawn uniformly among those with rho(u) <= c_s rho*, c_s = 1.25
-(near), 2 (intermediate), 4 (far): near ideals are close to the cheapest plan; far ideals
-can point anywhere a plan of a few times the minimal size reaches the boundary. The ideal is
-an action, so its profile x_gt includes consequences.
+**Ground truth** (engine.synthetic.hare_truth): an ideal plan per person at scale s, drawn
+``ground_truth`` = "perturbation" (the paper's: the boundary point nearest a random
+perturbation of the person's mutable continuous features of norm 0.2 / 0.8 / 1.5) or "rays"
+(a variant: a boundary ray within 1.25 / 2 / 4 times the nearest boundary radius). The ideal
+is an action, so its profile x_gt includes consequences.
 
 **Answers.** The cost of a profile x' is its distance to the ideal, |v(x') - v(x_gt)| (L2),
 at temperature 0: relative feedback prefers the profile closer to x_gt; absolute feedback
@@ -41,11 +38,16 @@ from torch import Tensor
 
 from engine import metrics
 from engine.recourse.base import RecourseContext
-from engine.recourse.hare_search import boundary_fraction, random_directions
 from engine.recourse.shift_actions import realize
 from engine.scm import ArrayLike
+from engine.synthetic.hare_truth import (
+    PAPER_GROUND_TRUTH,
+    SCALES,
+    check_ground_truth,
+    ideal_by_perturbation,
+    ideal_by_rays,
+)
 
-SCALES: dict[str, float] = {"near": 1.25, "intermediate": 2.0, "far": 4.0}
 # exp overflows past this; the choice is certain long before.
 _MAX_EXPONENT = 50.0
 
@@ -106,7 +108,7 @@ class SimulatedPeople:
     truth_shift: Tensor  # (n, d) the ideal action as a shift
     truth: Tensor  # (n, d) the ideal profile x_gt
     ranges: Tensor
-    found: Tensor  # (n,) bool: an ideal exists (some ray reaches the boundary)
+    found: Tensor  # (n,) bool: an ideal exists (engine.synthetic.hare_truth)
     accept_tol: float = 0.1
 
     @classmethod
@@ -122,25 +124,19 @@ class SimulatedPeople:
         radius: float = 2.0,
         bisections: int = 20,
         accept_tol: float = 0.1,
+        ground_truth: str = PAPER_GROUND_TRUTH,
     ) -> SimulatedPeople:
         if scale not in SCALES:
             raise ValueError(f"unknown scale {scale!r}; choose from {', '.join(SCALES)}")
-        n, d = x.shape
+        check_ground_truth(ground_truth)
         gen = torch.Generator().manual_seed(seed)
-        u = random_directions(allowed, directions, gen)  # (n, m, d)
-        rows = u.reshape(n * directions, d) * radius
-        xs = x.repeat_interleave(directions, dim=0)
-        al = allowed.repeat_interleave(directions, dim=0)
-        hi, reach = boundary_fraction(context, xs, rows, al, bisections=bisections)
-        rho = torch.where(reach, hi * radius, torch.full_like(hi, float("inf"))).reshape(n, -1)
-        nearest = rho.min(dim=1).values
-        eligible = rho <= SCALES[scale] * nearest[:, None]
-        found = torch.isfinite(nearest)
-        weights = torch.where(eligible & found[:, None], 1.0, 0.0)
-        weights[~found, 0] = 1.0  # someone with no ideal: any row; marked not found
-        pick = torch.multinomial(weights, 1, generator=gen).flatten()
-        idx = torch.arange(n)
-        shift = u[idx, pick] * torch.where(found, rho[idx, pick], torch.zeros(n)).unsqueeze(1)
+        if ground_truth == "rays":
+            shift, found = ideal_by_rays(context, x, allowed, scale, gen,
+                                         directions=directions, radius=radius,
+                                         bisections=bisections)
+        else:
+            shift, found = ideal_by_perturbation(context, x, allowed, scale, gen, seed=seed,
+                                                 bisections=bisections)
         with torch.no_grad():
             truth = realize(context, x, shift, allowed).x_cf
         return cls(x, shift, truth, context.ranges.to(torch.float64), found, accept_tol)

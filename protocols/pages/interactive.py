@@ -68,7 +68,7 @@ class _Question(PageKind):
     def apply(self, w: Answering, p: Participant, page: Page, answer: Any) -> None:
         final = w.ctx.interactive.answer(p, page.id, answer, w.rows, w.at)
         if final is not None:
-            w.attach_plans(p, final)
+            w.attach_outcome(p, final)
 
     def option_costs(self, sim: SyntheticContext, p: Participant) -> list[float]:
         """The participant's true personal cost of each candidate shown."""

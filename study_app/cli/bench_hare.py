@@ -87,6 +87,11 @@ def hare(
     final_accept: str = typer.Option(
         "ask", help="The accept question after the last tournament: ask (the paper's "
         "Algorithm 4; it counts against the budget) | skip (ours before)."),
+    ground_truth: str = typer.Option(
+        "perturbation", help="The simulated people's ideal plans: perturbation (the "
+        "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "
+        "of the mutable continuous features) | rays (a variant: a boundary ray within "
+        "1.25 / 2 / 4 times the nearest boundary radius)."),
     icarma_training: str = typer.Option(
         "paper", help="iCARMA base: paper (the paper's models) | fast (ours)."),
     repair: bool = typer.Option(
@@ -105,7 +110,7 @@ def hare(
     violations_total, proximity (L2, the paper's), proximity_l1, sparsity, redundancy, queries
     (mean per person), queries_max (the most any person was asked: comparisons + accept
     questions, never above the budget), keep_incumbent, gamma, gamma_schedule, final_accept,
-    seconds}] (means
+    ground_truth, seconds}] (means
     over seeds, sd across seeds; definitions in engine/benchmarks/hare.py); checks [{check,
     passed, detail}] (the acceptance criteria);
     step_ms {steps, p50, p95, max}: one interactive HareSession step (restore, answer, next
@@ -121,7 +126,7 @@ def hare(
         ablation_budgets=_ints(budgets, "--budgets"), ablation_scale=ablation_scale,
         calibration_ablation=calibration_ablation, constraint=constraint, n=n, seeds=seeds,
         steps=steps, keep_incumbent=keep_incumbent, gamma=gamma, gamma_schedule=gamma_schedule,
-        final_accept=final_accept,
+        final_accept=final_accept, ground_truth=ground_truth,
         base_options=base_options(split_list(bases, "--bases"), {
             "training": icarma_training, "repair": repair, "grid": oracle_grid}),
     )

@@ -164,6 +164,11 @@ def reproduce(
     final_accept: str = typer.Option(
         "ask", help="HARE's accept question after the last tournament: ask (the paper's "
         "Algorithm 4, counted against the budget) | skip (a variant)."),
+    ground_truth: str = typer.Option(
+        "perturbation", help="The simulated people's ideal plans: perturbation (the "
+        "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "
+        "of the mutable continuous features) | rays (a variant: a boundary ray within "
+        "1.25 / 2 / 4 times the nearest boundary radius)."),
     quick: bool = typer.Option(
         False, "--quick", help="Reduced ('quick') artifacts, as `train --quick` builds them "
         "(smoke runs and tests; far from the paper)."
@@ -224,6 +229,7 @@ def reproduce(
             validity_multiplier=validity_multiplier, validity_weight=validity_weight, keep=keep,
             mask_head=mask_head, action_space=action_space, shift_bounds=shift_bounds,
             gamma_schedule=gamma_schedule, final_accept=final_accept,
+            ground_truth=ground_truth,
         ) for name in names]
     except ValueError as e:  # the message names the option
         raise typer.BadParameter(str(e)) from e

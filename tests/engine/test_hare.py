@@ -261,3 +261,23 @@ def test_the_papers_tournament_is_among_new_candidates_only(ctx, people):
         assert state.contenders.shape[1] == 6
         z0 = hare.start(x, profiles, plans, seed=0).incumbent
         assert torch.equal(state.contenders[:, 0], z0) is keep
+
+
+def test_a_boundary_margin_keeps_calibrated_plans_approved(ctx, people):
+    """BoundaryPointSearch ends on the boundary (logit about 0, float32 noise decides); with
+    ``margin`` every calibrated favourable point keeps logit >= margin."""
+    from engine.recourse.hare_search import boundary_point_search, random_directions
+    from engine.recourse.shift_actions import favourable_logit
+
+    x, profiles = people
+    allowed = allowed_mask(ctx, profiles.hard_mask)
+    cand = random_directions(allowed, 1, torch.Generator().manual_seed(0))[:, 0] * 2.0
+    logits = {}
+    for m in (0.0, 0.05):
+        z, valid = boundary_point_search(ctx, x, cand, allowed, margin=m)
+        assert bool(valid.any())
+        logits[m] = favourable_logit(ctx, realize(ctx, x, z, allowed).x_cf)[valid]
+    assert float(logits[0.0].abs().max()) < 0.05  # the paper's test: on the boundary
+    assert float(logits[0.05].min()) >= 0.05
+    with pytest.raises(ValueError, match="boundary_margin"):
+        HareConfig(boundary_margin=-1.0)

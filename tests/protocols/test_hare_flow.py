@@ -174,3 +174,41 @@ def test_synthetic_participants_drive_hare(tmp_path) -> None:
         assert (per["min"] == 1).all() and (per["count"] == per["max"]).all()
         assert set(comps["kind"]) == {"compare", "accept"}
         assert set(comps["choice"].dropna()) <= {0, 1}
+
+
+class UnapprovedSession(FakeHareSession):
+    """Ends on a plan the decision model rejects (an action that changes nothing), as HARE
+    does when nothing it proposed under the person's constraints was approved."""
+
+    def final(self):
+        rec = dict(self.cands[self.s["winner"]])
+        name = next(iter(rec["actions"]))
+        rec["actions"] = {name: rec["x"][name]}
+        return rec
+
+
+class UnapprovedHare(FakeHare):
+    def start_session(self, x, profile, *, seed):
+        return UnapprovedSession.start(self, x, profile, seed=seed)
+
+    def resume_session(self, text):
+        return UnapprovedSession.from_json(text, self)
+
+
+def test_an_unapproved_final_plan_is_not_shown_and_is_counted(tmp_path) -> None:
+    """Every plan shown as a recommendation is approved; the missing final plan is a
+    shortfall with its reason in the plans event (what simulate and the dashboard count)."""
+    from study_app.simulator import simulate
+
+    res = fake_resources()
+    base = res.base_method(parse_protocol(HARE).arm("hare"))
+    res = StudyResources(res.scenario, res.classifier, contexts={"hare": base.context},
+                         methods={"hare": UnapprovedHare(base, 3), "hare/base": base})
+    with Store(tmp_path / "h.duckdb") as store:
+        summary = simulate(parse_protocol(HARE), store, 4, resources=res)
+        plans = store.plans()
+        assert set(plans["selection"]) == {"hare_base"} and len(plans) == 4
+        assert plans["valid"].all()
+        short = summary["plan_shortfalls"]
+        assert [(r["arm"], r["participants"], r["missing"]) for r in short] == [("hare", 4, 4)]
+        assert "final plan is not approved by the decision model" in short[0]["reason"]
