@@ -51,9 +51,12 @@ from engine.artifact_builders import (
     Built,
     builder_for,
     configs,
-    construct,
     decision_artifact,
     scenario_artifacts,
+)
+from engine.artifact_cache import (  # part of this module's interface too
+    forget,
+    load_module,
 )
 from engine.artifact_store import (  # part of this module's interface too
     HOME_ENV as HOME_ENV,
@@ -99,21 +102,6 @@ DEPENDS: dict[str, tuple[str, ...]] = {
 }
 # progress(artifact, done, total, note)
 Progress = Callable[[str, int, int, str], None]
-
-
-class ArtifactMissingError(FileNotFoundError):
-    """An artifact is not built (or is stale / corrupt); the message says how to build it.
-
-    >>> import os, tempfile
-    >>> from unittest import mock
-    >>> from engine import ArtifactMissingError, get_scenario, load_classifier
-    >>> with mock.patch.dict(os.environ, {"RECOURSE_STUDY_HOME": tempfile.mkdtemp()}):
-    ...     try:
-    ...         load_classifier(get_scenario("loan"))
-    ...     except ArtifactMissingError as e:
-    ...         print(str(e).split("; ")[-1])
-    run `recourse-study train --scenario loan` first
-    """
 
 
 def data_fingerprint(scenario: Scenario) -> str:
@@ -273,7 +261,7 @@ def ensure_together(
         )
         with torch_threads(TRAINING_THREADS):
             built = build(scenario, [configs[i] for i in stale], report,
-                          lambda dep: _load(scenario_name, dep))
+                          lambda dep: load_module(scenario_name, dep))
         seconds = time.perf_counter() - start
         share = seconds / len(stale)
         for i, b in zip(stale, built, strict=True):
@@ -302,7 +290,7 @@ def write_artifact(scenario_name: str, name: str, weights: bytes, meta: dict[str
     meta = {**meta, "sha256": sha256_hex(weights)}
     write_atomic(weights_path(scenario_name, name), weights)
     write_atomic(metadata_path(scenario_name, name), json.dumps(meta, indent=2).encode())
-    _CACHE.pop((str(artifact_dir(scenario_name)), name), None)
+    forget(scenario_name, name)
 
 
 def ensure_artifacts(
@@ -318,48 +306,6 @@ def _state_bytes(module: nn.Module) -> bytes:
     buf = io.BytesIO()
     torch.save(module.state_dict(), buf)
     return buf.getvalue()
-
-
-_CACHE: dict[tuple[str, str], tuple[tuple[int, ...], nn.Module]] = {}
-
-
-def _stat_key(scenario_name: str, name: str) -> tuple[int, ...] | None:
-    """(mtime, size) of both files: a cheap check that a cached module is still current."""
-    try:
-        a = weights_path(scenario_name, name).stat()
-        b = metadata_path(scenario_name, name).stat()
-    except FileNotFoundError:
-        return None
-    return (a.st_mtime_ns, a.st_size, b.st_mtime_ns, b.st_size)
-
-
-def train_command(scenario_name: str, name: str) -> str:
-    """The command that builds artifact ``name``."""
-    extra = " --icarma-training paper" if name.startswith("icarma-paper") else ""
-    return f"recourse-study train --scenario {scenario_name}{extra}"
-
-
-def _load(scenario_name: str, name: str) -> nn.Module:
-    key = _stat_key(scenario_name, name)
-    cached = _CACHE.get((str(artifact_dir(scenario_name)), name))
-    if cached is not None and key is not None and cached[0] == key:
-        return cached[1]
-    scenario = get_scenario(scenario_name)
-    meta = read_metadata(scenario_name, name)
-    if meta is None or key is None:
-        raise ArtifactMissingError(
-            f"the {name!r} artifact of scenario {scenario_name!r} is not built (or is "
-            f"incomplete) in {artifact_dir(scenario_name)}; run "
-            f"`{train_command(scenario_name, name)}` first"
-        )
-    module = construct(scenario, name, meta["config"])
-    state = torch.load(weights_path(scenario_name, name), map_location="cpu", weights_only=True)
-    module.load_state_dict(state)
-    module.eval()
-    for p in module.parameters():
-        p.requires_grad_(False)
-    _CACHE[(str(artifact_dir(scenario_name)), name)] = (key, module)
-    return module
 
 
 def load_classifier(scenario: Scenario, kind: str = "trained") -> Classifier:
@@ -385,14 +331,14 @@ def load_classifier(scenario: Scenario, kind: str = "trained") -> Classifier:
 def load_decision_model(scenario_name: str, kind: str = "trained") -> DecisionModel:
     """The scenario's trained decision model (``kind``: as ``load_classifier``;
     ArtifactMissingError when not built)."""
-    model = _load(scenario_name, decision_artifact(get_scenario(scenario_name), kind))
+    model = load_module(scenario_name, decision_artifact(get_scenario(scenario_name), kind))
     assert isinstance(model, DecisionModel)
     return model
 
 
 def load_flow(scenario_name: str) -> CausalFlow:
     """The scenario's trained causal flow (ArtifactMissingError when not built)."""
-    flow = _load(scenario_name, "flow")
+    flow = load_module(scenario_name, "flow")
     assert isinstance(flow, CausalFlow)
     return flow
 
@@ -401,7 +347,7 @@ def load_generative(scenario_name: str, name: str) -> nn.Module:
     """A latent-space base generator's model: ``vae`` (TabularVAE) or ``csvae`` (CSVAE)."""
     if name not in GENERATIVE:
         raise ValueError(f"unknown generative artifact {name!r}; expected {GENERATIVE}")
-    return _load(scenario_name, name)
+    return load_module(scenario_name, name)
 
 
 def load_amortized(scenario_name: str, name: str) -> AmortizedRecourse:
@@ -409,7 +355,7 @@ def load_amortized(scenario_name: str, name: str) -> AmortizedRecourse:
     configuration) or a paper model ``icarma-paper-...`` (engine.paper_models)."""
     if name not in AMORTIZED and not name.startswith("icarma-paper-"):
         raise ValueError(f"unknown amortized artifact {name!r}")
-    model = _load(scenario_name, name)
+    model = load_module(scenario_name, name)
     assert isinstance(model, AmortizedRecourse)
     return model
 

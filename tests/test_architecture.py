@@ -53,7 +53,8 @@ LAYERS = {"engine": 0, "data": 0, "protocols": 1, "analysis": 1, "study_app": 2}
 # workbench).
 ENGINE_LAYERS = (
     ("engine.recourse", 1),
-    ("engine.artifacts", 2), ("engine.artifact_builders", 2), ("engine.paper_models", 2),
+    ("engine.artifacts", 2), ("engine.artifact_builders", 2), ("engine.artifact_cache", 2),
+    ("engine.paper_models", 2),
     ("engine.synthetic", 3),
     ("engine.benchmarks", 4), ("engine.workbench", 4),
 )

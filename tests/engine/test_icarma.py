@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from engine import artifacts
+from engine import artifact_cache, artifacts
 from engine.benchmarks.recourse import rejected_population
 from engine.preferences import ActionabilityProfiles, CostProfile, sample_profiles
 from engine.recourse import get_method
@@ -95,7 +95,7 @@ def test_carma_ignores_scores(loan, clf, people):
 def test_save_load_round_trip_gives_identical_recourses(loan, clf, people, tmp_path):
     profiles = _profiles(loan, 200, None, seed=4)
     first = _fast(loan, clf).recourse(people[:200], profiles)
-    artifacts._CACHE.clear()  # force a fresh load from disk
+    artifact_cache.forget("loan", "icarma")  # force a fresh load from disk
     model = artifacts.load_amortized("loan", "icarma")
     second = _fast(loan, clf, model=model).recourse(people[:200], profiles)
     assert torch.equal(first.action_mask, second.action_mask)
