@@ -55,8 +55,14 @@ from engine.artifact_builders import (
     scenario_artifacts,
 )
 from engine.artifact_cache import (  # part of this module's interface too
+    ArtifactMissingError as ArtifactMissingError,
+)
+from engine.artifact_cache import (
     forget,
     load_module,
+)
+from engine.artifact_cache import (  # part of this module's interface too
+    train_command as train_command,
 )
 from engine.artifact_store import (  # part of this module's interface too
     HOME_ENV as HOME_ENV,
