@@ -1,6 +1,6 @@
 """Ratings by the language a study was taken in (``ratings_long.language``).
 
-A study shown in several languages (protocols.translation) may differ by language: the
+A study shown in several languages (protocols.definition.translation) may differ by language: the
 wording of the questions, the rating scale's labels, or the people. ``analyze`` therefore
 
 - summarizes the ratings per language (``by_language``): participants, ratings, mean

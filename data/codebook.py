@@ -85,7 +85,7 @@ MEANINGS: dict[str, dict[str, str]] = {
         "study_id": _STUDY,
         "participant_id": _PID,
         "page_id": "page answered (consent, screening, profile, plan-1, attention-x, ...)",
-        "kind": "page kind (protocols.pages)",
+        "kind": "page kind (protocols.running.pages)",
         "step": "0-based index of this answer in the participant's session",
         "answer_json": "the validated answer as JSON (free-text reasons only on request); "
         "screening: {question id: the option chosen, a list of the options ticked (select "

@@ -37,8 +37,8 @@ def main() -> int:
     args = ap.parse_args()
     torch.set_num_threads(1)
     from data.store import Store
-    from protocols.schema import load_protocol
-    from protocols.session import Study
+    from protocols.definition.schema import load_protocol
+    from protocols.running.session import Study
 
     proto = load_protocol(args.protocol)
     with Store(Path(tempfile.mkdtemp()) / "bench.duckdb") as store:

@@ -64,12 +64,12 @@ def run(protocol_id: str, participants: int, quick: bool,
     from browser_participant import BrowserParticipant
     from playwright.sync_api import sync_playwright
 
-    from protocols.schema import load_protocol
+    from protocols.definition.schema import load_protocol
     from study_app.web.load.participant import LoadParticipant
     from study_app.web.load.run import latency_stats
 
     protocol = load_protocol(protocol_id)
-    # the page whose answer makes the session generate the plans (protocols.pages: plans_needed)
+    # the page whose answer makes the session generate the plans (protocols.running.pages: plans_needed)
     generating = ({f"elicitation_{protocol.elicitation.scheme}"}
                   if protocol.elicitation.scheme != "none" else {"profile_entry", "persona"})
     transitions: list[float] = []

@@ -86,7 +86,7 @@ MODULES: tuple[Module, ...] = (
     # the state machine's own tests run on the exact Bayes rule (test_hare.py needs trained
     # artifacts and runs HARE end to end: minutes per mutant)
     Module("hare_state", "engine/recourse/hare_state.py", ("tests/engine/test_hare_budget.py",)),
-    Module("session", "protocols/session.py",
+    Module("session", "protocols/running/session.py",
            ("tests/protocols/test_session.py", "tests/protocols/test_concurrency.py",
             "tests/protocols/test_two_writers.py", "tests/protocols/test_admission.py",
             "tests/protocols/test_hare_flow.py"),

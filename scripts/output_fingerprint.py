@@ -84,8 +84,8 @@ def _pages(protocol_id: str, db: Path) -> dict[str, str]:
     """The preview's pages and the resumed plan pages of one protocol (module docstring)."""
     from data.store import Store
     from protocols import load_protocol
-    from protocols import pages as pg
-    from protocols.session import Study
+    from protocols.running import pages as pg
+    from protocols.running.session import Study
     from study_app.preview import collect_pages
     from study_app.web.plan_table import plan_table_html
 

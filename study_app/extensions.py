@@ -1,6 +1,6 @@
 """Page kinds added without editing the package: ``$RECOURSE_STUDY_PAGE_KINDS`` names Python
 modules (comma-separated, importable on the path) that each register a ``PageKind``
-(``protocols.pages.register``) and its renderer and load answer (``study_app.web.registry``).
+(``protocols.running.pages.register``) and its renderer and load answer (``study_app.web.registry``).
 
 ``recourse-study serve`` (the participant app), ``simulate`` and the load generator import
 them before anything is drawn or answered (docs/adding-a-page-kind.md).

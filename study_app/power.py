@@ -46,8 +46,8 @@ from analysis.power_run import (
     run_tasks,
 )
 from data.store import Store
-from protocols.resources import StudyResources, study_resources
-from protocols.schema import Protocol
+from protocols.definition.schema import Protocol
+from protocols.running.resources import StudyResources, study_resources
 from study_app.simulator import simulate
 
 _RESOURCES: dict[tuple[str, str | None], StudyResources] = {}

@@ -2,7 +2,7 @@
 participant meets it, photographed as the app draws it (PNG, Debian's Chromium, headless) with
 one HTML index.
 
-The pages are the session's own (protocols.session on a throw-away database in a temporary
+The pages are the session's own (protocols.running.session on a throw-away database in a temporary
 folder): one synthetic participant walks the whole study, answering as in a simulation, and
 the first page of each kind is kept; one more participant declines consent, for the end
 page. Each page is then drawn by the participant app's own renderers
@@ -27,11 +27,11 @@ from typing import Any
 
 from data.store import Store
 from engine.synthetic.participants import Population
-from protocols import pages as pg
-from protocols.context import SyntheticContext, after_every_pause
-from protocols.resources import StudyResources
-from protocols.schema import Protocol
-from protocols.session import Study, SubmitItem
+from protocols.definition.schema import Protocol
+from protocols.running import pages as pg
+from protocols.running.context import SyntheticContext, after_every_pause
+from protocols.running.resources import StudyResources
+from protocols.running.session import Study, SubmitItem
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -1,7 +1,7 @@
 """Run N synthetic participants through a protocol: the second driver of the study session.
 
 Synthetic participants (engine.synthetic) answer the very pages a person would see
-(protocols.session): each page kind gives its synthetic answer (``PageKind.synthetic_answer``,
+(protocols.running.session): each page kind gives its synthetic answer (``PageKind.synthetic_answer``,
 as jsPsych plugins simulate themselves), so simulated data has exactly the shape of real
 data. For speed,
 participants move through the study in chunks, in lockstep: at every step the current page of
@@ -29,12 +29,12 @@ from data import dashboard_queries, records
 from data import quality as quality_flags
 from data.store import Store
 from engine.synthetic.participants import Population
-from protocols import pages as pg
-from protocols.context import SyntheticContext, after_every_pause
-from protocols.resources import StudyResources
-from protocols.schema import Protocol, load_protocol
-from protocols.session import Study, SubmitItem, UnknownLanguageError
-from protocols.translation import shipped_dir, translations_dir, translators
+from protocols.definition.schema import Protocol, load_protocol
+from protocols.definition.translation import shipped_dir, translations_dir, translators
+from protocols.running import pages as pg
+from protocols.running.context import SyntheticContext, after_every_pause
+from protocols.running.resources import StudyResources
+from protocols.running.session import Study, SubmitItem, UnknownLanguageError
 from study_app.extensions import load_page_kinds
 
 Progress = Callable[[int, int], None]
@@ -106,7 +106,7 @@ def simulate(
     closed here); ``speeders`` / ``straightliners``: the shares of careless participants
     (engine.synthetic.participants; their kind is simulation truth); ``languages``: the
     languages participants take part in, in turn by sequence number (default English; each
-    one the protocol's, protocols.session.UnknownLanguageError otherwise). Returns the summary
+    one the protocol's, protocols.running.session.UnknownLanguageError otherwise). Returns the summary
     documented by ``recourse-study simulate --json``.
     """
     load_page_kinds()  # kinds added through $RECOURSE_STUDY_PAGE_KINDS

@@ -6,7 +6,7 @@ engine.benchmarks, data, protocols, analysis). Each example runs in a fresh name
 imports what it uses, as a reader would type it), on tiny data, without training: the names
 whose only honest example needs a trained model, an R installation or an MCMC run are
 listed in ``EXEMPT`` with the reason. The module docstrings of the modules that define them
-are run too (e.g. ``protocols.session``'s opening example).
+are run too (e.g. ``protocols.running.session``'s opening example).
 """
 
 from __future__ import annotations

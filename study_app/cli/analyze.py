@@ -230,7 +230,7 @@ def load_study(db: str, study: str | None) -> tuple[str, pd.DataFrame, pd.DataFr
 def protocol_distance(settings: dict[str, Any]) -> str:
     """The stored protocol's proximity (tominaga design) or distance (stratified design):
     the distance its plans were chosen by; l1_profile when the protocol cannot be read."""
-    from protocols.schema import Protocol
+    from protocols.definition.schema import Protocol
 
     try:
         protocol = Protocol.model_validate_json(settings.get("protocol_json") or "")
@@ -275,7 +275,7 @@ def study_rules(ratings: pd.DataFrame, settings: dict[str, Any], *,
 
     from analysis.exclusions import apply_exclusions
     from engine.synthetic.rating_model import RatingBehaviour
-    from protocols.schema import Protocol
+    from protocols.definition.schema import Protocol
 
     failed_attention, expected, impossible_items = False, None, False
     try:

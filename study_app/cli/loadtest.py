@@ -53,7 +53,7 @@ def loadtest(
     answers_checked, problem_count, problems}, machine {cpus, load_avg_1m_before,
     load_avg_1m_end}.
     """
-    from protocols.schema import ProtocolError, load_protocol
+    from protocols.definition.schema import ProtocolError, load_protocol
     from study_app.web.cluster import ClusterError
     from study_app.web.load.run import LoadSettings, is_postgres, run_load
 

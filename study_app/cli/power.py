@@ -89,8 +89,8 @@ def power(
     """
     from analysis.power import PowerInputError
     from engine.artifacts import home
-    from protocols.resources import MethodUnavailableError
-    from protocols.schema import ProtocolError, load_protocol
+    from protocols.definition.schema import ProtocolError, load_protocol
+    from protocols.running.resources import MethodUnavailableError
     from study_app.power import PowerRun, prepare_run, run_power
 
     sizes = _numbers(participants, "--participants", int)

@@ -46,7 +46,7 @@ def preview(
                                  param_hint="PROTOCOL / --out / --gallery")
     start = time.perf_counter()
     if gallery is not None:
-        from protocols.schema import shipped_protocols
+        from protocols.definition.schema import shipped_protocols
 
         docs = [_one(pid, gallery / pid, decision_model, GALLERY_WIDTHS, "jpg")
                 for pid in shipped_protocols()]
@@ -66,8 +66,8 @@ def preview(
 
 def _one(protocol: str, out: Path, decision_model: str | None, widths: tuple[int, ...],
          image: str) -> dict[str, Any]:
-    from protocols.resources import MethodUnavailableError
-    from protocols.schema import ProtocolError, load_protocol
+    from protocols.definition.schema import ProtocolError, load_protocol
+    from protocols.running.resources import MethodUnavailableError
     from study_app.preview import PreviewError, collect_pages, write_preview
 
     try:

@@ -30,7 +30,7 @@ def docs(
     --json prints: markdown (the file written, or null), figure (the picture, or null),
     fields (number of fields documented), text (the Markdown when no --out, else null).
     """
-    from protocols.reference import fields, markdown
+    from protocols.definition.reference import fields, markdown
 
     figure = None
     if out is not None:
@@ -55,7 +55,7 @@ def docs(
 
 def draw_curves(path: Path) -> None:
     """The typical participant's mean action rating against distance for each documented
-    setting (protocols.reference.CURVES)."""
+    setting (protocols.definition.reference.CURVES)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -63,8 +63,8 @@ def draw_curves(path: Path) -> None:
     import numpy as np
 
     from engine.synthetic.rating_model import RatingBehaviour
-    from protocols.reference import CURVES
-    from protocols.simulation import OutcomeOverrides
+    from protocols.definition.reference import CURVES
+    from protocols.definition.simulation import OutcomeOverrides
 
     d = np.linspace(0.0, 1.0, 200)
     fig, ax = plt.subplots(figsize=(7, 4))

@@ -34,7 +34,7 @@ def run(participants: int = 362, seed: int = 1, method: str = "GCV.Cp",
     from analysis.mgcv import GammSpec, MgcvError, MgcvUnavailable, fit_gamms, r_status
     from analysis.pipeline import distance_family
     from data.store import Store
-    from protocols.schema import load_protocol
+    from protocols.definition.schema import load_protocol
     from study_app.cli.analyze import protocol_distance, study_rules
     from study_app.simulator import simulate
 

@@ -126,10 +126,10 @@ def serve(
     """
     from data.store import StoreError
     from engine.artifacts import ArtifactMissingError
-    from protocols.resources import MethodUnavailableError
-    from protocols.schema import ProtocolError, load_protocol
-    from protocols.session import StudyMismatchError
-    from protocols.translation import TranslationError, translations_dir, translators
+    from protocols.definition.schema import ProtocolError, load_protocol
+    from protocols.definition.translation import TranslationError, translations_dir, translators
+    from protocols.running.resources import MethodUnavailableError
+    from protocols.running.session import StudyMismatchError
     from study_app.web import runtime
     from study_app.web.auth import PASSWORD_ENV, password_problem
     from study_app.web.hardening import allowed_hosts
@@ -152,7 +152,7 @@ def serve(
         _fail(weak, 2)
     if not _port_free(address, port):
         _fail(f"port {port} on {address} is in use; choose another with --port")
-    from protocols.registries import method_capabilities
+    from protocols.definition.registries import method_capabilities
 
     methods = {a.method for a in proto.arms} | {a.base for a in proto.arms if a.base}
     trained = any((caps := method_capabilities(m)) is not None and caps.artifacts

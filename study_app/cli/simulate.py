@@ -52,10 +52,10 @@ def simulate(
     (this run).
     """
     from data.store import Store, StoreError
-    from protocols.resources import MethodUnavailableError
-    from protocols.schema import ProtocolError, load_protocol
-    from protocols.session import StudyMismatchError, UnknownLanguageError
-    from protocols.translation import TranslationError
+    from protocols.definition.schema import ProtocolError, load_protocol
+    from protocols.definition.translation import TranslationError
+    from protocols.running.resources import MethodUnavailableError
+    from protocols.running.session import StudyMismatchError, UnknownLanguageError
     from study_app.simulator import simulate as run
 
     if speeders + straightliners > 1:

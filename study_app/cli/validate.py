@@ -32,7 +32,7 @@ def validate(
     plans], page_sequence {arm: [page ids]}, plans, exclusions, texts [path, text,
     default], defaults [paths left to their default], fingerprint).
     """
-    from protocols.review import review
+    from protocols.definition.review import review
 
     result = review(protocol)
     doc = result.as_dict()

@@ -42,7 +42,7 @@ def withdraw(
     """
     from data import withdrawal
     from data.store import Store, StoreError, WriteConflictError
-    from protocols.participation import hash_token
+    from protocols.running.participation import hash_token
 
     if not is_postgres(db) and not Path(db).exists():
         fail(f"no database at {db}", 2, json_out=json_out)

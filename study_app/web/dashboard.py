@@ -29,7 +29,7 @@ from streamlit.delta_generator import DeltaGenerator
 from data import dashboard_queries as q
 from data import logins
 from data.store import describe
-from protocols.session import Study
+from protocols.running.session import Study
 from study_app.web import runtime
 from study_app.web.auth import idle_expired, require_password, sign_out, signed_in_at
 from study_app.web.dashboard_live import live_view

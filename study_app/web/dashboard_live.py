@@ -20,8 +20,8 @@ import streamlit as st
 
 from data import dashboard_queries as q
 from data import study_progress as sp
-from protocols.design import assign_arm
-from protocols.session import Study
+from protocols.running.design import assign_arm
+from protocols.running.session import Study
 
 REFRESH_SECONDS = 5
 
@@ -86,7 +86,7 @@ def _overview(store, study_id: str, source: str | None) -> None:
 
 def design_targets(study: Study, consented: int) -> dict[str, int]:
     """How many of the first ``consented`` consent numbers the design assigns to each arm
-    (permuted blocks by weight, ``protocols.design.assign_arm``)."""
+    (permuted blocks by weight, ``protocols.running.design.assign_arm``)."""
     if study.protocol.assignment == "within":
         return {}
     return dict(Counter(assign_arm(study.protocol, s) for s in range(consented)))

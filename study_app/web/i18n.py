@@ -8,7 +8,7 @@ pages with, where it comes from, and the first page's choice.
   participant's choice is stored with them (``ParticipantSession.choose_language``) and
   every answer carries it (``responses.language``, ``ratings.language``).
 - Renderers show every text through ``t`` (an English text as shown), ``level`` (an item's
-  option), ``ui`` (an interface text) and ``number`` (protocols.translation.Translator).
+  option), ``ui`` (an interface text) and ``number`` (protocols.definition.translation.Translator).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
-from protocols.session import ParticipantSession
-from protocols.translation import Translator
+from protocols.definition.translation import Translator
+from protocols.running.session import ParticipantSession
 from study_app.web.links import LinkError, single
 
 LANG_PARAM = "lang"

@@ -9,7 +9,7 @@ Rules, in order:
    address lost its ``p``) resumes that participant.
 3. The platform's participant id (``PROLIFIC_PID`` by default) starts the participant. An id
    already started resumes that participant only when the link carries the same recruitment
-   session (``SESSION_ID`` by default) as the first visit (protocols.admission): the id
+   session (``SESSION_ID`` by default) as the first visit (protocols.running.admission): the id
    identifies, the session of the person's own link authenticates. Otherwise the visit is
    refused (``ID_REFUSED``) and sees nothing of the participant.
 4. Without an id: refused when the server requires one (``serve --require-id``, the

@@ -1,14 +1,14 @@
 """The participant's study: find their session from the link, draw the current page, submit
 the answer through the session, move on.
 
-Everything a participant does goes through ``protocols.session`` - the same API the
+Everything a participant does goes through ``protocols.running.session`` - the same API the
 synthetic driver (``study_app.simulator``) uses: ``Study.start`` / ``Study.resume``,
 ``ParticipantSession.current_page()`` and ``submit(page_id, answer)``. The session commits
 each answer with the new state in one transaction before the next page is drawn, so a
 refresh, the back button, a second tab or a server restart always lands on the current page
 with nothing lost; re-submitting an answered page changes nothing.
 
-Who a link lets in is decided by ``study_app.web.links`` and ``protocols.admission``: a
+Who a link lets in is decided by ``study_app.web.links`` and ``protocols.running.admission``: a
 recruitment id alone never opens someone's session (it needs the recruitment session of the
 first visit, or the resume token); a refused link shows a message and nothing of anyone's
 study. Errors show an error id, never a traceback (study_app.web.errors).
@@ -19,9 +19,9 @@ from __future__ import annotations
 import streamlit as st
 
 from data.store import StoreError
-from protocols import pages as pg
-from protocols.interface_text import english
-from protocols.session import (
+from protocols.definition.interface_text import english
+from protocols.running import pages as pg
+from protocols.running.session import (
     IdRefusedError,
     InvalidExternalIdError,
     PageMismatchError,

@@ -4,7 +4,7 @@ A plan is shown as "current profile -> suggested profile" with every item listed
 plan asks the person to change (actions) are highlighted and tagged "change"; items that
 move only as a consequence of those changes are tagged "follows"; unchanged items are plain.
 The colour is never the only cue: tags and the arrow column carry the same information for
-screen readers and colour-blind readers. Rows are the session's ``protocols.pages.PlanRow``
+screen readers and colour-blind readers. Rows are the session's ``protocols.running.pages.PlanRow``
 (display units, formatted values) - nothing here converts units.
 """
 
@@ -14,11 +14,11 @@ import html
 from collections.abc import Sequence
 from typing import Protocol
 
-from protocols.translation import Translator
+from protocols.definition.translation import Translator
 
 
 class PlanRowLike(Protocol):
-    """What a plan table needs of a row (``protocols.pages.PlanRow`` has it)."""
+    """What a plan table needs of a row (``protocols.running.pages.PlanRow`` has it)."""
 
     label: str
     current: str

@@ -1,6 +1,6 @@
-"""The renderer registry: what the web app needs of each page kind (``protocols.pages``).
+"""The renderer registry: what the web app needs of each page kind (``protocols.running.pages``).
 
-A page kind lives in two places: its class (``protocols.pages.PageKind``: payload, answer,
+A page kind lives in two places: its class (``protocols.running.pages.PageKind``: payload, answer,
 effect, stored rows, the synthetic participant's answer) and its render module here, which
 registers
 
@@ -24,8 +24,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from protocols import pages as pg
-from protocols.schema import Protocol
+from protocols.definition.schema import Protocol
+from protocols.running import pages as pg
 
 Renderer = Callable[[pg.Page], dict[str, Any] | None]
 RENDERERS: dict[str, Renderer] = {}

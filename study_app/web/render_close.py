@@ -12,9 +12,9 @@ from typing import Any
 
 import streamlit as st
 
-from protocols import pages as pg
-from protocols.interface_text import english
-from protocols.recruitment import fill
+from protocols.definition.interface_text import english
+from protocols.definition.recruitment import fill
+from protocols.running import pages as pg
 from study_app.web import widgets
 from study_app.web.i18n import current, t, ui
 from study_app.web.links import TOKEN_PARAM
@@ -46,7 +46,7 @@ def load_attention(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def completion_link(template: str, code: str) -> str:
     """The return URL with ``{code}`` (and ``{id}``: the recruitment id of this visit's
-    link) filled in, URL-quoted (protocols.recruitment.fill)."""
+    link) filled in, URL-quoted (protocols.definition.recruitment.fill)."""
     config = from_env()
     external = st.query_params.get(config.id_param)
     return fill(template, code, external)

@@ -1,7 +1,7 @@
 """Renderers of the pre-hoc elicitation: binary, ranking and likert (renderer contract in
 ``study_app.web.render_intro``).
 
-Answers follow ``protocols.pages.ElicitationAnswer``: binary ``{feature: bool}``; ranking
+Answers follow ``protocols.running.pages.ElicitationAnswer``: binary ``{feature: bool}``; ranking
 ``{feature: rank 1..m or None}`` (1 = easiest among the m items the person can change,
 None = cannot change); likert ``{feature: difficulty 1..levels or None}``.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from protocols import pages as pg
+from protocols.running import pages as pg
 from study_app.web import widgets
 from study_app.web.registry import LoadPage, load_answers, renders
 

@@ -2,7 +2,7 @@
 persona and the decision notice.
 
 Every renderer takes the session's ``Page`` and returns the answer dict of its kind (the
-contract of ``protocols.pages``) once the participant submitted a complete form, otherwise
+contract of ``protocols.running.pages``) once the participant submitted a complete form, otherwise
 None. Nothing here validates beyond "is every question answered": the session validates
 every answer strictly and the controller shows its message. Beside each renderer, the load
 participant's answer read off the same widgets (``study_app.web.registry.load_answers``):
@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from protocols import pages as pg
-from protocols.interface_text import english
-from protocols.schema import Protocol
+from protocols.definition.interface_text import english
+from protocols.definition.schema import Protocol
+from protocols.running import pages as pg
 from study_app.web import widgets
 from study_app.web.i18n import current, t, ui
 from study_app.web.plan_table import profile_table_html

@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from protocols import pages as pg
+from protocols.running import pages as pg
 from study_app.web import widgets
 from study_app.web.i18n import current, t, ui
 from study_app.web.plan_table import legend_html, plan_table_html

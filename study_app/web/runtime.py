@@ -40,11 +40,11 @@ from pathlib import Path
 import streamlit as st
 
 from data.store import Store, resolve_target
-from protocols.planning import PlanRequest, generate_plans
-from protocols.schema import load_protocol, resolve
-from protocols.session import Study
-from protocols.state import Participant
-from protocols.translation import translations_dir
+from protocols.definition.schema import load_protocol, resolve
+from protocols.definition.translation import translations_dir
+from protocols.running.planning import PlanRequest, generate_plans
+from protocols.running.session import Study
+from protocols.running.state import Participant
 from study_app.web.links import LinkParams
 
 PROTOCOL_ENV = "RECOURSE_STUDY_PROTOCOL"

@@ -1,7 +1,7 @@
 """The participant's way out: a "Withdraw from the study" button at the foot of every page
 before the end, a confirmation step, then their answers are deleted (``Study.withdraw``:
 data.withdrawal, audited as requested by the participant) and the end page sends them back
-to the recruitment platform with the withdrawn ending (protocols.recruitment).
+to the recruitment platform with the withdrawn ending (protocols.definition.recruitment).
 
 Widget keys (stable, for tests and assistive technology alike): ``rs-withdraw`` opens the
 confirmation, ``rs-withdraw-yes`` withdraws, ``rs-withdraw-no`` goes back to the page.
@@ -13,9 +13,9 @@ import streamlit as st
 
 from data.store import StoreError
 from data.withdrawal import AlreadyWithdrawnError
-from protocols import pages as pg
-from protocols.interface_text import english
-from protocols.session import ParticipantSession
+from protocols.definition.interface_text import english
+from protocols.running import pages as pg
+from protocols.running.session import ParticipantSession
 from study_app.web.errors import show_error
 from study_app.web.i18n import ui
 

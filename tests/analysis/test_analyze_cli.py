@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from data.store import Store
-from protocols.schema import load_protocol
+from protocols.definition.schema import load_protocol
 from study_app.cli import app
 from study_app.simulator import simulate
 

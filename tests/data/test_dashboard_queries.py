@@ -6,8 +6,8 @@ import pytest
 
 from data import dashboard_queries as q
 from data.store import Store
-from protocols.schema import parse_protocol
-from protocols.session import Study
+from protocols.definition.schema import parse_protocol
+from protocols.running.session import Study
 from study_app.simulator import simulate
 
 PROTOCOL = parse_protocol("""\

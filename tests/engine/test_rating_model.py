@@ -72,7 +72,7 @@ def test_curve_in_mean_ratings_hits_its_three_numbers() -> None:
 
 def test_protocol_knobs_old_and_new_names_give_the_same_behaviour() -> None:
     from engine.synthetic.rating_model import from_ratings
-    from protocols.simulation import SimulationSpec
+    from protocols.definition.simulation import SimulationSpec
 
     new = SimulationSpec.model_validate(
         {"ratings": {"action": {"at_zero": 4.5, "at_far": 2.0, "half_distance": 0.15}}})

@@ -109,8 +109,7 @@ def test_loan_data_file_is_our_generator_and_the_exact_labels() -> None:
 
 def test_a_file_of_ones_own_by_path(tmp_path: Path) -> None:
     """A user's file (extending a shipped one) works by path, in the CLI and in protocols."""
-    from protocols import registries
-
+    from protocols.definition import registries
     own = tmp_path / "mine.yaml"
     own.write_text("extends: loan\nname: my-loan\ntitle: My loan\nworld:\n"
                    "  samples: {n: 2000, seed: 3}\n")

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from protocols.pages import Page
-from protocols.schema import Protocol, parse_protocol
+from protocols.definition.schema import Protocol, parse_protocol
+from protocols.running.pages import Page
 
 SMALL = """\
 id: small

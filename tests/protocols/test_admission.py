@@ -1,4 +1,4 @@
-"""Who enters a study and when they count (protocols.admission): a recruitment id resumes
+"""Who enters a study and when they count (protocols.running.admission): a recruitment id resumes
 only with its first visit's recruitment session, tokens are never revoked, ids are checked
 against the protocol's pattern, assignment follows the order of consent (junk visits change
 nothing), caches stay bounded, and the salt cannot change silently."""
@@ -11,10 +11,10 @@ import pytest
 from test_session import walk
 
 from data.store import Store
-from protocols import design, session
-from protocols.registration import SALT_ENV
-from protocols.schema import ProtocolError, parse_protocol
-from protocols.session import (
+from protocols.definition.schema import ProtocolError, parse_protocol
+from protocols.running import design, session
+from protocols.running.registration import SALT_ENV
+from protocols.running.session import (
     IdRefusedError,
     InvalidExternalIdError,
     SaltMismatchError,

@@ -6,7 +6,7 @@ import json
 import threading
 
 from data.store import Store
-from protocols.session import Study
+from protocols.running.session import Study
 
 
 def _walk(session, answer) -> None:

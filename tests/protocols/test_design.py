@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from protocols import design
+from protocols.running import design
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5])

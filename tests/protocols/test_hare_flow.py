@@ -10,10 +10,10 @@ import pytest
 
 from data.store import Store
 from engine.recourse import RecourseContext, get_method
-from protocols.pages import AnswerError
-from protocols.resources import StudyResources
-from protocols.schema import parse_protocol
-from protocols.session import Study
+from protocols.definition.schema import parse_protocol
+from protocols.running.pages import AnswerError
+from protocols.running.resources import StudyResources
+from protocols.running.session import Study
 
 HARE = """\
 id: hare-test

@@ -8,9 +8,9 @@ import threading
 import time
 
 from data.store import Store
-from protocols.prefetch import Prefetcher, prefetch_key
-from protocols.schema import parse_protocol
-from protocols.session import Study
+from protocols.definition.schema import parse_protocol
+from protocols.running.prefetch import Prefetcher, prefetch_key
+from protocols.running.session import Study
 
 HARE = """\
 id: hare-prefetch

@@ -9,12 +9,12 @@ import pytest
 from pydantic import StrictBool
 
 from data.store import Store
-from protocols import pages as pg
-from protocols.session import Study
+from protocols.running import pages as pg
+from protocols.running.session import Study
 
 
 def test_every_slot_of_every_shipped_protocol_has_a_kind() -> None:
-    from protocols.schema import load_protocol, shipped_protocols
+    from protocols.definition.schema import load_protocol, shipped_protocols
 
     for pid in shipped_protocols():
         for slot in load_protocol(pid).page_slots():

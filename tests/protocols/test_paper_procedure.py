@@ -10,10 +10,10 @@ from datetime import datetime, timedelta
 import pytest
 
 from data.store import Store
-from protocols import pages as pg
-from protocols.context import now
-from protocols.schema import ProtocolError, load_protocol, parse_protocol
-from protocols.session import PageMismatchError, Study
+from protocols.definition.schema import ProtocolError, load_protocol, parse_protocol
+from protocols.running import pages as pg
+from protocols.running.context import now
+from protocols.running.session import PageMismatchError, Study
 
 PROTOCOL = "tominaga-replication"
 SCREENED = {"age": 34, "gender": "Female", "occupation": "Government worker",
@@ -103,7 +103,7 @@ def test_any_loan_screens_out_before_consent(tmp_path) -> None:
     ("kind: multiple", "screening[5].kind", "min, max and unit belong to a number question"),
 ])
 def test_broken_procedure_settings_are_named(edit: str, where: str, message: str) -> None:
-    from protocols.schema import resolve
+    from protocols.definition.schema import resolve
 
     text = resolve(PROTOCOL).read_text(encoding="utf-8")
     replacement = {

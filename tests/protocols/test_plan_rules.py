@@ -1,5 +1,5 @@
 """Plan rules every method obeys before a plan is shown (engine.recourse.plan_rules), checked
-rule by rule and over simulated studies of every shipped protocol (protocols.plan_audit)."""
+rule by rule and over simulated studies of every shipped protocol (protocols.running.plan_audit)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from data.store import Store
 from engine.recourse import PlanRules, plan_rules
 from engine.recourse.hare_search import actionable_sampling
 from engine.scenarios import get_scenario
-from protocols.plan_audit import audit
-from protocols.schema import load_protocol
+from protocols.definition.schema import load_protocol
+from protocols.running.plan_audit import audit
 from study_app.simulator import simulate
 
 
@@ -111,7 +111,7 @@ def test_a_consequence_says_what_it_follows_from(loan) -> None:
     higher income; the plan table shows the reason beside the new value."""
     import numpy as np
 
-    from protocols.display import PlanRow, consequence_note
+    from protocols.running.display import PlanRow, consequence_note
     from study_app.web.plan_table import plan_table_html
 
     x = np.zeros(loan.d)

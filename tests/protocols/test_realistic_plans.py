@@ -11,7 +11,7 @@ import torch
 from data.store import Store
 from engine.recourse import realism
 from engine.scenarios import get_scenario
-from protocols.planning import ShownPlan
+from protocols.running.planning import ShownPlan
 from study_app.simulator import simulate
 
 PILOT = """\
@@ -39,7 +39,7 @@ def _shown(store: Store, study_id: str) -> list[ShownPlan]:
 def test_participants_see_only_realistic_plans(tmp_path, n: int) -> None:
     """The issue's acceptance check is the 1,000-participant run (``pytest -m slow``, about
     a minute); ``make test`` runs the same check on 200."""
-    from protocols.schema import parse_protocol
+    from protocols.definition.schema import parse_protocol
 
     protocol = parse_protocol(PILOT)
     with Store(tmp_path / "pilot.duckdb") as store:
@@ -81,7 +81,7 @@ def test_participants_see_only_realistic_plans(tmp_path, n: int) -> None:
 
 
 def test_pruning_is_a_protocol_setting(tmp_path) -> None:
-    from protocols.schema import parse_protocol
+    from protocols.definition.schema import parse_protocol
 
     mean_actions = {}
     for prune in (True, False):
@@ -97,7 +97,7 @@ def test_pruning_is_a_protocol_setting(tmp_path) -> None:
 
 
 def test_shortfall_fallback_fills_and_end_ends_with_the_message(tmp_path) -> None:
-    from protocols.schema import parse_protocol
+    from protocols.definition.schema import parse_protocol
 
     one_arm = PILOT.replace("  - {id: oracle, method: oracle, options: {bins: 6, plausibility: "
                             "false}}\n", "")
@@ -121,7 +121,7 @@ def test_shortfall_fallback_fills_and_end_ends_with_the_message(tmp_path) -> Non
     end = one_arm.replace("distance: l1_profile}", "distance: l1_profile,\n        shortfall: "
                           f"{{then: end, message: '{message}'}}}}")
     with Store(tmp_path / "e.duckdb") as store:
-        from protocols.session import Study
+        from protocols.running.session import Study
 
         study = Study(parse_protocol(end), store)
         simulate(study.protocol, store, 100)
@@ -138,7 +138,7 @@ def test_shortfall_fallback_fills_and_end_ends_with_the_message(tmp_path) -> Non
 def test_a_fallback_never_repeats_a_plan_the_person_already_sees(tmp_path) -> None:
     """Falling back to the arm's own method (the Oracle filling the Oracle's gap) adds
     nothing a person already has on screen."""
-    from protocols.schema import parse_protocol
+    from protocols.definition.schema import parse_protocol
 
     text = PILOT.replace("  - {id: pool, method: pool, options: {donors: 10}}\n", "").replace(
         "distance: l1_profile}",
@@ -160,8 +160,8 @@ def test_a_participant_with_no_plan_at_all_is_told_why_on_the_debrief(tmp_path) 
     """``then: fewer`` and nothing found: the debrief carries the shortfall's message (the
     participant would otherwise go from "rejected" to "thank you" without a plan or a word);
     a participant who rated plans gets the plain debrief."""
-    from protocols.schema import parse_protocol
-    from protocols.session import Study
+    from protocols.definition.schema import parse_protocol
+    from protocols.running.session import Study
 
     message = "No plan fits the profile you entered; thank you."
     text = PILOT.replace("  - {id: oracle, method: oracle, options: {bins: 6, plausibility: "

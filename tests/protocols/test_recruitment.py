@@ -8,8 +8,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from protocols.recruitment import RecruitmentSpec, fill, url_problem
-from protocols.schema import ProtocolError, parse_protocol
+from protocols.definition.recruitment import RecruitmentSpec, fill, url_problem
+from protocols.definition.schema import ProtocolError, parse_protocol
 from study_app.cli import app
 
 BASE = """\

@@ -7,7 +7,12 @@ import textwrap
 
 import pytest
 
-from protocols.schema import ProtocolError, load_protocol, parse_protocol, shipped_protocols
+from protocols.definition.schema import (
+    ProtocolError,
+    load_protocol,
+    parse_protocol,
+    shipped_protocols,
+)
 
 GOOD = """\
 id: test-study
@@ -119,7 +124,7 @@ def test_a_protocol_built_in_python_is_checked_like_its_file(
     import yaml
     from pydantic import ValidationError
 
-    from protocols.schema import Protocol, problems
+    from protocols.definition.schema import Protocol, problems
 
     with pytest.raises(ProtocolError) as from_file:
         parse_protocol(text)
@@ -131,7 +136,7 @@ def test_a_protocol_built_in_python_is_checked_like_its_file(
 
 
 def _path(loc: tuple) -> str:
-    from protocols.problems import dotted
+    from protocols.definition.problems import dotted
 
     return dotted(loc)
 

@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 
 from data.store import Store
-from protocols.pages import AnswerError
-from protocols.pages.close import NOTHING_CHANGEABLE
-from protocols.session import (
+from protocols.running.pages import AnswerError
+from protocols.running.pages.close import NOTHING_CHANGEABLE
+from protocols.running.session import (
     PageMismatchError,
     SessionEndedError,
     Study,
     StudyMismatchError,
     UnknownTokenError,
 )
-from protocols.state import profiles_row
+from protocols.running.state import profiles_row
 
 
 def walk(session, answer, stop_at: str | None = None) -> list[str]:
@@ -331,7 +331,7 @@ def test_submit_many_answers_each_item_and_skips_only_answered_ones(store, small
                                                                     answer) -> None:
     """An already answered page in a batch is the idempotent repeat for that participant
     only: the items after it are still answered and written."""
-    from protocols.session import SubmitItem
+    from protocols.running.session import SubmitItem
 
     study = Study(small_protocol, store)
     a, b, c = study.start(), study.start(), study.start()
@@ -353,7 +353,7 @@ def test_extra_rows_are_written_with_the_answer(store, small_protocol, answer,
     """A driver's own rows (extra_rows) go into the answer's transaction: written with it,
     by submit and by submit_many, and by the retry after a write conflict."""
     from data.store import WriteConflictError
-    from protocols.session import SubmitItem
+    from protocols.running.session import SubmitItem
 
     study = Study(small_protocol, store)
     s = study.start()
@@ -427,10 +427,9 @@ def test_simulation_settings_are_stored_with_the_study(store, small_protocol) ->
 def test_personas_follow_the_persona_stream_of_the_seed_and_consent_number(
         store, small_protocol, protocol_text) -> None:
     """The persona of consent number seq is drawn from the protocol seed's persona stream
-    (protocols.design.STREAM_PERSONA) at key seq: different people get different personas,
+    (protocols.running.design.STREAM_PERSONA) at key seq: different people get different personas,
     another seed other ones, and no other stream's draw is reused."""
-    from protocols import design
-
+    from protocols.running import design
     study = Study(small_protocol, store)
     pool = study.rejected_population
     assert len(pool) > 10
@@ -446,7 +445,7 @@ def test_personas_follow_the_persona_stream_of_the_seed_and_consent_number(
 def test_an_attention_check_keeps_its_place_among_fewer_plans(protocol_text) -> None:
     """A check after plan 3 of 5 comes after plan 2 of 3 and after plan 1 of 1, and is left
     out without plans; the consent promises "up to five plans" when fewer may come."""
-    from protocols.flow import page_sequence
+    from protocols.definition.sequence import page_sequence
 
     proto = protocol_text(("per_participant: 3", "per_participant: 5"),
                           ("after: plan-1", "after: plan-3"))

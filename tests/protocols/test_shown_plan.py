@@ -9,7 +9,7 @@ import pytest
 
 from data.store import Store
 from engine.recourse import RecourseBatch, RecourseContext
-from protocols.session import Study
+from protocols.running.session import Study
 
 
 def _to_plan_1(study: Study, answer) -> str:

@@ -12,11 +12,11 @@ import pytest
 import yaml
 
 from data.store import Store
-from protocols.review import review
-from protocols.schema import PROTOCOL_DIR, load_protocol, shipped_protocols
-from protocols.session import Study, UnknownLanguageError
-from protocols.translation import TRANSLATION_DIR, check, translation_files, translators
-from protocols.translation_source import source
+from protocols.definition.review import review
+from protocols.definition.schema import PROTOCOL_DIR, load_protocol, shipped_protocols
+from protocols.definition.translation import TRANSLATION_DIR, check, translation_files, translators
+from protocols.definition.translation_source import source
+from protocols.running.session import Study, UnknownLanguageError
 from study_app.simulator import simulate
 
 JA = TRANSLATION_DIR / "tominaga-replication.ja.yaml"
@@ -133,7 +133,7 @@ def test_start_and_choose_language(tmp_path: Path, tominaga) -> None:
 
 
 def test_a_changed_protocol_has_no_shipped_translation(tominaga) -> None:
-    from protocols.translation import shipped_dir
+    from protocols.definition.translation import shipped_dir
 
     assert shipped_dir(tominaga) == TRANSLATION_DIR
     changed = tominaga.model_copy(update={"consent": "Do you agree?"})

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from data.store import Store, WriteConflictError
-from protocols.session import Study
+from protocols.running.session import Study
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -90,8 +90,8 @@ def test_a_conflict_that_persists_is_reported_not_swallowed(tmp_path, small_prot
 _WRITER = textwrap.dedent("""
     import json, sys, time
     from data.store import Store, StoreError
-    from protocols.schema import parse_protocol
-    from protocols.session import Study
+    from protocols.definition.schema import parse_protocol
+    from protocols.running.session import Study
     db, proto_path, token, answer_json, go = sys.argv[1:6]
     proto = parse_protocol(open(proto_path).read())
     while not __import__("os").path.exists(go):

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from protocols.reference import fields
-from protocols.reference_text import MEANING
-from protocols.review import review, review_text
-from protocols.schema import (
+from protocols.definition.reference import fields
+from protocols.definition.reference_text import MEANING
+from protocols.definition.review import review, review_text
+from protocols.definition.schema import (
     Protocol,
     ProtocolError,
     load_protocol,
@@ -137,7 +137,7 @@ plans: {per_participant: 9, design: stratified}
 
 def test_likert_hardest_first_reads_the_answers_the_right_way_round(tmp_path) -> None:
     from data.store import Store
-    from protocols.session import Study
+    from protocols.running.session import Study
 
     base = """\
 id: lk
@@ -201,7 +201,7 @@ def test_the_reference_documents_every_field(tmp_path) -> None:
 def test_the_committed_reference_is_current() -> None:
     """docs/protocol-reference.md is the generated page (regenerate it with `recourse-study
     protocol docs --out docs/protocol-reference.md`)."""
-    from protocols.reference import markdown
+    from protocols.definition.reference import markdown
 
     committed = Path(__file__).resolve().parents[2] / "docs" / "protocol-reference.md"
     assert committed.read_text(encoding="utf-8") == markdown("protocol-rating-curves.png")

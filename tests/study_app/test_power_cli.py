@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from protocols.schema import load_protocol
+from protocols.definition.schema import load_protocol
 from study_app.cli import app
 from study_app.power import null_protocol, protocol_effects
 

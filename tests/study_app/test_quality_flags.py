@@ -8,7 +8,7 @@ import pytest
 import typer
 
 from data.store import Store
-from protocols.schema import parse_protocol
+from protocols.definition.schema import parse_protocol
 from study_app.cli.analyze import exclusion_flags, load_flags, study_rules
 from study_app.simulator import simulate
 

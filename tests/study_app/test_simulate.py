@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from data.store import Store
-from protocols.schema import load_protocol
+from protocols.definition.schema import load_protocol
 from study_app.cli import app
 from study_app.simulator import simulate
 
@@ -101,7 +101,7 @@ def test_same_seed_same_data_and_resume(tmp_path, tominaga) -> None:
     strip = lambda df: df.assign(plan_id=df["plan_id"].str.rsplit("-", n=1).str[-1])  # noqa: E731
     assert strip(full).equals(strip(part))
     with Store(tmp_path / "b.duckdb") as b:
-        from protocols.session import StudyMismatchError
+        from protocols.running.session import StudyMismatchError
 
         with pytest.raises(StudyMismatchError, match="other settings"):
             simulate(tominaga, b, 24, decision_model="bayes", seed=99)
@@ -194,7 +194,7 @@ def test_tominaga_design_on_the_loan_world_with_the_oracle_candidate_set(tmp_pat
     """The replication's design on a causal world: the Loan SCM's Oracle candidates."""
     import yaml
 
-    from protocols.schema import parse_protocol, resolve
+    from protocols.definition.schema import parse_protocol, resolve
 
     data = yaml.safe_load(resolve("tominaga-replication").read_text())
     data["scenario"] = "loan"

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from data.export import export, load_export
 from data.store import Store
 from data.withdrawal import ANSWER_TABLES
-from protocols.schema import parse_protocol
-from protocols.session import SessionEndedError, Study
+from protocols.definition.schema import parse_protocol
+from protocols.running.session import SessionEndedError, Study
 from study_app.cli import app
 from study_app.simulator import simulate
 

@@ -16,9 +16,9 @@ from typing import Any
 
 from streamlit.testing.v1 import AppTest
 
-from protocols import pages as pg
-from protocols.schema import Protocol
-from protocols.session import ParticipantSession, Study
+from protocols.definition.schema import Protocol
+from protocols.running import pages as pg
+from protocols.running.session import ParticipantSession, Study
 from study_app.web import runtime
 from study_app.web.render_elicitation import CANNOT
 from study_app.web.render_intro import AGREE, DISAGREE

@@ -17,8 +17,8 @@ from typing import Any
 from apptest_driver import REASON
 from playwright.sync_api import Page
 
-from protocols.schema import Protocol
-from protocols.translation import Translator
+from protocols.definition.schema import Protocol
+from protocols.definition.translation import Translator
 
 LONG_REASON = "long " * 400  # 2000 characters, more than any reason may have
 _PROGRESS = ".rs-progress"
@@ -159,7 +159,7 @@ class BrowserParticipant:
         """Every item as ``profile`` says, else 30% of the way through its range (a middle
         category)."""
         from engine.scenarios import get_scenario
-        from protocols.display import profile_fields
+        from protocols.running.display import profile_fields
 
         values: dict[str, Any] = {}
         for f in profile_fields(get_scenario(self.protocol.scenario)):

@@ -22,7 +22,7 @@ from apptest_driver import REASON
 from browser_participant import key_class, screening_answer
 from playwright.sync_api import Page
 
-from protocols.schema import Protocol
+from protocols.definition.schema import Protocol
 
 _FOCUS_INFO = """() => {
   const el = document.activeElement;

@@ -26,7 +26,7 @@ from variants import with_delay
 
 from data.store import Store
 from engine.scenarios import get_scenario
-from protocols.schema import load_protocol
+from protocols.definition.schema import load_protocol
 
 pytestmark = [
     pytest.mark.browser,

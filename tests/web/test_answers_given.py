@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from apptest_driver import AppDriver, chosen_answer
 
-from protocols import pages as pg
-from protocols.interface_text import english
-from protocols.schema import ProtocolError, load_protocol
+from protocols.definition.interface_text import english
+from protocols.definition.schema import ProtocolError, load_protocol
+from protocols.running import pages as pg
 
 MISSING_MARK = english("missing.mark")
 

@@ -18,8 +18,8 @@ from browser_harness import ARTIFACT_DIR, CHROMIUM, StudyServer
 from browser_participant import BrowserParticipant, Step, button
 
 from data.store import Store
-from protocols.schema import load_protocol
-from protocols.session import hash_token
+from protocols.definition.schema import load_protocol
+from protocols.running.session import hash_token
 
 pytestmark = [
     pytest.mark.browser,

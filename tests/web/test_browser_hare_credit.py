@@ -16,7 +16,7 @@ from test_browser_e2e import check_database
 
 from data.store import Store
 from engine.scenarios import get_scenario
-from protocols.schema import load_protocol
+from protocols.definition.schema import load_protocol
 
 pytestmark = [
     pytest.mark.browser,

@@ -17,8 +17,8 @@ from test_browser_e2e import PHONE
 from variants import with_delay
 
 from engine.scenarios import get_scenario
-from protocols.pages.close import NOTHING_CHANGEABLE
-from protocols.schema import load_protocol
+from protocols.definition.schema import load_protocol
+from protocols.running.pages.close import NOTHING_CHANGEABLE
 
 pytestmark = [
     pytest.mark.browser,
@@ -27,7 +27,7 @@ pytestmark = [
 ]
 WIDE = {"width": 1280, "height": 900}
 # A manager with a master's degree: the pool has only two richer profiles without a
-# forbidden decrease for them (protocols.planning; checked below: two plans).
+# forbidden decrease for them (protocols.running.planning; checked below: two plans).
 FEW_PLANS = {"education": "Graduate school (master)", "position": "Manager",
              "service_years": "10-20 years", "management": "5-10 years", "toeic": "800-895",
              "income": 8.5}

@@ -15,7 +15,7 @@ from browser_participant import BrowserParticipant, Step, button
 
 from data.export import export, load_export
 from data.store import Store
-from protocols.schema import load_protocol
+from protocols.definition.schema import load_protocol
 
 pytestmark = [
     pytest.mark.browser,
@@ -74,7 +74,7 @@ def test_endings_redirect_and_a_withdrawal_deletes(server, browser, tmp_path) ->
     _sent_back(quits.page, f"{BACK}/returned?cc=NOCONS3&pid=quit1")
     server.stop()
     with Store(server.db) as store:
-        from protocols.session import hash_token
+        from protocols.running.session import hash_token
 
         (gone,) = store.query("SELECT participant_id FROM tokens WHERE token_hash = ?",
                               [hash_token(token)])

@@ -30,7 +30,7 @@ from browser_participant import BrowserParticipant, button
 
 from data.export import formula_cells
 from data.store import Store
-from protocols.schema import load_protocol
+from protocols.definition.schema import load_protocol
 from study_app.web import links
 from study_app.web.auth import PASSWORD_ENV
 

@@ -23,9 +23,9 @@ from variants import with_delay
 
 from data.store import Store
 from engine.scenarios import get_scenario
-from protocols.schema import load_protocol
-from protocols.session import hash_token
-from protocols.translation import TRANSLATION_DIR, translators
+from protocols.definition.schema import load_protocol
+from protocols.definition.translation import TRANSLATION_DIR, translators
+from protocols.running.session import hash_token
 
 pytestmark = [
     pytest.mark.browser,

@@ -10,7 +10,7 @@ import pytest
 from apptest_driver import AppDriver, chosen_answer
 from streamlit.testing.v1 import AppTest
 
-from protocols.schema import load_protocol
+from protocols.definition.schema import load_protocol
 from study_app.web import runtime
 from study_app.web.auth import PASSWORD_ENV
 from study_app.web.dashboard import export_zip, latest_report
@@ -138,7 +138,7 @@ def test_latest_report_is_offered_as_a_download_never_rendered(small, monkeypatc
 
 def test_dashboard_flags_ids_used_from_another_link_and_counts_visits_apart(small,
                                                                            monkeypatch) -> None:
-    from protocols.session import IdRefusedError
+    from protocols.running.session import IdRefusedError
 
     protocol, db = small
     owner = AppDriver({"PROLIFIC_PID": "owner-id", "SESSION_ID": "session-1"})

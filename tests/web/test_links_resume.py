@@ -8,7 +8,7 @@ import hashlib
 import pytest
 from apptest_driver import AppDriver, chosen_answer
 
-from protocols.schema import load_protocol
+from protocols.definition.schema import load_protocol
 from study_app.web import links
 from study_app.web.participant import MOVED_ON
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from data.store import Store
-from protocols.schema import load_protocol
+from protocols.definition.schema import load_protocol
 from study_app.web.cluster import Cluster, haproxy_config
 from study_app.web.load.audit import check
 from study_app.web.load.run import LoadSettings, drive, latency_stats

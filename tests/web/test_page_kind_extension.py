@@ -17,8 +17,8 @@ from browser_harness import CHROMIUM, StudyServer
 from browser_participant import BrowserParticipant, Step, key_class
 
 from data.store import Store
-from protocols import pages as pg
-from protocols.schema import load_protocol, resolve
+from protocols.definition.schema import load_protocol, resolve
+from protocols.running import pages as pg
 from study_app.extensions import PAGE_KINDS_ENV
 from study_app.simulator import simulate
 from study_app.web import registry

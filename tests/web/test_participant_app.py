@@ -9,9 +9,9 @@ import pytest
 from apptest_driver import REASON, AppDriver, chosen_answer
 from variants import with_delay
 
-from protocols import display
-from protocols import pages as pg
-from protocols.schema import load_protocol, shipped_protocols
+from protocols.definition.schema import load_protocol, shipped_protocols
+from protocols.running import display
+from protocols.running import pages as pg
 from study_app.web import links
 
 
@@ -163,7 +163,7 @@ def _tampered_submit_app(token: str, page_id: str, answer_json: str) -> None:
     participant controller."""
     import json as js
 
-    from protocols.pages import Page
+    from protocols.running.pages import Page
     from study_app.web import participant, runtime
 
     _, study = runtime.current_study()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from browser_harness import CHROMIUM, launch_chromium
 
-from protocols.schema import load_protocol
+from protocols.definition.schema import load_protocol
 from study_app.cli.preview import gallery_markdown
 from study_app.preview import _serve, collect_pages, write_preview
 

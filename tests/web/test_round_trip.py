@@ -8,7 +8,7 @@ import json
 
 from apptest_driver import AppDriver, chosen_answer
 
-from protocols.schema import load_protocol
+from protocols.definition.schema import load_protocol
 from study_app.web.runtime import ID_PARAM_ENV
 
 ENDINGS = """recruitment:

@@ -10,7 +10,7 @@ from typing import Any
 import streamlit as st
 from pydantic import Field, StrictInt
 
-from protocols.pages import PageKind, PageModel, register
+from protocols.running.pages import PageKind, PageModel, register
 from study_app.web import widgets
 from study_app.web.registry import LoadPage, load_answers, renders
 

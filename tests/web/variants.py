@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from protocols.schema import resolve
+from protocols.definition.schema import resolve
 
 TWO_WEEKS = "delay_seconds: 1209600"
 

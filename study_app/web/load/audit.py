@@ -16,7 +16,7 @@ from typing import Any
 
 from data import audit
 from data.store import Store
-from protocols.participation import hash_token
+from protocols.running.participation import hash_token
 from study_app.web.load.participant import LoadParticipant
 
 

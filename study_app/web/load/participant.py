@@ -25,8 +25,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocols.pages import PAGE_KINDS
-from protocols.schema import Protocol
+from protocols.definition.schema import Protocol
+from protocols.running.pages import PAGE_KINDS
 from study_app.web import renderers  # noqa: F401  (registers every kind's load answer)
 from study_app.web.load.streamlit_client import (
     Screen,

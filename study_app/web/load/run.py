@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from protocols.schema import Protocol
+from protocols.definition.schema import Protocol
 from study_app.web.cluster import Cluster
 from study_app.web.load.participant import LoadParticipant
 

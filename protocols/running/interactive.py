@@ -1,0 +1,214 @@
+"""The interactive part of a session: one question per page, resumable, then two plans.
+
+A participant of an arm whose method is ``interactive`` (engine.recourse.base.Capabilities:
+HARE), once their constraints are stated, starts the method's session
+(``method.start_session``, seeded by the protocol seed and their consent order). Each
+question becomes a page (protocols.running.pages.interactive): a comparison of two candidates
+(answer 0 or 1) or an accept/go-on question about one. Every answer is stored in
+``comparisons`` with the options shown, and the session's JSON state is kept in the
+participant's state (so a restart resumes at the same question, ``method.resume_session``).
+When the interaction is done, its final plan and the base method's plan for the same person
+are evaluated against the stated profile like every other plan (protocols.running.planning) and
+shown for rating in counterbalanced order (selection ``hare_final`` / ``hare_base``). A plan
+is shown as a recommendation only when the decision model approves it and it breaks no plan
+rule: HARE ends on an unapproved plan when neither the base method nor any candidate it
+proposed under the participant's constraints was approved (its tournament still picks the
+candidate the person prefers). Such a plan is not shown; the ``plans`` event says why and
+the shortfall tables count it (``PlanOutcome``).
+
+With ``prefetch`` (the web server's choice), while an accept question is shown the session
+after the answer "keep looking" (the method's next iteration and its first question) is
+computed in the background (protocols.running.prefetch), so that answer does not wait for it, and
+the searches of participants who wait at the same moment (HARE's start, "keep looking") run
+as one batched search (protocols.running.batching); the questions and plans are the same either way.
+
+The session contract (engine.recourse.hare_session.HareSession): ``next_query()`` -> query
+with ``kind`` (compare | accept | done) and ``options`` (``RecourseBatch.record`` dicts),
+``answer(choice)``, ``accept(yes)``, ``done``, ``final()``, ``to_json()``.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from engine.preferences import ActionabilityProfiles
+from protocols.definition.schema import Protocol
+from protocols.running import design
+from protocols.running.batching import SearchBatcher
+from protocols.running.planning import PlanOutcome, ShownPlan, finalize, obeys_rules, shown
+from protocols.running.prefetch import Prefetcher, prefetch_key
+from protocols.running.resources import StudyResources
+from protocols.running.state import Participant
+
+Rows = dict[str, list[dict[str, Any]]]
+
+
+class InteractiveFlow:
+    """Starts, advances and finishes participants' interactions."""
+
+    def __init__(self, protocol: Protocol, resources: StudyResources, *,
+                 prefetch: bool = False) -> None:
+        self.protocol = protocol
+        self.resources = resources
+        self.prefetcher = Prefetcher() if prefetch else None
+        self.batcher = SearchBatcher() if prefetch else None
+
+    def applies(self, p: Participant) -> bool:
+        """The participant's arm is interactive (its plans come out of the interaction); no
+        arm before consent."""
+        return p.arm not in (None, "within") and self.protocol.arm(p.arm).interactive
+
+    def expected(self, p: Participant) -> int:
+        """Questions the participant is expected to answer (the method's budget, or as many
+        as were asked already), 0 outside an interactive arm."""
+        if not self.applies(p):
+            return 0
+        budget = getattr(self.resources.method(self.protocol.arm(p.arm)), "query_budget", 0)
+        return max(int(budget or 0), p.queries_asked)
+
+    def _seed(self, p: Participant) -> int:
+        rng = design.rng_for(self.protocol.seed, design.STREAM_HARE, p.design_seq)
+        return int(rng.integers(2**31 - 1))
+
+    def _seen(self, p: Participant) -> ActionabilityProfiles:
+        """The profile the methods see: stated when the arm is personalized."""
+        arm = self.protocol.arm(p.arm)
+        if arm.personalized and p.stated is not None:
+            return p.stated
+        return self.resources.context(arm).everybody(1)
+
+    def start(self, p: Participant) -> PlanOutcome | None:
+        """Begin the interaction; the final plans if the method asks nothing at all."""
+        assert p.x is not None
+        method = self.resources.method(self.protocol.arm(p.arm))
+        session = method.start_session(np.asarray(p.x, dtype=float)[None], self._seen(p),
+                                       seed=self._seed(p), **self._defer(method))
+        self._complete(method, session)
+        return self._advance(p, session)
+
+    def _defer(self, method: Any) -> dict[str, bool]:
+        """Keyword asking ``method`` to leave its searches to the batcher, when it can."""
+        return {"defer": True} if self._batches(method) else {}
+
+    def _batches(self, method: Any) -> bool:
+        return self.batcher is not None and hasattr(method, "complete_sessions")
+
+    def _complete(self, method: Any, session: Any) -> None:
+        """Run a deferred session's pending search (with whoever else waits for one)."""
+        if self.batcher is not None and getattr(session, "pending", False):
+            self.batcher.complete(method, session)
+
+    def answer(
+        self, p: Participant, page_id: str, answer: Any, rows: Rows, at: datetime
+    ) -> PlanOutcome | None:
+        """Apply an interactive page's answer; the final plans when the interaction ends."""
+        query = p.query
+        assert query is not None and p.interaction is not None
+        ahead = None  # (the session after "keep looking", its next question), prefetched
+        if query["kind"] == "accept" and not answer.accept and self.prefetcher is not None:
+            ahead = self.prefetcher.take(prefetch_key(p.interaction, "accept", "no"))
+        method = self.resources.method(self.protocol.arm(p.arm))
+        session, following = ahead or (
+            method.resume_session(p.interaction, **self._defer(method)), None)
+        row = {"study_id": p.study_id, "participant_id": p.participant_id,
+               "step": int(page_id.split("-")[1]), "kind": query["kind"],
+               "options_json": json.dumps(query["options"]), "choice": None, "accepted": None,
+               "answered_at": at}
+        if query["kind"] == "compare":
+            session.answer(int(answer.choice))
+            row["choice"] = int(answer.choice)
+        else:
+            if ahead is None:
+                session.accept(bool(answer.accept))
+            row["accepted"] = bool(answer.accept)
+        self._complete(method, session)
+        rows["comparisons"].append(row)
+        return self._advance(p, session, following)
+
+    def _advance(self, p: Participant, session: Any,
+                 query: Any | None = None) -> PlanOutcome | None:
+        """Store the session's state and its next question (``query``: computed already);
+        the final plans when it is done."""
+        if query is None and not session.done:
+            query = session.next_query()
+        p.interaction = session.to_json()
+        if query is not None and query.kind != "done":
+            p.query = {"kind": query.kind, "options": _plain(query.options)}
+            p.queries_asked += 1
+            if query.kind == "accept" and self.prefetcher is not None:
+                self._prefetch_no(self.prefetcher, p.arm, p.interaction)
+            return None
+        p.interaction_done = True
+        p.query = None
+        return self._final_plans(p, session.final())
+
+    def _prefetch_no(self, prefetcher: Prefetcher, arm_id: str, state: str) -> None:
+        """Compute in the background the session after "keep looking" and its question."""
+        method = self.resources.method(self.protocol.arm(arm_id))
+
+        def work() -> tuple[Any, Any]:
+            session = method.resume_session(state, **self._defer(method))
+            session.accept(False)
+            self._complete(method, session)
+            return session, (session.next_query() if not session.done else None)
+
+        prefetcher.schedule(prefetch_key(state, "accept", "no"), work)
+
+    def _final_plans(self, p: Participant, final: dict[str, Any]) -> PlanOutcome:
+        """The final action (when there is one) and the base method's plan, evaluated
+        against the stated profile, in counterbalanced order; only approved plans that
+        break no rule are shown (module docstring)."""
+        arm = self.protocol.arm(p.arm)
+        names = self.resources.scenario.feature_names
+        ctx = self.resources.context(arm)
+        x = np.asarray(p.x, dtype=float)[None]
+        plans: list[ShownPlan] = []
+        missing: list[str] = []
+        actions = final.get("actions") or {}
+        mask = np.array([[n in actions for n in names]])
+        values = np.array([[actions.get(n, x[0, j]) for j, n in enumerate(names)]])
+        evaluated = ctx.evaluate(arm.method, x, mask, values, p.stated)
+        if not actions:  # an empty final action is not shown
+            missing.append(f"{arm.method} found no plan")
+        elif not bool(evaluated.valid[0]):
+            missing.append(f"{arm.method}'s final plan is not approved by the decision model "
+                           "(no approved plan under the participant's constraints)")
+        elif not obeys_rules(ctx, evaluated, p.stated)[0]:  # never a plan breaking a rule
+            missing.append(f"{arm.method}'s final plan breaks a plan rule")
+        else:
+            plans += shown(ctx.scenario, evaluated, [0], p.participant_id, arm.id,
+                           ["hare_final"])
+        found = int(bool(actions))
+        base = self.resources.base_method(arm).plans(x, self._seen(p), candidates=False)
+        if len(base):  # found plans only; a base plan is found when approved
+            found += 1
+            evaluated = ctx.evaluate(base.method, base.x, base.action_mask, base.action_values,
+                                     p.stated, x_cf=base.x_cf)
+            if bool(evaluated.valid[0]) and obeys_rules(ctx, evaluated, p.stated)[0]:
+                plans += shown(ctx.scenario, evaluated, [0], p.participant_id, arm.id,
+                               ["hare_base"])
+            else:
+                missing.append("the base method's plan is not approved or breaks a plan rule")
+        else:
+            missing.append("the base method found no approved plan")
+        return PlanOutcome(finalize(self.protocol, p.design_seq, plans), asked=2, found=found,
+                           showable=len(plans), why="; ".join(missing) or None)
+
+
+def _plain(v: Any) -> Any:
+    """JSON-safe copy of a query's option records (tensors and numpy scalars to Python)."""
+    if isinstance(v, dict):
+        return {str(k): _plain(w) for k, w in v.items()}
+    if isinstance(v, list | tuple):
+        return [_plain(w) for w in v]
+    if isinstance(v, np.ndarray) or type(v).__name__ == "Tensor":
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, float) and v != v:
+        return None
+    return v

@@ -1,0 +1,77 @@
+"""Work computed in the background while a participant reads a page (a few workers per process).
+
+An interactive method's next question can be expensive (HARE's next iteration: a candidate
+search of ``steps`` gradient steps and a boundary search per candidate), and which one comes
+next is known as soon as a page is shown: an accept question answered "keep looking"
+starts the next iteration from the state the page was built from. ``Prefetcher.schedule``
+starts such a computation on a background thread keyed by what it depends on (the saved
+session state and the answer); ``take`` hands over its result when that answer arrives,
+waiting for it when it is still running. A computation still queued when its answer
+arrives is cancelled and ``take`` returns None (the caller computes it itself, as without
+prefetching); so does one that failed, or one never scheduled.
+
+The prefetched work is the same deterministic code on the same saved state (every random
+draw of a HARE session is seeded by (seed, iteration)), so a session asks the same questions
+and reaches the same plans with and without prefetching.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+# Results kept for answers not given yet (a participant who accepts or leaves never takes
+# theirs): the oldest is dropped beyond this.
+CAPACITY = 256
+# Computations running at once: they mostly wait for protocols.running.batching's worker, which runs
+# the searches of all of them together.
+WORKERS = 8
+
+
+def prefetch_key(*parts: str) -> str:
+    """The key of a computation that depends on exactly ``parts`` (state JSON, answer)."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+class Prefetcher:
+    """Background computations by key (module docstring); thread-safe."""
+
+    def __init__(self, capacity: int = CAPACITY, workers: int = WORKERS) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prefetch")
+        self._futures: OrderedDict[str, Future[Any]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._capacity = capacity
+        self.hits = 0  # results handed over (tests and load reports)
+
+    def schedule(self, key: str, work: Callable[[], Any]) -> None:
+        """Start ``work`` in the background unless ``key`` is scheduled already."""
+        with self._lock:
+            if key in self._futures:
+                return
+            self._futures[key] = self._pool.submit(work)
+            while len(self._futures) > self._capacity:
+                _, old = self._futures.popitem(last=False)
+                old.cancel()
+
+    def take(self, key: str) -> Any | None:
+        """The result of ``key``'s computation (waiting while it runs), or None when it was
+        not scheduled, had not started yet (cancelled) or failed."""
+        with self._lock:
+            future = self._futures.pop(key, None)
+        if future is None or future.cancel():
+            return None
+        try:
+            result = future.result()
+        except Exception:  # noqa: BLE001 - the caller computes it again and sees the error
+            return None
+        with self._lock:
+            self.hits += 1
+        return result

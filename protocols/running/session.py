@@ -1,0 +1,339 @@
+"""The study session: one deterministic state machine, driven by the web app and the simulator.
+
+``Study(protocol, store)`` registers the study in the store (or reopens it: the stored
+protocol must be the same) and serves its participants:
+
+>>> import tempfile
+>>> from pathlib import Path
+>>> from data import Store
+>>> from protocols import Study, load_protocol
+>>> study = Study(load_protocol("tominaga-replication"),
+...               Store(Path(tempfile.mkdtemp()) / "study.duckdb"))
+>>> session = study.start(external_id="p1", session="s1")   # -> ParticipantSession
+>>> page = session.current_page()                             # protocols.running.pages.Page
+>>> page = session.submit(page.id, {"agree": True})           # the next page
+>>> page.kind
+'screening'
+>>> study.resume(session.token).current_page().id   # after a refresh or restart
+'screening'
+
+The page/answer contract (one class per page kind: payload, validation, effect) is in
+``protocols.running.pages``, acting through the narrow ``protocols.running.context``; the page order in
+``protocols.running.flow``; plan generation in ``protocols.running.planning``; interactive methods' questions
+in ``protocols.running.interactive``; who may start or resume, and when a participant counts for
+assignment, in ``protocols.running.admission``.
+
+Guarantees.
+
+- Tokens are random (``secrets.token_urlsafe``, 192 bits) and stored only as SHA-256
+  hashes (table ``tokens``); an unknown token raises ``UnknownTokenError``. Raw external ids
+  (e.g. a recruitment platform's participant id) and recruitment sessions are stored only as
+  salted SHA-256 hashes (the study's salt: protocols.running.registration).
+- A recruitment id identifies, it does not authenticate: starting again with a known
+  external id resumes that participant (under an additional token; tokens are never
+  revoked) only together with the recruitment session of its first visit (e.g. Prolific's
+  ``SESSION_ID``); otherwise ``IdRefusedError``, and the refused visit is recorded
+  (``id_refused``). An external id outside the protocol's ``recruitment.id_pattern`` raises
+  ``InvalidExternalIdError`` before anything is written.
+- ``submit(page_id, answer)`` validates the answer against the page (``AnswerError`` with
+  every problem; nothing written), then writes the answer, its consequences (profile,
+  elicitation, plans, rating, comparison), an audit event and the participant's new state in
+  ONE transaction. The state update is guarded by the participant's step, so a stale or
+  concurrent submit cannot overwrite newer state. Re-submitting an answered page changes
+  nothing and returns the current page; answering any other page than the current one raises
+  ``PageMismatchError``.
+- Plans are generated once - when the elicitation is submitted, or at the profile step when
+  the protocol has no elicitation - stored, and reloaded (never regenerated) on resume.
+  Assignment, persona, plan choice and order depend only on the protocol seed and the
+  participant's consent order (``consent_seq``, given in the transaction of the consent
+  answer): a visit that never consents has no arm and shifts nobody's assignment.
+- ``submit_many`` does the same for many participants in one transaction, generating all
+  their plans with one method call per arm (the simulator's fast path; the web path is a
+  batch of one through the same code). Drivers may add rows of their own (simulation truth)
+  to the same transaction with ``extra_rows``.
+- A study of two sessions (``protocols.running.flow``) shows the ``pause`` page until the second
+  session opens by ``clock`` (default: the real time; the simulator's participants return
+  as soon as it opens).
+- ``prefetch=True`` (the web server) computes an interactive method's likely next question
+  in the background while its page is read, and runs the searches of participants who wait
+  at the same moment as one (protocols.running.interactive, protocols.running.batching); same questions and
+  plans as without.
+- Memory is bounded: participants' state and built pages are cached for at most
+  ``CACHE_SIZE`` participants (least recently used out; reloaded from the store), answers
+  are serialized by striped locks (protocols.running.cache).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from data import records
+from data.store import Store, WriteConflictError
+from engine.decision import rejected_rows
+from protocols.definition.schema import Protocol
+from protocols.definition.translation import shipped_dir, translators
+from protocols.running import design
+from protocols.running import pages as pg
+from protocols.running.admission import Admission, UnknownLanguageError
+from protocols.running.cache import BoundedCache, StripedLocks
+from protocols.running.context import ROW_TABLES, Answering, Rows, SessionContext, now
+from protocols.running.flow import Flow
+from protocols.running.interactive import InteractiveFlow
+from protocols.running.participation import (
+    IdRefusedError,
+    InvalidExternalIdError,
+    PageMismatchError,
+    ParticipantSession,
+    SessionEndedError,
+    SubmitItem,
+    UnknownTokenError,
+    hash_token,
+)
+from protocols.running.planning import generate
+from protocols.running.registration import (
+    SALT_ENV,
+    SaltMismatchError,
+    StudyMismatchError,
+    register_study,
+)
+from protocols.running.resources import StudyResources, study_resources
+from protocols.running.shown_plan import ShownPlan
+from protocols.running.state import Participant, profiles_from_row
+
+__all__ = [
+    "SALT_ENV", "IdRefusedError", "InvalidExternalIdError", "PageMismatchError",
+    "ParticipantSession", "SaltMismatchError", "SessionEndedError", "Study",
+    "StudyMismatchError", "SubmitItem", "UnknownLanguageError", "UnknownTokenError",
+    "hash_token",
+]
+# Participants whose state and built page a process keeps in memory (reloaded after).
+CACHE_SIZE = 4096
+# Resume tokens whose participant a process remembers (~150 bytes each).
+TOKEN_CACHE_SIZE = 50_000
+
+
+class Study(Admission):
+    """A protocol run in a store (module docstring).
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from data import Store
+    >>> from protocols import Study, load_protocol
+    >>> store = Store(Path(tempfile.mkdtemp()) / "study.duckdb")
+    >>> study = Study(load_protocol("tominaga-replication"), store)
+    >>> session = study.start(external_id="p1", session="s1")
+    >>> session.current_page().kind
+    'consent'
+    >>> session.submit("consent", {"agree": True}).kind
+    'screening'
+    >>> study.resume(session.token).current_page().id        # after a refresh or restart
+    'screening'
+    """
+
+    def __init__(
+        self,
+        protocol: Protocol,
+        store: Store,
+        *,
+        study_id: str | None = None,
+        resources: StudyResources | None = None,
+        decision_model: str | None = None,
+        simulation: dict[str, Any] | None = None,
+        prefetch: bool = False,
+        translations: Path | None = None,  # the folder of its translation files
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.protocol = protocol
+        # the protocol's languages: its translation files (a broken one fails here); a
+        # shipped protocol as shipped has its shipped ones
+        self.translators = translators(protocol, translations or shipped_dir(protocol))
+        self.store = store
+        self.study_id = study_id or protocol.id
+        self.resources = resources or study_resources(protocol, decision_model=decision_model)
+        self.scenario = self.resources.scenario
+        for arm in protocol.arms:  # a method that cannot be built fails before any write
+            self.resources.method(arm)
+        self.interactive = InteractiveFlow(protocol, self.resources, prefetch=prefetch)
+        self.context = SessionContext(self.study_id, protocol, self.scenario,
+                                      self.resources.classifier, self.persona, self.interactive,
+                                      clock or now)
+        self.flow = Flow(self.context)
+        self._salt = register_study(store, self.study_id, protocol, simulation)
+        self._cache: BoundedCache[str, Participant] = BoundedCache(CACHE_SIZE)
+        self._pages: BoundedCache[str, tuple[Participant, pg.Page]] = BoundedCache(CACHE_SIZE)
+        self._tokens: BoundedCache[str, str] = BoundedCache(TOKEN_CACHE_SIZE)  # hash -> pid
+        self._locks = StripedLocks()
+        id_pattern = protocol.recruitment.id_pattern
+        self._id_pattern = re.compile(id_pattern) if id_pattern else None
+
+    # ---- population ---------------------------------------------------------------------
+    @cached_property
+    def rejected_population(self) -> np.ndarray:
+        """Profiles of the persona split that the decision model rejects and that lie in the
+        training range (so the profile form accepts them): personas and synthetic people."""
+        split = self.protocol.profile.persona_split
+        rows = rejected_rows(self.scenario, self.resources.classifier, split, within_bounds=True)
+        pool = self.scenario.dataset[split][0][rows].numpy().copy()
+        if len(pool) == 0:
+            raise ValueError("the decision model rejects nobody: no persona to assign")
+        return pool
+
+    def persona(self, seq: int) -> np.ndarray:
+        pool = self.rejected_population
+        i = int(design.rng_for(self.protocol.seed, design.STREAM_PERSONA, seq).integers(len(pool)))
+        return pool[i].copy()
+
+    def session(self, participant_id: str) -> ParticipantSession:
+        """A handle by participant id (trusted drivers: the simulator, researcher tools)."""
+        self.participant(participant_id)
+        return ParticipantSession(self, participant_id, None)
+
+    # ---- state --------------------------------------------------------------------------
+    def participant(self, participant_id: str) -> Participant:
+        p = self._cache.get(participant_id)
+        if p is None:
+            self.load([participant_id])
+            p = self._cache.get(participant_id)
+            if p is None:
+                raise UnknownTokenError(f"no participant {participant_id!r} in {self.study_id}")
+        return p
+
+    def load(self, participant_ids: list[str]) -> None:
+        """(Re)load participants from the store into the in-memory cache."""
+        names = self.scenario.feature_names
+        for pid, b in records.participants_bundle(self.store, self.study_id,
+                                                  participant_ids).items():
+            row = b["participant"]
+            p = Participant(self.study_id, pid, int(row["seq"]), row["source"], row["arm"],
+                            consent_seq=row["consent_seq"], status=row["status"],
+                            step=int(row["step"]), completion_code=row["completion_code"] or "",
+                            updated_at=row["updated_at"])
+            p.load_state(row["state_json"])
+            if b["profile"] is not None:
+                x = json.loads(b["profile"]["x_json"])
+                p.x = np.array([x[n] for n in names], dtype=float)
+            if b["elicitation"] is not None:
+                p.stated = profiles_from_row(b["elicitation"], names)
+            p.plans = ShownPlan.from_stored(b["plans"], self.scenario)
+            self._cache[pid] = p
+
+    def current_page(self, participant_id: str) -> pg.Page:
+        """The participant's current page (built once per state; the state is immutable)."""
+        p = self.participant(participant_id)
+        cached = self._pages.get(participant_id)
+        if cached is not None and cached[0] is p and cached[1].kind != "pause":
+            return cached[1]  # a pause ends by the clock, not by an answer: never kept
+        page = self.flow.page(p)
+        self._pages[participant_id] = (p, page)
+        return page
+
+    def forget(self, participant_ids: Sequence[str] | None = None) -> None:
+        """Drop cached state (it is reloaded from the store on next use)."""
+        if participant_ids is None:
+            self._cache.clear()
+            self._pages.clear()
+        for pid in participant_ids or ():
+            self._cache.pop(pid)
+            self._pages.pop(pid)
+
+    # ---- answering ----------------------------------------------------------------------
+    def submit(
+        self, participant_id: str, page_id: str, answer: Any, extra_rows: Rows | None = None
+    ) -> pg.Page:
+        return self.submit_many([SubmitItem(participant_id, page_id, answer)], extra_rows)[0]
+
+    def submit_many(
+        self, items: Sequence[SubmitItem], extra_rows: Rows | None = None
+    ) -> list[pg.Page]:
+        """Answers of several participants (one each) in one transaction (module docstring)."""
+        pids = [it.participant_id for it in items]
+        if len(set(pids)) != len(pids):
+            raise ValueError("submit_many takes at most one answer per participant")
+        locks = self._locks.for_keys(pids)
+        for lock in locks:
+            lock.acquire()
+        try:
+            try:
+                return self._submit_locked(items, extra_rows)
+            except WriteConflictError:
+                # Someone else wrote first (another Study object on this file, or a stale
+                # cache): reload and re-decide; an answered page is then idempotent.
+                self.forget(pids)
+                return self._submit_locked(items, extra_rows)
+        finally:
+            for lock in locks:
+                lock.release()
+
+    def _submit_locked(self, items: Sequence[SubmitItem], extra: Rows | None) -> list[pg.Page]:
+        missing = [it.participant_id for it in items if it.participant_id not in self._cache]
+        if missing:
+            self.load(missing)
+        results: list[pg.Page | None] = [None] * len(items)
+        work: list[tuple[int, Participant, Participant, pg.Page, Any]] = []
+        for i, it in enumerate(items):
+            old = self.participant(it.participant_id)
+            if it.page_id in old.answered:
+                results[i] = self.current_page(it.participant_id)
+                continue
+            current = self.flow.current_id(old)
+            if not old.active:
+                raise SessionEndedError(it.page_id, [f"the session has ended ({old.status})"])
+            if it.page_id != current:
+                raise PageMismatchError(it.page_id, [f"the current page is {current!r}"])
+            page = self.current_page(it.participant_id)
+            work.append((i, old, old.copy(), page, pg.validate_answer(page, it.answer)))
+        if not work:
+            return results  # type: ignore[return-value]
+        w = Answering(self.context)
+        given = {it.participant_id: it.seconds for it in items}
+        for _, old, p, page, answer in work:
+            correct = pg.PAGE_KINDS[page.kind].apply(w, p, page, answer)
+            seconds = given[p.participant_id]
+            if seconds is None and old.updated_at is not None:
+                seconds = max(0.0, (w.at - old.updated_at).total_seconds())
+            w.record(p, page, answer, correct, seconds)
+            p.updated_at = w.at
+        if w.plan_requests:
+            outcomes = generate(self.protocol, self.resources, w.plan_requests)
+            for _, _, p, _, _ in work:
+                if p.participant_id in outcomes:
+                    w.attach_outcome(p, outcomes[p.participant_id])
+        for _, _, p, _, _ in work:
+            if p.active and self.flow.current_id(p) == "debrief":
+                p.status = "complete"
+                w.rows["events"].append(self.event(p.participant_id, None, "complete"))
+        # Consent numbers are taken under the process' lock (another process taking the
+        # same one fails on the unique index: WriteConflictError, and submit_many retries).
+        with self.store.lock if w.enrolling else nullcontext():
+            self._commit(w, work, extra)
+        for i, _, p, _, _ in work:
+            self._cache[p.participant_id] = p
+            results[i] = self.current_page(p.participant_id)
+        return results  # type: ignore[return-value]
+
+    def _commit(self, w: Answering, work: list[tuple[int, Participant, Participant, pg.Page,
+                                                     Any]], extra: Rows | None) -> None:
+        """One transaction: the enrolment of consenting participants, every row of the
+        answers and the participants' new state (guarded by their step)."""
+        at, rows = w.at, w.rows
+        with self.store.transaction() as tx:
+            self._enrol(tx, w)
+            for table in ROW_TABLES:
+                tx.insert(table, rows.get(table, []) + (extra or {}).get(table, []))
+            tx.update(
+                "participants", ["study_id", "participant_id"],
+                [{"study_id": self.study_id, "participant_id": p.participant_id,
+                  "arm": p.arm, "consent_seq": p.consent_seq,
+                  "status": p.status, "current_page": self.flow.current_id(p), "step": p.step,
+                  "state_json": p.state_json(), "updated_at": at} for _, _, p, _, _ in work],
+                guard="step", expected=[old.step for _, old, _, _, _ in work],
+            )
