@@ -134,7 +134,8 @@ def _with_satisfaction(k: float, seed: int, participants: int = 12):
                    "l1_profile")
 
 
-@pytest.mark.parametrize("backend", ["pymc", "nutpie"])
+# nutpie compiles through numba (tens of seconds): make test-slow
+@pytest.mark.parametrize("backend", ["pymc", pytest.param("nutpie", marks=pytest.mark.slow)])
 def test_refitter_compiles_once_and_fits_each_new_study(backend):
     """Two studies of one shape (the second with fewer ratings) share a compiled model, and
     each fit answers its own data: satisfaction +4 then -4 on the logit scale."""
@@ -154,6 +155,7 @@ def test_refitter_compiles_once_and_fits_each_new_study(backend):
         assert refitter.compiles == 2  # another number of participants: another shape
 
 
+@pytest.mark.slow  # several studies fitted; the refitter test above keeps one compile covered
 def test_studies_padded_to_their_n_share_one_compiled_model():
     """Simulated studies of one N keep different numbers of participants (screening,
     exclusions); padded to N they are one shape: one compilation, each fit still its own

@@ -84,6 +84,7 @@ def test_a_failed_model_loses_nothing_and_resume_fits_only_it(imported_db, tmp_p
     assert r.stderr.count("reused ") == 3
 
 
+@pytest.mark.slow  # eight fits, then a resume; the failed-model resume above stays fast
 def test_a_failed_report_keeps_every_fit_and_resume_only_reports(imported_db, tmp_path,
                                                                  monkeypatch):
     import analysis.report

@@ -91,7 +91,9 @@ SHIPPED = [("tominaga-replication", 60), ("icarma-personalization", 60),
 
 
 @pytest.mark.parametrize(("pid", "n"), [
-    *SHIPPED,
+    # the HARE protocols' walks are minutes each (a search per question): make test-slow
+    *[(pid, n) if not pid.startswith("hare") else
+      pytest.param(pid, n, marks=pytest.mark.slow, id=f"{pid}-{n}") for pid, n in SHIPPED],
     *[pytest.param(pid, 200, marks=pytest.mark.slow, id=f"{pid}-200") for pid, _ in SHIPPED],
 ])
 def test_no_shown_plan_breaks_a_rule(tmp_path, trained_home, pid: str, n: int) -> None:

@@ -111,7 +111,13 @@ def walk_dir(tmp_path_factory, trained_home):
     return tmp
 
 
-@pytest.mark.parametrize("path", WITH_JSON)
+# Commands whose cheapest run still fits models or drives a server (each tens of seconds):
+# their walk is in make test-slow; their own tests check their JSON in make test.
+LONG = {"analyze", "power", "benchmark analysis", "loadtest", "reproduce"}
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p in LONG else p
+                                  for p in WITH_JSON])
 def test_json_prints_exactly_one_object_on_stdout(path, walk_dir):
     file = walk_dir / f"{path.replace(' ', '-')}.json"
     args = [CLI, *path.split(), *_cheap(walk_dir)[path], "--json", "--json-file", str(file)]

@@ -212,6 +212,7 @@ def test_tominaga_design_on_the_loan_world_with_the_oracle_candidate_set(tmp_pat
         assert {"sparsest", "most_proximate", "random"} <= set(plans["selection"])
 
 
+@pytest.mark.slow  # HARE's searches for every participant; tests/protocols/test_hare_*.py are fast
 def test_hare_interactive_with_the_real_hare_session(tmp_path, trained_home) -> None:
     """The shipped HARE protocol end to end: pairwise choices stored, HARE's final plan and
     its base's plan rated, no plan outside the stated constraints."""

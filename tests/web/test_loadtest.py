@@ -139,6 +139,7 @@ def test_participants_complete_and_the_check_catches_tampering(
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.slow  # a cluster of servers and a killed worker (make test-slow)
 def test_two_workers_on_postgres_survive_a_killed_worker(tmp_path, postgres_url,
                                                           small_protocol_file) -> None:
     proto_file = small_protocol_file()
@@ -173,6 +174,7 @@ def test_serve_workers_on_duckdb_is_refused(tmp_path) -> None:
 
 
 @pytest.mark.timeout(600)
+@pytest.mark.slow  # a cluster of servers and a dead worker restarted (make test-slow)
 def test_serve_workers_serves_restarts_a_dead_worker_and_stops(tmp_path, postgres_url,
                                                                small_protocol_file) -> None:
     """`serve --workers 2`: participants complete through HAProxy; a SIGKILLed worker is
