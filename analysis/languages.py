@@ -78,7 +78,20 @@ def _difference(a: pd.DataFrame, b: pd.DataFrame, outcome: str,
 def by_language(ratings: pd.DataFrame, analysed: str | None = None,
                 seed: int = 0) -> dict[str, Any]:
     """The per-language summary of the module docstring (``analysed``: the language the
-    models were restricted to, None: all)."""
+    models were restricted to, None: all).
+
+    >>> import pandas as pd
+    >>> from analysis.languages import by_language
+    >>> ratings = pd.DataFrame({"participant_id": ["a", "a", "b", "c"],
+    ...                         "language": ["en", "en", "ja", "en"],
+    ...                         "acceptance": [5, 3, 4, 2], "action": [4, 2, 3, 1]})
+    >>> summary = by_language(ratings)
+    >>> [(r["language"], r["participants"], r["mean_acceptance"])
+    ...  for r in summary["by_language"]]
+    [('en', 2, 3.333), ('ja', 1, 4.0)]
+    >>> summary["differences"][0]["difference"]          # Japanese minus English, acceptance
+    0.667
+    """
     column = language_column(ratings)
     order = list(column.value_counts().index)  # the most common language first
     rows = []
@@ -107,7 +120,7 @@ def sentence(block: dict[str, Any]) -> str:
     if len(rows) <= 1:
         lang = rows[0]["name"] if rows else "one language"
         return f"All ratings were given in {lang}."
-    parts = [f"{r['name']} ({r['participants']} participants, mean acceptance "
+    parts = [f"{r['name']} ({r['participants']} participant{'' if r['participants'] == 1 else 's'}, mean acceptance "
              f"{r['mean_acceptance']:.2f}, action {r['mean_action']:.2f})" for r in rows]
     diffs = "; ".join(
         f"{name(d['language'])} minus {name(d['versus'])}, {d['outcome']}: "

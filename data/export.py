@@ -113,8 +113,7 @@ def export(
     >>> folder = Path(tempfile.mkdtemp())
     >>> store = Store(folder / "study.duckdb")
     >>> study = Study(load_protocol("tominaga-replication"), store)
-    >>> session = study.start(external_id="p1", session="s1")
-    >>> _ = session.submit("consent", {"agree": True})
+    >>> session = study.start(external_id="p1", session="s1")   # one participant
     >>> manifest = export(store, folder / "out", "csv")
     >>> "participants" in manifest["tables"], (folder / "out" / "codebook.json").exists()
     (True, True)
@@ -254,17 +253,12 @@ def load_export(out_dir: str | Path) -> dict[str, pd.DataFrame]:
     >>> import tempfile
     >>> from pathlib import Path
     >>> from data import Store, export, load_export
-    >>> from protocols import Study, load_protocol
     >>> folder = Path(tempfile.mkdtemp())
-    >>> store = Store(folder / "study.duckdb")
-    >>> study = Study(load_protocol("tominaga-replication"), store)
-    >>> session = study.start(external_id="p1", session="s1")
-    >>> _ = session.submit("consent", {"agree": True})
-    >>> manifest = export(store, folder / "out", "csv")
-    >>> "participants" in manifest["tables"], (folder / "out" / "codebook.json").exists()
-    (True, True)
-    >>> len(load_export(folder / "out")["participants"])
-    1
+    >>> with Store(folder / "empty.duckdb") as store:       # a study with nobody yet
+    ...     _ = export(store, folder / "out", "csv")
+    >>> tables = load_export(folder / "out")
+    >>> len(tables["participants"]), list(tables["participants"].columns)[:2]
+    (0, ['study_id', 'participant_id'])
     """
     out = Path(out_dir)
     manifest = json.loads((out / "manifest.json").read_text())

@@ -30,6 +30,8 @@ EXEMPT: dict[str, str] = {
     "engine.benchmarks.hare.run_hare_benchmark": "HARE's search over many people takes "
                                                  "minutes; `benchmark hare` runs it",
     "engine.benchmarks.reproduce.run_target": TRAINED + " and minutes; `reproduce` runs it",
+    "engine.benchmarks.training.compare_training": "it trains iCARMA's seeds twice, one "
+                                                   "after another and together (minutes)",
     "analysis.pipeline.Analysis": SAMPLED,
     "analysis.pipeline.run_analysis": SAMPLED,
     "analysis.fit.sample": SAMPLED,

@@ -51,7 +51,14 @@ _FILE = re.compile(r"^(?P<protocol>[a-z0-9][a-z0-9_-]*)\.(?P<lang>[A-Za-z]{2,3}(
 
 
 class TranslationError(ValueError):
-    """A translation file is broken; ``problems`` lists (key, message) pairs."""
+    """A translation file is broken; ``problems`` lists (key, message) pairs.
+
+    >>> from protocols import TranslationError
+    >>> e = TranslationError("study.ja.yaml", [("texts.consent", "missing")])
+    >>> print(e)
+    study.ja.yaml: 1 problem(s) in the translation:
+      - texts.consent: missing
+    """
 
     def __init__(self, source_name: str, problems: list[tuple[str, str]]) -> None:
         self.source = source_name
@@ -62,7 +69,13 @@ class TranslationError(ValueError):
 
 
 def translations_dir(id_or_path: str | Path) -> Path:
-    """Where a protocol's translation files are: ``translations/`` next to its file."""
+    """Where a protocol's translation files are: ``translations/`` next to its file.
+
+    >>> from protocols import translations_dir
+    >>> folder = translations_dir("tominaga-replication")
+    >>> folder.name, folder.parent.name, (folder / "tominaga-replication.ja.yaml").is_file()
+    ('translations', 'protocols', True)
+    """
     return resolve(id_or_path).parent / "translations"
 
 
@@ -187,7 +200,15 @@ def shipped_dir(p: Protocol) -> Path | None:
 
 def translators(p: Protocol, directory: Path | None) -> dict[str, Translator]:
     """language -> translator of every language of ``p`` in ``directory`` (English first;
-    only English without a directory)."""
+    only English without a directory).
+
+    >>> from protocols import load_protocol, translations_dir, translators
+    >>> protocol = load_protocol("tominaga-replication")
+    >>> sorted(translators(protocol, translations_dir(protocol.id)))
+    ['en', 'ja']
+    >>> list(translators(protocol, None))
+    ['en']
+    """
     out = {SOURCE_LANGUAGE: Translator(SOURCE_LANGUAGE)}
     for lang, path in translation_files(p.id, directory).items() if directory else ():
         out[lang] = load(p, path)
@@ -196,7 +217,14 @@ def translators(p: Protocol, directory: Path | None) -> dict[str, Translator]:
 
 @dataclass
 class Translator:
-    """Shows texts in ``language`` (module docstring)."""
+    """Shows texts in ``language`` (module docstring).
+
+    >>> from protocols import load_protocol, translations_dir, translators
+    >>> protocol = load_protocol("tominaga-replication")
+    >>> ja = translators(protocol, translations_dir(protocol.id))["ja"]
+    >>> ja.name, ja.ui("missing.mark"), ja.level("Yes")
+    ('日本語', 'この質問にお答えください。', 'あり')
+    """
 
     language: str
     by_text: dict[str, str] = field(default_factory=dict)

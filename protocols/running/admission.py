@@ -52,7 +52,20 @@ if TYPE_CHECKING:
 
 
 class UnknownLanguageError(ValueError):
-    """A link or a choice asks for a language the protocol is not translated into."""
+    """A link or a choice asks for a language the protocol is not translated into.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from data import Store
+    >>> from protocols import Study, UnknownLanguageError, load_protocol
+    >>> study = Study(load_protocol("tominaga-replication"),
+    ...               Store(Path(tempfile.mkdtemp()) / "study.duckdb"))
+    >>> try:
+    ...     study.start(external_id="p1", session="s1", language="fr")
+    ... except UnknownLanguageError as e:
+    ...     print("refused before anything is stored")
+    refused before anything is stored
+    """
 
 
 class Admission:

@@ -83,10 +83,14 @@ class SubmitItem:
     >>> study = Study(load_protocol("tominaga-replication"), store)
     >>> from protocols import SubmitItem
     >>> sessions = [study.start(external_id=f"p{i}", session="s") for i in range(3)]
-    >>> pages = study.submit_many([SubmitItem(s.participant_id, "consent", {"agree": True},
-    ...                                       seconds=4.0) for s in sessions])
+    >>> high_income = {"age": 40, "gender": "Male", "occupation": "Government worker",
+    ...                "income": "10M -", "car": "I plan to purchase within a year.",
+    ...                "loans": ["I do not have any loans"]}    # outside the study's brackets
+    >>> pages = study.submit_many([SubmitItem(s.participant_id, "screening",
+    ...                                       {"answers": high_income}, seconds=4.0)
+    ...                            for s in sessions])
     >>> [p.id for p in pages]              # three participants, one transaction
-    ['screening', 'screening', 'screening']
+    ['end', 'end', 'end']
     """
 
     participant_id: str
@@ -107,10 +111,13 @@ class ParticipantSession:
     >>> session = study.start(external_id="p1", session="s1")
     >>> page = session.current_page()
     >>> page.id, page.progress.step
-    ('consent', 1)
-    >>> page = session.submit(page.id, {"agree": True})
-    >>> page.id, session.submit("consent", {"agree": True}).id    # re-submitting: no change
-    ('screening', 'screening')
+    ('screening', 1)
+    >>> session.submit("screening", {"answers": {}})         # every question is needed
+    Traceback (most recent call last):
+    ...
+    protocols.running.pages.base.AnswerError: ...
+    >>> session.current_page().id                            # nothing was stored
+    'screening'
     """
 
     def __init__(self, study: ServesParticipants, participant_id: str, token: str | None) -> None:

@@ -107,12 +107,9 @@ def study_resources(
     ``classifier``/``methods`` (arm id -> method) inject ready objects (tests).
 
     >>> from protocols import load_protocol, study_resources
-    >>> protocol = load_protocol("tominaga-replication")
-    >>> res = study_resources(protocol)
-    >>> res.scenario.name, type(res.classifier).__name__, res.rules.consequences
-    ('tominaga', 'RuleDecision', 'explain')
-    >>> type(res.method(protocol.arms[0])).__name__     # the arm's method, built on first use
-    'PoolProfiles'
+    >>> res = study_resources(load_protocol("icarma-personalization"), decision_model="bayes")
+    >>> res.scenario.name, type(res.classifier).__name__
+    ('loan', 'BayesDecision')
     """
     scenario = get_scenario(protocol.scenario)
     clf = classifier or load_classifier(scenario, decision_model or protocol.decision_model)

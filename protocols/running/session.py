@@ -7,15 +7,20 @@ protocol must be the same) and serves its participants:
 >>> from pathlib import Path
 >>> from data import Store
 >>> from protocols import Study, load_protocol
->>> study = Study(load_protocol("tominaga-replication"),
-...               Store(Path(tempfile.mkdtemp()) / "study.duckdb"))
+>>> protocol = load_protocol("tominaga-replication")   # the paper's order: screening first
+>>> study = Study(protocol, Store(Path(tempfile.mkdtemp()) / "study.duckdb"))
 >>> session = study.start(external_id="p1", session="s1")   # -> ParticipantSession
 >>> page = session.current_page()                             # protocols.running.pages.Page
->>> page = session.submit(page.id, {"agree": True})           # the next page
+>>> page.kind, [q.id for q in protocol.screening][:3]
+('screening', ['age', 'gender', 'occupation'])
+>>> eligible = {"age": 30, "gender": "Female", "occupation": "Company worker (full-time)",
+...             "income": "4M - 5M", "car": "I plan to purchase within a year.",
+...             "loans": ["I do not have any loans"]}
+>>> page = session.submit(page.id, {"answers": eligible})     # the next page
 >>> page.kind
-'screening'
+'consent'
 >>> study.resume(session.token).current_page().id   # after a refresh or restart
-'screening'
+'consent'
 
 The page/answer contract (one class per page kind: payload, validation, effect) is in
 ``protocols.running.pages``, acting through the narrow ``protocols.running.context``; the page order in
@@ -131,12 +136,12 @@ class Study(Admission):
     >>> store = Store(Path(tempfile.mkdtemp()) / "study.duckdb")
     >>> study = Study(load_protocol("tominaga-replication"), store)
     >>> session = study.start(external_id="p1", session="s1")
-    >>> session.current_page().kind
-    'consent'
-    >>> session.submit("consent", {"agree": True}).kind
+    >>> session.current_page().kind               # the reference study screened first
     'screening'
     >>> study.resume(session.token).current_page().id        # after a refresh or restart
     'screening'
+    >>> study.resume(session.token).participant_id == session.participant_id
+    True
     """
 
     def __init__(

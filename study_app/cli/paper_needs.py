@@ -28,10 +28,13 @@ def benchmark_setups(
     """The paper-model setups a benchmark of ``methods`` loads (none unless a method that
     loads iCARMA's models runs on the paper's; binary elicitation: the ranking model with the
     constant profile)."""
-    from engine.recourse import METHODS, capabilities
+    from engine.recourse import METHODS, MethodUnavailableError, capabilities
 
-    loads_icarma = any(a.startswith("icarma") for m in methods if m in METHODS
-                       for a in capabilities(m).artifacts)
+    try:
+        loads_icarma = any(a.startswith("icarma") for m in methods if m in METHODS
+                           for a in capabilities(m).artifacts)
+    except MethodUnavailableError as e:  # a method not installed: before any work
+        fail(e, 2)
     if not loads_icarma or training != "paper":
         return []
     if elicitation == "binary":

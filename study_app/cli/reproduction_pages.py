@@ -155,7 +155,7 @@ def with_block(page: str, block: str, src: str) -> str:
     body = f"{begin}\n\n{block.strip()}\n\n{END}\n"
     start = page.find("<!-- reproduce-runs: begin")
     if start < 0:
-        return page.rstrip() + "\n\n" + body
+        return (page.rstrip() + "\n\n" if page.strip() else "") + body
     end = page.index(END, start) + len(END)
     return page[:start] + body.rstrip("\n") + page[end:]
 
@@ -170,7 +170,13 @@ def reproduction_pages(docs: Path) -> dict[str, str]:
         heading = "## Measured runs\n\n"
         block = heading + ("\n".join(run_markdown(r) for r in mine) if mine else
                            "No run of these targets is stored yet.\n")
-        out[rel] = with_block((docs / rel).read_text(encoding="utf-8"), block, src)
-    out[INDEX] = with_block((docs / INDEX).read_text(encoding="utf-8"),
+        out[rel] = with_block(_page(docs, rel), block, src)
+    out[INDEX] = with_block(_page(docs, INDEX),
                             "## Stored runs\n\n" + index_markdown(runs), src)
     return out
+
+
+def _page(docs: Path, rel: str) -> str:
+    """A page's text; a folder without it (a new documentation folder) starts it empty."""
+    path = docs / rel
+    return path.read_text(encoding="utf-8") if path.is_file() else ""

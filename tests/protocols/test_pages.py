@@ -46,7 +46,7 @@ class Briefing(pg.PageKind):
 def test_a_registered_kind_serves_its_slot(tmp_path, small_protocol, answer, monkeypatch) -> None:
     briefing = Briefing()
     monkeypatch.setitem(pg.PAGE_KINDS, "briefing", briefing)
-    monkeypatch.setitem(pg.SLOTS, "scenario", [briefing, *pg.SLOTS["scenario"]])
+    monkeypatch.setitem(pg.SLOTS, "scenario", [*pg.SLOTS["scenario"], briefing])  # last serves
     with Store(tmp_path / "s.duckdb") as store:
         session = Study(small_protocol, store).start()
         page = session.current_page()

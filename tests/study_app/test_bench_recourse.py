@@ -179,5 +179,6 @@ def test_the_papers_icarma_is_the_default_and_says_how_to_build_it(trained_home)
     res = _run(["benchmark", "recourse", "--methods", "icarma", "--constraints", "all",
                 "--cost-profiles", "linear", "--n", "20"])
     assert res.exit_code == 2
-    assert "icarma-paper-ranking-linear" in res.output and "--icarma-training" in res.output
+    assert "ranking/linear" in res.output and "--icarma-training paper" in res.output
+    assert "--train" in res.output  # offered, with the estimate of how long it takes
     assert "Recourse on" not in res.output

@@ -78,7 +78,9 @@ def test_tominaga_replication_at_phone_width(server, browser) -> None:
                                    .get_attribute("data-opens-at").replace("Z", "+00:00"))
     assert "communicated to you in 2 weeks" in page.inner_text("body")
     token = bot.token()
-    assert f"?p={token}" in page.inner_text("body")  # the link to come back by
+    # the link to come back by (drawn just after the text: waited for, not raced)
+    page.wait_for_function("t => document.body.innerText.includes(t)", arg=f"?p={token}",
+                           timeout=15_000)
     url = f"{server.url}?p={token}"
     assert bot.open(url) == ("pause", "pause")  # too early: still the pause
     time.sleep(max(0.0, (opens - datetime.now(UTC)).total_seconds()) + 0.5)

@@ -15,6 +15,7 @@ import pytest
 import toy_page_kind  # registers the toy kind in this process too
 from browser_harness import CHROMIUM, StudyServer
 from browser_participant import BrowserParticipant, Step, key_class
+from variants import TWO_WEEKS
 
 from data.store import Store
 from protocols.definition.schema import load_protocol, resolve
@@ -30,9 +31,11 @@ HERE = Path(__file__).resolve().parent
 @pytest.fixture(scope="module")
 def toy_protocol(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("toy") / "toy-kind.yaml"
-    # the reference study's protocol (pool plans: quick to make) under another id
+    # the reference study's protocol (pool plans: quick to make) under another id, in one
+    # session (its second one opens at once)
     text = resolve("tominaga-replication").read_text(encoding="utf-8")
-    path.write_text(text.replace("id: tominaga-replication", "id: toy-kind"))
+    path.write_text(text.replace("id: tominaga-replication", "id: toy-kind")
+                    .replace(TWO_WEEKS, "delay_seconds: 0"))
     return path
 
 

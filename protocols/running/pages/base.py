@@ -59,8 +59,8 @@ class Page(PageModel):
     >>> store = Store(Path(tempfile.mkdtemp()) / "study.duckdb")
     >>> study = Study(load_protocol("tominaga-replication"), store)
     >>> page = study.start(external_id="p1", session="s1").current_page()
-    >>> page.kind, page.title != "", page.payload.text.startswith("This study")
-    ('consent', True, True)
+    >>> page.kind, page.title, [q.id for q in page.payload.questions][:2]
+    ('screening', 'A few questions first', ['age', 'gender'])
     >>> page.terminal
     False
     """
@@ -93,12 +93,12 @@ class AnswerError(ValueError):
     >>> from protocols import AnswerError
     >>> session = study.start(external_id="p1", session="s1")
     >>> try:
-    ...     session.submit("consent", {"agree": "yes"})     # a string, not a bool
+    ...     session.submit("screening", {"answers": {"age": "thirty"}})
     ... except AnswerError as e:
-    ...     print(e.page_id, len(e.problems))
-    consent 1
+    ...     print(e.page_id, e.problems)
+    screening ['missing question(s): gender, occupation, income, car, loans', 'age: expected a number']
     >>> session.current_page().id                             # nothing was written
-    'consent'
+    'screening'
     """
 
     def __init__(self, page_id: str, problems: list[str]) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar, Literal
 
-from pydantic import StrictBool, StrictInt
+from pydantic import StrictBool, StrictInt, model_serializer
 
 from engine.preferences import profiles_from_elicitation
 from protocols.running.context import Answering, SessionContext, SyntheticContext
@@ -38,6 +38,14 @@ class ElicitationPayload(PageModel):
 class ElicitationAnswer(PageModel):
     answers: dict[str, StrictBool | StrictInt | None]
     left_at_default: list[str] = []  # items the person left at the protocol's default
+
+    @model_serializer(mode="wrap")
+    def _stored(self, handler: Any) -> dict[str, Any]:
+        """The stored answer names ``left_at_default`` only when something was left at it."""
+        out = handler(self)
+        if not out.get("left_at_default"):
+            out.pop("left_at_default", None)
+        return out
 
 
 class _Elicitation(PageKind):
