@@ -120,7 +120,8 @@ def sentence(block: dict[str, Any]) -> str:
     if len(rows) <= 1:
         lang = rows[0]["name"] if rows else "one language"
         return f"All ratings were given in {lang}."
-    parts = [f"{r['name']} ({r['participants']} participant{'' if r['participants'] == 1 else 's'}, mean acceptance "
+    parts = [f"{r['name']} ({r['participants']} participant"
+             f"{'' if r['participants'] == 1 else 's'}, mean acceptance "
              f"{r['mean_acceptance']:.2f}, action {r['mean_action']:.2f})" for r in rows]
     diffs = "; ".join(
         f"{name(d['language'])} minus {name(d['versus'])}, {d['outcome']}: "
