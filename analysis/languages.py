@@ -86,10 +86,11 @@ def by_language(ratings: pd.DataFrame, analysed: str | None = None,
     ...                         "language": ["en", "en", "ja", "en"],
     ...                         "acceptance": [5, 3, 4, 2], "action": [4, 2, 3, 1]})
     >>> summary = by_language(ratings)
-    >>> [(r["language"], r["participants"], r["mean_acceptance"])
-    ...  for r in summary["by_language"]]
-    [('en', 2, 3.333), ('ja', 1, 4.0)]
-    >>> summary["differences"][0]["difference"]          # Japanese minus English, acceptance
+    >>> tuple((r["language"], r["participants"], r["mean_acceptance"])
+    ...       for r in summary["by_language"])
+    (('en', 2, 3.333), ('ja', 1, 4.0))
+    >>> (acceptance, _) = summary["differences"]          # Japanese minus English
+    >>> acceptance["difference"]
     0.667
     """
     column = language_column(ratings)

@@ -59,7 +59,8 @@ class ImportRowsError(ValueError):
     >>> try:
     ...     import_ratings(Store(folder / "study.duckdb"), folder / "ratings.csv", "pilot")
     ... except ImportRowsError as e:
-    ...     print(e.problems[0][0], "acceptance" in e.problems[0][1])
+    ...     row, message = e.problems[0]
+    ...     print(row, "acceptance" in message)
     2 True
     """
 

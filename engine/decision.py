@@ -56,7 +56,8 @@ class Classifier(Protocol):
     >>> from engine import BayesDecision, get_scenario
     >>> loan = get_scenario("loan")
     >>> clf = BayesDecision(loan)
-    >>> x = loan.dataset["test"][0][:3]
+    >>> test_x, _ = loan.dataset["test"]        # the test split: (x, y)
+    >>> x = test_x[:3]
     >>> clf.predict_proba(x).shape, clf.decision(x).dtype
     (torch.Size([3]), torch.bool)
     """
@@ -74,7 +75,8 @@ class BayesDecision:
     >>> from engine import BayesDecision, get_scenario
     >>> loan = get_scenario("loan")
     >>> rule = BayesDecision(loan)
-    >>> x = loan.dataset["test"][0][:4]
+    >>> test_x, _ = loan.dataset["test"]        # the test split: (x, y)
+    >>> x = test_x[:4]
     >>> rule.decision(x).tolist() == (loan.scm.label_logit(x) >= 0).tolist()
     True
     """
@@ -118,7 +120,8 @@ def decide(classifier: Classifier, x: ArrayLike) -> tuple[np.ndarray, np.ndarray
     >>> from engine import BayesDecision, decide, get_scenario, rejected_rows
     >>> loan = get_scenario("loan")
     >>> clf = BayesDecision(loan)
-    >>> x = loan.dataset["test"][0][rejected_rows(loan, clf)[:2]].numpy()
+    >>> test_x, _ = loan.dataset["test"]        # the test split: (x, y)
+    >>> x = test_x[rejected_rows(loan, clf)[:2]].numpy()
     >>> proba, approved = decide(clf, x)
     >>> approved.tolist(), bool((proba < 0.5).all())
     ([False, False], True)
@@ -141,7 +144,8 @@ def rejected_rows(
     >>> loan = get_scenario("loan")
     >>> clf = BayesDecision(loan)
     >>> rows = rejected_rows(loan, clf)
-    >>> clf.decision(loan.dataset["test"][0][rows]).any().item()
+    >>> test_x, _ = loan.dataset["test"]        # the test split: (x, y)
+    >>> clf.decision(test_x[rows]).any().item()
     False
     >>> bool((rows[1:] > rows[:-1]).all())        # in order
     True

@@ -178,7 +178,8 @@ def fairness_summary(
     >>> [o.assignment for o in outcomes], [len(o.recourse) for o in outcomes]
     (['none', 'random'], [16, 16])
     >>> summary = fairness_summary(people, outcomes, n_boot=20)
-    >>> summary["population"]["n"], [a["name"] for a in summary["assignments"]]
+    >>> population = summary["population"]
+    >>> population["n"], [a["name"] for a in summary["assignments"]]
     (16, ['none', 'random'])
     """
     names = population.cell_names()

@@ -237,7 +237,8 @@ def run_fairness(
     >>> [o.assignment for o in outcomes], [len(o.recourse) for o in outcomes]
     (['none', 'random'], [16, 16])
     >>> summary = fairness_summary(people, outcomes, n_boot=20)
-    >>> summary["population"]["n"], [a["name"] for a in summary["assignments"]]
+    >>> population = summary["population"]
+    >>> population["n"], [a["name"] for a in summary["assignments"]]
     (16, ['none', 'random'])
     """
     unknown = [a for a in assignments if a not in ASSIGNMENTS]

@@ -245,7 +245,8 @@ class RecourseMethod(ABC):
     >>> from engine import all_actionable, rejected_rows
     >>> loan = get_scenario("loan")
     >>> ctx = RecourseContext(loan, BayesDecision(loan))
-    >>> x = loan.dataset["test"][0][rejected_rows(loan, ctx.classifier)[:3]]
+    >>> test_x, _ = loan.dataset["test"]        # the test split: (x, y)
+    >>> x = test_x[rejected_rows(loan, ctx.classifier)[:3]]
     >>> oracle = get_method("oracle", ctx)
     >>> batch = oracle.recourse(x, all_actionable(loan.feature_names, loan.actionable, 3))
     >>> batch.method, batch.valid.tolist(), oracle.capabilities.candidates

@@ -95,7 +95,8 @@ class SimulatedPeople:
     >>> from engine.synthetic import SimulatedPeople
     >>> loan = get_scenario("loan")
     >>> ctx = RecourseContext(loan, BayesDecision(loan))
-    >>> x = loan.dataset["test"][0][rejected_rows(loan, ctx.classifier)[:3]].double()
+    >>> test_x, _ = loan.dataset["test"]        # the test split: (x, y)
+    >>> x = test_x[rejected_rows(loan, ctx.classifier)[:3]].double()
     >>> people = SimulatedPeople.draw(ctx, x, loan.actionable_mask().expand(3, -1), "near",
     ...                               seed=0, directions=16)
     >>> people.found.tolist(), people.accept(people.truth).tolist()   # the ideal: accepted

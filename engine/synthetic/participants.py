@@ -110,7 +110,8 @@ class Person:
     >>> from engine import BayesDecision, get_scenario, rejected_rows
     >>> from engine.synthetic import Behaviour, Population
     >>> loan = get_scenario("loan")
-    >>> x = loan.dataset["test"][0][rejected_rows(loan, BayesDecision(loan))[:10]].numpy()
+    >>> test_x, _ = loan.dataset["test"]        # the test split: (x, y)
+    >>> x = test_x[rejected_rows(loan, BayesDecision(loan))[:10]].numpy()
     >>> person = Population(loan, Behaviour(), seed=3, rejected=x).person(0)
     >>> truth = person.truth()         # the hidden parameters the simulation stores
     >>> sorted(truth)[:4], bool(person.hard[:3].any())     # never an immutable feature
@@ -153,7 +154,8 @@ class Population:
     >>> from engine import BayesDecision, get_scenario, rejected_rows
     >>> from engine.synthetic import Behaviour, Population
     >>> loan = get_scenario("loan")
-    >>> x = loan.dataset["test"][0][rejected_rows(loan, BayesDecision(loan))[:10]].numpy()
+    >>> test_x, _ = loan.dataset["test"]        # the test split: (x, y)
+    >>> x = test_x[rejected_rows(loan, BayesDecision(loan))[:10]].numpy()
     >>> people = Population(loan, Behaviour(), seed=3, rejected=x)
     >>> people.person(0) is people.person(0)                        # drawn once
     True

@@ -203,7 +203,8 @@ class SyntheticContext:
     >>> protocol = load_protocol("tominaga-replication")
     >>> scenario = get_scenario(protocol.scenario)
     >>> rows = rejected_rows(scenario, load_classifier(scenario, "rule"))[:20]
-    >>> x = scenario.dataset["test"][0][rows].numpy()
+    >>> test_x, _ = scenario.dataset["test"]        # the test split: (x, y)
+    >>> x = test_x[rows].numpy()
     >>> sim = SyntheticContext("pilot", protocol, scenario, Population(scenario, Behaviour(), 0, x))
     >>> sim.population.person(0).x.shape == (scenario.d,), dict(sim.extra)   # no truth rows yet
     (True, {})

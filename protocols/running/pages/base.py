@@ -59,7 +59,7 @@ class Page(PageModel):
     >>> store = Store(Path(tempfile.mkdtemp()) / "study.duckdb")
     >>> study = Study(load_protocol("tominaga-replication"), store)
     >>> page = study.start(external_id="p1", session="s1").current_page()
-    >>> page.kind, page.title, [q.id for q in page.payload.questions][:2]
+    >>> page.kind, page.title, [q.id for q in page.payload.questions[:2]]
     ('screening', 'A few questions first', ['age', 'gender'])
     >>> page.terminal
     False
