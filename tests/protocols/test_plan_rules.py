@@ -94,7 +94,9 @@ SHIPPED = [("tominaga-replication", 60), ("icarma-personalization", 60),
     # the HARE protocols' walks are minutes each (a search per question): make test-slow
     *[(pid, n) if not pid.startswith("hare") else
       pytest.param(pid, n, marks=pytest.mark.slow, id=f"{pid}-{n}") for pid, n in SHIPPED],
-    *[pytest.param(pid, 200, marks=pytest.mark.slow, id=f"{pid}-200") for pid, _ in SHIPPED],
+    # 200 people through a HARE protocol take longer than the suite's 15-minute test timeout
+    *[pytest.param(pid, 200, marks=[pytest.mark.slow, pytest.mark.timeout(3600)],
+                   id=f"{pid}-200") for pid, _ in SHIPPED],
 ])
 def test_no_shown_plan_breaks_a_rule(tmp_path, trained_home, pid: str, n: int) -> None:
     """Every shipped protocol x simulated participants (200 with ``-m slow``; the counts per
