@@ -63,8 +63,12 @@ def test_the_papers_order_items_and_bracket_income(tmp_path) -> None:
         answered = study.participant(s.participant_id).updated_at
         opens = answered + timedelta(days=14)
         assert page.kind == "pause"
-        assert page.payload.opens_at == opens.isoformat(timespec="seconds") + "Z"
-        assert opens.strftime("%Y-%m-%d %H:%M UTC") in page.payload.text
+        # shown rounded up, never down: coming back at the time shown finds the next part
+        shown = datetime.fromisoformat(page.payload.opens_at.removesuffix("Z"))  # naive UTC
+        assert opens <= shown < opens + timedelta(seconds=1)
+        minute = opens.replace(second=0, microsecond=0)
+        minute += timedelta(minutes=1) if minute < opens else timedelta(0)
+        assert minute.strftime("%Y-%m-%d %H:%M UTC") in page.payload.text
         with pytest.raises(PageMismatchError, match="current page is 'pause'"):
             s.submit("decision", {})  # too early: the second session is not open
         clock.t = opens - timedelta(seconds=1)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import StrictStr
@@ -79,6 +80,14 @@ class PausePayload(PageModel):
     template: str = ""  # ``text`` before ``{when}`` was filled in (a translation fills it)
 
 
+def _round_up(t: datetime, seconds: int) -> datetime:
+    """``t`` rounded up to a whole multiple of ``seconds`` (a time already on one stays)."""
+    base = t.replace(second=0, microsecond=0)
+    past = (t - base).total_seconds()
+    steps = -(-past // seconds)  # ceil
+    return base + timedelta(seconds=steps * seconds)
+
+
 @register
 class Pause(_Closing):
     """The first session is over; the next part opens at ``Flow.opens_at`` (the protocol's
@@ -92,9 +101,11 @@ class Pause(_Closing):
     def payload(self, ctx: SessionContext, p: Participant) -> PageModel:
         opens = ctx.protocol.sessions.opens_at(p.answered, p.updated_at)
         assert opens is not None
-        when = opens.strftime("%Y-%m-%d %H:%M UTC")
+        # Both are rounded up, never down: a participant who comes back at the time shown
+        # must find the next part open (the text shows minutes, the attribute seconds).
+        when = _round_up(opens, 60).strftime("%Y-%m-%d %H:%M UTC")
         return PausePayload(text=ctx.protocol.sessions.text.replace("{when}", when),
-                            opens_at=opens.isoformat(timespec="seconds") + "Z",
+                            opens_at=_round_up(opens, 1).isoformat(timespec="seconds") + "Z",
                             template=ctx.protocol.sessions.text)
 
 
