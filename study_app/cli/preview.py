@@ -26,6 +26,9 @@ def preview(
         "(<protocol>/pages/*.jpg) and write the docs page <folder>.md beside it."),
     decision_model: str | None = typer.Option(
         None, help="Override the protocol's decision model: trained | bayes."),
+    kind: list[str] = typer.Option(
+        [], "--kind", help="Only this page kind (repeatable), e.g. --kind plan; "
+        "default: every kind the protocol shows."),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
@@ -44,6 +47,9 @@ def preview(
     if (gallery is None) == (protocol is None) or (gallery is None) == (out is None):
         raise typer.BadParameter("give PROTOCOL with --out, or --gallery alone",
                                  param_hint="PROTOCOL / --out / --gallery")
+    if kind and gallery is not None:
+        raise typer.BadParameter("--kind is for one protocol, not --gallery (the gallery shows "
+                                 "every kind)", param_hint="--kind")
     start = time.perf_counter()
     if gallery is not None:
         from protocols.definition.schema import shipped_protocols
@@ -57,7 +63,7 @@ def preview(
              json_file=json_file, human=lambda: err.print(f"gallery -> {page}", highlight=False))
         return
     assert protocol is not None and out is not None
-    doc = _one(protocol, out, decision_model, (1280,), "png")
+    doc = _one(protocol, out, decision_model, (1280,), "png", kinds=tuple(kind))
     doc["seconds"] = round(time.perf_counter() - start, 3)
     emit(doc, json_out=json_out, json_file=json_file, human=lambda: err.print(
         f"{len(doc['pages'])} pages ({', '.join(p['kind'] for p in doc['pages'])}) "
@@ -65,7 +71,7 @@ def preview(
 
 
 def _one(protocol: str, out: Path, decision_model: str | None, widths: tuple[int, ...],
-         image: str) -> dict[str, Any]:
+         image: str, kinds: tuple[str, ...] = ()) -> dict[str, Any]:
     from protocols.definition.schema import ProtocolError, load_protocol
     from protocols.running.resources import MethodUnavailableError
     from study_app.preview import PreviewError, collect_pages, write_preview
@@ -77,6 +83,13 @@ def _one(protocol: str, out: Path, decision_model: str | None, widths: tuple[int
     try:
         err.print(f"walking {proto.id} with a synthetic participant", highlight=False)
         pages = collect_pages(proto, decision_model=decision_model)
+        if kinds:
+            shown = [p.kind for p in pages]
+            unknown = sorted(set(kinds) - set(shown))
+            if unknown:
+                fail(f"--kind {', '.join(unknown)}: {proto.id} shows no such page; its kinds: "
+                     f"{', '.join(shown)}", 2)
+            pages = [p for p in pages if p.kind in kinds]
         err.print(f"photographing {len(pages)} page kinds", highlight=False)
         result = write_preview(pages, out, proto.title, widths=widths, image=image)
     except (MethodUnavailableError, FileNotFoundError) as e:

@@ -36,22 +36,29 @@ def test_build_then_cache_hit_then_force(home):
 
 
 def test_a_config_change_rebuilds_dependents(home, monkeypatch):
-    artifacts.build_artifacts("loan", quick=True, only=("carma",))
+    from dataclasses import replace
+
     from engine import artifact_builders
     from engine.decision import DecisionConfig
+    from engine.flows import FlowConfig
 
     original = artifact_builders.configs
 
-    def changed(quick: bool, decision: str = "trained"):
-        cfgs = original(quick, decision)
-        cfgs["decision"] = DecisionConfig(epochs=3)
-        return cfgs
+    def tiny(decision_epochs: int):  # a few epochs each: this checks the bookkeeping
+        def configs(quick: bool, decision: str = "trained"):
+            cfgs = original(quick, decision)
+            return {**cfgs, "decision": DecisionConfig(epochs=decision_epochs),
+                    "flow": FlowConfig(epochs=2, patience=1),
+                    "carma": replace(cfgs["carma"], epochs=2)}
+        return configs
 
-    monkeypatch.setattr(artifacts, "configs", changed)
-    records = {r.name: r.cache_hit for r in artifacts.build_artifacts("loan", quick=True)}
+    monkeypatch.setattr(artifacts, "configs", tiny(2))
+    artifacts.build_artifacts("loan", quick=True, only=("carma",))
+    monkeypatch.setattr(artifacts, "configs", tiny(3))
+    records = {r.name: r.cache_hit for r in artifacts.build_artifacts("loan", quick=True,
+                                                                   only=("carma",))}
     # decision changed; carma depends on it; the flow does not
-    assert records["decision"] is False and records["carma"] is False
-    assert records["flow"] is True
+    assert records == {"decision": False, "flow": True, "carma": False}
 
 
 def test_a_corrupt_artifact_does_not_load(home):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from study_app.cli import app
@@ -35,6 +36,7 @@ def test_amortized_fits_are_new_studies_on_one_compiled_model(tmp_path):
     assert doc["cores"] == 2 and doc["cpu_speedup"] is None  # other processes' CPU: not ours
 
 
+@pytest.mark.slow  # a second benchmark run for the one-core bookkeeping (make test-slow)
 def test_one_core_reports_cpu_seconds(tmp_path):
     """With --cores 1 every chain runs in this process: its CPU seconds are the fit's."""
     out = tmp_path / "bench.json"

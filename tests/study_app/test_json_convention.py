@@ -83,7 +83,7 @@ def _cheap(tmp: Path) -> dict[str, list[str]]:
         "protocol docs": ["--out", str(tmp / "reference" / "protocol.md")],
         "docs generate": ["--out", str(tmp)],
         "preview": ["tominaga-replication", "--out", str(tmp / "preview"),
-                    "--decision-model", "bayes"],
+                    "--decision-model", "bayes", "--kind", "consent"],
     }
 
 

@@ -112,7 +112,7 @@ def test_sixteen_threads_simulating_into_one_database(tmp_path, tominaga) -> Non
     with Store(tmp_path / "s.duckdb") as store:
         def run(k: int) -> None:
             try:
-                simulate(tominaga, store, 6, study_id=f"t{k:02d}", decision_model="bayes",
+                simulate(tominaga, store, 2, study_id=f"t{k:02d}", decision_model="bayes",
                          seed=k)
             except BaseException as e:  # noqa: BLE001 - reported below
                 errors.append(e)
@@ -124,16 +124,16 @@ def test_sixteen_threads_simulating_into_one_database(tmp_path, tominaga) -> Non
             t.join()
         assert not errors, errors
         totals = store.counts()
-        assert totals["studies"] == 16 and totals["participants"] == 96
+        assert totals["studies"] == 16 and totals["participants"] == 32
         # 5 plans each but for the few people with fewer eligible pool profiles
         assert totals["plans"] == totals["ratings"] == totals["sim_ratings"]
-        assert 440 <= totals["plans"] <= 480
-        assert totals["sim_participants"] == totals["profiles"] == 96
+        assert 145 <= totals["plans"] <= 160
+        assert totals["sim_participants"] == totals["profiles"] == 32
         dup = store.query("SELECT count(*) AS n FROM (SELECT 1 FROM ratings GROUP BY study_id, "
                           "participant_id, plan_id HAVING count(*) > 1)")[0]["n"]
         assert dup == 0
         per = store.frame("SELECT study_id, count(*) AS n FROM participants GROUP BY 1")
-        assert (per["n"] == 6).all()
+        assert (per["n"] == 2).all()
 
 
 def test_cli_json_and_bad_input(tmp_path) -> None:

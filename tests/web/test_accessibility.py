@@ -1,7 +1,8 @@
 """Accessibility of every shipped protocol in a real browser (Debian Chromium), keyboard only.
 
 For each protocol one server, one browser: a keyboard-only participant (Tab, Space, Enter,
-arrow keys, typing; keyboard_participant) completes the study at 1280 and at 390 px wide,
+arrow keys, typing; keyboard_participant) completes the study at 1280 or at 390 px wide
+(one test per protocol and width),
 and a second one declines consent (the end page). axe-core runs once on each new page kind
 at each width: no WCAG 2.1 A/AA violation may remain (a.EXCEPTIONS lists the accepted ones,
 none today). On every page focus moves to the heading and the first Tab reaches
@@ -9,7 +10,7 @@ the page's first control, every rating scale is a radio group with an accessible
 every control reached by Tab shows a focus ring, and the page declares its language.
 
 The figures (violations per page kind and width, key presses) are written to
-.recourse-study/test-artifacts/accessibility-<protocol>.json.
+.recourse-study/test-artifacts/accessibility-<protocol>-<width>.json.
 """
 
 from __future__ import annotations
@@ -86,43 +87,45 @@ def _profile(protocol: str) -> dict:
     return {**{f.name: f.levels[0] for f in scenario.features if f.levels}, **TOMINAGA_PROFILE}
 
 
-# hare-interactive (the most page kinds, pairwise choices) runs in make test, the other two
-# protocols' walks in make test-slow
-@pytest.mark.parametrize("protocol", [p if p == "hare-interactive" else
-                                      pytest.param(p, marks=pytest.mark.slow) for p in KINDS])
-def test_keyboard_only_participants_complete_with_no_axe_violations(protocol, servers,
+# hare-interactive at phone width (the most page kinds, pairwise choices, the narrowest
+# layout) runs in make test; the other walks (each about half a minute) in make test-slow
+WALKS = [pytest.param(p, w, marks=() if (p, w) == ("hare-interactive", "390")
+                      else pytest.mark.slow, id=f"{p}-{w}") for p in KINDS for w in a11y.WIDTHS]
+
+
+@pytest.mark.parametrize(("protocol", "width"), WALKS)
+def test_keyboard_only_participants_complete_with_no_axe_violations(protocol, width, servers,
                                                                     module_browser) -> None:
     server = servers.get(protocol)
     spec = load_protocol(protocol)
-    report: dict[str, dict] = {}
-    for width, viewport in a11y.WIDTHS.items():
-        context = module_browser.new_context(viewport=viewport)
-        page = context.new_page()
-        found: dict[str, list] = {}
+    context = module_browser.new_context(viewport=a11y.WIDTHS[width])
+    page = context.new_page()
+    found: dict[str, list] = {}
 
-        def scan(page_id: str, kind: str, found=found, page=page) -> None:
-            if kind not in found:
-                found[kind] = a11y.axe_violations(page)
+    def scan(page_id: str, kind: str) -> None:
+        if kind not in found:
+            found[kind] = a11y.axe_violations(page)
 
-        bot = KeyboardParticipant(page, spec, profile=_profile(protocol), on_page=scan,
-                                 timeout_ms=120_000)
-        start = bot.open(server.url)
-        assert page.evaluate("document.documentElement.lang") == "en"
-        assert bot.run(start) == ("debrief", "debrief")
-        # someone who declines: the end page
-        decliner = KeyboardParticipant(context.new_page(), spec, on_page=scan)
-        decliner._radio_choice = lambda *a: 1  # type: ignore[method-assign]  # "I do not agree"
-        assert decliner.run(decliner.open(server.url)) == ("end", "end")
-        context.close()
-        assert set(found) == KINDS[protocol], width
-        assert {k: v for k, v in found.items() if v} == {}, width
-        assert bot.no_ring == [] and decliner.no_ring == []
-        assert bot.first_tab_elsewhere == [] and decliner.first_tab_elsewhere == []
-        assert bot.radio_groups and all(name.strip() for name in bot.radio_groups)
-        report[width] = {"violations": {k: len(v) for k, v in found.items()},
-                         "keys": bot.keys, "typed": bot.typed, "pages": len(bot.pages)}
+    bot = KeyboardParticipant(page, spec, profile=_profile(protocol), on_page=scan,
+                              timeout_ms=120_000)
+    start = bot.open(server.url)
+    assert page.evaluate("document.documentElement.lang") == "en"
+    assert bot.run(start) == ("debrief", "debrief")
+    # someone who declines: the end page
+    decliner = KeyboardParticipant(context.new_page(), spec, on_page=scan)
+    decliner._radio_choice = lambda *a: 1  # type: ignore[method-assign]  # "I do not agree"
+    assert decliner.run(decliner.open(server.url)) == ("end", "end")
+    context.close()
+    assert set(found) == KINDS[protocol]
+    assert {k: v for k, v in found.items() if v} == {}
+    assert bot.no_ring == [] and decliner.no_ring == []
+    assert bot.first_tab_elsewhere == [] and decliner.first_tab_elsewhere == []
+    assert bot.radio_groups and all(name.strip() for name in bot.radio_groups)
+    report = {"violations": {k: len(v) for k, v in found.items()},
+              "keys": bot.keys, "typed": bot.typed, "pages": len(bot.pages)}
     ARTIFACT_DIR.mkdir(parents=True, exist_ok=True)
-    (ARTIFACT_DIR / f"accessibility-{protocol}.json").write_text(json.dumps(report, indent=1))
+    (ARTIFACT_DIR / f"accessibility-{protocol}-{width}.json").write_text(
+        json.dumps(report, indent=1))
 
 
 _METRIC = """label => { const m = [...document.querySelectorAll('[data-testid="stMetric"]')]

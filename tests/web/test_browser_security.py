@@ -73,6 +73,8 @@ def _run(*args: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow  # a whole walk and two export runs (make test-slow); the refusal: test_links_resume.py,
+# formula-safe exports: tests/data/test_export_safety.py
 def test_a_recruitment_id_alone_cannot_take_over_a_session(small_protocol_file, browser,
                                                            tmp_path) -> None:
     path = small_protocol_file()

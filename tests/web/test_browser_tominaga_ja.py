@@ -52,6 +52,8 @@ def server(tmp_path) -> Iterator[StudyServer]:
         srv.stop()
 
 
+@pytest.mark.slow  # the English walk (test_browser_tominaga.py) is in make test; the
+# translations themselves: tests/protocols/test_translation.py
 def test_tominaga_replication_in_japanese_at_phone_width(server, browser) -> None:
     protocol = load_protocol(PROTOCOL)
     ja = translators(protocol, TRANSLATION_DIR)["ja"]

@@ -50,3 +50,19 @@ def test_preview_is_the_page_a_participant_sees(tmp_path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_preview_kind_picks_pages_and_names_the_kinds_it_has(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from study_app.cli import app
+
+    runner = CliRunner()
+    r = runner.invoke(app, ["preview", "tominaga-replication", "--out", str(tmp_path / "o"),
+                            "--decision-model", "bayes", "--kind", "nosuch"])
+    assert r.exit_code == 2 and not (tmp_path / "o").exists()
+    said = " ".join(r.stderr.split())
+    assert "--kind nosuch: tominaga-replication shows no such page" in said
+    assert "its kinds: screening, consent" in said and "debrief, end" in said
+    r = runner.invoke(app, ["preview", "--gallery", str(tmp_path / "g"), "--kind", "plan"])
+    assert r.exit_code == 2 and "--kind is for one protocol" in " ".join(r.stderr.split())
