@@ -26,12 +26,22 @@ def study_db(tmp_path_factory):
     return db
 
 
-def test_analyze_writes_report_summary_and_traces(study_db, tmp_path):
-    out = tmp_path / "report"
-    r = CliRunner().invoke(app, ["analyze", "--db", str(study_db), "--out", str(out),
-                                 "--draws", "100", "--tune", "100", "--chains", "2",
-                                 "--target-accept", "0.9", "--no-gaussian"])
+def _args(study_db, out) -> list[str]:
+    return ["analyze", "--db", str(study_db), "--out", str(out), "--draws", "100", "--tune",
+            "100", "--chains", "2", "--target-accept", "0.9", "--no-gaussian"]
+
+
+@pytest.fixture(scope="module")
+def analyzed(study_db, tmp_path_factory):
+    """One whole analysis of the study (its folder), fitted once for the module."""
+    out = tmp_path_factory.mktemp("analyzed") / "report"
+    r = CliRunner().invoke(app, _args(study_db, out))
     assert r.exit_code == 0, r.output
+    return out
+
+
+def test_analyze_writes_report_summary_and_traces(analyzed):
+    out = analyzed
     summary = json.loads((out / "summary.json").read_text())
     models = summary["models"]
     # the protocol's distances: L0/L1 over the 16 items (income is a condition, not an item)
@@ -69,31 +79,33 @@ def test_analyze_writes_report_summary_and_traces(study_db, tmp_path):
     assert "Table S2" in html and "Figure 3" in html and mg["agreement"][0]["model"] in html
 
 
-def test_analyze_without_r_still_finishes_and_says_why(study_db, tmp_path, monkeypatch):
+def test_analyze_without_r_still_finishes_and_says_why(study_db, analyzed, tmp_path,
+                                                       monkeypatch):
     """R missing: the Bayesian part is complete, mgcv skipped (one stderr line, summary),
-    exit 0; --mgcv require makes it exit 1; an R error is "failed", exit 1 (--resume reuses
-    the Bayesian fits)."""
+    exit 0; --mgcv require makes it exit 1; an R error is "failed", exit 1. Every run here
+    resumes the module's analysis (a copy): the Bayesian fits are reused, mgcv runs anew."""
     from analysis import mgcv
 
     out, runner = tmp_path / "o", CliRunner()
-    args = ["analyze", "--db", str(study_db), "--out", str(out), "--draws", "50", "--tune",
-            "50", "--chains", "1", "--backend", "pymc", "--no-gaussian", "--trace", "none"]
+    shutil.copytree(analyzed, out)
+    args = [*_args(study_db, out), "--resume"]
     monkeypatch.setattr(mgcv, "RSCRIPT", "Rscript-not-installed-here")
-    r = runner.invoke(app, args)
+    r = runner.invoke(app, [*args, "--json"])
     assert r.exit_code == 0, r.output
     summary = json.loads((out / "summary.json").read_text())
     assert summary["complete"] and len(summary["models"]) == 4
+    assert len(json.loads(r.stdout)["reused"]) == 4  # the Bayesian part came from the folder
     assert summary["mgcv"]["status"] == "skipped" and "Rscript is not installed" in summary[
         "mgcv"]["reason"]
     assert [line for line in r.stderr.splitlines() if line.startswith("mgcv part skipped: ")]
     assert "mgcv part skipped" in (out / "report.html").read_text()
-    r = runner.invoke(app, [*args, "--resume", "--mgcv", "require"])
+    r = runner.invoke(app, [*args, "--mgcv", "require"])
     assert r.exit_code == 1 and summary["complete"], r.output
     monkeypatch.setattr(mgcv, "RSCRIPT", "Rscript")
     broken = tmp_path / "broken.R"
     broken.write_text('stop("the GAMM exploded")\n')
     monkeypatch.setattr(mgcv, "SCRIPT", broken)
-    r = runner.invoke(app, [*args, "--resume", "--json"])
+    r = runner.invoke(app, [*args, "--json"])
     assert r.exit_code == 1, r.output
     doc = json.loads(r.stdout)
     assert doc["complete"] and doc["mgcv"]["status"] == "failed"
