@@ -3,7 +3,7 @@
 Registering the commands (importing ``study_app.cli``) imports none of torch, PyMC, pandas,
 pyarrow, Streamlit or PyTensor: each command imports what it needs inside its function, so
 ``recourse-study --help`` or ``validate`` does not wait seconds for libraries it never uses
-(docs/deploy.md, "Command start-up"). A top-level heavy import in a command module fails
+(docs/architecture.md, "Command start-up"). A top-level heavy import in a command module fails
 the first test; an option type that no longer resolves (typer reads every command's
 signature when it builds the app) fails the second.
 """
