@@ -19,22 +19,20 @@ from typing import Any
 import numpy as np
 
 from engine.benchmarks.paper_values import target_values
-from engine.recourse.hare_state import FINAL_ACCEPT, GAMMA_SCHEDULES
-from engine.recourse.icarma_config import (
+from engine.benchmarks.reproduce_choices import CARMAS_CLAMP, FLOW_CLAMP, REPRODUCE_SCENARIO
+from engine.icarma_choices import (
+    ACTION_SPACES,
     CALIBRATED_VALIDITY_WEIGHT,
-    CARMA_SHIFT_BOUNDS,
-    KEEP,
+    DEFAULT_MASK_HEAD,
+    INTERVENTION,
+    MASK_HEADS,
     PAPER_ACTION_SPACE,
     PAPER_VALIDITY_MULTIPLIER,
     VALIDITY_MULTIPLIERS,
 )
-from engine.recourse.icarma_networks import (
-    ACTION_SPACES,
-    DEFAULT_MASK_HEAD,
-    INTERVENTION,
-    MASK_HEADS,
-    check_shift_bounds,
-)
+from engine.recourse.hare_state import FINAL_ACCEPT, GAMMA_SCHEDULES
+from engine.recourse.icarma_config import CARMA_SHIFT_BOUNDS, KEEP
+from engine.recourse.icarma_networks import check_shift_bounds
 from engine.synthetic.hare_truth import PAPER_GROUND_TRUTH, check_ground_truth
 
 Progress = Callable[[str], None]
@@ -53,16 +51,6 @@ TARGET_NAMES: tuple[str, ...] = (
     "hare-table4",
 )
 
-
-# ``shift_bounds`` by name: CARMA's clamp under CARMA's own flow, or its rule under ours
-CARMAS_CLAMP, FLOW_CLAMP = "carma", "flow"
-
-# The reproductions' world: CARMA's published Loan samples with the decision model trained by
-# CARMA's classifier recipe (plain SGD, lr 1e-3, batch 256, 500 epochs; our own training, test
-# accuracy 0.911 on the classifier split). The platform's default decision model (``loan-carma``,
-# Adam + cosine: accuracy >= 0.99) is saturated on the rejections (logits -165 .. -6), where the
-# paper's hinge on 2 h - 1 has no gradient; README "Reproducing the papers".
-REPRODUCE_SCENARIO = "loan-carma-reference"
 
 
 @dataclass(frozen=True)

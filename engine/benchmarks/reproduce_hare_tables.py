@@ -39,8 +39,8 @@ from engine.artifact_builders import decision_artifact
 from engine.artifacts import build_artifacts, load_classifier
 from engine.benchmarks.hare import HareBenchmarkConfig, run_hare_benchmark
 from engine.benchmarks.paper_values import paper_source, target_values, tolerance
+from engine.benchmarks.reproduce_choices import REPRODUCE_SCENARIO
 from engine.benchmarks.reproduce_core import (
-    REPRODUCE_SCENARIO,
     Cell,
     Check,
     Progress,

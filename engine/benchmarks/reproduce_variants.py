@@ -15,12 +15,13 @@ from __future__ import annotations
 from typing import Any
 
 from engine.benchmarks.reproduce_core import ReproduceConfig
-from engine.recourse.icarma_config import (
-    CARMA_SHIFT_BOUNDS,
+from engine.icarma_choices import (
+    DEFAULT_MASK_HEAD,
+    INTERVENTION,
     PAPER_ACTION_SPACE,
     PAPER_VALIDITY_MULTIPLIER,
 )
-from engine.recourse.icarma_networks import DEFAULT_MASK_HEAD, INTERVENTION
+from engine.recourse.icarma_config import CARMA_SHIFT_BOUNDS
 
 FAST_EPOCHS = {"ranking": 20, "likert": 20}
 

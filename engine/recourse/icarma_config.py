@@ -41,7 +41,7 @@ positive. Three readings (README "Reproducing the papers", each with the paper's
   profiles 14-18% of the training draws keep an empty mask and validity falls to 0.80-0.88
   (Table 3, paper 0.987-0.995).
 - ``fixed`` (``validity_weight``): a constant weight. Over w in {1, 3, 6, 8, 12, 20, 50}
-  (seed 1000, one run each) w = 8 = ``CALIBRATED_VALIDITY_WEIGHT`` fits Table 1's
+  (seed 1000, one run each) w = 8 = ``CALIBRATED_VALIDITY_WEIGHT`` (engine.icarma_choices) fits Table 1's
   plausibility column best, and with the paper's ten seeds Table 1 comes within 0.05 of the
   paper's validity on every row; with the non-constant cost profiles of Table 2 it loses
   validity (0.79-0.93 against the paper's 0.996-0.998).
@@ -83,27 +83,23 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from engine.preferences import COST_PROFILE_EXPONENTS, SCORE_SAMPLINGS
-from engine.recourse.icarma_networks import (
+from engine.icarma_choices import (
     ACTION_SPACES,
     DEFAULT_MASK_HEAD,
     INTERVENTION,
     MASK_HEADS,
-    check_shift_bounds,
+    PAPER_ACTION_SPACE,
+    PAPER_VALIDITY_MULTIPLIER,
+    VALIDITY_MULTIPLIERS,
 )
+from engine.preferences import COST_PROFILE_EXPONENTS, SCORE_SAMPLINGS
+from engine.recourse.icarma_networks import check_shift_bounds
 
 VALIDITY_LOSSES: tuple[str, ...] = ("hinge-probability", "hinge-logit")
-VALIDITY_MULTIPLIERS: tuple[str, ...] = ("lagrangian", "lagrangian-acting", "fixed")
-# the hinge weight of the paper's configuration: CARMA's reference rule (module docstring)
-PAPER_VALIDITY_MULTIPLIER = "lagrangian"
 SCHEDULES: tuple[str, ...] = ("constant", "cosine")
 KEEP: tuple[str, ...] = ("last", "best")
 TRAININGS: tuple[str, ...] = ("paper", "fast")
 PAPER_SEED_STEP = 1000  # the paper's seeds: 1000, 2000, ..., 10000
-# A fixed hinge weight calibrated on Table 1's plausibility column: the weight of the
-# ``fixed`` variant of the paper's configuration (module docstring; README "Reproducing the
-# papers").
-CALIBRATED_VALIDITY_WEIGHT = 8.0
 # CARMA's clamp of its latent shifts: (floor min z, ceil max z) over the latents of the
 # training people its classifier rejects (its main.py filters the data by the classifier's
 # label, then sets its z_clipper), computed with CARMA's own published Loan flow (its
@@ -112,8 +108,6 @@ CALIBRATED_VALIDITY_WEIGHT = 8.0
 # Our flow on the same people gives min -4.12, max 3.85, so the rule would give (-5, 4)
 # under it (README "Reproducing the papers").
 CARMA_SHIFT_BOUNDS: tuple[float, float] = (-4.0, 5.0)
-# the action of the paper's configuration: CARMA's latent shift (module docstring)
-PAPER_ACTION_SPACE = "latent-shift"
 
 # The paper's score-based (Likert) hyper-parameters (its appendix C).
 _LIKERT: dict[str, Any] = {

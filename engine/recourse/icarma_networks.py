@@ -56,13 +56,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from engine.icarma_choices import ACTION_SPACES, DEFAULT_MASK_HEAD, INTERVENTION, MASK_HEADS
 from engine.networks import mlp
 from engine.preferences import ActionabilityProfiles, CostProfile
-
-MASK_HEADS: tuple[str, ...] = ("log-odds", "carma")
-DEFAULT_MASK_HEAD = MASK_HEADS[0]  # ours; "carma" is a named variant (module docstring)
-ACTION_SPACES: tuple[str, ...] = ("intervention", "latent-shift")
-INTERVENTION = ACTION_SPACES[0]  # the do-operator (module docstring); our fast models' space
 
 
 def check_shift_bounds(bounds: tuple[float, float]) -> tuple[float, float]:

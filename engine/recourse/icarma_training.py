@@ -97,10 +97,11 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from engine.decision import favourable_logit, rejected_rows
+from engine.icarma_choices import INTERVENTION
 from engine.preferences import CostProfile, all_actionable, sample_profiles
 from engine.recourse.icarma_config import ICarmaConfig
 from engine.recourse.icarma_log import TrainingLog, finish_log, record_evaluation
-from engine.recourse.icarma_networks import INTERVENTION, AmortizedRecourse, code_from_parts
+from engine.recourse.icarma_networks import AmortizedRecourse, code_from_parts
 from engine.scenarios.base import Scenario
 
 

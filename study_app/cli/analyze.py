@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from data.store import is_postgres
 from study_app.cli.apps import app
 from study_app.cli.output import emit, err, fail, json_file_option, json_option
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @app.command("analyze")
@@ -206,7 +207,7 @@ def load_study(db: str, study: str | None) -> tuple[str, pd.DataFrame, pd.DataFr
     """(study id, ratings, plans, the study's row: protocol and simulation settings) of
     ``study`` in ``db``; a one-line error and exit 2 when the database is missing,
     unreadable or held by another process, or the study does not exist or has no ratings."""
-    from data.store import Store, StoreError
+    from data.store import Store, StoreError, is_postgres
 
     if not is_postgres(db) and not Path(db).exists():
         fail(f"no database at {db}", 2)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import typer
 
-from data.store import is_postgres
 from study_app.cli.apps import app
 from study_app.cli.output import emit, err, fail, json_file_option, json_option
 
@@ -43,7 +42,7 @@ def export(
     files, coding_sheet {file, rows, code_columns} (with --coding-sheet).
     """
     from data.export import export as run
-    from data.store import Store, StoreError
+    from data.store import Store, StoreError, is_postgres
 
     if format not in ("parquet", "csv"):
         fail(f"--format: expected parquet or csv, got {format!r}", 2)

@@ -10,7 +10,9 @@
   (arguments, files, databases), 1 when the work itself failed. A command that still
   produced a result (``analyze`` with a failed model) prints it as usual before exiting 1.
 
-JSON is strict (data.jsonio): NaN and infinities are null.
+JSON is strict (data.jsonio): NaN and infinities are null. data.jsonio is imported when a
+result is written, not with this module: registering the commands imports no data layer
+(it brings pandas and DuckDB).
 """
 
 from __future__ import annotations
@@ -22,8 +24,6 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
-
-from data.jsonio import dumps, write_json
 
 JSON_HELP = "Print one JSON object (the result; shape below) on stdout and nothing else there."
 JSON_FILE_HELP = "Also write the JSON object to this file."
@@ -56,12 +56,16 @@ def emit(doc: dict[str, Any], *, json_out: bool, json_file: Path | None,
     if not isinstance(doc, dict):
         raise TypeError(f"a command's JSON result must be an object, got {type(doc).__name__}")
     if json_file is not None:
+        from data.jsonio import write_json
+
         write_json(json_file, doc)
     if human is not None:
         human()
     if json_file is not None:
         err.print(f"result written to {json_file}", highlight=False)
     if json_out:
+        from data.jsonio import dumps
+
         sys.stdout.write(dumps(doc) + "\n")
         sys.stdout.flush()
 
@@ -74,6 +78,8 @@ def fail(message: object, code: int = 1, *, keep_lines: bool = False,
     text = str(message).strip() if keep_lines else " ".join(str(message).split())
     typer.echo(f"error: {text}", err=True)
     if json_out:
+        from data.jsonio import dumps
+
         sys.stdout.write(dumps({"error": text, **(details or {})}) + "\n")
         sys.stdout.flush()
     raise typer.Exit(code)

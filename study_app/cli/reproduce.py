@@ -13,13 +13,13 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from engine.benchmarks.reproduce_core import CARMAS_CLAMP, REPRODUCE_SCENARIO
-from engine.recourse.icarma_config import (
+from engine.benchmarks.reproduce_choices import CARMAS_CLAMP, REPRODUCE_SCENARIO
+from engine.icarma_choices import (
     CALIBRATED_VALIDITY_WEIGHT,
+    DEFAULT_MASK_HEAD,
     PAPER_ACTION_SPACE,
     PAPER_VALIDITY_MULTIPLIER,
 )
-from engine.recourse.icarma_networks import DEFAULT_MASK_HEAD
 from study_app.cli.apps import app, scenario_or_fail
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 from study_app.cli.paper_needs import PAPER_SEEDS, offer_training, train_option

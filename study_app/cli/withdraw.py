@@ -7,7 +7,6 @@ from typing import Any
 
 import typer
 
-from data.store import is_postgres
 from study_app.cli.apps import app
 from study_app.cli.output import emit, err, fail, json_file_option, json_option
 
@@ -41,7 +40,7 @@ def withdraw(
     (they were still answering); on an error: {error, ...}.
     """
     from data import withdrawal
-    from data.store import Store, StoreError, WriteConflictError
+    from data.store import Store, StoreError, WriteConflictError, is_postgres
     from protocols.running.participation import hash_token
 
     if not is_postgres(db) and not Path(db).exists():

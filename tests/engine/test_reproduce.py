@@ -17,7 +17,7 @@ from engine.benchmarks.paper_values import paper_values, target_values, toleranc
 from engine.benchmarks.reproduce import TARGET_NAMES, TARGETS, ReproduceConfig, run_target
 from engine.benchmarks.reproduce_core import Cell
 from engine.benchmarks.reproduce_icarma import FAST_ORACLE_DRAWS, World
-from engine.recourse.icarma_config import CALIBRATED_VALIDITY_WEIGHT
+from engine.icarma_choices import CALIBRATED_VALIDITY_WEIGHT
 from study_app.cli import app
 
 
@@ -54,7 +54,7 @@ def test_cells_are_judged_by_tolerance_or_by_the_papers_range():
 
 
 def test_the_reproductions_run_on_carmas_classifier_recipe_and_name_their_variants():
-    from engine.benchmarks.reproduce_core import REPRODUCE_SCENARIO
+    from engine.benchmarks.reproduce_choices import REPRODUCE_SCENARIO
     from engine.benchmarks.reproduce_icarma import training_changes
     from engine.paper_models import training_tag
 

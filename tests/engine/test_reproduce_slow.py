@@ -22,7 +22,7 @@ import pytest
 
 from engine.benchmarks.paper_values import target_values
 from engine.benchmarks.reproduce import TARGET_NAMES
-from engine.benchmarks.reproduce_core import REPRODUCE_SCENARIO
+from engine.benchmarks.reproduce_choices import REPRODUCE_SCENARIO
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).with_name("recourse-study"))

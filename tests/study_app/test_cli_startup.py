@@ -1,0 +1,58 @@
+"""The command line starts without its heavy dependencies.
+
+Registering the commands (importing ``study_app.cli``) imports none of torch, PyMC, pandas,
+pyarrow, Streamlit or PyTensor: each command imports what it needs inside its function, so
+``recourse-study --help`` or ``validate`` does not wait seconds for libraries it never uses
+(docs/architecture.md, "Command start-up"). A top-level heavy import in a command module fails
+the first test; an option type that no longer resolves (typer reads every command's
+signature when it builds the app) fails the second.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import typer.main
+
+from study_app.cli import app
+
+REPO = Path(__file__).resolve().parents[2]
+CLI = str(Path(sys.executable).parent / "recourse-study")
+HEAVY = ("torch", "pymc", "pandas", "pyarrow", "streamlit", "pytensor")
+
+
+def _env() -> dict[str, str]:
+    """This checkout first on the path (the subprocess imports the code under test), a wide
+    terminal (no command name is cut)."""
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path, "COLUMNS": "200"}
+
+
+def test_registering_the_commands_imports_no_heavy_library() -> None:
+    code = ("import study_app.cli, sys; "
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=_env(), cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def _listed(help_text: str) -> set[str]:
+    """The command names of a help screen's command table (a row starts with the name)."""
+    return set(re.findall(r"^\W?\s?([a-z][a-z-]*)\s{2,}", help_text, re.M))
+
+
+def test_help_lists_every_command() -> None:
+    root = typer.main.get_command(app)
+    groups = {"": root} | {name: cmd for name, cmd in root.commands.items()
+                           if getattr(cmd, "commands", None)}
+    assert {"validate", "reproduce", "analyze", "serve", "benchmark", "docs"} <= set(root.commands)
+    for group, cmd in groups.items():
+        done = subprocess.run([CLI, *group.split(), "--help"], capture_output=True, text=True,
+                              env=_env(), cwd=REPO, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert set(cmd.commands) <= _listed(done.stdout), (group, done.stdout)
