@@ -6,23 +6,6 @@ columns in the database's order, plus table constraints (primary key, unique); f
 the DDL of a new migration (``create_sql``, ``add_column_sql``), the codebook's meanings and
 checked rows to write (``row``: a column outside the table is an error where the row is made,
 not later in the database).
-
->>> from data.column_spec import Column, Table
->>> notes = Table("notes", (Column("note_id", "VARCHAR NOT NULL", "note id"),
-...                         Column("text", "VARCHAR", "what was noted")),
-...               constraints=("PRIMARY KEY (note_id)",))
->>> print(notes.create_sql())
-CREATE TABLE notes (
-    note_id VARCHAR NOT NULL,
-    text VARCHAR,
-    PRIMARY KEY (note_id)
-)
->>> notes.row(note_id="n1", text="hello")
-{'note_id': 'n1', 'text': 'hello'}
->>> notes.row(note_id="n1", txt="hello")
-Traceback (most recent call last):
-...
-KeyError: 'notes has no column txt (data.columns)'
 """
 
 from __future__ import annotations
@@ -33,6 +16,14 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Column:
+    """One column: name, SQL declaration, meaning (module docstring).
+
+    >>> from data import Column
+    >>> seconds = Column("seconds", "DOUBLE", "time on the page")
+    >>> seconds.ddl, seconds.type
+    ('seconds DOUBLE', 'DOUBLE')
+    """
+
     name: str
     sql: str  # the declaration after the name: "VARCHAR NOT NULL", "BIGINT DEFAULT ..."
     meaning: str
@@ -49,7 +40,25 @@ class Column:
 
 @dataclass(frozen=True)
 class Table:
-    """A table's (or view's) columns in the database's order (module docstring)."""
+    """A table's (or view's) columns in the database's order (module docstring).
+
+    >>> from data import Column, Table
+    >>> notes = Table("notes", (Column("note_id", "VARCHAR NOT NULL", "note id"),
+    ...                         Column("text", "VARCHAR", "what was noted")),
+    ...               constraints=("PRIMARY KEY (note_id)",))
+    >>> print(notes.create_sql())
+    CREATE TABLE notes (
+        note_id VARCHAR NOT NULL,
+        text VARCHAR,
+        PRIMARY KEY (note_id)
+    )
+    >>> notes.row(note_id="n1", text="hello")
+    {'note_id': 'n1', 'text': 'hello'}
+    >>> notes.row(note_id="n1", txt="hello")
+    Traceback (most recent call last):
+    ...
+    KeyError: 'notes has no column txt (data.columns)'
+    """
 
     name: str
     columns: tuple[Column, ...]

@@ -5,9 +5,12 @@ table's own DDL builds the same table the migrations built."""
 
 from __future__ import annotations
 
+import doctest
+
 import duckdb
 import pytest
 
+import data.columns
 from data.codebook import MEANINGS
 from data.column_spec import Column, Table
 from data.columns import (
@@ -100,3 +103,7 @@ def test_rows_and_picks_refuse_a_column_the_table_lacks() -> None:
         Table("t", (Column("a", "VARCHAR", "x"), Column("a", "DOUBLE", "y")))
     with pytest.raises(ValueError, match="is a view"):
         CATALOGUE["ratings_long"].create_sql()
+
+
+def test_the_catalogue_module_example_runs() -> None:
+    assert doctest.testmod(data.columns).failed == 0
