@@ -282,7 +282,7 @@ TOKENS = Table("tokens", (
     Column("issued_at", "TIMESTAMP NOT NULL", "when the token was issued (UTC)"),
     Column("via", "VARCHAR NOT NULL",
            "start (first visit) or recruitment (a returning visit by recruitment id and "
-    "session)"),
+           "session)"),
 ))
 
 DASHBOARD_LOGINS = Table("dashboard_logins", (
@@ -302,13 +302,13 @@ WITHDRAWALS = Table("withdrawals", (
     Column("participant_id", "VARCHAR NOT NULL", _PID + " of the withdrawn participant"),
     Column("requested_by", "VARCHAR NOT NULL",
            "participant (the withdraw link of the study page) or researcher "
-    "(recourse-study withdraw)"),
+           "(recourse-study withdraw)"),
     Column("requested_at", "TIMESTAMP NOT NULL", "when the answers were deleted (UTC)"),
     Column("status_before", "VARCHAR NOT NULL", "the participant's status when they withdrew"),
     Column("page_before", "VARCHAR", "the page they were on"),
     Column("rows_json", "VARCHAR NOT NULL",
            "rows deleted per table as JSON (responses, profiles, elicitations, plans, "
-    "ratings, comparisons, events, sim_participants, sim_ratings)"),
+           "ratings, comparisons, events, sim_participants, sim_ratings)"),
     Column("rows_deleted", "INTEGER NOT NULL", "rows deleted in all"),
 ), constraints=("PRIMARY KEY (study_id, participant_id)",))
 
@@ -330,7 +330,8 @@ RATINGS_LONG = Table("ratings_long", view=True, columns=(
     Column("action", "INTEGER", "7-point action rating"),
     Column("impossible", "BOOLEAN", "at least one changed item marked impossible"),
     Column("source", "VARCHAR", "web, synthetic or imported"),
-    Column("attention_passed", "BOOLEAN", "every attention check the participant answered was answered "
+    Column("attention_passed", "BOOLEAN",
+           "every attention check the participant answered was answered "
            "correctly (null: none answered)"),
     Column("language", "VARCHAR", "the language the plan was rated in (analyze --by-language)"),
 ))
