@@ -26,8 +26,13 @@ from typing import Any
 
 import pandas as pd
 
+from data.columns import RATINGS_LONG
+
 PARTICIPANT_RULES = ("failed_attention", "fewer_plans", "speeder", "straightliner")
 FLAG_RULES = ("speeder", "straightliner")
+# The ratings_long columns the rules read (data.columns).
+_PID, _ATTENTION, _IMPOSSIBLE = RATINGS_LONG.pick("participant_id", "attention_passed",
+                                                 "impossible")
 
 
 def apply_exclusions(
@@ -40,9 +45,9 @@ def apply_exclusions(
     first rule that drops it),
     n_ratings_before, n_ratings_kept, excluded: [{participant_id, reason}]})."""
     reasons: dict[str, str] = {}
-    pid = ratings["participant_id"].astype(str)
-    if failed_attention and "attention_passed" in ratings:
-        failed = ratings["attention_passed"].eq(False)  # null (no check answered) stays
+    pid = ratings[_PID].astype(str)
+    if failed_attention and _ATTENTION in ratings:
+        failed = ratings[_ATTENTION].eq(False)  # null (no check answered) stays
         for p in pid[failed].unique():
             reasons.setdefault(p, "failed_attention")
     if expected is not None:
@@ -60,7 +65,7 @@ def apply_exclusions(
     rules = [r for r in PARTICIPANT_RULES if r not in FLAG_RULES or r in flag_rules]
     dropped = {r: int((by_person == r).sum()) for r in rules}
     keep = by_person.isna()
-    impossible = (ratings["impossible"].fillna(False).astype(bool) if "impossible" in ratings
+    impossible = (ratings[_IMPOSSIBLE].fillna(False).astype(bool) if _IMPOSSIBLE in ratings
                   else pd.Series(False, index=ratings.index))
     dropped["impossible_items"] = int((keep & impossible).sum()) if impossible_items else 0
     if impossible_items:

@@ -22,17 +22,19 @@ import numpy as np
 import pandas as pd
 from babel import Locale, UnknownLocaleError
 
-from analysis.models import AnalysisDataError
+from analysis.models import OUTCOMES, AnalysisDataError
+from data.columns import RATINGS_LONG
 
 BOOTSTRAP = 2000
 UNRECORDED = "not recorded"
+_LANGUAGE, _PID = RATINGS_LONG.pick("language", "participant_id")  # data.columns
 
 
 def language_column(ratings: pd.DataFrame) -> pd.Series:
     """Each rating's language (``UNRECORDED`` where none is stored)."""
-    if "language" not in ratings:
+    if _LANGUAGE not in ratings:
         return pd.Series(UNRECORDED, index=ratings.index)
-    return ratings["language"].fillna(UNRECORDED).astype(str)
+    return ratings[_LANGUAGE].fillna(UNRECORDED).astype(str)
 
 
 def only(ratings: pd.DataFrame, language: str) -> pd.DataFrame:
@@ -55,14 +57,14 @@ def name(code: str) -> str:
 
 
 def _means(ratings: pd.DataFrame) -> dict[str, float]:
-    return {f"mean_{o}": round(float(ratings[o].mean()), 3) for o in ("acceptance", "action")}
+    return {f"mean_{o}": round(float(ratings[o].mean()), 3) for o in OUTCOMES}
 
 
 def _difference(a: pd.DataFrame, b: pd.DataFrame, outcome: str,
                 rng: np.random.Generator) -> dict[str, float]:
     """Mean rating of ``a`` minus ``b`` with its participant-bootstrap 95% interval."""
     def sums(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        g = df.groupby("participant_id")[outcome]
+        g = df.groupby(_PID)[outcome]
         return g.sum().to_numpy(float), g.count().to_numpy(float)
 
     (sa, na), (sb, nb) = sums(a), sums(b)
@@ -99,14 +101,14 @@ def by_language(ratings: pd.DataFrame, analysed: str | None = None,
     for lang in order:
         part = ratings[column == lang]
         rows.append({"language": lang, "name": name(lang),
-                     "participants": int(part["participant_id"].nunique()),
+                     "participants": int(part[_PID].nunique()),
                      "ratings": int(len(part)), **_means(part)})
     rng = np.random.default_rng(seed)
     base = ratings[column == order[0]] if order else ratings
     differences = [
         {"language": lang, "versus": order[0], "outcome": outcome,
          **_difference(ratings[column == lang], base, outcome, rng)}
-        for lang in order[1:] for outcome in ("acceptance", "action")]
+        for lang in order[1:] for outcome in OUTCOMES]
     block = {"analysed": analysed, "by_language": rows, "differences": differences}
     block["sentence"] = sentence(block)
     return block

@@ -69,9 +69,12 @@ import pytensor.tensor as pt
 from analysis import ordinal
 from analysis.predictor import linear_predictor
 from analysis.splines import SplineBasis
-from engine.metric_names import DISTANCES
+from data.columns import DISTANCE_COLUMNS as DISTANCES
+from data.columns import PREFERENCE_COLUMNS, RATINGS_LONG
 
-OUTCOMES = ("acceptance", "action")
+# The ratings (ratings_long's columns) a model explains, and the distances it explains them by.
+OUTCOMES = RATINGS_LONG.pick("acceptance", "action")
+_PID, _ARM = RATINGS_LONG.pick("participant_id", "arm")
 Likelihood = Literal["ordinal", "gaussian", "gamm"]
 LIKELIHOODS: tuple[str, ...] = ("ordinal", "gaussian", "gamm")
 
@@ -135,26 +138,26 @@ def prepare(ratings: pd.DataFrame, outcome: str, distance: str, k: int = 8) -> M
         raise AnalysisDataError(
             f"unknown distance {distance!r}; expected one of {', '.join(DISTANCES)}"
         )
-    need = {"participant_id", outcome, distance}
+    need = {_PID, outcome, distance}
     missing = need - set(ratings.columns)
     if missing:
         raise AnalysisDataError(f"ratings lack the columns {sorted(missing)}")
     df = ratings.dropna(subset=[outcome, distance])
-    if len(df) < 10 or df["participant_id"].nunique() < 2:
+    if len(df) < 10 or df[_PID].nunique() < 2:
         raise AnalysisDataError(
             f"too few ratings to fit a model: {len(df)} rows from "
-            f"{df['participant_id'].nunique()} participants (need at least 10 and 2)"
+            f"{df[_PID].nunique()} participants (need at least 10 and 2)"
         )
     y = df[outcome].to_numpy(dtype=int)
     if y.min() < 1 or y.max() > 7:
         raise AnalysisDataError(f"{outcome} ratings must lie in 1..7")
-    pcodes, participants = pd.factorize(df["participant_id"].astype(str))
-    arms_col = df["arm"].fillna("(none)").astype(str) if "arm" in df else pd.Series(
+    pcodes, participants = pd.factorize(df[_PID].astype(str))
+    arms_col = df[_ARM].fillna("(none)").astype(str) if _ARM in df else pd.Series(
         ["(none)"] * len(df), index=df.index)
     acodes, arms = pd.factorize(arms_col, sort=True)
     d = df[distance].to_numpy(dtype=float)
     terms = {}
-    for name in ("satisfaction", "violation"):
+    for name in PREFERENCE_COLUMNS:
         if name in df:
             v = df[name].to_numpy(dtype=float)
             filled = np.where(np.isfinite(v), v, 0.0)

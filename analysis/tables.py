@@ -17,16 +17,21 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-COLUMNS = ("valid", "plausible", "cost", "hap", "l0_actions", "l1_actions", "l0_profile",
-           "l1_profile", "satisfaction", "violation")
+from data.columns import DISTANCE_COLUMNS, PLANS, PREFERENCE_COLUMNS, RATINGS_LONG
+
+# The plans columns the table reads (data.columns): by arm and method, the first four of
+# COLUMNS summarised in their own ways (module docstring), the rest by their means.
+_ARM, _METHOD = PLANS.pick("arm", "method")
+_VALID, _PLAUSIBLE, _COST, _HAP = PLANS.pick("valid", "plausible", "cost", "hap")
+COLUMNS = (_VALID, _PLAUSIBLE, _COST, _HAP, *DISTANCE_COLUMNS, *PREFERENCE_COLUMNS)
 TABLE_COLUMNS = ("arm", "method", "plans", "validity", "plausibility", "cost", "hap",
                  *COLUMNS[4:])
-# field -> (frame, column) it is read from; "method" also needs a value other than "imported"
+# field -> (frame, column) it is read from ("plans": the plans table, "ratings": the
+# ratings_long view); "method" also needs a value other than "imported"
 FIELDS: dict[str, tuple[str, str]] = {
-    "validity": ("plans", "valid"), "plausibility": ("plans", "plausible"),
-    "cost": ("plans", "cost"), "hap": ("plans", "hap"), "method": ("plans", "method"),
-    "arm": ("ratings", "arm"), "satisfaction": ("ratings", "satisfaction"),
-    "violation": ("ratings", "violation"),
+    "validity": ("plans", _VALID), "plausibility": ("plans", _PLAUSIBLE),
+    "cost": ("plans", _COST), "hap": ("plans", _HAP), "method": ("plans", _METHOD),
+    **{name: ("ratings", name) for name in RATINGS_LONG.pick("arm", *PREFERENCE_COLUMNS)},
 }
 IMPORTED_METHOD = "imported"
 
@@ -45,15 +50,15 @@ def recourse_table(plans: pd.DataFrame) -> pd.DataFrame:
     if plans.empty:
         return pd.DataFrame(columns=list(TABLE_COLUMNS))
     plans = plans.copy()
-    for c in ("arm", "method", *COLUMNS):
+    for c in (_ARM, _METHOD, *COLUMNS):
         if c not in plans:
             plans[c] = np.nan
     rows = []
-    for (arm, method), g in plans.groupby(["arm", "method"], sort=True, dropna=False):
-        valid = _numbers(g["valid"])
+    for (arm, method), g in plans.groupby([_ARM, _METHOD], sort=True, dropna=False):
+        valid = _numbers(g[_VALID])
         row = {"arm": _label(arm), "method": _label(method), "plans": int(len(g)),
-               "validity": _mean(valid), "plausibility": _mean(_numbers(g["plausible"])),
-               "cost": _mean(_numbers(g["cost"])[valid != 0]), "hap": _mean(_numbers(g["hap"]))}
+               "validity": _mean(valid), "plausibility": _mean(_numbers(g[_PLAUSIBLE])),
+               "cost": _mean(_numbers(g[_COST])[valid != 0]), "hap": _mean(_numbers(g[_HAP]))}
         for c in COLUMNS[4:]:
             row[c] = _mean(_numbers(g[c]))
         rows.append(row)
@@ -79,9 +84,10 @@ def recorded(ratings: pd.DataFrame, plans: pd.DataFrame) -> dict[str, int]:
 
 def participants_by_kind(ratings: pd.DataFrame) -> dict[str, int]:
     """Participants with at least one rating, by source."""
-    if "source" not in ratings or ratings.empty:
+    source, pid = RATINGS_LONG.pick("source", "participant_id")
+    if source not in ratings or ratings.empty:
         return {}
-    counts = ratings.groupby(ratings["source"].fillna("unknown"))["participant_id"].nunique()
+    counts = ratings.groupby(ratings[source].fillna("unknown"))[pid].nunique()
     return {str(k): int(v) for k, v in counts.items()}
 
 

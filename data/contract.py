@@ -14,24 +14,11 @@ from typing import Any
 
 import pandas as pd
 
-TABLES: tuple[str, ...] = (
-    "studies",
-    "participants",
-    "events",
-    "responses",
-    "profiles",
-    "elicitations",
-    "plans",
-    "ratings",
-    "comparisons",
-    "sim_participants",
-    "sim_ratings",
-    "schema_version",
-    "tokens",
-    "dashboard_logins",
-    "withdrawals",
-)
-VIEWS: tuple[str, ...] = ("ratings_long",)
+from data.columns import CATALOGUE
+
+# The store's tables and views, in the catalogue's order (data.columns).
+TABLES: tuple[str, ...] = tuple(name for name, t in CATALOGUE.items() if not t.view)
+VIEWS: tuple[str, ...] = tuple(name for name, t in CATALOGUE.items() if t.view)
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 

@@ -38,10 +38,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from data.columns import EVENTS, PARTICIPANTS, PLANS, RATINGS, RATINGS_LONG, STUDIES
 from data.store import Store
 
-REQUIRED = ("participant_id", "plan_id", "l0", "l1", "acceptance", "action")
-OPTIONAL = ("satisfaction", "violation", "arm", "impossible")
+# The CSV's columns (module docstring): ratings_long's names (data.columns) for what another
+# study can give, and l0 / l1, each filling a pair of the plans' distance columns.
+REQUIRED = (*RATINGS_LONG.pick("participant_id", "plan_id"), "l0", "l1",
+            *RATINGS_LONG.pick("acceptance", "action"))
+OPTIONAL = RATINGS_LONG.pick("satisfaction", "violation", "arm", "impossible")
 
 
 class ImportRowsError(ValueError):
@@ -222,9 +226,9 @@ def import_ratings(store: Store, csv_path: str | Path, study_id: str, *,
         if clash:
             raise ImportRowsError(str(path), clash)
         if not study:
-            tx.insert("studies", [{"study_id": study_id, "protocol_id": "imported",
-                                   "title": f"imported from {path.name}", "source": "imported",
-                                   "created_at": at}])
+            tx.insert(STUDIES.name, [STUDIES.row(
+                study_id=study_id, protocol_id="imported", title=f"imported from {path.name}",
+                source="imported", created_at=at)])
         next_seq = max((r["seq"] for r in existing.values()), default=-1) + 1
         positions = _positions(tx, study_id)
         participants, plans, ratings = [], [], []
@@ -232,30 +236,29 @@ def import_ratings(store: Store, csv_path: str | Path, study_id: str, *,
             pid = r["participant_id"]
             if pid not in existing:
                 existing[pid] = {"participant_id": pid, "seq": next_seq}
-                participants.append({
-                    "study_id": study_id, "participant_id": pid, "seq": next_seq,
-                    "source": "imported", "arm": r["arm"], "status": "complete",
-                    "step": 0, "state_json": "{}", "created_at": at, "updated_at": at})
+                participants.append(PARTICIPANTS.row(
+                    study_id=study_id, participant_id=pid, seq=next_seq, source="imported",
+                    arm=r["arm"], status="complete", step=0, state_json="{}", created_at=at,
+                    updated_at=at))
                 next_seq += 1
             pos = positions.get(pid, 0)
             positions[pid] = pos + 1
-            plans.append({
-                "study_id": study_id, "participant_id": pid, "plan_id": r["plan_id"],
-                "arm": r["arm"], "method": "imported", "position": pos,
-                "selection": "imported", "l0_actions": r["l0"], "l1_actions": r["l1"],
-                "l0_profile": r["l0"], "l1_profile": r["l1"],
-                "satisfaction": r["satisfaction"], "violation": r["violation"],
-                "created_at": at})
-            ratings.append({
-                "study_id": study_id, "participant_id": pid, "plan_id": r["plan_id"],
-                "acceptance": r["acceptance"], "action": r["action"],
-                "impossible": bool(r["impossible"]) if r["impossible"] is not None else False,
-                "impossible_json": json.dumps(None), "answered_at": at})
-        tx.insert("participants", participants)
-        tx.insert("plans", plans)
-        tx.insert("ratings", ratings)
-        tx.insert("events", [{"study_id": study_id, "participant_id": p["participant_id"],
-                              "event": "imported", "occurred_at": at} for p in participants])
+            plans.append(PLANS.row(
+                study_id=study_id, participant_id=pid, plan_id=r["plan_id"], arm=r["arm"],
+                method="imported", position=pos, selection="imported", l0_actions=r["l0"],
+                l1_actions=r["l1"], l0_profile=r["l0"], l1_profile=r["l1"],
+                satisfaction=r["satisfaction"], violation=r["violation"], created_at=at))
+            ratings.append(RATINGS.row(
+                study_id=study_id, participant_id=pid, plan_id=r["plan_id"],
+                acceptance=r["acceptance"], action=r["action"],
+                impossible=bool(r["impossible"]) if r["impossible"] is not None else False,
+                impossible_json=json.dumps(None), answered_at=at))
+        tx.insert(PARTICIPANTS.name, participants)
+        tx.insert(PLANS.name, plans)
+        tx.insert(RATINGS.name, ratings)
+        tx.insert(EVENTS.name, [EVENTS.row(
+            study_id=study_id, participant_id=p["participant_id"], event="imported",
+            occurred_at=at) for p in participants])
     return ImportResult(study_id, len(existing), len(participants), len(ratings), ignored)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from data.columns import DASHBOARD_LOGINS
 from data.store import Store
 
 
@@ -19,8 +20,8 @@ def record_login(store: Store, at: datetime, ok: bool, client: str | None,
                  delay_seconds: float) -> None:
     """Append one sign-in attempt."""
     with store.transaction() as tx:
-        tx.insert("dashboard_logins", [{"attempted_at": at, "ok": ok, "client": client,
-                                        "delay_seconds": float(delay_seconds)}])
+        tx.insert(DASHBOARD_LOGINS.name, [DASHBOARD_LOGINS.row(
+            attempted_at=at, ok=ok, client=client, delay_seconds=float(delay_seconds))])
 
 
 def failures_since(store: Store, since: datetime) -> dict[str, Any]:

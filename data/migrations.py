@@ -4,7 +4,10 @@
 every migration newer than its version, each in its own transaction; a database written by
 a newer version of this code is refused rather than guessed at.
 
-Column meanings live in ``data.codebook`` (which the export writes next to the tables).
+Every column (name, declaration, meaning) is catalogued in ``data.columns``; a new migration
+takes its DDL from there (``Table.create_sql``, ``Table.add_column_sql``) after the column is
+added to the catalogue. The statements below already ran somewhere: they are history and
+never change (a test checks that they build exactly the catalogue's schema).
 """
 
 from __future__ import annotations

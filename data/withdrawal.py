@@ -27,10 +27,24 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from data.columns import (
+    COMPARISONS,
+    ELICITATIONS,
+    EVENTS,
+    PARTICIPANTS,
+    PLANS,
+    PROFILES,
+    RATINGS,
+    RESPONSES,
+    SIM_PARTICIPANTS,
+    SIM_RATINGS,
+    WITHDRAWALS,
+)
 from data.store import Store, StoreError
 
-ANSWER_TABLES: tuple[str, ...] = ("responses", "profiles", "elicitations", "plans", "ratings",
-                                  "comparisons", "events", "sim_participants", "sim_ratings")
+ANSWER_TABLES: tuple[str, ...] = tuple(t.name for t in (
+    RESPONSES, PROFILES, ELICITATIONS, PLANS, RATINGS, COMPARISONS, EVENTS, SIM_PARTICIPANTS,
+    SIM_RATINGS))
 REQUESTERS = ("participant", "researcher")
 WITHDRAWN = "withdrawn"
 WITHDRAWN_STEP = -1
@@ -122,16 +136,16 @@ def withdraw(store: Store, study_id: str, participant_id: str, requested_by: str
                                          key)[0]["n"])
             if counts[table]:
                 tx.execute(f"DELETE FROM {table} {where}", key)
-        tx.update("participants", ["study_id", "participant_id"], [{
-            "study_id": study_id, "participant_id": participant_id, "status": WITHDRAWN,
-            "current_page": "end", "step": WITHDRAWN_STEP, "state_json": "{}",
-            "completion_code": None, "updated_at": at}],
+        tx.update(PARTICIPANTS.name, ["study_id", "participant_id"], [PARTICIPANTS.row(
+            study_id=study_id, participant_id=participant_id, status=WITHDRAWN,
+            current_page="end", step=WITHDRAWN_STEP, state_json="{}", completion_code=None,
+            updated_at=at)],
             guard="step", expected=[before["step"]])
-        tx.insert("withdrawals", [{
-            "study_id": study_id, "participant_id": participant_id,
-            "requested_by": requested_by, "requested_at": at,
-            "status_before": before["status"], "page_before": before["current_page"],
-            "rows_json": json.dumps(counts), "rows_deleted": sum(counts.values())}])
+        tx.insert(WITHDRAWALS.name, [WITHDRAWALS.row(
+            study_id=study_id, participant_id=participant_id, requested_by=requested_by,
+            requested_at=at, status_before=before["status"],
+            page_before=before["current_page"], rows_json=json.dumps(counts),
+            rows_deleted=sum(counts.values()))])
         record = withdrawal_record(tx, study_id, participant_id)
     assert record is not None
     return record

@@ -1,7 +1,9 @@
-"""The names of a plan's metrics: one list for the engine, the store, the analysis.
+"""The names of a plan's metrics, as the engine computes them.
 
-Definitions are in ``engine.metrics`` (torch); this module is plain Python, so the analysis
-layer can name metrics without importing torch.
+Definitions are in ``engine.metrics`` (torch); this module is plain Python, so other layers
+can name metrics without importing torch. The store keeps each metric in a ``plans`` column
+of the same name (``data.columns``, which cannot import the engine: a test checks that the
+two lists agree).
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from data.columns import SIM_RATINGS
 from data.store import Store
 from engine.synthetic.participants import Population
 from protocols.definition.schema import Protocol
@@ -89,7 +90,7 @@ def _walk(study: Study, population: Population, seq: int, until: str | None = No
         answer = pg.PAGE_KINDS[page.kind].synthetic_answers(
             sim, [(study.participant(pid), page)])[0]
         study.submit_many([SubmitItem(pid, page.id, answer)],
-                          {"sim_ratings": sim.extra["sim_ratings"]})
+                          {SIM_RATINGS.name: sim.extra[SIM_RATINGS.name]})
 
 
 # ---- screenshots and index ---------------------------------------------------------------

@@ -27,6 +27,7 @@ from typing import Any
 
 from data import dashboard_queries, records
 from data import quality as quality_flags
+from data.columns import SIM_PARTICIPANTS, SIM_RATINGS
 from data.store import Store
 from engine.synthetic.participants import Population
 from protocols.definition.schema import Protocol, load_protocol
@@ -49,11 +50,11 @@ class SyntheticDriver:
 
     def truth_rows(self, participants: list[Any]) -> dict[str, list[dict[str, Any]]]:
         """The hidden parameters of new participants (written with their creation)."""
-        return {"sim_participants": [{
-            "study_id": self.study.study_id, "participant_id": p.participant_id,
-            "sim_seed": self.population.seed,
-            "params_json": json.dumps({"seq": p.seq, **self.population.person(p.seq).truth()}),
-        } for p in participants]}
+        return {SIM_PARTICIPANTS.name: [SIM_PARTICIPANTS.row(
+            study_id=self.study.study_id, participant_id=p.participant_id,
+            sim_seed=self.population.seed,
+            params_json=json.dumps({"seq": p.seq, **self.population.person(p.seq).truth()}),
+        ) for p in participants]}
 
     def _seconds(self, pid: str, page: pg.Page) -> float:
         """The simulated time on the page (engine.synthetic: page times)."""
@@ -81,7 +82,7 @@ class SyntheticDriver:
                     answers[pid] = answer
             submits = [SubmitItem(pid, page.id, answers[pid], self._seconds(pid, page))
                        for pid, page in pages]
-            study.submit_many(submits, {"sim_ratings": sim.extra["sim_ratings"]})
+            study.submit_many(submits, {SIM_RATINGS.name: sim.extra[SIM_RATINGS.name]})
             active = [pid for pid, _ in pages if study.participant(pid).active]
 
 

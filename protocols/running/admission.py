@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from data import records, withdrawal
+from data.columns import EVENTS, PARTICIPANTS, TOKENS
 from protocols.definition.translation import Translator
 from protocols.running import design
 from protocols.running.context import ROW_TABLES, Answering, Rows, now
@@ -142,8 +143,8 @@ class Admission:
                 (p,) = self._new_participants(tx, [seq], source, [token], [ext_hash], None,
                                               session_hash=session_hash, languages=[language])
                 if ext_hash is not None or hashes:
-                    tx.insert("events", [self.event(p.participant_id, None, "recruitment",
-                                                    {"outcome": "started", "hashes": hashes})])
+                    tx.insert(EVENTS.name, [self.event(p.participant_id, None, "recruitment",
+                                                       {"outcome": "started", "hashes": hashes})])
         self._cache[p.participant_id] = p
         return ParticipantSession(self, p.participant_id, token)
 
@@ -160,10 +161,10 @@ class Admission:
             raise IdRefusedError(
                 "this participant id was already used with another recruitment session")
         with self.store.transaction() as tx:
-            tx.insert("tokens", [{"token_hash": hash_token(token), "study_id": self.study_id,
-                                  "participant_id": pid, "issued_at": now(),
-                                  "via": "recruitment"}])
-            tx.insert("events", [
+            tx.insert(TOKENS.name, [TOKENS.row(
+                token_hash=hash_token(token), study_id=self.study_id, participant_id=pid,
+                issued_at=now(), via="recruitment")])
+            tx.insert(EVENTS.name, [
                 self.event(pid, None, "recruitment", {"outcome": "resumed", "hashes": hashes}),
                 self.event(pid, None, "token_issued")])
         return ParticipantSession(self, pid, token)
@@ -210,22 +211,20 @@ class Admission:
                             language=languages[i] if languages else "en")
             p.completion_code = self.completion_code(pid)
             token_hash = hash_token(tokens[i]) if tokens else None
-            part_rows.append({
-                "study_id": self.study_id, "participant_id": pid, "seq": seq,
-                "token_hash": token_hash,
-                "external_id_hash": ext_hashes[i] if ext_hashes else None,
-                "session_hash": session_hash, "source": source, "arm": None,
-                "status": p.status, "current_page": self.flow.current_id(p), "step": 0,
-                "state_json": p.state_json(), "completion_code": p.completion_code,
-                "created_at": w.at, "updated_at": w.at,
-            })
+            part_rows.append(PARTICIPANTS.row(
+                study_id=self.study_id, participant_id=pid, seq=seq, token_hash=token_hash,
+                external_id_hash=ext_hashes[i] if ext_hashes else None,
+                session_hash=session_hash, source=source, arm=None, status=p.status,
+                current_page=self.flow.current_id(p), step=0, state_json=p.state_json(),
+                completion_code=p.completion_code, created_at=w.at, updated_at=w.at,
+            ))
             if token_hash is not None:
-                rows["tokens"].append({"token_hash": token_hash, "study_id": self.study_id,
-                                       "participant_id": pid, "issued_at": w.at,
-                                       "via": "start"})
-            rows["events"].append(self.event(pid, None, "start", {"seq": seq}))
+                rows[TOKENS.name].append(TOKENS.row(
+                    token_hash=token_hash, study_id=self.study_id, participant_id=pid,
+                    issued_at=w.at, via="start"))
+            rows[EVENTS.name].append(self.event(pid, None, "start", {"seq": seq}))
             ps.append(p)
-        tx.insert("participants", part_rows)
+        tx.insert(PARTICIPANTS.name, part_rows)
         if extra_rows is not None:
             for table, extra in extra_rows(ps).items():
                 rows[table] += extra

@@ -20,6 +20,18 @@ from typing import Protocol as Interface
 import numpy as np
 
 from data.codebook import check_event_kind
+from data.columns import (
+    COMPARISONS,
+    ELICITATIONS,
+    EVENTS,
+    PLANS,
+    PROFILES,
+    RATINGS,
+    RESPONSES,
+    SIM_PARTICIPANTS,
+    SIM_RATINGS,
+    TOKENS,
+)
 from engine.decision import Classifier, decide
 from engine.scenarios.base import Scenario
 from engine.synthetic.participants import Population
@@ -42,8 +54,8 @@ class AnsweredPage(Interface):
 
 Rows = dict[str, list[dict[str, Any]]]
 # Insert order inside a transaction (no foreign keys, but a readable audit order).
-ROW_TABLES = ("tokens", "profiles", "elicitations", "plans", "responses", "ratings",
-              "comparisons", "events", "sim_participants", "sim_ratings")
+ROW_TABLES = tuple(t.name for t in (TOKENS, PROFILES, ELICITATIONS, PLANS, RESPONSES, RATINGS,
+                                     COMPARISONS, EVENTS, SIM_PARTICIPANTS, SIM_RATINGS))
 
 
 def now() -> datetime:
@@ -83,9 +95,9 @@ class SessionContext:
     def event(self, pid: str, page_id: str | None, event: str,
               detail: dict[str, Any] | None = None) -> dict[str, Any]:
         """An ``events`` row (the append-only audit); every kind is in the codebook."""
-        return {"study_id": self.study_id, "participant_id": pid, "page_id": page_id,
-                "event": check_event_kind(event), "detail_json": json.dumps(detail) if detail else None,
-                "occurred_at": now()}
+        return EVENTS.row(study_id=self.study_id, participant_id=pid, page_id=page_id,
+                          event=check_event_kind(event),
+                          detail_json=json.dumps(detail) if detail else None, occurred_at=now())
 
     def approves(self, x: np.ndarray) -> bool:
         """The decision model approves the profile x (model units)."""
@@ -118,23 +130,21 @@ class Answering:
         p.profile_source = source
         proba, ok = decide(self.ctx.classifier, p.x)
         names = self.scenario.feature_names
-        self.rows["profiles"].append({
-            "study_id": self.ctx.study_id, "participant_id": p.participant_id,
-            "source": source,
-            "x_json": json.dumps(dict(zip(names, p.x.tolist(), strict=True))),
-            "display_json": json.dumps({r.feature: r.value
-                                        for r in display.profile_rows(self.scenario, p.x)}),
-            "proba": float(proba[0]), "rejected": not bool(ok[0]),
-        })
+        self.rows[PROFILES.name].append(PROFILES.row(
+            study_id=self.ctx.study_id, participant_id=p.participant_id, source=source,
+            x_json=json.dumps(dict(zip(names, p.x.tolist(), strict=True))),
+            display_json=json.dumps({r.feature: r.value
+                                     for r in display.profile_rows(self.scenario, p.x)}),
+            proba=float(proba[0]), rejected=not bool(ok[0]),
+        ))
 
     def store_stated(self, p: Participant, answer_json: str) -> None:
         """Store ``p``'s stated constraints (already set on ``p``) with the raw answer."""
         assert p.stated is not None
-        self.rows["elicitations"].append({
-            "study_id": self.ctx.study_id, "participant_id": p.participant_id,
-            "answer_json": answer_json,
-            **profiles_row(p.stated, self.scenario.feature_names),
-        })
+        self.rows[ELICITATIONS.name].append(ELICITATIONS.row(
+            study_id=self.ctx.study_id, participant_id=p.participant_id,
+            answer_json=answer_json, **profiles_row(p.stated, self.scenario.feature_names),
+        ))
 
     def enrol(self, p: Participant) -> None:
         """``p`` consented: the study numbers them in the order of consent and assigns
@@ -153,15 +163,14 @@ class Answering:
         its interaction and other arms' plans are requested for the whole transaction at
         once (protocols.running.planning)."""
         pid = p.participant_id
-        self.rows["responses"].append({
-            "study_id": self.ctx.study_id, "participant_id": pid, "page_id": page.id,
-            "kind": page.kind, "step": p.step, "answer_json": answer.model_dump_json(),
-            "correct": correct, "answered_at": self.at, "seconds": seconds,
-            "language": p.language,
-        })
-        self.rows["events"].append(self.ctx.event(pid, page.id, "answer"))
+        self.rows[RESPONSES.name].append(RESPONSES.row(
+            study_id=self.ctx.study_id, participant_id=pid, page_id=page.id, kind=page.kind,
+            step=p.step, answer_json=answer.model_dump_json(), correct=correct,
+            answered_at=self.at, seconds=seconds, language=p.language,
+        ))
+        self.rows[EVENTS.name].append(self.ctx.event(pid, page.id, "answer"))
         if p.status != "active":
-            self.rows["events"].append(self.ctx.event(pid, page.id, p.status))
+            self.rows[EVENTS.name].append(self.ctx.event(pid, page.id, p.status))
         p.answered.append(page.id)
         p.step += 1
         if pid not in self._needs_plans or not p.active:
@@ -178,8 +187,8 @@ class Answering:
                      detail: dict[str, Any] | None = None) -> None:
         p.plans = plans
         p.plans_ready = True
-        self.rows["plans"] += [plan.stored(self.ctx.study_id, self.at) for plan in plans]
-        self.rows["events"].append(self.ctx.event(p.participant_id, None, "plans",
+        self.rows[PLANS.name] += [plan.stored(self.ctx.study_id, self.at) for plan in plans]
+        self.rows[EVENTS.name].append(self.ctx.event(p.participant_id, None, "plans",
                                                   detail or {"n": len(plans)}))
 
     def attach_outcome(self, p: Participant, outcome: PlanOutcome) -> None:

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from data.columns import COMPARISONS
 from engine.preferences import ActionabilityProfiles
 from protocols.definition.schema import Protocol
 from protocols.running import design
@@ -114,10 +115,10 @@ class InteractiveFlow:
         method = self.resources.method(self.protocol.arm(p.arm))
         session, following = ahead or (
             method.resume_session(p.interaction, **self._defer(method)), None)
-        row = {"study_id": p.study_id, "participant_id": p.participant_id,
-               "step": int(page_id.split("-")[1]), "kind": query["kind"],
-               "options_json": json.dumps(query["options"]), "choice": None, "accepted": None,
-               "answered_at": at}
+        row = COMPARISONS.row(study_id=p.study_id, participant_id=p.participant_id,
+                              step=int(page_id.split("-")[1]), kind=query["kind"],
+                              options_json=json.dumps(query["options"]), choice=None,
+                              accepted=None, answered_at=at)
         if query["kind"] == "compare":
             session.answer(int(answer.choice))
             row["choice"] = int(answer.choice)
@@ -126,7 +127,7 @@ class InteractiveFlow:
                 session.accept(bool(answer.accept))
             row["accepted"] = bool(answer.accept)
         self._complete(method, session)
-        rows["comparisons"].append(row)
+        rows[COMPARISONS.name].append(row)
         return self._advance(p, session, following)
 
     def _advance(self, p: Participant, session: Any,

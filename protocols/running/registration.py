@@ -23,6 +23,7 @@ import secrets
 from typing import Any
 
 from data import records
+from data.columns import STUDIES
 from data.store import Store
 from protocols.definition.schema import Protocol
 from protocols.running.context import now
@@ -103,16 +104,15 @@ def register_study(
         if row is None:
             salt = env or secrets.token_hex(16)
             with store.transaction() as tx:
-                tx.insert("studies", [{
-                    "study_id": study_id, "protocol_id": protocol.id,
-                    "title": protocol.title, "scenario": protocol.scenario,
-                    "source": "protocol", "protocol_json": protocol.canonical_json(),
-                    "protocol_hash": fp, "seed": protocol.seed,
-                    "salt": None if env else salt,
-                    "salt_check": salt_check(env) if env else None,
-                    "simulation_json": json.dumps(simulation) if simulation else None,
-                    "created_at": now(),
-                }])
+                tx.insert(STUDIES.name, [STUDIES.row(
+                    study_id=study_id, protocol_id=protocol.id, title=protocol.title,
+                    scenario=protocol.scenario, source="protocol",
+                    protocol_json=protocol.canonical_json(), protocol_hash=fp,
+                    seed=protocol.seed, salt=None if env else salt,
+                    salt_check=salt_check(env) if env else None,
+                    simulation_json=json.dumps(simulation) if simulation else None,
+                    created_at=now(),
+                )])
             return salt
     if row["protocol_hash"] != fp:
         raise StudyMismatchError(

@@ -19,10 +19,15 @@ from typing import Any
 
 import numpy as np
 
+from data.columns import METRIC_COLUMNS, PLANS, PREFERENCE_COLUMNS
 from engine.metric_names import METRIC_NAMES, PREFERENCE_METRICS
 from engine.recourse import RecourseBatch
 from engine.scenarios.base import Scenario
 from protocols.running import display
+
+# The plans columns that hold a plan's metrics (data.columns): the same names as the
+# engine's metrics (a test checks it), so ``values`` is read and stored by them.
+_STORED_METRICS = (*METRIC_COLUMNS, *PREFERENCE_COLUMNS)
 
 
 @dataclass
@@ -70,15 +75,13 @@ class ShownPlan:
 
     def stored(self, study_id: str, at: Any) -> dict[str, Any]:
         """The ``plans`` row."""
-        return {
-            "study_id": study_id, "participant_id": self.participant_id,
-            "plan_id": self.plan_id, "arm": self.arm, "method": self.method,
-            "position": self.position, "selection": self.selection,
-            **{k: self.values[k] for k in (*METRIC_NAMES, *PREFERENCE_METRICS)},
-            "density_source": self.density_source,
-            "actions_json": json.dumps(self.actions), "x_json": json.dumps(self.x),
-            "x_cf_json": json.dumps(self.x_cf), "created_at": at,
-        }
+        return PLANS.row(
+            study_id=study_id, participant_id=self.participant_id, plan_id=self.plan_id,
+            arm=self.arm, method=self.method, position=self.position, selection=self.selection,
+            **{k: self.values[k] for k in _STORED_METRICS},
+            density_source=self.density_source, actions_json=json.dumps(self.actions),
+            x_json=json.dumps(self.x), x_cf_json=json.dumps(self.x_cf), created_at=at,
+        )
 
     @classmethod
     def of_batch(cls, scenario: Scenario, plans: RecourseBatch, row: int, participant_id: str,
@@ -109,7 +112,7 @@ class ShownPlan:
             out.append(cls(
                 plan_id=r["plan_id"], participant_id=r["participant_id"], arm=r["arm"],
                 method=r["method"], position=int(r["position"]), selection=r["selection"],
-                values={k: _stored_value(k, r[k]) for k in (*METRIC_NAMES, *PREFERENCE_METRICS)},
+                values={k: _stored_value(k, r[k]) for k in _STORED_METRICS},
                 density_source=r["density_source"], x=x, x_cf=x_cf, actions=actions,
                 action_mask=mask,
                 rows=display.plan_rows_of(scenario, xa, cfa, mask,

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
+from data.columns import RATINGS, SIM_RATINGS
 from protocols.definition.interface_text import english
 from protocols.running import display
 from protocols.running.context import Answering, SessionContext, SyntheticContext
@@ -104,14 +105,14 @@ class Plan(PageKind):
 
     def apply(self, w: Answering, p: Participant, page: Page, answer: Any) -> None:
         plan = p.plans[page.payload.number - 1]
-        w.rows["ratings"].append({
-            "study_id": w.ctx.study_id, "participant_id": p.participant_id,
-            "plan_id": plan.plan_id, "acceptance": answer.acceptance, "action": answer.action,
-            "acceptance_why": answer.acceptance_why, "action_why": answer.action_why,
-            "impossible": any(answer.impossible.values()),
-            "impossible_json": json.dumps(answer.impossible),
-            "answered_at": w.at, "language": p.language,
-        })
+        w.rows[RATINGS.name].append(RATINGS.row(
+            study_id=w.ctx.study_id, participant_id=p.participant_id, plan_id=plan.plan_id,
+            acceptance=answer.acceptance, action=answer.action,
+            acceptance_why=answer.acceptance_why, action_why=answer.action_why,
+            impossible=any(answer.impossible.values()),
+            impossible_json=json.dumps(answer.impossible), answered_at=w.at,
+            language=p.language,
+        ))
 
     def synthetic_answers(
         self, sim: SyntheticContext, items: list[tuple[Participant, Page]]
@@ -140,13 +141,12 @@ class Plan(PageKind):
                         "acceptance_why": acc_why if why else "",
                         "action_why": act_why if why else "", "impossible": impossible})
             distance = plan.value(key)
-            sim.extra["sim_ratings"].append({
-                "study_id": sim.study_id, "participant_id": p.participant_id,
-                "plan_id": plan.plan_id,
-                "distance": float(distance) if distance is not None else None,
-                "satisfaction_true": float(draws["satisfaction"][k]),
-                "violation_true": float(draws["violation"][k]),
-                "eta_acceptance": float(draws["eta_acceptance"][k]),
-                "eta_action": float(draws["eta_action"][k]),
-            })
+            sim.extra[SIM_RATINGS.name].append(SIM_RATINGS.row(
+                study_id=sim.study_id, participant_id=p.participant_id, plan_id=plan.plan_id,
+                distance=float(distance) if distance is not None else None,
+                satisfaction_true=float(draws["satisfaction"][k]),
+                violation_true=float(draws["violation"][k]),
+                eta_acceptance=float(draws["eta_acceptance"][k]),
+                eta_action=float(draws["eta_action"][k]),
+            ))
         return out
