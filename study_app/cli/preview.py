@@ -27,7 +27,7 @@ def preview(
     decision_model: str | None = typer.Option(
         None, help="Override the protocol's decision model: trained | bayes."),
     kind: list[str] = typer.Option(
-        [], "--kind", help="Only this page kind (repeatable), e.g. --kind plan; "
+        [], "--kind", metavar="<str>", help="Only this page kind (repeatable), e.g. --kind plan; "
         "default: every kind the protocol shows."),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
