@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export RECOURSE_STUDY_HOME ?= $(CURDIR)/.recourse-study
 
-.PHONY: install blas r run test test-slow mutation lint browser proxy spreadsheet docs clean
+.PHONY: install blas r run test test-e2e test-slow mutation lint browser proxy spreadsheet docs clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH (or make PYTHON=...)"; exit 1; }
@@ -48,13 +48,20 @@ spreadsheet:
 proxy:
 	bash scripts/install_proxy.sh
 
-# The fast suite (`-m 'not slow'` is pytest's default here, pyproject.toml), in TEST_WORKERS
-# pytest-xdist processes; a test module stays on one worker (its module fixtures are built once).
+# The fast suite (`-m 'not slow and not e2e'` is pytest's default here, pyproject.toml), in
+# TEST_WORKERS pytest-xdist processes; a test module stays on one worker (its module fixtures
+# are built once).
 TEST_WORKERS ?= 2
 test: install lint browser proxy spreadsheet
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadscope
 
-# The long checks left out of `make test` (a simulate run killed and resumed, a study server
+# The end-to-end walks of up to a minute or so each (a participant in Chromium through each
+# protocol and width, the keyboard-only walks, whole analyses of every study shape, the
+# engines' cross-check with R): CI runs them after `make test`.
+test-e2e: install browser proxy spreadsheet
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadscope -m "e2e and not slow"
+
+# The long checks left out of both (a simulate run killed and resumed, a study server
 # killed mid-study, the analysis' parameter recovery, the paper reproductions): by hand (README).
 test-slow: install browser
 	$(BIN)/pytest -m slow

@@ -169,8 +169,8 @@ def test_analyze_on_a_database_another_process_holds(study_db, tmp_path):
         holder.wait()
 
 
-@pytest.mark.slow  # nutpie's compile (tens of seconds); the command's JSON with the PyMC
-# backend: tests/study_app/test_bench_analysis.py (make test)
+@pytest.mark.e2e  # nutpie's compile (tens of seconds): make test-e2e, as the PyMC backend's
+# runs of the command (tests/study_app/test_bench_analysis.py)
 def test_benchmark_analysis_json(tmp_path):
     out = tmp_path / "b.json"
     r = CliRunner().invoke(app, ["benchmark", "analysis", "--participants", "30", "--plans",

@@ -16,6 +16,8 @@ from analysis.results import ModelSpec, fit_one
 from analysis.simdata import simulate_ratings
 from engine.synthetic.rating_model import RatingBehaviour
 
+pytestmark = pytest.mark.e2e  # two Bayesian fits of 300 draws beside R's: make test-e2e
+
 SAMPLER = {"backend": "nutpie", "draws": 300, "tune": 300, "chains": 2, "seed": 1,
            "target_accept": 0.95}
 

@@ -134,8 +134,10 @@ def _with_satisfaction(k: float, seed: int, participants: int = 12):
                    "l1_profile")
 
 
-# nutpie compiles through numba (tens of seconds): make test-slow
-@pytest.mark.parametrize("backend", ["pymc", pytest.param("nutpie", marks=pytest.mark.slow)])
+# whole power studies fitted (tens of seconds each; nutpie also compiles through numba):
+# make test-e2e for PyMC, make test-slow for nutpie
+@pytest.mark.parametrize("backend", [pytest.param("pymc", marks=pytest.mark.e2e),
+                                     pytest.param("nutpie", marks=pytest.mark.slow)])
 def test_refitter_compiles_once_and_fits_each_new_study(backend):
     """Two studies of one shape (the second with fewer ratings) share a compiled model, and
     each fit answers its own data: satisfaction +4 then -4 on the logit scale."""

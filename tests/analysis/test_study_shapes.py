@@ -18,6 +18,8 @@ from typer.testing import CliRunner
 from analysis.simdata import simulate_import
 from study_app.cli import app
 
+pytestmark = pytest.mark.e2e  # each shape is a whole analysis (about 20 s): make test-e2e
+
 TINY = ["--backend", "pymc", "--draws", "50", "--tune", "50", "--chains", "1",
         "--no-gaussian", "--trace", "none", "--mgcv", "off"]
 
@@ -69,8 +71,6 @@ def test_imported_with_arms_and_elicitation(tmp_path):
     assert "arm recorded (64 rows)" in text and "Effects (94% intervals) [IMG]" in text
 
 
-@pytest.mark.slow  # each shape is a whole analysis (about 20 s); the richest shape above stays
-# in make test
 def test_one_arm_without_satisfaction(tmp_path):
     summary, text = _run_shape(tmp_path, arms=("solo",), satisfaction=False)
     _assert_common(summary, text)
@@ -82,7 +82,6 @@ def test_one_arm_without_satisfaction(tmp_path):
     assert "arm contrasts: one arm (solo), nothing to compare" in text
 
 
-@pytest.mark.slow  # as above (make test-slow)
 def test_no_arm_no_satisfaction_no_violation(tmp_path):
     summary, text = _run_shape(tmp_path, arms=(), satisfaction=False, violation=False)
     _assert_common(summary, text)

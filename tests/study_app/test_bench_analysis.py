@@ -11,6 +11,8 @@ from typer.testing import CliRunner
 
 from study_app.cli import app
 
+pytestmark = pytest.mark.e2e  # benchmark runs, each a first fit and refits: make test-e2e
+
 
 def test_amortized_fits_are_new_studies_on_one_compiled_model(tmp_path):
     out = tmp_path / "bench.json"
@@ -36,7 +38,6 @@ def test_amortized_fits_are_new_studies_on_one_compiled_model(tmp_path):
     assert doc["cores"] == 2 and doc["cpu_speedup"] is None  # other processes' CPU: not ours
 
 
-@pytest.mark.slow  # a second benchmark run for the one-core bookkeeping (make test-slow)
 def test_one_core_reports_cpu_seconds(tmp_path):
     """With --cores 1 every chain runs in this process: its CPU seconds are the fit's."""
     out = tmp_path / "bench.json"

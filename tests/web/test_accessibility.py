@@ -2,7 +2,7 @@
 
 For each protocol one server, one browser: a keyboard-only participant (Tab, Space, Enter,
 arrow keys, typing; keyboard_participant) completes the study at 1280 or at 390 px wide
-(one test per protocol and width),
+(one test per protocol and width; all of them in make test-e2e),
 and a second one declines consent (the end page). axe-core runs once on each new page kind
 at each width: no WCAG 2.1 A/AA violation may remain (a.EXCEPTIONS lists the accepted ones,
 none today). On every page focus moves to the heading and the first Tab reaches
@@ -30,6 +30,7 @@ from engine.scenarios import get_scenario
 from protocols.definition.schema import load_protocol
 
 pytestmark = [
+    pytest.mark.e2e,  # keyboard-only walks of every protocol and width, the dashboard: make test-e2e
     pytest.mark.browser,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium "
                        "(bash scripts/install_chromium.sh)"),
@@ -87,10 +88,8 @@ def _profile(protocol: str) -> dict:
     return {**{f.name: f.levels[0] for f in scenario.features if f.levels}, **TOMINAGA_PROFILE}
 
 
-# hare-interactive at phone width (the most page kinds, pairwise choices, the narrowest
-# layout) runs in make test; the other walks (each about half a minute) in make test-slow
-WALKS = [pytest.param(p, w, marks=() if (p, w) == ("hare-interactive", "390")
-                      else pytest.mark.slow, id=f"{p}-{w}") for p in KINDS for w in a11y.WIDTHS]
+# one walk per protocol and width
+WALKS = [pytest.param(p, w, id=f"{p}-{w}") for p in KINDS for w in a11y.WIDTHS]
 
 
 @pytest.mark.parametrize(("protocol", "width"), WALKS)

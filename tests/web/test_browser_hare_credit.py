@@ -44,7 +44,7 @@ def _plain(text: str) -> None:
         assert key not in text, key
 
 
-@pytest.mark.slow  # the same page kinds as hare-interactive's walks (make test); hare-credit's
+@pytest.mark.e2e  # a whole walk (make test-e2e); hare-credit's
 # plans: tests/protocols/test_plan_rules.py
 def test_hare_credit_in_the_browser(server, browser) -> None:
     protocol = load_protocol(PROTOCOL)

@@ -21,6 +21,7 @@ from protocols.definition.schema import load_protocol
 from protocols.running.pages.close import NOTHING_CHANGEABLE
 
 pytestmark = [
+    pytest.mark.e2e,  # plan pages in Chromium at both widths: make test-e2e
     pytest.mark.browser,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium "
                        "(bash scripts/install_chromium.sh)"),
@@ -65,9 +66,7 @@ def _scroll_width(page) -> int:
     return int(page.evaluate("() => document.documentElement.scrollWidth"))
 
 
-# The phone width in make test (its overflow is the harder case), the desktop one in
-# make test-slow; the side-by-side desktop layout is checked in make test just above.
-WIDTHS = [pytest.param(WIDE, id="1280", marks=pytest.mark.slow), pytest.param(PHONE, id="390")]
+WIDTHS = [pytest.param(WIDE, id="1280"), pytest.param(PHONE, id="390")]
 
 
 def test_ranking_refused_untouched_and_two_plans_side_by_side(hare_server, browser) -> None:

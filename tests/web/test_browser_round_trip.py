@@ -45,7 +45,7 @@ def _sent_back(page, url: str) -> None:
     page.wait_for_event("request", lambda r: r.url == url, timeout=15_000)
 
 
-@pytest.mark.slow  # three walks (make test-slow); the same endings and withdrawal through the app
+@pytest.mark.e2e  # three walks (make test-e2e); the same endings and withdrawal through the app
 # without a browser: test_round_trip.py, test_withdraw_cli.py
 def test_endings_redirect_and_a_withdrawal_deletes(server, browser, tmp_path) -> None:
     protocol = load_protocol(server.protocol)

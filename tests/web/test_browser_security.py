@@ -73,7 +73,7 @@ def _run(*args: str) -> str:
     return done.stdout
 
 
-@pytest.mark.slow  # a whole walk and two export runs (make test-slow); the refusal: test_links_resume.py,
+@pytest.mark.e2e  # a whole walk and two export runs (make test-e2e); the refusal: test_links_resume.py,
 # formula-safe exports: tests/data/test_export_safety.py
 def test_a_recruitment_id_alone_cannot_take_over_a_session(small_protocol_file, browser,
                                                            tmp_path) -> None:
@@ -199,6 +199,8 @@ def test_dashboard_guessing_is_slow_and_logged_and_sign_out_drops_everything(
     assert sum(delays[:20]) >= 10.0
 
 
+@pytest.mark.e2e  # a server forced to fail, in Chromium (make test-e2e); the error page itself:
+# test_hardening.py
 def test_a_forced_error_shows_an_error_id_not_a_traceback(small_protocol_file, browser,
                                                           tmp_path) -> None:
     launcher = (sys.executable, str(Path(__file__).with_name("faulty_serve.py")))

@@ -28,6 +28,7 @@ from engine.scenarios import get_scenario
 from protocols.definition.schema import load_protocol
 
 pytestmark = [
+    pytest.mark.e2e,  # the reference study's two sessions in Chromium: make test-e2e
     pytest.mark.browser,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium "
                        "(bash scripts/install_chromium.sh)"),

@@ -52,8 +52,8 @@ def server(tmp_path) -> Iterator[StudyServer]:
         srv.stop()
 
 
-@pytest.mark.slow  # the English walk (test_browser_tominaga.py) is in make test; the
-# translations themselves: tests/protocols/test_translation.py
+@pytest.mark.e2e  # a two-session walk (make test-e2e); the translations themselves:
+# tests/protocols/test_translation.py (make test)
 def test_tominaga_replication_in_japanese_at_phone_width(server, browser) -> None:
     protocol = load_protocol(PROTOCOL)
     ja = translators(protocol, TRANSLATION_DIR)["ja"]

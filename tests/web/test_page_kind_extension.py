@@ -74,6 +74,7 @@ def test_an_unknown_kind_is_an_error_never_an_empty_answer(toy_protocol) -> None
         registry.LOAD_ANSWERS["toy_familiarity"] = toy_page_kind.load_familiarity
 
 
+@pytest.mark.e2e  # a server and Chromium (make test-e2e); the simulator walks the kind above
 @pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium")
 def test_load_participant_and_a_person_in_chromium_answer_the_new_kind(

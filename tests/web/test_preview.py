@@ -17,6 +17,8 @@ pytestmark = [
 ]
 
 
+@pytest.mark.e2e  # every page photographed at two widths (make test-e2e); the JSON walk
+# (tests/study_app/test_json_convention.py) photographs one page in make test
 def test_preview_is_the_page_a_participant_sees(tmp_path) -> None:
     protocol = load_protocol("tominaga-replication")
     pages = [p for p in collect_pages(protocol) if p.kind in ("consent", "plan")]
