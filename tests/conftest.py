@@ -29,6 +29,15 @@ import pytest
 from filelock import FileLock
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Under pytest-xdist (make test: one worker per core) each worker and the processes it starts
+# (the CLI, servers, PyMC's chains) compute on one thread: a second thread pool per worker
+# only oversubscribes the cores, and torch's spinning pool threads then cost several times the
+# tests' own CPU. Set before anything imports torch, numpy's BLAS or numba.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                  "NUMBA_NUM_THREADS"):
+        os.environ.setdefault(_name, "1")
 CODE_HASH_FILE = "training-code.sha256"
 TRAINING_ROOTS = ("engine/artifacts.py", "engine/artifact_builders.py")
 
