@@ -7,6 +7,8 @@ R is part of `make install` (scripts/install_r.sh): without it these tests fail,
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -14,7 +16,7 @@ from analysis import engines, mgcv
 from analysis.models import prepare
 from analysis.results import ModelSpec, fit_one
 from analysis.simdata import simulate_ratings
-from engine.synthetic.rating_model import RatingBehaviour
+from engine.synthetic.rating_model import DistanceCurve, RatingBehaviour
 
 pytestmark = pytest.mark.e2e  # two Bayesian fits of 300 draws beside R's: make test-e2e
 
@@ -30,9 +32,17 @@ def r_ready():
 
 @pytest.fixture(scope="module")
 def study():
-    """60 people x 5 plans, one arm, no elicitation (the reference behaviour: the action
-    curve falls over the smallest distances; at this size mgcv's F test gives p ~ 0.15)."""
-    ratings = simulate_ratings(60, 5, seed=3, arms=("pool",))
+    """60 people x 5 plans, one arm, no elicitation; the reference behaviour with the
+    action curve of the reference study's finding made plain: a drop of 4 on the latent
+    scale over the smallest distances (scale 0.1), flat beyond. mgcv gives EDF ~4.5 and
+    p < 0.001 here, so a smooth that is changed (its sign, its scale, mgcv's k, or lost
+    altogether) leaves the other engine's interval somewhere; with the reference drop of
+    1.6 (p ~ 0.15) a flat curve from either engine passed unnoticed
+    (docs/analysis-mgcv.md)."""
+    reference = RatingBehaviour.reference()
+    behaviour = replace(reference, action=replace(
+        reference.action, curve=DistanceCurve(drop=4.0, scale=0.1)))
+    ratings = simulate_ratings(60, 5, seed=3, arms=("pool",), behaviour=behaviour)
     return ratings.assign(satisfaction=np.nan, violation=np.nan)
 
 
@@ -52,6 +62,9 @@ def test_bayesian_and_mgcv_smooths_agree_at_every_grid_point(r_ready, study):
     sentence = engines.agreement(fitted, [bayes])
     assert sentence["points_agree"] == grid.size
     assert f"at {grid.size} of {grid.size} grid points" in sentence["sentence"]
+    # both engines see the effect, so agreement is a test of the curves, not of two flat lines
+    assert fitted["smooth"]["p"] < 0.001 and fitted["smooth"]["edf"] > 2
+    assert engines.band_excludes_zero(bayes)
 
 
 def test_ordinal_effects_agree_with_clmm(r_ready):
