@@ -27,11 +27,12 @@ pytestmark = [
                        "(bash scripts/install_chromium.sh)"),
 ]
 WIDE = {"width": 1280, "height": 900}
-# A manager with a master's degree: the pool has only two richer profiles without a
-# forbidden decrease for them (protocols.running.planning; checked below: two plans).
-FEW_PLANS = {"education": "Graduate school (master)", "position": "Manager",
-             "service_years": "10-20 years", "management": "5-10 years", "toeic": "800-895",
-             "income": 8.5}
+# A general manager with a doctorate, long service, a top TOEIC score and experience abroad:
+# the pool has only two richer profiles without a forbidden decrease for them
+# (protocols.running.planning; checked below: two plans).
+FEW_PLANS = {"education": "Graduate school (doctor)", "position": "General Manager",
+             "service_years": "20- years", "management": "5-10 years", "toeic": "900-990",
+             "overseas_work": "Yes", "overseas_study": "Yes", "income": 8.5}
 
 
 def _serve(protocol: str, tmp_path_factory) -> Iterator[StudyServer]:
