@@ -113,6 +113,12 @@ _EDU_CUTS = np.array([NormalDist().inv_cdf(q) for q in np.cumsum(_EDU_SHARES)[:-
 _G_EDU, _G_CAREER, _G_TOEIC = 0.9, 0.7, 0.7  # loadings on the common factor (step 0)
 
 
+def _on_factor(g: np.ndarray, loading: float, rng: np.random.Generator) -> np.ndarray:
+    """A standard normal score correlated ``loading`` with the common factor ``g`` (step 0):
+    loading * g + sqrt(1 - loading^2) * N(0, 1), one fresh draw per person."""
+    return loading * g + np.sqrt(1.0 - loading**2) * rng.normal(0.0, 1.0, g.shape[0])
+
+
 def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-z))
 
@@ -127,14 +133,13 @@ def generate(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     age = np.clip(rng.normal(42.0, 11.0, n), 20.0, 64.0)
     g = rng.normal(0.0, 1.0, n)  # the common factor (step 0)
-    schooling = _G_EDU * g + np.sqrt(1.0 - _G_EDU**2) * rng.normal(0.0, 1.0, n)
+    schooling = _on_factor(g, _G_EDU, rng)
     edu = np.searchsorted(_EDU_CUTS, schooling)
     career = np.maximum(0.0, age - _START_AGE[edu])
     job_change = rng.random(n) < _sigmoid(-1.2 + 0.06 * career)
     tenure = np.where(job_change, career * rng.uniform(0.05, 0.8, n), career)
     service = _years_bin(tenure, (1, 3, 5, 10, 20))
-    z = (0.06 * career + 0.3 * edu + 0.03 * tenure + _G_CAREER * g
-         + np.sqrt(1.0 - _G_CAREER**2) * rng.normal(0.0, 1.0, n))
+    z = 0.06 * career + 0.3 * edu + 0.03 * tenure + _on_factor(g, _G_CAREER, rng)
     position = np.searchsorted(_POSITION_CUTS, z, side="right")
     mgmt_years = np.minimum(career, (position - 1) * 2.5 * rng.uniform(0.15, 1.3, n))
     management = np.where(position >= 2,
@@ -152,8 +157,7 @@ def generate(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     no_score = rng.random(n) < _sigmoid(0.9 - 0.45 * edu - 1.2 * abroad_work
                                         - 1.2 * abroad_study)
     band = np.clip(np.rint(1.9 + 0.5 * edu + 1.2 * abroad_work + 1.0 * abroad_study
-                           + 1.1 * (_G_TOEIC * g + np.sqrt(1.0 - _G_TOEIC**2)
-                                    * rng.normal(0.0, 1.0, n))), 1, 7).astype(int)
+                           + 1.1 * _on_factor(g, _G_TOEIC, rng)), 1, 7).astype(int)
     toeic = np.where(no_score, 0, band)
     facebook = rng.random(n) < _sigmoid(0.3 - 0.03 * (age - 22.0) + 0.3 * abroad_work)
     linkedin = rng.random(n) < _sigmoid(-3.0 + 0.3 * edu + 1.0 * abroad_work + 0.3 * toeic / 7)
