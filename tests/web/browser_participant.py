@@ -29,6 +29,17 @@ def key_class(key: str) -> str:
     return ".st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", key)
 
 
+def wait_script_done(page: Page, timeout_ms: float) -> None:
+    """Wait until the app's script run has finished, so every element of the page is drawn.
+
+    A page's first marker can appear while the rest of it is still arriving (the pause page
+    was read once with its text not yet drawn); Streamlit marks its root with the run state.
+    """
+    page.wait_for_function(
+        "() => document.querySelector(\"[data-testid='stApp']\")"
+        "?.dataset.testScriptState === 'notRunning'", timeout=timeout_ms)
+
+
 def button(key: str) -> str:
     """Selector of the button with this key (not its tooltip's)."""
     return f"{key_class(key)} button[data-testid^='stBaseButton']:visible >> nth=0"
@@ -66,6 +77,7 @@ class BrowserParticipant:
             self.page.locator({"debrief": ".rs-code", "end": "p", "pause": "[data-testid="
                                "'rs-pause']"}[kind]).first.wait_for(
                 state="attached", timeout=self.timeout_ms)  # the pause's marker is empty
+            wait_script_done(self.page, self.timeout_ms)
             return
         self.page.locator(button(f"{page_id}:submit")).wait_for(
             timeout=self.timeout_ms)
@@ -73,6 +85,7 @@ class BrowserParticipant:
         self.page.wait_for_function(
             "() => !document.querySelector('[data-testid^=\"stSkeleton\"]')",
             timeout=self.timeout_ms)
+        wait_script_done(self.page, self.timeout_ms)
 
     def wait_page(self, previous: str | None) -> tuple[str, str]:
         """The next page (different from ``previous``) once it is ready."""

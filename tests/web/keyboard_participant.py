@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apptest_driver import REASON
-from browser_participant import key_class, screening_answer
+from browser_participant import key_class, screening_answer, wait_script_done
 from playwright.sync_api import Page
 
 from protocols.definition.schema import Protocol
@@ -96,6 +96,7 @@ class KeyboardParticipant:
         self.page.wait_for_function(
             "() => !document.querySelector('[data-testid^=\"stSkeleton\"]')",
             timeout=self.timeout_ms)
+        wait_script_done(self.page, self.timeout_ms)
         # focus moved to the new page's heading (the page frame's script)
         self.page.wait_for_function(
             "() => { const e = document.activeElement;"

@@ -86,6 +86,8 @@ def test_tominaga_replication_in_japanese_at_phone_width(server, browser) -> Non
         assert page.get_by_text(label).count() >= 1, label
     assert bot.run() == ("pause", "pause")
     page.set_viewport_size(PHONE)
+    # the body's text once the page's paragraphs are laid out (read once without them)
+    page.get_by_text("審査結果は2週間後にお知らせします。", exact=False).wait_for(timeout=30_000)
     body = page.inner_text("body")
     assert "審査結果は2週間後にお知らせします。" in body and "年" in body.split("以降に")[0]
     opens = datetime.fromisoformat(page.locator("[data-testid='rs-pause']")
