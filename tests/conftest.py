@@ -10,7 +10,11 @@ The cache is keyed on the data and configuration (the artifacts' own fingerprint
 the training code: ``training_code_hash`` hashes every engine module the artifact builders
 import (transitively) and the scenario modules; when it differs from the hash stored beside
 the artifacts, they are rebuilt, so a change to training code is never tested against models
-the old code trained. Under pytest-xdist (``make test`` runs two workers) a file lock lets one
+the old code trained. A built home is also kept in the user's cache
+(``$XDG_CACHE_HOME`` or ``~/.cache``, ``recourse-study/test-home-<code hash>``; another place
+with ``$RECOURSE_STUDY_TEST_CACHE``, none with ``off``), so a fresh clone of the same code
+starts from it instead of training again; the artifacts' own fingerprints are still checked
+on every run. Under pytest-xdist (``make test`` runs two workers) a file lock lets one
 worker build while the others wait; each worker starts its own PostgreSQL.
 
 A skipped test fails the run: a missing dependency or an import error must not hide as a
@@ -22,6 +26,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,6 +89,30 @@ def training_code_hash() -> str:
     return h.hexdigest()
 
 
+def shared_cache(code: str) -> Path | None:
+    """Where a home built by training code ``code`` is kept for other clones (None: off)."""
+    chosen = os.environ.get("RECOURSE_STUDY_TEST_CACHE", "")
+    if chosen.lower() == "off":
+        return None
+    root = Path(chosen) if chosen else (
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "recourse-study")
+    return root / f"test-home-{code[:16]}"
+
+
+def _copy_home(source: Path, target: Path) -> None:
+    """Replace ``target``'s artifacts and code marker by ``source``'s (under ``target``'s lock,
+    which readers of the cache take too); the marker is written last, so a copy cut short
+    is never taken for a whole one."""
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(source / "artifacts", target / "artifacts")
+    shutil.copy2(source / CODE_HASH_FILE, target / CODE_HASH_FILE)
+
+
+def _cache_lock(cache: Path) -> FileLock:
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(cache.parent / (cache.name + ".lock")))
+
+
 @pytest.fixture(scope="session")
 def trained_home() -> Iterator[Path]:
     from engine.artifacts import HOME_ENV, build_artifacts
@@ -99,12 +128,23 @@ def trained_home() -> Iterator[Path]:
         with FileLock(str(home.parent / (home.name + ".lock"))):
             code = training_code_hash()
             marker = home / CODE_HASH_FILE
+            cache = shared_cache(code)
             stale = not marker.is_file() or marker.read_text().strip() != code
-            build_artifacts("loan", quick=True, force=stale)
+            if stale and cache is not None:
+                with _cache_lock(cache):
+                    if (cache / CODE_HASH_FILE).is_file():
+                        shutil.rmtree(home / "artifacts", ignore_errors=True)
+                        shutil.copytree(cache / "artifacts", home / "artifacts")
+                        stale = False  # trained by this code; fingerprints checked below
+            records = build_artifacts("loan", quick=True, force=stale)
             # the classifiers of the german-credit tabular world (hare-credit; seconds)
-            build_artifacts("german-credit", quick=True, force=stale)
-            if stale:
-                marker.write_text(code + "\n")
+            records += build_artifacts("german-credit", quick=True, force=stale)
+            marker.write_text(code + "\n")
+            built = any(not r.cache_hit for r in records)
+            if cache is not None:
+                with _cache_lock(cache):
+                    if built or not (cache / CODE_HASH_FILE).is_file():
+                        _copy_home(home, cache)
         yield home
     finally:
         if before is None:
