@@ -20,7 +20,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
     "analysis.recovery": ("RecoveryConfig", "recovery_study"),
     "analysis.fairness_plot": ("fairness_figure", "save_fairness_figure"),
     "analysis.mgcv": ("GammSpec", "MgcvError", "MgcvUnavailable", "fit_clmm", "fit_gamms",
-                      "r_status"),
+                      "r_status", "too_few_ratings"),
     "analysis.engines": ("clmm_agreement", "mgcv_part", "smooth_agreement"),
     "analysis.languages": ("by_language",),
 })

@@ -109,17 +109,21 @@ def mgcv_part(ratings: Any, distances: tuple[str, str], models: list[ModelResult
               on_log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """summary.json's ``mgcv`` block (module docstring) for ``ratings`` (the analysed
     ones), the (L0, L1) ``distances`` and the Bayesian ``models`` fitted on them. Never
-    raises for R's sake: a missing R gives status skipped, an R error status failed."""
+    raises for R's sake: a missing R, or too few ratings per participant for the GAMM
+    (analysis.mgcv.too_few_ratings), gives status skipped, an R error status failed."""
     log = on_log or (lambda _m: None)
     block: dict[str, Any] = {"status": "off", "reason": None, "mode": mode, "method": method,
                              "models": [], "table_s2": [], "agreement": []}
     if mode == "off":
         block["reason"] = "not asked for (--mgcv off)"
         return block
+    specs = [mgcv.GammSpec(o, d) for o in OUTCOMES for d in distances]
+    few = mgcv.too_few_ratings(ratings, specs)
+    if few is not None:
+        return {**block, "status": "skipped", "reason": few}
     status = mgcv.r_status()
     if not status["available"]:
         return {**block, "status": "skipped", "reason": status["reason"]}
-    specs = [mgcv.GammSpec(o, d) for o in OUTCOMES for d in distances]
     grids = {m.distance: m.smooth["d"].to_numpy(dtype=float) for m in models}
     started = time.perf_counter()
     log(f"fitting the reference study's four GAMMs with mgcv (method {method})")

@@ -25,6 +25,11 @@ AIC) and Figure 3's curve: the centred smooth on a grid with its 95% pointwise i
 cumulative-logit likelihood and sign convention, P(y <= k) = logistic(c_k - eta)), on the
 same design columns; used to cross-check that model's coefficients.
 
+The GAMM has k + 2P coefficients for P participants (the intercept, k - 1 spline columns,
+a random intercept and a random slope each); mgcv refuses a model with more coefficients than
+ratings, which a study of one or two ratings per participant is (``too_few_ratings`` says
+so before R is run).
+
 ``r_status`` says whether R and both packages are there; every failure raises
 ``MgcvUnavailable`` (nothing to run) or ``MgcvError`` (R ran and failed), each with a
 one-line reason.
@@ -122,6 +127,36 @@ def r_status() -> dict[str, Any]:
         return {"available": False, "rscript": path,
                 "reason": f"Rscript does not run: {_last_line(r.stderr)}"}
     return {"available": True, "rscript": path, "reason": None}
+
+
+def too_few_ratings(ratings: pd.DataFrame, specs: Sequence[GammSpec], *,
+                    k: int = DEFAULT_K) -> str | None:
+    """Why mgcv cannot fit a GAMM of ``specs`` on ``ratings`` (more coefficients than
+    ratings, module docstring), or None when every one has enough ratings.
+
+    >>> import pandas as pd
+    >>> from analysis import GammSpec, too_few_ratings
+    >>> one_each = pd.DataFrame({"participant_id": list("abcdef"), "action": [1, 2, 3, 4, 5, 6],
+    ...                          "l1_profile": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]})
+    >>> print(too_few_ratings(one_each, [GammSpec("action", "l1_profile")]))  # 6 + 2 x 6 > 6
+    action on l1_profile: 6 ratings of 6 participants, but mgcv's GAMM (a random intercept and
+    slope per participant) has 18 coefficients: too few ratings per participant to fit it
+    >>> many = pd.concat([one_each.assign(l1_profile=one_each["l1_profile"] + i / 10)
+    ...                   for i in range(5)])                     # 5 ratings each
+    >>> too_few_ratings(many, [GammSpec("action", "l1_profile")]) is None   # 10 + 12 <= 30
+    True
+    """
+    frame = _frame(ratings, sorted({s.outcome for s in specs} | {s.distance for s in specs}))
+    for spec in specs:
+        rows = frame[np.isfinite(frame[spec.outcome]) & np.isfinite(frame[spec.distance])]
+        people = rows["uid"].nunique()
+        coefficients = min(k, rows[spec.distance].nunique()) + 2 * people
+        if coefficients > len(rows):
+            return (f"{spec.outcome} on {spec.distance}: {len(rows)} ratings of {people} "
+                    f"participants, but mgcv's GAMM (a random intercept and slope per "
+                    f"participant) has {coefficients} coefficients: too few ratings per "
+                    "participant to fit it")
+    return None
 
 
 def fit_gamms(ratings: pd.DataFrame, specs: Sequence[GammSpec], *,

@@ -7,7 +7,8 @@ data. For speed,
 participants move through the study in chunks, in lockstep: at every step the current page of
 every active participant of the chunk is answered and all answers are submitted with one
 ``Study.submit_many`` call (one transaction; plans for the whole chunk come from one method
-call per arm). Each participant's hidden parameters are written to ``sim_participants`` in
+call per arm, and the interactive searches of the chunk's HARE participants run as one
+batched search: protocols.running.interactive). Each participant's hidden parameters are written to ``sim_participants`` in
 the transaction that creates them, each rating's latent values to ``sim_ratings`` in the
 transaction that stores the rating.
 

@@ -110,6 +110,7 @@ def _run(config: ReproduceConfig, target: str, note: Progress) -> dict[str, Any]
         n=config.n or run["n"], seeds=seeds, steps=run["steps"], settings=settings,
         step_timing=False, gamma_schedule=config.gamma_schedule,
         final_accept=config.final_accept, ground_truth=config.ground_truth,
+        keep_incumbent=config.keep_incumbent,
     )
     result = run_hare_benchmark(context, hb, on_step=note)
     return {"rows": result["rows"], "seeds": seeds, "run": {**run, "seeds": seeds,
@@ -159,7 +160,7 @@ def hare_target(target: str) -> Callable[[ReproduceConfig, Progress], TargetResu
             target=target, title=spec["title"], table=spec["table"],
             paper=paper_source("hare"),
             config={"scenario": config.scenario, "bases": list(BASES), **out["run"],
-                    "fast": config.fast, "keep_incumbent": False, "decision_model": "trained",
+                    "fast": config.fast, "keep_incumbent": config.keep_incumbent, "decision_model": "trained",
                     "gamma_schedule": config.gamma_schedule,
                     "final_accept": config.final_accept,
                     "ground_truth": config.ground_truth},

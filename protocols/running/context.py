@@ -37,7 +37,7 @@ from engine.scenarios.base import Scenario
 from engine.synthetic.participants import Population
 from protocols.definition.schema import Protocol
 from protocols.running import display
-from protocols.running.interactive import InteractiveFlow
+from protocols.running.interactive import InteractiveFlow, Waiting
 from protocols.running.planning import PlanOutcome, PlanRequest
 from protocols.running.shown_plan import ShownPlan
 from protocols.running.state import Participant, profiles_row
@@ -113,6 +113,8 @@ class Answering:
     rows: Rows = field(default_factory=lambda: defaultdict(list))
     plan_requests: list[PlanRequest] = field(default_factory=list)
     enrolling: list[Participant] = field(default_factory=list)
+    # interactions whose next search and question wait for ``finish_interactions``
+    interactions: list[Waiting] = field(default_factory=list)
     _needs_plans: set[str] = field(default_factory=set)
 
     @property
@@ -161,7 +163,8 @@ class Answering:
         its events, ``p`` moved past
         the page; then, when the answer made ``p`` ready for plans, an interactive arm starts
         its interaction and other arms' plans are requested for the whole transaction at
-        once (protocols.running.planning)."""
+        once (protocols.running.planning); the interactions' searches wait for
+        ``finish_interactions``."""
         pid = p.participant_id
         self.rows[RESPONSES.name].append(RESPONSES.row(
             study_id=self.ctx.study_id, participant_id=pid, page_id=page.id, kind=page.kind,
@@ -177,11 +180,17 @@ class Answering:
             return
         assert p.x is not None
         if self.ctx.interactive.applies(p):
-            final = self.ctx.interactive.start(p)
-            if final is not None:
-                self.attach_outcome(p, final)
+            self.interactions.append(self.ctx.interactive.start(p))
         else:
             self.plan_requests.append(PlanRequest(pid, p.design_seq, p.arm, p.x, p.stated))
+
+    def finish_interactions(self) -> None:
+        """The interactions started or answered in this transaction search together
+        (protocols.running.interactive); those that ended get their plans."""
+        waiting, self.interactions = self.interactions, []
+        for w, final in zip(waiting, self.ctx.interactive.finish(waiting), strict=True):
+            if final is not None:
+                self.attach_outcome(w.p, final)
 
     def attach_plans(self, p: Participant, plans: list[ShownPlan],
                      detail: dict[str, Any] | None = None) -> None:

@@ -16,11 +16,21 @@ proposed under the participant's constraints was approved (its tournament still 
 candidate the person prefers). Such a plan is not shown; the ``plans`` event says why and
 the shortfall tables count it (``PlanOutcome``).
 
+**Searching together.** Applying an answer (or starting) leaves the method's next search
+undone when the method can batch (``complete_sessions``: HARE): ``start`` and ``answer``
+return a ``Waiting`` interaction, and ``finish`` runs the pending searches of all the
+interactions of one transaction as one batched search per method, then asks each its next
+question. The simulator answers a whole chunk of participants in one transaction, so their
+searches run together; the method gives every session exactly the candidates it finds alone
+(engine.recourse.hare_state, "proposing together"), so questions and plans do not depend on
+who was answered with whom.
+
 With ``prefetch`` (the web server's choice), while an accept question is shown the session
 after the answer "keep looking" (the method's next iteration and its first question) is
 computed in the background (protocols.running.prefetch), so that answer does not wait for it, and
 the searches of participants who wait at the same moment (HARE's start, "keep looking") run
-as one batched search (protocols.running.batching); the questions and plans are the same either way.
+as one batched search across the server's threads (protocols.running.batching, which ``finish``
+hands its pending searches to); the questions and plans are the same either way.
 
 The session contract (engine.recourse.hare_session.HareSession): ``next_query()`` -> query
 with ``kind`` (compare | accept | done) and ``options`` (``RecourseBatch.record`` dicts),
@@ -30,6 +40,7 @@ with ``kind`` (compare | accept | done) and ``options`` (``RecourseBatch.record`
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -46,6 +57,17 @@ from protocols.running.resources import StudyResources
 from protocols.running.state import Participant
 
 Rows = dict[str, list[dict[str, Any]]]
+
+
+@dataclass
+class Waiting:
+    """An interaction with its answer applied, waiting for its next search (when
+    ``session.pending``) and its next question (``following``: prefetched already)."""
+
+    p: Participant
+    method: Any
+    session: Any
+    following: Any | None = None
 
 
 class InteractiveFlow:
@@ -82,31 +104,43 @@ class InteractiveFlow:
             return p.stated
         return self.resources.context(arm).everybody(1)
 
-    def start(self, p: Participant) -> PlanOutcome | None:
-        """Begin the interaction; the final plans if the method asks nothing at all."""
+    def start(self, p: Participant) -> Waiting:
+        """Begin the interaction (its first search is left to ``finish``)."""
         assert p.x is not None
         method = self.resources.method(self.protocol.arm(p.arm))
         session = method.start_session(np.asarray(p.x, dtype=float)[None], self._seen(p),
                                        seed=self._seed(p), **self._defer(method))
-        self._complete(method, session)
-        return self._advance(p, session)
+        return Waiting(p, method, session)
+
+    def finish(self, waiting: list[Waiting]) -> list[PlanOutcome | None]:
+        """Run the pending searches of ``waiting`` together (module docstring), then store
+        each interaction's next question; per interaction, its final plans when it ended."""
+        self.complete([(w.method, w.session) for w in waiting])
+        return [self._advance(w.p, w.session, w.following) for w in waiting]
+
+    def complete(self, pairs: list[tuple[Any, Any]]) -> None:
+        """Run the pending searches of these (method, session) pairs: through the server's
+        batcher (which joins other threads' waiting sessions) when there is one, else as one
+        ``complete_sessions`` call per method."""
+        pending = [(m, s) for m, s in pairs if getattr(s, "pending", False)]
+        if self.batcher is not None:
+            for method, session in pending:
+                self.batcher.complete(method, session)
+            return
+        methods: dict[int, tuple[Any, list[Any]]] = {}
+        for method, session in pending:
+            methods.setdefault(id(method), (method, []))[1].append(session)
+        for method, sessions in methods.values():
+            method.complete_sessions(sessions)
 
     def _defer(self, method: Any) -> dict[str, bool]:
-        """Keyword asking ``method`` to leave its searches to the batcher, when it can."""
-        return {"defer": True} if self._batches(method) else {}
-
-    def _batches(self, method: Any) -> bool:
-        return self.batcher is not None and hasattr(method, "complete_sessions")
-
-    def _complete(self, method: Any, session: Any) -> None:
-        """Run a deferred session's pending search (with whoever else waits for one)."""
-        if self.batcher is not None and getattr(session, "pending", False):
-            self.batcher.complete(method, session)
+        """Keyword asking ``method`` to leave its searches to ``complete``, when it can."""
+        return {"defer": True} if hasattr(method, "complete_sessions") else {}
 
     def answer(
         self, p: Participant, page_id: str, answer: Any, rows: Rows, at: datetime
-    ) -> PlanOutcome | None:
-        """Apply an interactive page's answer; the final plans when the interaction ends."""
+    ) -> Waiting:
+        """Apply an interactive page's answer (the next search is left to ``finish``)."""
         query = p.query
         assert query is not None and p.interaction is not None
         ahead = None  # (the session after "keep looking", its next question), prefetched
@@ -126,9 +160,8 @@ class InteractiveFlow:
             if ahead is None:
                 session.accept(bool(answer.accept))
             row["accepted"] = bool(answer.accept)
-        self._complete(method, session)
         rows[COMPARISONS.name].append(row)
-        return self._advance(p, session, following)
+        return Waiting(p, method, session, following)
 
     def _advance(self, p: Participant, session: Any,
                  query: Any | None = None) -> PlanOutcome | None:
@@ -154,7 +187,7 @@ class InteractiveFlow:
         def work() -> tuple[Any, Any]:
             session = method.resume_session(state, **self._defer(method))
             session.accept(False)
-            self._complete(method, session)
+            self.complete([(method, session)])
             return session, (session.next_query() if not session.done else None)
 
         prefetcher.schedule(prefetch_key(state, "accept", "no"), work)

@@ -53,8 +53,9 @@ Guarantees.
   participant's consent order (``consent_seq``, given in the transaction of the consent
   answer): a visit that never consents has no arm and shifts nobody's assignment.
 - ``submit_many`` does the same for many participants in one transaction, generating all
-  their plans with one method call per arm (the simulator's fast path; the web path is a
-  batch of one through the same code). Drivers may add rows of their own (simulation truth)
+  their plans with one method call per arm and the interactive methods' searches as one
+  batched search (the simulator's fast path; the web path is a batch of one through the
+  same code). Drivers may add rows of their own (simulation truth)
   to the same transaction with ``extra_rows``.
 - A study of two sessions (``protocols.running.flow``) shows the ``pause`` page until the second
   session opens by ``clock`` (default: the real time; the simulator's participants return
@@ -307,6 +308,7 @@ class Study(Admission):
                 seconds = max(0.0, (w.at - old.updated_at).total_seconds())
             w.record(p, page, answer, correct, seconds)
             p.updated_at = w.at
+        w.finish_interactions()  # interactive searches of the whole transaction at once
         if w.plan_requests:
             outcomes = generate(self.protocol, self.resources, w.plan_requests)
             for _, _, p, _, _ in work:

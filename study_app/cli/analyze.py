@@ -52,8 +52,8 @@ def analyze(
         "quality block); counted per reason like the protocol's exclusions."),
     mgcv: str = typer.Option(
         "auto", help="The reference study's GAMMs in R's mgcv (Table S2, Figure 3): auto "
-        "(when R is installed; skipped with a note otherwise) | require (missing R fails "
-        "the run: exit 1) | off."),
+        "(when R is installed and there are enough ratings per participant; skipped with a "
+        "note otherwise) | require (a skip fails the run: exit 1) | off."),
     mgcv_method: str = typer.Option(
         "GCV.Cp", help="mgcv's smoothing-parameter method: GCV.Cp (mgcv's default; the "
         "reference study names none) | REML | ML."),
@@ -107,9 +107,10 @@ def analyze(
     or null), report_error (null or the message)}.
 
     Exit status: 0 when every model, the mgcv part (or its skip under --mgcv auto: R or
-    one of its packages missing, said on stderr and in mgcv.reason) and the report are
-    done; 1 when a Bayesian model, the report or the mgcv part failed (an R error, or R
-    missing under --mgcv require), after writing everything that was done; 2 for bad input.
+    one of its packages missing, or too few ratings per participant for mgcv's GAMM with a
+    random intercept and slope each; said on stderr and in mgcv.reason) and the report are
+    done; 1 when a Bayesian model, the report or the mgcv part failed (an R error, or a skip
+    under --mgcv require), after writing everything that was done; 2 for bad input.
     """
     from analysis.folder import TRACE_LEVELS
 

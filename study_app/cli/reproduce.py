@@ -164,6 +164,10 @@ def reproduce(
     final_accept: str = typer.Option(
         "ask", help="HARE's accept question after the last tournament: ask (the paper's "
         "Algorithm 4, counted against the budget) | skip (a variant)."),
+    keep_incumbent: bool = typer.Option(
+        False, "--keep-incumbent", help="HARE's current plan competes in every tournament "
+        "beside the new candidates (a variant: a later Multi-HARE iteration never ends worse "
+        "than the plan it started from; the paper's tournaments hold new candidates only)."),
     ground_truth: str = typer.Option(
         "perturbation", help="The simulated people's ideal plans: perturbation (the "
         "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "
@@ -229,7 +233,7 @@ def reproduce(
             validity_multiplier=validity_multiplier, validity_weight=validity_weight, keep=keep,
             mask_head=mask_head, action_space=action_space, shift_bounds=shift_bounds,
             gamma_schedule=gamma_schedule, final_accept=final_accept,
-            ground_truth=ground_truth,
+            ground_truth=ground_truth, keep_incumbent=keep_incumbent,
         ) for name in names]
     except ValueError as e:  # the message names the option
         raise typer.BadParameter(str(e)) from e

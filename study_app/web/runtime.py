@@ -200,7 +200,7 @@ def preload(config: WebConfig) -> Study:
         if arm.interactive:
             p = Participant(study.study_id, "warm-up", 0, "web", arm.id, consent_seq=0)
             p.x = persona
-            study.interactive.start(p)
+            study.interactive.finish([study.interactive.start(p)])
         else:
             requests.append(PlanRequest("warm-up", 0, arm.id, persona, None))
     if requests:

@@ -258,3 +258,21 @@ def test_a_hare_table_runs_on_what_exists_and_names_what_is_missing(trained_home
     assert {(r["variant"], r["iterations"]) for r in rows} == {
         ("base", 0), ("hare", 1), ("multi-hare", 5)}
     assert all(r["gamma_schedule"] == "paper" for r in rows if r["variant"] != "base")
+
+
+def test_keep_incumbent_reaches_every_hare_run_and_the_config(trained_home, monkeypatch):
+    """--keep-incumbent (a named variant): every HARE and Multi-HARE row ran with it, and the
+    reproduction's config says so (off by default: the paper's Algorithm 4)."""
+    from dataclasses import replace
+
+    from engine.benchmarks import reproduce_hare_tables as tables
+
+    spec = replace(tables.SPECS["hare-table1"], bases=("wachter",))
+    monkeypatch.setitem(tables.SPECS, "hare-table1", spec)
+    assert ReproduceConfig("hare-table1").keep_incumbent is False
+    doc = run_target(ReproduceConfig("hare-table1", scenario="loan", fast=True, quick=True,
+                                     n=3, seeds=1, keep_incumbent=True)).to_dict()
+    assert doc["config"]["keep_incumbent"] is True
+    rows = [r for r in doc["extras"]["rows"]["loan trained"] if r["variant"] != "base"]
+    assert {r["iterations"] for r in rows} == {1, 5}
+    assert all(r["keep_incumbent"] is True for r in rows)

@@ -3,8 +3,9 @@
 ``hare_choice``: which of two plans would you rather carry out (answer 0 or 1);
 ``hare_accept``: is this plan good enough (accept, or keep looking). The question and its
 candidate plans come from the participant's pending query (protocols.running.interactive); the
-answer advances the interaction and, when it ends, attaches the plans to rate. A synthetic
-participant answers with the engine's HARE answering model on their true personal cost.
+answer advances the interaction (its next search runs with those of the other answers of the
+transaction: ``Answering.finish_interactions``) and, when it ends, attaches the plans to
+rate. A synthetic participant answers with the engine's HARE answering model on their true personal cost.
 """
 
 from __future__ import annotations
@@ -66,9 +67,7 @@ class _Question(PageKind):
         return [display.plan_rows(ctx.scenario, options, i) for i in range(len(options))]
 
     def apply(self, w: Answering, p: Participant, page: Page, answer: Any) -> None:
-        final = w.ctx.interactive.answer(p, page.id, answer, w.rows, w.at)
-        if final is not None:
-            w.attach_outcome(p, final)
+        w.interactions.append(w.ctx.interactive.answer(p, page.id, answer, w.rows, w.at))
 
     def option_costs(self, sim: SyntheticContext, p: Participant) -> list[float]:
         """The participant's true personal cost of each candidate shown."""
