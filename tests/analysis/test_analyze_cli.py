@@ -40,6 +40,11 @@ def analyzed(study_db, tmp_path_factory):
     return out
 
 
+# A whole analysis (four Bayesian fits, mgcv's four GAMMs, the report) is one of the long
+# end-to-end runs: make test-e2e (CI). The fast suite keeps analyze's bad input and locking
+# below, the resume and trace tests (test_resume.py, test_traces.py) and the models'
+# own tests (test_models.py, test_ordinal.py, test_table_s2.py).
+@pytest.mark.e2e
 def test_analyze_writes_report_summary_and_traces(analyzed):
     out = analyzed
     summary = json.loads((out / "summary.json").read_text())
@@ -79,6 +84,7 @@ def test_analyze_writes_report_summary_and_traces(analyzed):
     assert "Table S2" in html and "Figure 3" in html and mg["agreement"][0]["model"] in html
 
 
+@pytest.mark.e2e  # resumes the whole analysis above
 def test_analyze_without_r_still_finishes_and_says_why(study_db, analyzed, tmp_path,
                                                        monkeypatch):
     """R missing: the Bayesian part is complete, mgcv skipped (one stderr line, summary),
