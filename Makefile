@@ -13,8 +13,8 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch first, from the local CPU wheel: asking for plain torch would pull CUDA builds.
-	# --no-compile: Python compiles a module when it is first imported; compiling all 16,000
-	# installed ones up front was a third of the install's time.
+	# --no-compile: Python compiles a module when it is first imported, so the ~16,000
+	# installed modules are not all compiled up front (most are never imported by the tests).
 	$(BIN)/pip install --quiet --no-compile torch==2.13.0
 	$(BIN)/pip install --quiet --no-compile -e ".[test,fast]"
 	touch $(STAMP)
