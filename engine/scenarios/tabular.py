@@ -5,8 +5,9 @@
 1. every feature's column (``columns.<f>.column``, default its name) and the label column must
    exist; a missing one is an error naming the feature (and its role: a feature listed as
    immutable that is not in the data is reported as such);
-2. rows holding a ``missing`` value in a column the scenario reads are dropped (counted in
-   the data description);
+2. rows holding a ``missing`` value in a column the scenario reads are dropped, and so are
+   rows outside ``rows`` (a column's numeric bounds, its excluded values: a data set's
+   published selection of cases); both counted in the data description;
 3. labels: the ``favourable`` values are 1, the ``unfavourable`` ones 0, any other value is
    an error naming its rows;
 4. level features are read one-vs-rest (``one``), through ``map``, or as their labels;
@@ -57,7 +58,8 @@ def build_tabular(world: TabularWorld, common: dict[str, Any], path: Path) -> Sc
     used = [world.column_of(f.name) for f in features] + [world.label]
     keep = ~raw[used].isin(world.missing).any(axis=1).to_numpy() if world.missing else \
         np.ones(len(raw), dtype=bool)
-    raw = raw[keep].reset_index(drop=True)
+    selected = _selected_rows(world, raw, file)
+    raw = raw[keep & selected].reset_index(drop=True)
     y = _labels(world, raw[world.label].astype(str).str.strip(), file)
     table = pd.DataFrame({f.name: _read_feature(world, f, raw, file) for f in features})
     if world.scaling == "minmax":
@@ -67,10 +69,14 @@ def build_tabular(world: TabularWorld, common: dict[str, Any], path: Path) -> Sc
     except TableError as e:
         raise TabularProblems([("world.data", f"{file}: {m}") for m in e.problems]) from None
     dropped = int((~keep).sum())
-    source = file + (f" ({dropped:,} rows with missing values dropped)" if dropped else "")
+    outside = int((keep & ~selected).sum())
+    source = file + "".join(f" ({n:,} rows {why} dropped)" for n, why in (
+        (outside, "outside the world's row selection"), (dropped, "with missing values"))
+        if n)
     samples = TableSamples(torch.from_numpy(x), torch.from_numpy(y), source, split=world.split)
     _check_unseen(samples, features, file)
-    extras = {"classifier": world.classifier, "rows_dropped": dropped}
+    extras = {"classifier": world.classifier, "rows_dropped": dropped,
+              "rows_not_selected": outside}
     return Scenario(**{**common, "features": features}, scm=None, samples=samples,
                     world_kind="tabular", extras=extras)
 
@@ -80,6 +86,10 @@ def _check_columns(world: TabularWorld, features: tuple[FeatureSpec, ...], raw: 
     problems: list[tuple[str, str]] = []
     have = list(raw.columns)
     listed = ", ".join(have)
+    for column in world.rows:
+        if column not in have:
+            problems.append((f"world.rows.{column}", f"{file} has no column {column!r} to "
+                             f"select rows by (columns: {listed})"))
     if world.label not in have:
         problems.append(("world.label", f"{file} has no label column {world.label!r} "
                          f"(columns: {listed})"))
@@ -92,6 +102,28 @@ def _check_columns(world: TabularWorld, features: tuple[FeatureSpec, ...], raw: 
                              f"in world.columns.{f.name}.column"))
     if problems:
         raise TabularProblems(problems)
+
+
+def _selected_rows(world: TabularWorld, raw: pd.DataFrame, file: str) -> np.ndarray:
+    """Bool per raw row: inside every ``rows`` filter (a column's bounds, not excluded)."""
+    keep = np.ones(len(raw), dtype=bool)
+    for column, spec in world.rows.items():
+        col = raw[column]
+        if spec.exclude:
+            keep &= ~col.astype(str).str.strip().isin(spec.exclude).to_numpy()
+        if spec.min is None and spec.max is None:
+            continue
+        v = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+        if not np.isfinite(v).any():
+            raise TabularProblems([(f"world.rows.{column}", f"{file}, column {column!r} has "
+                                    "no numbers to compare with min / max")])
+        inside = np.isfinite(v)
+        if spec.min is not None:
+            inside &= v >= spec.min
+        if spec.max is not None:
+            inside &= v <= spec.max
+        keep &= inside
+    return keep
 
 
 def _labels(world: TabularWorld, col: pd.Series, file: str) -> np.ndarray:

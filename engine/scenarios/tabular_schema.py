@@ -10,6 +10,9 @@ graph (engine.scenarios.tabular builds it; reference: docs/scenarios.md).
       favourable: [">50K"]               # label values of the favourable outcome
       unfavourable: ["<=50K"]            # ... and of the unfavourable one (others: an error)
       missing: ["?"]                     # cells meaning "unknown": such rows are dropped
+      rows:                              # keep only rows whose column passes (all must)
+        days_b_screening_arrest: {min: -30, max: 30}   # numeric, bounds included
+        c_charge_degree: {exclude: [O]}  # values whose rows are dropped
       columns:                           # how a feature is read (default: its own column)
         education_num: {column: education-num}
         sex: {column: sex, one: [Male]}  # binary one-vs-rest: these values -> levels[1]
@@ -55,6 +58,21 @@ class ColumnSpec(Strict):
         return {str(k): (str(x) if isinstance(x, (int, float)) else x) for k, x in v.items()}
 
 
+class RowFilter(Strict):
+    """Which rows of the raw table a world keeps, by one column (module docstring): its
+    numeric value within [min, max] (either bound may be left out) and not one of
+    ``exclude``."""
+
+    min: float | None = None
+    max: float | None = None
+    exclude: list[str] = Field(default_factory=list)
+
+    @field_validator("exclude", mode="before")
+    @classmethod
+    def _exclude_as_text(cls, v: Any) -> Any:
+        return labels_as_text(v)
+
+
 class TabularWorld(Strict):
     """A real data set without a causal graph (module docstring)."""
 
@@ -65,6 +83,7 @@ class TabularWorld(Strict):
     unfavourable: list[str] = Field(min_length=1)
     missing: list[str] = Field(default_factory=list)
     columns: dict[str, ColumnSpec] = Field(default_factory=dict)
+    rows: dict[str, RowFilter] = Field(default_factory=dict)
     split: tuple[float, float, float] = (0.5, 0.25, 0.25)
     scaling: Literal["minmax", "none"] = "minmax"
     classifier: Literal["ann", "lr"] = "ann"
@@ -109,6 +128,10 @@ def tabular_problems(world: TabularWorld, features: list[Any]) -> Problems:
                     if level not in (f.levels or []):
                         problems.append(((*where, "map", raw), f"{level!r} is not one of the "
                                          f"levels of {name!r} ({', '.join(f.levels or [])})"))
+    for column, keep in world.rows.items():
+        if keep.min is not None and keep.max is not None and keep.min > keep.max:
+            problems.append((("world", "rows", column), f"min {keep.min:g} is above max "
+                             f"{keep.max:g}: no row would be kept"))
     overlap = sorted(set(world.favourable) & set(world.unfavourable))
     if overlap:
         problems.append((("world", "unfavourable"), f"{', '.join(overlap)} also listed as "

@@ -34,7 +34,7 @@ def test_the_shipped_files_match_the_checksums_of_their_readme():
 @pytest.mark.parametrize("name, d, continuous, immutable, rows", [
     ("adult", 13, 6, {"age", "sex", "fnlwgt", "native_country", "race", "relationship"},
      30_162),
-    ("compas", 6, 3, {"age", "race", "sex"}, 6_907),
+    ("compas", 7, 4, {"age", "race", "sex"}, 6_172),  # ProPublica's case selection
     ("german-credit", 10, 7, {"age", "dependents"}, 1_000),
 ])
 def test_the_papers_preprocessing(name, d, continuous, immutable, rows):
@@ -208,3 +208,21 @@ def test_values_without_a_level_or_label_are_clear_errors(tmp_path):
     with pytest.raises(ScenarioFileError) as e:
         load_scenario_file(_write(tmp_path, _rows(40), text=text))
     assert {p for p, _ in e.value.problems} == {"world.columns.salary", "world.columns.job.one"}
+
+
+def test_a_row_selection_keeps_the_rows_inside_every_filter(tmp_path):
+    # amount 100..6000 (one row per 100); keep 1000 <= amount <= 4000 and no managers
+    text = FILE + "  rows: {amount: {min: 1000, max: 4000}, job: {exclude: [manager]}}\n"
+    s = load_scenario_file(_write(tmp_path, _rows(60), text=text))
+    kept = [i for i in range(60) if 1000 <= 100 * (i + 1) <= 4000 and i % 2]
+    x = torch.cat([s.dataset[k][0] for k in ("train", "validation", "test")])
+    assert len(x) == len(kept) == 16
+    assert s.extras["rows_not_selected"] == 60 - 16
+    assert set(x[:, 2].tolist()) == {0.0}  # only clerks (the first level) are left
+    text = FILE + "  rows: {pay: {min: 1}, amount: {min: 5, max: 1}}\n"
+    with pytest.raises(ScenarioFileError) as e:
+        load_scenario_file(_write(tmp_path, _rows(40), text=text))
+    assert {p for p, _ in e.value.problems} == {"world.rows.amount"}
+    text = FILE + "  rows: {pay: {min: 1}}\n"
+    with pytest.raises(ScenarioFileError, match="no column 'pay' to select rows by"):
+        load_scenario_file(_write(tmp_path, _rows(40), text=text))
