@@ -7,6 +7,9 @@ with no stated preference met or violated:
 
     E_true(d) = sum_k k P(k | eta = a + f(d); c_true)
 
+(with ``curve_of: population`` the stated curve is the participants' mean rating and the
+typical participant's eta is its location l(d) instead, engine.synthetic.rating_model).
+
 The ordinal model of the same distance recovers the same quantity for the typical
 participant (u = b = 0) of the first arm with s = v = 0: the smooth f_hat(d) (centred; the
 cutpoints absorb the level) read through the fitted cutpoints,

@@ -87,7 +87,10 @@ def null_protocol(protocol: Protocol, effect: Effect) -> Protocol:
         raise PowerInputError(f"--null: synthetic participants have no term for {effect.name} "
                               "to set to 0; its own run already counts false positives")
     sim = protocol.simulation
-    over = getattr(sim.ratings, effect.outcome).model_copy(update={effect.null_parameter: 0.0})
+    update: dict[str, Any] = {effect.null_parameter: 0.0}
+    if effect.null_parameter == "drop":  # at_far is the same setting in mean ratings
+        update["at_far"] = None
+    over = getattr(sim.ratings, effect.outcome).model_copy(update=update)
     ratings = sim.ratings.model_copy(update={effect.outcome: over})
     return protocol.model_copy(update={"simulation": sim.model_copy(update={"ratings": ratings})})
 

@@ -23,6 +23,20 @@ E^{-1}(at_far) and, with m = E^{-1}((at_zero + at_far) / 2), f(h) = m - a gives
 scale = -h / ln(1 - (a - m) / drop). E is increasing in eta, so each inverse is one root
 search.
 
+**Whose curve** (``curve_of``): by default (``typical``) E(d) above is the typical
+participant's. With ``population`` it is the population's mean rating instead, averaged over
+the participant effects: the location l(d) replacing a + f(d) solves
+
+    E_z[ E(l(d) + sigma(d) z) ] = E(a + f(d)),   sigma(d)^2 = sd_u^2 + sd_b^2 d^2,  z ~ N(0, 1)
+
+(u_p + b_p d is normal with that variance; the outer mean by 40-point Gauss-Hermite
+quadrature, l(d) by bisection, since the left side increases in l). Why: the participant
+spread grows with d when sd_b > 0, and through the cutpoints a wider spread pulls the mean
+rating toward the middle of the scale, so a flat typical curve is not a flat mean rating.
+A Gaussian mixed model (mgcv's GAMM, Tominaga et al.'s analysis) estimates the mean
+rating's curve, so a truth stated as "mean acceptance does not change with distance" is a
+``population`` curve.
+
 ``RatingBehaviour.reference()`` mimics the reference user study (Tominaga et al.): acceptance
 flat in distance with mean near 3.3, action falling steeply over the smallest distances then
 flat with mean near 2.6, large participant effects. Pure numpy: the analysis layer uses it to
@@ -33,6 +47,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 from scipy.optimize import brentq
@@ -44,6 +59,9 @@ from engine.metric_names import DISTANCES
 DEFAULT_CUTPOINTS: tuple[float, float, float, float, float, float] = (
     -2.5, -1.5, -0.5, 0.5, 1.5, 2.5
 )
+CURVES_OF: tuple[str, ...] = ("typical", "population")  # whose mean rating the curve is
+_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(40)  # z ~ N(0, 1): sum w g(z) / sqrt(2 pi)
+_WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
 
 
 def _finite_or_zero(a: np.ndarray | float) -> np.ndarray:
@@ -94,6 +112,7 @@ class OutcomeModel:
     sd_intercept: float = 1.0
     sd_slope: float = 0.0
     cutpoints: tuple[float, float, float, float, float, float] = DEFAULT_CUTPOINTS
+    curve_of: Literal["typical", "population"] = "typical"
 
     def __post_init__(self) -> None:
         c = np.asarray(self.cutpoints, dtype=float)
@@ -101,6 +120,50 @@ class OutcomeModel:
             raise ValueError(f"cutpoints must be 6 strictly increasing numbers, got {self.cutpoints}")
         if self.sd_intercept < 0 or self.sd_slope < 0:
             raise ValueError("random-effect standard deviations must be >= 0")
+        if self.curve_of not in CURVES_OF:
+            raise ValueError(f"curve_of must be one of {', '.join(CURVES_OF)}, got "
+                             f"{self.curve_of!r}")
+
+    def location(self, d: np.ndarray) -> np.ndarray:
+        """The latent score of a participant with u = b = 0 at distance d, s = v = 0:
+        a + f(d) (``typical``) or l(d) (``population``; module docstring).
+
+        >>> import numpy as np
+        >>> from engine.synthetic import OutcomeModel
+        >>> flat = OutcomeModel(intercept=-0.9, sd_intercept=1.5, sd_slope=0.3,
+        ...                     curve_of="population")
+        >>> [round(float(v), 2) for v in flat.location(np.array([0.0, 6.0]))]  # lower far away
+        [-1.01, -1.18]
+        >>> [round(float(v), 2) for v in flat.population_mean(np.array([0.0, 6.0]))]  # flat
+        [3.19, 3.19]
+        """
+        d = np.asarray(d, dtype=float)
+        given = self.intercept + self.curve(d)
+        if self.curve_of == "typical":
+            return given
+        pairs, back = np.unique(np.stack([given.ravel(), d.ravel()]), axis=1,
+                                return_inverse=True)
+        target, sigma = self.expected(pairs[0]), self._spread(pairs[1])
+        lo, hi = np.full(target.shape, -40.0), np.full(target.shape, 40.0)
+        for _ in range(60):  # bisection: 80 / 2^60 is far below float precision
+            mid = (lo + hi) / 2
+            above = self._mixed_mean(mid, sigma) > target
+            hi, lo = np.where(above, mid, hi), np.where(above, lo, mid)
+        return ((lo + hi) / 2)[np.ravel(back)].reshape(d.shape)
+
+    def population_mean(self, d: np.ndarray) -> np.ndarray:
+        """The mean rating over participants (u_p, b_p drawn) at distance d, s = v = 0."""
+        d = np.asarray(d, dtype=float)
+        return self._mixed_mean(self.location(d).ravel(), self._spread(d.ravel())).reshape(
+            d.shape)
+
+    def _spread(self, d: np.ndarray) -> np.ndarray:
+        return np.sqrt(self.sd_intercept ** 2 + (self.sd_slope * d) ** 2)
+
+    def _mixed_mean(self, loc: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+        """E_z[E(loc + sigma z)], z ~ N(0, 1), by Gauss-Hermite quadrature."""
+        eta = loc[:, None] + sigma[:, None] * _NODES[None, :]
+        return (self.expected(eta.ravel()).reshape(eta.shape) * _WEIGHTS).sum(axis=1)
 
     def latent(
         self,
@@ -113,8 +176,7 @@ class OutcomeModel:
         """eta per rating (missing satisfaction / violation count as 0)."""
         d = np.asarray(d, dtype=float)
         return (
-            self.intercept
-            + self.curve(d)
+            self.location(d)
             + self.satisfaction * _finite_or_zero(satisfaction)
             - self.violation * _finite_or_zero(violation)
             + np.asarray(u, dtype=float)
@@ -134,8 +196,9 @@ class OutcomeModel:
 
     def typical_curve(self, d: np.ndarray) -> np.ndarray:
         """E(d): the typical participant's mean rating of a plan at distance d with no
-        stated preference met or violated (module docstring)."""
-        return self.expected(self.intercept + self.curve(np.asarray(d, dtype=float)))
+        stated preference met or violated (module docstring; with ``curve_of:
+        population`` that participant's curve is l(d)'s, not the stated one)."""
+        return self.expected(self.location(np.asarray(d, dtype=float)))
 
     def sample(self, eta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Ratings 1..7: 1 + number of cutpoints below eta + logistic noise."""
@@ -234,7 +297,8 @@ class RatingBehaviour:
             return OutcomeModel(intercept=o["intercept"], curve=DistanceCurve(**o["curve"]),
                                 satisfaction=o["satisfaction"], violation=o["violation"],
                                 sd_intercept=o["sd_intercept"], sd_slope=o["sd_slope"],
-                                cutpoints=tuple(o["cutpoints"]))  # type: ignore[arg-type]
+                                cutpoints=tuple(o["cutpoints"]),  # type: ignore[arg-type]
+                                curve_of=o.get("curve_of", "typical"))
         return cls(acceptance=outcome(data["acceptance"]), action=outcome(data["action"]),
                    distance=data.get("distance", "l1_profile"))
 

@@ -179,6 +179,11 @@ The knobs, per outcome (`simulation.ratings.acceptance` / `.action`):
   moves all ratings down instead of making them fall with distance.
 - `satisfaction` (k), `violation` (nu), `sd_intercept`, `sd_slope`, `cutpoints`: as in the
   equation.
+- `curve_of`: `typical` (default) makes the curve the typical participant's (u_p = b_p =
+  0); `population` makes it the mean rating over all participants, the quantity a Gaussian
+  mixed model (mgcv's GAMM) estimates. They differ when `sd_slope` > 0: the spread of the
+  participants grows with distance and pulls the mean rating toward the scale's middle, so
+  a flat typical curve gives a mean rating that drifts with distance.
 
 `analyze` on a simulated study adds a "truth vs recovered" section: the curve the
 participants were given against the one the ordinal model recovers.

@@ -203,6 +203,10 @@ MEANING: dict[str, str] = {
     "OutcomeOverrides.sd_intercept": "sd of participants' random intercepts u_p.",
     "OutcomeOverrides.sd_slope": "sd of participants' random slopes b_p on distance.",
     "OutcomeOverrides.cutpoints": "The 6 increasing cut points c_1..c_6.",
+    "OutcomeOverrides.curve_of": "Whose mean rating the curve (at_zero, at_far, "
+    "half_distance) is: typical (the participant with u_p = b_p = 0; the default) or "
+    "population (the mean over all participants, as a Gaussian mixed model such as mgcv's "
+    "GAMM estimates it; with random slopes the two differ far away).",
     "ConstraintsSpec.distribution": "Preference distribution of the true constraints.",
     "ConstraintsSpec.n_actionable_probs": "Probability of each number 1..|F| of changeable "
     "items (uniform if null).",

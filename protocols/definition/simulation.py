@@ -50,7 +50,8 @@ class OutcomeOverrides(_Block):
     latent (logit) scale, the same curve is ``intercept`` (a), ``drop`` and ``scale``
     (f(d) = -drop (1 - exp(-d / scale))); those names stay as aliases of the others, and
     one curve setting may not be given twice (at_zero with intercept, at_far with drop,
-    half_distance with scale)."""
+    half_distance with scale). ``curve_of: population`` makes the curve the mean rating over
+    all participants rather than the typical participant's (engine.synthetic.rating_model)."""
 
     at_zero: float | None = Field(default=None, gt=1, lt=7)
     at_far: float | None = Field(default=None, gt=1, lt=7)
@@ -63,6 +64,7 @@ class OutcomeOverrides(_Block):
     sd_intercept: float | None = Field(default=None, ge=0)
     sd_slope: float | None = Field(default=None, ge=0)
     cutpoints: list[float] | None = Field(default=None, min_length=6, max_length=6)
+    curve_of: Literal["typical", "population"] | None = None
 
     @field_validator("cutpoints")
     @classmethod
@@ -96,7 +98,8 @@ class OutcomeOverrides(_Block):
         else:
             scale = self.scale if self.scale is not None else base.curve.scale
         changes: dict[str, Any] = {k: getattr(self, k) for k in
-                                   ("satisfaction", "violation", "sd_intercept", "sd_slope")
+                                   ("satisfaction", "violation", "sd_intercept", "sd_slope",
+                                    "curve_of")
                                    if getattr(self, k) is not None}
         return dataclasses.replace(base, intercept=intercept, cutpoints=cuts,
                                    curve=DistanceCurve(drop=drop, scale=scale), **changes)

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from engine.synthetic.rating_model import DistanceCurve, OutcomeModel, RatingBehaviour
+from engine.synthetic.rating_model import (
+    DistanceCurve,
+    OutcomeModel,
+    RatingBehaviour,
+    from_ratings,
+)
 
 
 def test_reference_means_and_shapes():
@@ -92,3 +99,55 @@ def test_protocol_knobs_old_and_new_names_give_the_same_behaviour() -> None:
     m = only_far.behaviour().ratings.action
     assert m.intercept == ref.action.intercept
     assert m.typical_curve(np.array([100.0]))[0] == pytest.approx(1.5, abs=1e-6)
+
+
+def test_population_curve_is_the_mean_rating_over_participants() -> None:
+    """With random slopes a flat typical curve drifts in the mean rating (the spread pulls it
+    toward 4); ``curve_of: population`` makes the mean rating over participants the stated
+    curve, checked against sampled participants at near and far distances."""
+    typical = OutcomeModel(intercept=-0.8, sd_intercept=1.5, sd_slope=0.35)
+    population = dataclasses.replace(typical, curve_of="population")
+    rng = np.random.default_rng(3)
+    n = 200_000
+
+    def sampled_mean(m: OutcomeModel, d: float) -> float:
+        u, b = rng.normal(0, m.sd_intercept, n), rng.normal(0, m.sd_slope, n)
+        return float(m.sample(m.latent(np.full(n, d), np.nan, np.nan, u, b), rng).mean())
+
+    stated = float(typical.expected(np.array([-0.8]))[0])
+    assert sampled_mean(typical, 8.0) - sampled_mean(typical, 0.0) > 0.15  # drifts up
+    near, far = sampled_mean(population, 0.0), sampled_mean(population, 8.0)
+    assert near == pytest.approx(stated, abs=0.02) and far == pytest.approx(stated, abs=0.02)
+    assert population.population_mean(np.array([0.0, 8.0])) == pytest.approx([stated] * 2)
+    assert population.location(np.array([8.0]))[0] < population.location(np.array([0.0]))[0]
+    assert population.typical_curve(np.array([8.0]))[0] < stated  # the u = b = 0 person's
+    # without slopes the spread does not grow: one shift at every distance (the random
+    # intercept alone still pulls the mean toward 4, so the typical person sits lower)
+    flat = OutcomeModel(intercept=-0.8, sd_slope=0.0, curve_of="population")
+    loc = flat.location(np.array([0.0, 8.0]))
+    assert loc[0] == pytest.approx(loc[1], abs=1e-9) and loc[0] < -0.8
+    # a falling population curve keeps its three numbers in mean ratings
+    a, curve = from_ratings(4.7, 2.5, 0.3)
+    act = OutcomeModel(intercept=a, curve=curve, sd_intercept=1.5, sd_slope=0.3,
+                       curve_of="population")
+    assert act.population_mean(np.array([0.0, 0.3, 60.0])) == pytest.approx(
+        [4.7, 3.6, 2.5], abs=1e-4)
+    with pytest.raises(ValueError, match="curve_of"):
+        OutcomeModel(intercept=0.0, curve_of="median")  # type: ignore[arg-type]
+
+
+def test_curve_of_round_trips_and_is_a_protocol_knob() -> None:
+    from protocols.definition.simulation import SimulationSpec
+
+    spec = SimulationSpec.model_validate(
+        {"ratings": {"acceptance": {"at_zero": 3.28, "sd_slope": 0.35,
+                                    "curve_of": "population"}}})
+    rb = spec.behaviour().ratings
+    assert rb.acceptance.curve_of == "population" and rb.action.curve_of == "typical"
+    assert RatingBehaviour.from_dict(dataclasses.asdict(rb)) == rb
+    stored = dataclasses.asdict(RatingBehaviour.reference())  # stored before the knob
+    for outcome in ("acceptance", "action"):
+        del stored[outcome]["curve_of"]
+    assert RatingBehaviour.from_dict(stored) == RatingBehaviour.reference()
+    with pytest.raises(ValueError, match="curve_of"):
+        SimulationSpec.model_validate({"ratings": {"action": {"curve_of": "median"}}})

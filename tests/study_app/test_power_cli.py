@@ -127,3 +127,9 @@ def test_null_protocol_zeroes_only_the_effect():
 
     with pytest.raises(PowerInputError, match="no term for action.arm.icarma-carma"):
         null_protocol(proto, effects["action.arm.icarma-carma"])
+    # a curve stated in mean ratings (at_far) is flattened too
+    tominaga = load_protocol("tominaga-replication")
+    on = tominaga.simulation.behaviour().ratings.action
+    off = null_protocol(tominaga, protocol_effects(tominaga)["action.distance"])
+    flat = off.simulation.behaviour().ratings.action
+    assert on.curve.drop > 2 and flat.curve.drop == 0.0 and flat.intercept == on.intercept
