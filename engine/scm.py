@@ -207,14 +207,22 @@ class StructuralCausalModel(ABC):
         u = self.abduct(t) if noise is None else noise
         mask = self._as_mask(shift_mask, t.shape[0])
         s = self._as_values(shifts, t.shape[0])
-        x_cf = torch.zeros_like(t)
+        shifted = [j for j in range(self.d) if bool(mask[:, j].any())]
+        return self.shift_pass(u, mask, s, lower, upper, shifted).to(dtype)
+
+    def shift_pass(self, u: Tensor, mask: Tensor, s: Tensor, lower: Tensor, upper: Tensor,
+                   shifted: list[int]) -> Tensor:
+        """The pass of ``shift_counterfactual`` on checked inputs (float64 noise ``u`` and
+        shifts ``s`` (n, d), bool ``mask``; ``shifted``: the columns some row shifts): for
+        searches that move the same people many times and check them once."""
+        x_cf = torch.zeros(u.shape, dtype=torch.float64)
         cols = torch.arange(self.d)
         for j in range(self.d):
             x_j = self.equation(j, x_cf, u[:, j])
-            if bool(mask[:, j].any()):
+            if j in shifted:
                 x_j = torch.where(mask[:, j], torch.clamp(x_j + s[:, j], lower[j], upper[j]), x_j)
             x_cf = torch.where(cols == j, x_j[:, None], x_cf)
-        return x_cf.to(dtype)
+        return x_cf
 
     def log_prob(self, x: ArrayLike) -> Tensor:
         """Exact log p(x) = sum_j log p_j(u_j) + log |det d u / d x| (change of variables)."""

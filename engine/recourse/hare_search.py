@@ -46,9 +46,10 @@ import torch
 from torch import Tensor
 
 from engine.decision import DecisionModel
+from engine.recourse.adam_step import AdamStep
 from engine.recourse.base import RecourseContext
 from engine.recourse.plan_rules import project_shifts, snap_shifts
-from engine.recourse.shift_actions import abduction, favourable_logit, realize
+from engine.recourse.shift_actions import Counterfactuals, abduction, favourable_logit, realize
 
 Groups = Sequence[int] | None  # rows per independent machine (module docstring); None: one
 
@@ -110,18 +111,18 @@ def actionable_sampling(
     if steps == 0 or k == 0:
         return project_shifts(rules, incumbent[:, None] + gamma[:, None, None] * p0)
     p = p0.clone().requires_grad_(True)
-    opt = torch.optim.Adam([p], lr=lr)
+    opt = AdamStep(p, lr=lr)  # torch.optim.Adam's update, bit for bit
     xs = x.repeat_interleave(k, dim=0)
     allowed_rows = allowed.repeat_interleave(k, dim=0)
     rows = None if groups is None else [g * k for g in groups]
-    noise = grouped_abduction(context, xs, rows)  # the same people every step: abducted once
+    # the same people every step: abducted and checked once
+    counterfactual = Counterfactuals(context, xs, allowed_rows,
+                                     grouped_abduction(context, xs, rows))
     for _ in range(steps):
         cand = project_shifts(rules, incumbent[:, None] + gamma[:, None, None] * p)
-        r = realize(context, xs, cand.reshape(n * k, d), allowed_rows, noise)
-        loss = search_loss(context, r.x_cf, p, lam, rows)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        loss = search_loss(context, counterfactual(cand.reshape(n * k, d)), p, lam, rows)
+        (grad,) = torch.autograd.grad(loss, p)
+        opt.step(grad)
         with torch.no_grad():
             p.copy_(project(p, allowed))
     return project_shifts(rules, incumbent[:, None] + gamma[:, None, None] * p.detach())

@@ -16,11 +16,15 @@ proposed under the participant's constraints was approved (its tournament still 
 candidate the person prefers). Such a plan is not shown; the ``plans`` event says why and
 the shortfall tables count it (``PlanOutcome``).
 
-With ``prefetch`` (the web server's choice), while an accept question is shown the session
-after the answer "keep looking" (the method's next iteration and its first question) is
-computed in the background (protocols.running.prefetch), so that answer does not wait for it, and
-the searches of participants who wait at the same moment (HARE's start, "keep looking") run
-as one batched search (protocols.running.batching); the questions and plans are the same either way.
+With ``prefetch`` (the web server's choice), while a question is shown what follows each of
+its answers is computed in the background (protocols.running.prefetch): the session after
+either choice of a comparison, after "accept" and after "keep looking" (the method's next
+iteration), with its next question, or the final plans when the interaction ends there; the
+answer takes its result (waiting if it is still running), so a participant who reads the
+question for a moment does not wait for the work. The searches of participants who wait at
+the same moment (HARE's start, "keep looking") run as one batched search
+(protocols.running.batching). Every computation is the same deterministic code on the same
+saved state: the questions and plans are the same either way.
 
 The session contract (engine.recourse.hare_session.HareSession): ``next_query()`` -> query
 with ``kind`` (compare | accept | done) and ``options`` (``RecourseBatch.record`` dicts),
@@ -109,55 +113,64 @@ class InteractiveFlow:
         """Apply an interactive page's answer; the final plans when the interaction ends."""
         query = p.query
         assert query is not None and p.interaction is not None
-        ahead = None  # (the session after "keep looking", its next question), prefetched
-        if query["kind"] == "accept" and not answer.accept and self.prefetcher is not None:
-            ahead = self.prefetcher.take(prefetch_key(p.interaction, "accept", "no"))
-        method = self.resources.method(self.protocol.arm(p.arm))
-        session, following = ahead or (
-            method.resume_session(p.interaction, **self._defer(method)), None)
+        given = _given(query["kind"], answer)
+        ahead = None  # (session after the answer, its next question, final plans), prefetched
+        if self.prefetcher is not None:
+            ahead = self.prefetcher.take(prefetch_key(p.interaction, *given))
+        if ahead is None:
+            ahead = self._after(p, p.interaction, given, final=False)
+        session, following, outcome = ahead
         row = COMPARISONS.row(study_id=p.study_id, participant_id=p.participant_id,
                               step=int(page_id.split("-")[1]), kind=query["kind"],
                               options_json=json.dumps(query["options"]), choice=None,
                               accepted=None, answered_at=at)
         if query["kind"] == "compare":
-            session.answer(int(answer.choice))
             row["choice"] = int(answer.choice)
         else:
-            if ahead is None:
-                session.accept(bool(answer.accept))
             row["accepted"] = bool(answer.accept)
-        self._complete(method, session)
         rows[COMPARISONS.name].append(row)
-        return self._advance(p, session, following)
+        return self._advance(p, session, following, outcome)
 
-    def _advance(self, p: Participant, session: Any,
-                 query: Any | None = None) -> PlanOutcome | None:
+    def _after(self, p: Participant, state: str, given: tuple[str, str], *,
+               final: bool) -> tuple[Any, Any, PlanOutcome | None]:
+        """The session resumed from ``state`` with the answer ``given`` applied (its search
+        done), its next question (None when done) and, with ``final``, its final plans when
+        it is done (else None: computed when stored)."""
+        method = self.resources.method(self.protocol.arm(p.arm))
+        session = method.resume_session(state, **self._defer(method))
+        if given[0] == "compare":
+            session.answer(int(given[1]))
+        else:
+            session.accept(given[1] == "yes")
+        self._complete(method, session)
+        if not session.done:
+            return session, session.next_query(), None
+        return session, None, self._final_plans(p, session.final()) if final else None
+
+    def _advance(self, p: Participant, session: Any, query: Any | None = None,
+                 outcome: PlanOutcome | None = None) -> PlanOutcome | None:
         """Store the session's state and its next question (``query``: computed already);
-        the final plans when it is done."""
+        the final plans when it is done (``outcome``: computed already)."""
         if query is None and not session.done:
             query = session.next_query()
         p.interaction = session.to_json()
         if query is not None and query.kind != "done":
             p.query = {"kind": query.kind, "options": _plain(query.options)}
             p.queries_asked += 1
-            if query.kind == "accept" and self.prefetcher is not None:
-                self._prefetch_no(self.prefetcher, p.arm, p.interaction)
+            if self.prefetcher is not None:
+                self._prefetch(self.prefetcher, p, query.kind, p.interaction)
             return None
         p.interaction_done = True
         p.query = None
-        return self._final_plans(p, session.final())
+        return outcome if outcome is not None else self._final_plans(p, session.final())
 
-    def _prefetch_no(self, prefetcher: Prefetcher, arm_id: str, state: str) -> None:
-        """Compute in the background the session after "keep looking" and its question."""
-        method = self.resources.method(self.protocol.arm(arm_id))
-
-        def work() -> tuple[Any, Any]:
-            session = method.resume_session(state, **self._defer(method))
-            session.accept(False)
-            self._complete(method, session)
-            return session, (session.next_query() if not session.done else None)
-
-        prefetcher.schedule(prefetch_key(state, "accept", "no"), work)
+    def _prefetch(self, prefetcher: Prefetcher, p: Participant, kind: str, state: str) -> None:
+        """Compute in the background, for every answer the question ``kind`` can get, the
+        session after it, its next question and (when it ends there) the final plans."""
+        for value in ANSWERS[kind]:
+            given = (kind, value)
+            prefetcher.schedule(prefetch_key(state, *given),
+                                lambda given=given: self._after(p, state, given, final=True))
 
     def _final_plans(self, p: Participant, final: dict[str, Any]) -> PlanOutcome:
         """The final action (when there is one) and the base method's plan, evaluated
@@ -198,6 +211,17 @@ class InteractiveFlow:
             missing.append("the base method found no approved plan")
         return PlanOutcome(finalize(self.protocol, p.design_seq, plans), asked=2, found=found,
                            showable=len(plans), why="; ".join(missing) or None)
+
+
+# The answers each kind of question can get, as the prefetch keys spell them.
+ANSWERS = {"compare": ("0", "1"), "accept": ("yes", "no")}
+
+
+def _given(kind: str, answer: Any) -> tuple[str, str]:
+    """(kind, answer) of a page's answer as the prefetch keys spell it (``ANSWERS``)."""
+    if kind == "compare":
+        return kind, str(int(answer.choice))
+    return kind, "yes" if answer.accept else "no"
 
 
 def _plain(v: Any) -> Any:

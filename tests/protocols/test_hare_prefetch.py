@@ -1,6 +1,7 @@
-"""Prefetching HARE's next iteration while the accept question is read: the same questions,
-answers and plans for the same seed with and without it (real HARE, exact Bayes decision
-rule), and the prefetched work is really used."""
+"""Prefetching what follows each answer of HARE's questions while they are read (the next
+question after either choice, the next iteration after "keep looking", the final plans after
+the last answer): the same questions, answers and plans for the same seed with and without
+it (real HARE, exact Bayes decision rule), and the prefetched work is really used."""
 
 from __future__ import annotations
 
@@ -72,11 +73,13 @@ def test_same_questions_and_plans_with_and_without_prefetch(tmp_path):
             _walk(study, 3, _answer)
             runs[prefetch] = _record(store)
             if prefetch:
-                # every "keep looking" was prefetched: each participant answers the accept
-                # question after both iterations (the paper asks it every iteration), no twice
-                declined = store.table("comparisons").query("kind == 'accept'")
+                # every answer was prefetched (a comparison's and "keep looking"): each
+                # participant answers the accept question after both iterations (the paper
+                # asks it every iteration), no twice
+                answered = store.table("comparisons")
+                declined = answered.query("kind == 'accept'")
                 assert len(declined) == 6 and not declined["accepted"].any()
-                assert study.interactive.prefetcher.hits == len(declined)
+                assert study.interactive.prefetcher.hits == len(answered)
             else:
                 assert study.interactive.prefetcher is None
     comps, plans = runs[True]
