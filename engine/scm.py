@@ -107,6 +107,9 @@ class StructuralCausalModel(ABC):
     feature_names: tuple[str, ...]
     parents: dict[int, tuple[int, ...]]
     immutable: tuple[int, ...]
+    # ``equation`` reads its ``x`` only as columns ``x[:, k]`` of parents k (then
+    # ``shift_pass`` hands it the computed columns instead of a growing (n, d) tensor)
+    columnwise: bool = False
 
     @property
     def d(self) -> int:
@@ -215,6 +218,18 @@ class StructuralCausalModel(ABC):
         """The pass of ``shift_counterfactual`` on checked inputs (float64 noise ``u`` and
         shifts ``s`` (n, d), bool ``mask``; ``shifted``: the columns some row shifts): for
         searches that move the same people many times and check them once."""
+        if self.columnwise:
+            # The same values as the (n, d) tensor below, without its autograd graph: a column
+            # that no shift moves (the immutable ones) carries no gradient, and the backward
+            # pass runs through the parents' columns only.
+            columns: list[Tensor] = []
+            for j in range(self.d):
+                x_j = self.equation(j, _Columns(columns, u.shape[0]), u[:, j])  # type: ignore[arg-type]
+                if j in shifted:
+                    x_j = torch.where(mask[:, j], torch.clamp(x_j + s[:, j], lower[j], upper[j]),
+                                      x_j)
+                columns.append(x_j)
+            return torch.stack(columns, dim=1)
         x_cf = torch.zeros(u.shape, dtype=torch.float64)
         cols = torch.arange(self.d)
         for j in range(self.d):
@@ -257,3 +272,17 @@ class StructuralCausalModel(ABC):
         if v.shape[0] != n:
             raise WorldModelInputError(f"action_values has {v.shape[0]} rows, x has {n}")
         return v
+
+
+class _Columns:
+    """The computed columns of a counterfactual as ``equation`` reads them: ``x[:, k]``
+    (zeros for a column not computed yet, as in the (n, d) tensor it stands for)."""
+
+    def __init__(self, columns: list[Tensor], n: int) -> None:
+        self.columns, self.n = columns, n
+
+    def __getitem__(self, key: tuple[slice, int]) -> Tensor:
+        k = key[1]
+        if k < len(self.columns):
+            return self.columns[k]
+        return torch.zeros(self.n, dtype=torch.float64)

@@ -156,18 +156,20 @@ def search_loss(context: RecourseContext, x_cf: Tensor, p: Tensor, lam: float,
 
 def is_favourable(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor,
                   noise: Tensor | None = None, groups: Groups = None,
-                  margin: float = 0.0) -> Tensor:
+                  margin: float = 0.0, prepared: Counterfactuals | None = None) -> Tensor:
     """(m,) bool: h(x'(z)) is favourable (``noise``: shift_actions.abduction of x;
     ``groups``: rows per machine, each judged by its own decision-model call); with
-    ``margin`` > 0: logit P(favourable | x'(z)) >= margin (module docstring)."""
+    ``margin`` > 0: logit P(favourable | x'(z)) >= margin (module docstring); ``prepared``:
+    the counterfactuals of these x and allowed computed ahead (the same x')."""
     with torch.no_grad():
-        r = realize(context, x, z, allowed, noise)
+        x_cf = prepared(z) if prepared is not None else realize(context, x, z, allowed,
+                                                                  noise).x_cf
         if margin > 0:
-            logit = (favourable_logit(context, r.x_cf) if groups is None or len(groups) == 1
-                     else favourable_logit_by_group(context, r.x_cf, list(groups)))
+            logit = (favourable_logit(context, x_cf) if groups is None or len(groups) == 1
+                     else favourable_logit_by_group(context, x_cf, list(groups)))
             return logit >= margin
         return by_group(lambda rows: context.classifier.decision(rows.float()).bool(),
-                        r.x_cf, groups)
+                        x_cf, groups)
 
 
 def boundary_fraction(
@@ -177,13 +179,16 @@ def boundary_fraction(
     """The bisection of BoundaryPointSearch (module docstring): ((m,) alpha_hi, (m,) bool
     favourable at alpha = 1); rows are independent (x, cand, allowed are (m, d)). alpha_hi
     is meaningful only where the candidate is favourable."""
-    noise = grouped_abduction(context, x, groups)  # the same people every halving: once
-    valid = is_favourable(context, x, cand, allowed, noise, groups, margin)
+    # the same people every halving: abducted and checked once
+    prepared = Counterfactuals(context, x, allowed, grouped_abduction(context, x, groups))
+    valid = is_favourable(context, x, cand, allowed, groups=groups, margin=margin,
+                          prepared=prepared)
     lo = torch.zeros(len(x), dtype=torch.float64)
     hi = torch.ones(len(x), dtype=torch.float64)
     for _ in range(bisections):
         mid = (lo + hi) / 2.0
-        ok = is_favourable(context, x, mid[:, None] * cand, allowed, noise, groups, margin)
+        ok = is_favourable(context, x, mid[:, None] * cand, allowed, groups=groups,
+                           margin=margin, prepared=prepared)
         hi = torch.where(ok, mid, hi)
         lo = torch.where(ok, lo, mid)
     return hi, valid

@@ -66,6 +66,34 @@ def test_counterfactuals_equal_realize():
     assert not Counterfactuals(ctx, x, allowed).fast  # without noise: realize itself
 
 
+def test_columnwise_pass_equals_the_tensor_pass():
+    """The Loan SCM's pass over computed columns (``columnwise``) gives the values and
+    gradients of the pass over a growing (n, d) tensor."""
+    ctx, x, allowed = _loan()
+    scm = ctx.world
+    assert scm.columnwise
+    u = scm.abduct(x)
+    mask = allowed.clone()
+    mask[2] = False  # a row nobody shifts
+    lo, hi = ctx.scenario.bounds.to(torch.float64)
+    s = (torch.randn(x.shape, generator=torch.Generator().manual_seed(2),
+                     dtype=torch.float64) * 2.0).requires_grad_(True)
+    shifted = [j for j in range(scm.d) if bool(mask[:, j].any())]
+    weights = torch.linspace(-1.0, 2.0, x.numel(), dtype=torch.float64).reshape(x.shape)
+    out = {}
+    for columnwise in (True, False):
+        scm.columnwise = columnwise
+        try:
+            x_cf = scm.shift_pass(u, mask, s, lo, hi, shifted)
+        finally:
+            scm.columnwise = True
+        (grad,) = torch.autograd.grad((torch.tanh(x_cf) * weights).sum(), s)
+        out[columnwise] = x_cf.detach(), grad
+    assert torch.equal(out[True][0], out[False][0]) and torch.equal(out[True][1], out[False][1])
+    grad = out[True][1]
+    assert bool(grad[0].abs().sum() > 0) and not bool(grad[2].any())  # row 2 is not shifted
+
+
 def _plain_search(ctx, x, incumbent, allowed, gamma, k, seed, steps, groups=None):
     """The candidate search as torch's optimizer and ``realize`` run it."""
     n, d = x.shape
