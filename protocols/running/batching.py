@@ -9,9 +9,8 @@ one after another behind Python's GIL.
 
 ``SearchBatcher.complete(method, session)`` hands a session whose next candidates are still to
 be searched (``session.pending``: started or resumed with ``defer=True``) to the batcher's
-worker thread and waits. The worker takes every session queued so far (after a ``gather``
-window, none by default: whoever arrives while a search runs joins the next one, so a person
-alone does not wait and people arriving together still share searches), groups them by method
+worker thread and waits. The worker takes every session queued so far (after a short
+``gather`` window, so that people arriving within it share the search), groups them by method
 and runs ``method.complete_sessions(sessions)`` once per group. The method gives every session
 exactly the candidates it finds alone (engine.recourse.hare_state, "proposing together"), so
 questions and plans do not depend on who else was waiting.
@@ -24,9 +23,8 @@ import time
 from concurrent.futures import Future
 from typing import Any
 
-# Seconds the worker waits after the first request of a batch for others to join it (none:
-# the searches that arrive during a running one form the next batch).
-GATHER_S = 0.0
+# Seconds the worker waits after the first request of a batch for others to join it.
+GATHER_S = 0.02
 
 
 class SearchBatcher:
@@ -59,8 +57,7 @@ class SearchBatcher:
             with self._ready:
                 while not self._queue:
                     self._ready.wait()
-            if self.gather > 0:
-                time.sleep(self.gather)
+            time.sleep(self.gather)
             with self._ready:
                 batch, self._queue = self._queue, []
             self._run(batch)
