@@ -214,17 +214,23 @@ class StructuralCausalModel(ABC):
         return self.shift_pass(u, mask, s, lower, upper, shifted).to(dtype)
 
     def shift_pass(self, u: Tensor, mask: Tensor, s: Tensor, lower: Tensor, upper: Tensor,
-                   shifted: list[int]) -> Tensor:
+                   shifted: list[int], fixed: dict[int, Tensor] | None = None) -> Tensor:
         """The pass of ``shift_counterfactual`` on checked inputs (float64 noise ``u`` and
         shifts ``s`` (n, d), bool ``mask``; ``shifted``: the columns some row shifts): for
-        searches that move the same people many times and check them once."""
+        searches that move the same people many times and check them once. ``fixed``
+        (columnwise SCMs): ``fixed_equations(u, shifted)``, the equations whose value no
+        shift changes, computed once."""
         if self.columnwise:
             # The same values as the (n, d) tensor below, without its autograd graph: a column
             # that no shift moves (the immutable ones) carries no gradient, and the backward
             # pass runs through the parents' columns only.
             columns: list[Tensor] = []
             for j in range(self.d):
-                x_j = self.equation(j, _Columns(columns, u.shape[0]), u[:, j])  # type: ignore[arg-type]
+                if fixed is not None and j in fixed:
+                    x_j = fixed[j]
+                else:
+                    x_j = self.equation(j, _Columns(columns, u.shape[0]),  # type: ignore[arg-type]
+                                        u[:, j])
                 if j in shifted:
                     x_j = torch.where(mask[:, j], torch.clamp(x_j + s[:, j], lower[j], upper[j]),
                                       x_j)
@@ -238,6 +244,26 @@ class StructuralCausalModel(ABC):
                 x_j = torch.where(mask[:, j], torch.clamp(x_j + s[:, j], lower[j], upper[j]), x_j)
             x_cf = torch.where(cols == j, x_j[:, None], x_cf)
         return x_cf
+
+    def fixed_equations(self, u: Tensor, shifted: list[int]) -> dict[int, Tensor]:
+        """f_j(x'_pa(j), u_j) of the columns j none of whose parents any shift moves (the
+        value before j's own shift): the same in every ``shift_pass`` of these people
+        (columnwise SCMs; an empty dict otherwise)."""
+        if not self.columnwise:
+            return {}
+        fixed: dict[int, Tensor] = {}
+        columns: list[Tensor] = []
+        moved: set[int] = set(shifted)
+        with torch.no_grad():
+            for j in range(self.d):
+                x_j = self.equation(j, _Columns(columns, u.shape[0]),  # type: ignore[arg-type]
+                                    u[:, j])
+                if moved.isdisjoint(self.parents.get(j, ())):
+                    fixed[j] = x_j
+                else:
+                    moved.add(j)
+                columns.append(x_j)
+        return fixed
 
     def log_prob(self, x: ArrayLike) -> Tensor:
         """Exact log p(x) = sum_j log p_j(u_j) + log |det d u / d x| (change of variables)."""

@@ -147,8 +147,13 @@ def search_loss(context: RecourseContext, x_cf: Tensor, p: Tensor, lam: float,
     (the decision model and softplus per machine; the rest is elementwise or reduces within
     a person, so every person's gradient is the one it has alone)."""
     n, k, _ = p.shape
-    logit = (favourable_logit(context, x_cf) if groups is None or len(groups) == 1
-             else favourable_logit_by_group(context, x_cf, list(groups)))
+    clf = context.classifier
+    if groups is not None and len(groups) > 1:
+        logit = favourable_logit_by_group(context, x_cf, list(groups))
+    elif isinstance(clf, DecisionModel):  # shift_actions.favourable_logit's operations
+        logit = clf.logit_unchecked(x_cf.to(torch.float32)).reshape(-1).to(x_cf.dtype)
+    else:
+        logit = favourable_logit(context, x_cf)
     bce = by_group(lambda v: torch.nn.functional.softplus(-v), logit, groups)
     validity = bce.reshape(n, k).mean(dim=1)  # BCE against "favourable"
     return (lam * diversity_loss(p) + validity).sum()

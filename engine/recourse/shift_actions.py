@@ -116,6 +116,7 @@ class Counterfactuals:
             # what shift_counterfactual's checks return for these people (bool mask)
             self.mask = world._as_mask(allowed, x.shape[0])
             self.shifted = [j for j in range(x.shape[1]) if bool(self.mask[:, j].any())]
+            self.fixed = world.fixed_equations(noise, self.shifted)
 
     def __call__(self, z: Tensor) -> Tensor:
         """x' of shifts z (n, d) (differentiable in z)."""
@@ -123,7 +124,7 @@ class Counterfactuals:
             return realize(self.context, self.x, z, self.allowed, self.noise).x_cf
         z = torch.where(self.allowed, z.to(self.x.dtype), self.zeros)
         return self.context.world.shift_pass(self.noise, self.mask, z * self.ranges, self.lo,
-                                             self.hi, self.shifted)
+                                             self.hi, self.shifted, self.fixed)
 
 
 def shift_of(

@@ -12,13 +12,20 @@ from engine.recourse.adam_step import AdamStep
 from engine.recourse.base import RecourseContext
 from engine.recourse.hare_search import (
     actionable_sampling,
+    diversity_loss,
     grouped_abduction,
     project,
     random_directions,
     search_loss,
 )
 from engine.recourse.plan_rules import PlanRules, project_shifts
-from engine.recourse.shift_actions import Counterfactuals, abduction, allowed_mask, realize
+from engine.recourse.shift_actions import (
+    Counterfactuals,
+    abduction,
+    allowed_mask,
+    favourable_logit,
+    realize,
+)
 from engine.scenarios import get_scenario
 
 
@@ -67,7 +74,8 @@ def test_counterfactuals_equal_realize():
 
 
 def test_columnwise_pass_equals_the_tensor_pass():
-    """The Loan SCM's pass over computed columns (``columnwise``) gives the values and
+    """The Loan SCM's pass over computed columns (``columnwise``), with the equations no
+    shift changes computed once (``fixed_equations``) or not, gives the values and
     gradients of the pass over a growing (n, d) tensor."""
     ctx, x, allowed = _loan()
     scm = ctx.world
@@ -80,18 +88,31 @@ def test_columnwise_pass_equals_the_tensor_pass():
                      dtype=torch.float64) * 2.0).requires_grad_(True)
     shifted = [j for j in range(scm.d) if bool(mask[:, j].any())]
     weights = torch.linspace(-1.0, 2.0, x.numel(), dtype=torch.float64).reshape(x.shape)
+    fixed = scm.fixed_equations(u, shifted)
+    assert 0 < len(fixed) < scm.d and 0 in fixed  # gender: no parents, never shifted
     out = {}
-    for columnwise in (True, False):
+    for columnwise, once in ((True, fixed), (True, None), (False, None)):
         scm.columnwise = columnwise
         try:
-            x_cf = scm.shift_pass(u, mask, s, lo, hi, shifted)
+            x_cf = scm.shift_pass(u, mask, s, lo, hi, shifted, once)
         finally:
             scm.columnwise = True
         (grad,) = torch.autograd.grad((torch.tanh(x_cf) * weights).sum(), s)
-        out[columnwise] = x_cf.detach(), grad
-    assert torch.equal(out[True][0], out[False][0]) and torch.equal(out[True][1], out[False][1])
-    grad = out[True][1]
+        out[columnwise, once is not None] = x_cf.detach(), grad
+    plain = out[False, False]
+    for key in ((True, True), (True, False)):
+        assert torch.equal(out[key][0], plain[0]) and torch.equal(out[key][1], plain[1])
+    grad = plain[1]
     assert bool(grad[0].abs().sum() > 0) and not bool(grad[2].any())  # row 2 is not shifted
+
+
+def _plain_loss(ctx, x_cf, p, rows):
+    """search_loss with the decision model's checked forward pass (one machine)."""
+    if rows is not None:
+        return search_loss(ctx, x_cf, p, 10.0, rows)
+    n, k, _ = p.shape
+    validity = torch.nn.functional.softplus(-favourable_logit(ctx, x_cf)).reshape(n, k)
+    return (10.0 * diversity_loss(p) + validity.mean(dim=1)).sum()
 
 
 def _plain_search(ctx, x, incumbent, allowed, gamma, k, seed, steps, groups=None):
@@ -106,7 +127,7 @@ def _plain_search(ctx, x, incumbent, allowed, gamma, k, seed, steps, groups=None
         cand = project_shifts(ctx.rules, incumbent[:, None] + gamma[:, None, None] * p)
         x_cf = realize(ctx, xs, cand.reshape(n * k, d), rows_allowed, noise).x_cf
         opt.zero_grad()
-        search_loss(ctx, x_cf, p, 10.0, rows).backward()
+        _plain_loss(ctx, x_cf, p, rows).backward()
         opt.step()
         with torch.no_grad():
             p.copy_(project(p, allowed))
