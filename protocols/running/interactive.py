@@ -20,7 +20,8 @@ With ``prefetch`` (the web server's choice), while a question is shown what foll
 its answers is computed in the background (protocols.running.prefetch): the session after
 either choice of a comparison, after "accept" and after "keep looking" (the method's next
 iteration), with its next question, or the final plans when the interaction ends there; the
-answer takes its result (waiting if it is still running), so a participant who reads the
+computation starts once the question has been shown for ``READING_S``; the answer takes
+its result (waiting if it is still running), so a participant who reads the
 question for a moment does not wait for the work. The searches of participants who wait at
 the same moment (HARE's start, "keep looking") run as one batched search
 (protocols.running.batching). Every computation is the same deterministic code on the same
@@ -170,7 +171,8 @@ class InteractiveFlow:
         for value in ANSWERS[kind]:
             given = (kind, value)
             prefetcher.schedule(prefetch_key(state, *given),
-                                lambda given=given: self._after(p, state, given, final=True))
+                                lambda given=given: self._after(p, state, given, final=True),
+                                delay=READING_S)
 
     def _final_plans(self, p: Participant, final: dict[str, Any]) -> PlanOutcome:
         """The final action (when there is one) and the base method's plan, evaluated
@@ -213,6 +215,10 @@ class InteractiveFlow:
                            showable=len(plans), why="; ".join(missing) or None)
 
 
+# Seconds a question is shown before what follows its answers is computed: an answer given
+# sooner is computed when it comes (as without prefetching), so the work for the answers not
+# given does not compete with it for the process.
+READING_S = 0.25
 # The answers each kind of question can get, as the prefetch keys spell them.
 ANSWERS = {"compare": ("0", "1"), "accept": ("yes", "no")}
 

@@ -64,7 +64,10 @@ def _record(store: Store):
             .to_dict(orient="records"))
 
 
-def test_same_questions_and_plans_with_and_without_prefetch(tmp_path):
+def test_same_questions_and_plans_with_and_without_prefetch(tmp_path, monkeypatch):
+    from protocols.running import interactive
+
+    monkeypatch.setattr(interactive, "READING_S", 0.0)  # every answer finds its work started
     proto = parse_protocol(HARE)
     runs = {}
     for prefetch in (False, True):
@@ -108,6 +111,12 @@ def test_prefetcher_hands_over_waits_and_falls_back():
         pf.schedule(key, lambda k=key: k)
     time.sleep(0.05)
     assert pf.take("a") is None and pf.take("c") == "c" and pf.hits == 2
+    ran = []
+    pf.schedule("read", lambda: ran.append("read") or "read", delay=0.3)
+    assert pf.take("read") is None  # answered within the reading time: never computed
+    pf.schedule("long read", lambda: "long read", delay=0.02)
+    time.sleep(0.4)
+    assert pf.take("long read") == "long read" and ran == [] and pf.hits == 3
     assert prefetch_key("x", "y") != prefetch_key("xy") and len(prefetch_key("x")) == 64
 
 
