@@ -217,8 +217,10 @@ class InteractiveFlow:
 
 # Seconds a question is shown before what follows its answers is computed: an answer given
 # sooner is computed when it comes (as without prefetching), so the work for the answers not
-# given does not compete with it for the process.
-READING_S = 0.25
+# given does not compete with it for the process. Reading two plans takes a person longer;
+# a quarter of a second fired the work just as answers given at once (with their widget
+# changes) arrived.
+READING_S = 1.0
 # The answers each kind of question can get, as the prefetch keys spell them.
 ANSWERS = {"compare": ("0", "1"), "accept": ("yes", "no")}
 
