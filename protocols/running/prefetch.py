@@ -30,9 +30,10 @@ from typing import Any
 # Results kept for answers not given yet (a participant who accepts or leaves never takes
 # theirs): the oldest is dropped beyond this.
 CAPACITY = 256
-# Computations running at once: they mostly wait for protocols.running.batching's worker, which runs
-# the searches of all of them together.
-WORKERS = 8
+# Computations running at once (their searches run together in protocols.running.batching's
+# worker). Few, so that speculative work sheds itself when the server is busy: a computation
+# still queued when its answer arrives is cancelled, not run twice.
+WORKERS = 2
 
 
 def prefetch_key(*parts: str) -> str:
