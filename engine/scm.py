@@ -107,6 +107,9 @@ class StructuralCausalModel(ABC):
     feature_names: tuple[str, ...]
     parents: dict[int, tuple[int, ...]]
     immutable: tuple[int, ...]
+    # ``equation`` reads its ``x`` only as columns ``x[:, k]`` of parents k (then
+    # ``shift_pass`` hands it the computed columns instead of a growing (n, d) tensor)
+    columnwise: bool = False
 
     @property
     def d(self) -> int:
@@ -207,14 +210,60 @@ class StructuralCausalModel(ABC):
         u = self.abduct(t) if noise is None else noise
         mask = self._as_mask(shift_mask, t.shape[0])
         s = self._as_values(shifts, t.shape[0])
-        x_cf = torch.zeros_like(t)
+        shifted = [j for j in range(self.d) if bool(mask[:, j].any())]
+        return self.shift_pass(u, mask, s, lower, upper, shifted).to(dtype)
+
+    def shift_pass(self, u: Tensor, mask: Tensor, s: Tensor, lower: Tensor, upper: Tensor,
+                   shifted: list[int], fixed: dict[int, Tensor] | None = None) -> Tensor:
+        """The pass of ``shift_counterfactual`` on checked inputs (float64 noise ``u`` and
+        shifts ``s`` (n, d), bool ``mask``; ``shifted``: the columns some row shifts): for
+        searches that move the same people many times and check them once. ``fixed``
+        (columnwise SCMs): ``fixed_equations(u, shifted)``, the equations whose value no
+        shift changes, computed once."""
+        if self.columnwise:
+            # The same values as the (n, d) tensor below, without its autograd graph: a column
+            # that no shift moves (the immutable ones) carries no gradient, and the backward
+            # pass runs through the parents' columns only.
+            columns: list[Tensor] = []
+            for j in range(self.d):
+                if fixed is not None and j in fixed:
+                    x_j = fixed[j]
+                else:
+                    x_j = self.equation(j, _Columns(columns, u.shape[0]),  # type: ignore[arg-type]
+                                        u[:, j])
+                if j in shifted:
+                    x_j = torch.where(mask[:, j], torch.clamp(x_j + s[:, j], lower[j], upper[j]),
+                                      x_j)
+                columns.append(x_j)
+            return torch.stack(columns, dim=1)
+        x_cf = torch.zeros(u.shape, dtype=torch.float64)
         cols = torch.arange(self.d)
         for j in range(self.d):
             x_j = self.equation(j, x_cf, u[:, j])
-            if bool(mask[:, j].any()):
+            if j in shifted:
                 x_j = torch.where(mask[:, j], torch.clamp(x_j + s[:, j], lower[j], upper[j]), x_j)
             x_cf = torch.where(cols == j, x_j[:, None], x_cf)
-        return x_cf.to(dtype)
+        return x_cf
+
+    def fixed_equations(self, u: Tensor, shifted: list[int]) -> dict[int, Tensor]:
+        """f_j(x'_pa(j), u_j) of the columns j none of whose parents any shift moves (the
+        value before j's own shift): the same in every ``shift_pass`` of these people
+        (columnwise SCMs; an empty dict otherwise)."""
+        if not self.columnwise:
+            return {}
+        fixed: dict[int, Tensor] = {}
+        columns: list[Tensor] = []
+        moved: set[int] = set(shifted)
+        with torch.no_grad():
+            for j in range(self.d):
+                x_j = self.equation(j, _Columns(columns, u.shape[0]),  # type: ignore[arg-type]
+                                    u[:, j])
+                if moved.isdisjoint(self.parents.get(j, ())):
+                    fixed[j] = x_j
+                else:
+                    moved.add(j)
+                columns.append(x_j)
+        return fixed
 
     def log_prob(self, x: ArrayLike) -> Tensor:
         """Exact log p(x) = sum_j log p_j(u_j) + log |det d u / d x| (change of variables)."""
@@ -249,3 +298,17 @@ class StructuralCausalModel(ABC):
         if v.shape[0] != n:
             raise WorldModelInputError(f"action_values has {v.shape[0]} rows, x has {n}")
         return v
+
+
+class _Columns:
+    """The computed columns of a counterfactual as ``equation`` reads them: ``x[:, k]``
+    (zeros for a column not computed yet, as in the (n, d) tensor it stands for)."""
+
+    def __init__(self, columns: list[Tensor], n: int) -> None:
+        self.columns, self.n = columns, n
+
+    def __getitem__(self, key: tuple[slice, int]) -> Tensor:
+        k = key[1]
+        if k < len(self.columns):
+            return self.columns[k]
+        return torch.zeros(self.n, dtype=torch.float64)

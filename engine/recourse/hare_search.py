@@ -46,9 +46,10 @@ import torch
 from torch import Tensor
 
 from engine.decision import DecisionModel
+from engine.recourse.adam_step import AdamStep
 from engine.recourse.base import RecourseContext
 from engine.recourse.plan_rules import project_shifts, snap_shifts
-from engine.recourse.shift_actions import abduction, favourable_logit, realize
+from engine.recourse.shift_actions import Counterfactuals, abduction, favourable_logit, realize
 
 Groups = Sequence[int] | None  # rows per independent machine (module docstring); None: one
 
@@ -110,18 +111,18 @@ def actionable_sampling(
     if steps == 0 or k == 0:
         return project_shifts(rules, incumbent[:, None] + gamma[:, None, None] * p0)
     p = p0.clone().requires_grad_(True)
-    opt = torch.optim.Adam([p], lr=lr)
+    opt = AdamStep(p, lr=lr)  # torch.optim.Adam's update, bit for bit
     xs = x.repeat_interleave(k, dim=0)
     allowed_rows = allowed.repeat_interleave(k, dim=0)
     rows = None if groups is None else [g * k for g in groups]
-    noise = grouped_abduction(context, xs, rows)  # the same people every step: abducted once
+    # the same people every step: abducted and checked once
+    counterfactual = Counterfactuals(context, xs, allowed_rows,
+                                     grouped_abduction(context, xs, rows))
     for _ in range(steps):
         cand = project_shifts(rules, incumbent[:, None] + gamma[:, None, None] * p)
-        r = realize(context, xs, cand.reshape(n * k, d), allowed_rows, noise)
-        loss = search_loss(context, r.x_cf, p, lam, rows)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        loss = search_loss(context, counterfactual(cand.reshape(n * k, d)), p, lam, rows)
+        (grad,) = torch.autograd.grad(loss, p)
+        opt.step(grad)
         with torch.no_grad():
             p.copy_(project(p, allowed))
     return project_shifts(rules, incumbent[:, None] + gamma[:, None, None] * p.detach())
@@ -146,8 +147,13 @@ def search_loss(context: RecourseContext, x_cf: Tensor, p: Tensor, lam: float,
     (the decision model and softplus per machine; the rest is elementwise or reduces within
     a person, so every person's gradient is the one it has alone)."""
     n, k, _ = p.shape
-    logit = (favourable_logit(context, x_cf) if groups is None or len(groups) == 1
-             else favourable_logit_by_group(context, x_cf, list(groups)))
+    clf = context.classifier
+    if groups is not None and len(groups) > 1:
+        logit = favourable_logit_by_group(context, x_cf, list(groups))
+    elif isinstance(clf, DecisionModel):  # shift_actions.favourable_logit's operations
+        logit = clf.logit_unchecked(x_cf.to(torch.float32)).reshape(-1).to(x_cf.dtype)
+    else:
+        logit = favourable_logit(context, x_cf)
     bce = by_group(lambda v: torch.nn.functional.softplus(-v), logit, groups)
     validity = bce.reshape(n, k).mean(dim=1)  # BCE against "favourable"
     return (lam * diversity_loss(p) + validity).sum()
@@ -155,18 +161,20 @@ def search_loss(context: RecourseContext, x_cf: Tensor, p: Tensor, lam: float,
 
 def is_favourable(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor,
                   noise: Tensor | None = None, groups: Groups = None,
-                  margin: float = 0.0) -> Tensor:
+                  margin: float = 0.0, prepared: Counterfactuals | None = None) -> Tensor:
     """(m,) bool: h(x'(z)) is favourable (``noise``: shift_actions.abduction of x;
     ``groups``: rows per machine, each judged by its own decision-model call); with
-    ``margin`` > 0: logit P(favourable | x'(z)) >= margin (module docstring)."""
+    ``margin`` > 0: logit P(favourable | x'(z)) >= margin (module docstring); ``prepared``:
+    the counterfactuals of these x and allowed computed ahead (the same x')."""
     with torch.no_grad():
-        r = realize(context, x, z, allowed, noise)
+        x_cf = prepared(z) if prepared is not None else realize(context, x, z, allowed,
+                                                                  noise).x_cf
         if margin > 0:
-            logit = (favourable_logit(context, r.x_cf) if groups is None or len(groups) == 1
-                     else favourable_logit_by_group(context, r.x_cf, list(groups)))
+            logit = (favourable_logit(context, x_cf) if groups is None or len(groups) == 1
+                     else favourable_logit_by_group(context, x_cf, list(groups)))
             return logit >= margin
         return by_group(lambda rows: context.classifier.decision(rows.float()).bool(),
-                        r.x_cf, groups)
+                        x_cf, groups)
 
 
 def boundary_fraction(
@@ -176,13 +184,16 @@ def boundary_fraction(
     """The bisection of BoundaryPointSearch (module docstring): ((m,) alpha_hi, (m,) bool
     favourable at alpha = 1); rows are independent (x, cand, allowed are (m, d)). alpha_hi
     is meaningful only where the candidate is favourable."""
-    noise = grouped_abduction(context, x, groups)  # the same people every halving: once
-    valid = is_favourable(context, x, cand, allowed, noise, groups, margin)
+    # the same people every halving: abducted and checked once
+    prepared = Counterfactuals(context, x, allowed, grouped_abduction(context, x, groups))
+    valid = is_favourable(context, x, cand, allowed, groups=groups, margin=margin,
+                          prepared=prepared)
     lo = torch.zeros(len(x), dtype=torch.float64)
     hi = torch.ones(len(x), dtype=torch.float64)
     for _ in range(bisections):
         mid = (lo + hi) / 2.0
-        ok = is_favourable(context, x, mid[:, None] * cand, allowed, noise, groups, margin)
+        ok = is_favourable(context, x, mid[:, None] * cand, allowed, groups=groups,
+                           margin=margin, prepared=prepared)
         hi = torch.where(ok, mid, hi)
         lo = torch.where(ok, lo, mid)
     return hi, valid

@@ -97,6 +97,36 @@ def realize(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor,
     return Realized(acted, torch.where(acted, values, x), x_cf)
 
 
+class Counterfactuals:
+    """``realize(context, x, z, allowed, noise).x_cf`` for the same people and many shifts z
+    (a search's steps and halvings): the people, their mask and noise checked and prepared
+    once, then per call only the arithmetic of ``realize`` (the exact SCM's one pass,
+    StructuralCausalModel.shift_pass): the same operations, so the same bits and gradients.
+    A world without the one pass from noise (``noise`` None) goes through ``realize``."""
+
+    def __init__(self, context: RecourseContext, x: Tensor, allowed: Tensor,
+                 noise: Tensor | None = None) -> None:
+        self.context, self.x, self.allowed, self.noise = context, x, allowed, noise
+        world = context.world
+        self.fast = noise is not None and hasattr(world, "shift_pass")
+        if self.fast:
+            self.ranges = context.ranges.to(x.dtype)
+            self.lo, self.hi = context.scenario.bounds.to(x.dtype)
+            self.zeros = torch.zeros_like(x)
+            # what shift_counterfactual's checks return for these people (bool mask)
+            self.mask = world._as_mask(allowed, x.shape[0])
+            self.shifted = [j for j in range(x.shape[1]) if bool(self.mask[:, j].any())]
+            self.fixed = world.fixed_equations(noise, self.shifted)
+
+    def __call__(self, z: Tensor) -> Tensor:
+        """x' of shifts z (n, d) (differentiable in z)."""
+        if not self.fast:
+            return realize(self.context, self.x, z, self.allowed, self.noise).x_cf
+        z = torch.where(self.allowed, z.to(self.x.dtype), self.zeros)
+        return self.context.world.shift_pass(self.noise, self.mask, z * self.ranges, self.lo,
+                                             self.hi, self.shifted, self.fixed)
+
+
 def shift_of(
     context: RecourseContext, x: Tensor, action_mask: Tensor, action_values: Tensor
 ) -> Tensor:

@@ -64,6 +64,7 @@ class LoanSCM(StructuralCausalModel):
         S: (INC,),
     }
     immutable = (G, A)
+    columnwise = True  # equation reads x[:, k] only (StructuralCausalModel.shift_pass)
 
     def sample_noise(self, n: int, rng: np.random.Generator) -> Tensor:
         u = np.empty((n, 7))

@@ -25,12 +25,16 @@ searches run together; the method gives every session exactly the candidates it 
 (engine.recourse.hare_state, "proposing together"), so questions and plans do not depend on
 who was answered with whom.
 
-With ``prefetch`` (the web server's choice), while an accept question is shown the session
-after the answer "keep looking" (the method's next iteration and its first question) is
-computed in the background (protocols.running.prefetch), so that answer does not wait for it, and
-the searches of participants who wait at the same moment (HARE's start, "keep looking") run
-as one batched search across the server's threads (protocols.running.batching, which ``finish``
-hands its pending searches to); the questions and plans are the same either way.
+With ``prefetch`` (the web server's choice), while a question is shown what follows each of
+its answers is computed in the background (protocols.running.prefetch): the session after
+either choice of a comparison, after "accept" and after "keep looking" (the method's next
+iteration), with its next question, or the final plans when the interaction ends there; the
+answer takes its result (waiting if it is still running), so a participant who reads the
+question for a moment does not wait for the work. An answer not prefetched leaves its search
+to ``finish``, which hands it to the server's batcher (protocols.running.batching): the
+searches of participants who wait at the same moment (HARE's start, an early answer) run as
+one batched search. Every computation is the same deterministic code on the same saved
+state: the questions and plans are the same either way.
 
 The session contract (engine.recourse.hare_session.HareSession): ``next_query()`` -> query
 with ``kind`` (compare | accept | done) and ``options`` (``RecourseBatch.record`` dicts),
@@ -62,12 +66,14 @@ Rows = dict[str, list[dict[str, Any]]]
 @dataclass
 class Waiting:
     """An interaction with its answer applied, waiting for its next search (when
-    ``session.pending``) and its next question (``following``: prefetched already)."""
+    ``session.pending``) and its next question (``following`` and ``outcome``: prefetched
+    already)."""
 
     p: Participant
     method: Any
     session: Any
     following: Any | None = None
+    outcome: PlanOutcome | None = None  # the final plans, when prefetched with the session
 
 
 class InteractiveFlow:
@@ -116,7 +122,7 @@ class InteractiveFlow:
         """Run the pending searches of ``waiting`` together (module docstring), then store
         each interaction's next question; per interaction, its final plans when it ended."""
         self.complete([(w.method, w.session) for w in waiting])
-        return [self._advance(w.p, w.session, w.following) for w in waiting]
+        return [self._advance(w.p, w.session, w.following, w.outcome) for w in waiting]
 
     def complete(self, pairs: list[tuple[Any, Any]]) -> None:
         """Run the pending searches of these (method, session) pairs: through the server's
@@ -140,57 +146,74 @@ class InteractiveFlow:
     def answer(
         self, p: Participant, page_id: str, answer: Any, rows: Rows, at: datetime
     ) -> Waiting:
-        """Apply an interactive page's answer (the next search is left to ``finish``)."""
+        """Apply an interactive page's answer: the prefetched session after it, or the
+        session resumed with the answer applied (its next search left to ``finish``)."""
         query = p.query
         assert query is not None and p.interaction is not None
-        ahead = None  # (the session after "keep looking", its next question), prefetched
-        if query["kind"] == "accept" and not answer.accept and self.prefetcher is not None:
-            ahead = self.prefetcher.take(prefetch_key(p.interaction, "accept", "no"))
+        given = _given(query["kind"], answer)
         method = self.resources.method(self.protocol.arm(p.arm))
-        session, following = ahead or (
-            method.resume_session(p.interaction, **self._defer(method)), None)
+        ahead = None  # (session after the answer, its next question, final plans), prefetched
+        if self.prefetcher is not None:
+            ahead = self.prefetcher.take(prefetch_key(p.interaction, *given))
+        waiting = Waiting(p, method, self._answered(method, p.interaction, given)) \
+            if ahead is None else Waiting(p, method, *ahead)
         row = COMPARISONS.row(study_id=p.study_id, participant_id=p.participant_id,
                               step=int(page_id.split("-")[1]), kind=query["kind"],
                               options_json=json.dumps(query["options"]), choice=None,
                               accepted=None, answered_at=at)
         if query["kind"] == "compare":
-            session.answer(int(answer.choice))
             row["choice"] = int(answer.choice)
         else:
-            if ahead is None:
-                session.accept(bool(answer.accept))
             row["accepted"] = bool(answer.accept)
         rows[COMPARISONS.name].append(row)
-        return Waiting(p, method, session, following)
+        return waiting
 
-    def _advance(self, p: Participant, session: Any,
-                 query: Any | None = None) -> PlanOutcome | None:
+    def _answered(self, method: Any, state: str, given: tuple[str, str]) -> Any:
+        """The session resumed from ``state`` with the answer ``given`` applied (a method
+        that batches leaves its next search pending)."""
+        session = method.resume_session(state, **self._defer(method))
+        if given[0] == "compare":
+            session.answer(int(given[1]))
+        else:
+            session.accept(given[1] == "yes")
+        return session
+
+    def _after(self, p: Participant, state: str,
+               given: tuple[str, str]) -> tuple[Any, Any, PlanOutcome | None]:
+        """The session after the answer ``given`` with its search done, its next question
+        (None when done) and its final plans when it is done (None otherwise)."""
+        method = self.resources.method(self.protocol.arm(p.arm))
+        session = self._answered(method, state, given)
+        self.complete([(method, session)])
+        if not session.done:
+            return session, session.next_query(), None
+        return session, None, self._final_plans(p, session.final())
+
+    def _advance(self, p: Participant, session: Any, query: Any | None = None,
+                 outcome: PlanOutcome | None = None) -> PlanOutcome | None:
         """Store the session's state and its next question (``query``: computed already);
-        the final plans when it is done."""
+        the final plans when it is done (``outcome``: computed already)."""
         if query is None and not session.done:
             query = session.next_query()
         p.interaction = session.to_json()
         if query is not None and query.kind != "done":
             p.query = {"kind": query.kind, "options": _plain(query.options)}
             p.queries_asked += 1
-            if query.kind == "accept" and self.prefetcher is not None:
-                self._prefetch_no(self.prefetcher, p.arm, p.interaction)
+            if self.prefetcher is not None:
+                self._prefetch(self.prefetcher, p, query.kind, p.interaction)
             return None
         p.interaction_done = True
         p.query = None
-        return self._final_plans(p, session.final())
+        return outcome if outcome is not None else self._final_plans(p, session.final())
 
-    def _prefetch_no(self, prefetcher: Prefetcher, arm_id: str, state: str) -> None:
-        """Compute in the background the session after "keep looking" and its question."""
-        method = self.resources.method(self.protocol.arm(arm_id))
-
-        def work() -> tuple[Any, Any]:
-            session = method.resume_session(state, **self._defer(method))
-            session.accept(False)
-            self.complete([(method, session)])
-            return session, (session.next_query() if not session.done else None)
-
-        prefetcher.schedule(prefetch_key(state, "accept", "no"), work)
+    def _prefetch(self, prefetcher: Prefetcher, p: Participant, kind: str, state: str) -> None:
+        """Compute in the background, for every answer the question ``kind`` can get, the
+        session after it, its next question and (when it ends there) the final plans."""
+        for value in ANSWERS[kind]:
+            given = (kind, value)
+            prefetcher.schedule(prefetch_key(state, *given),
+                                lambda given=given: self._after(p, state, given),
+                                delay=READING_S)
 
     def _final_plans(self, p: Participant, final: dict[str, Any]) -> PlanOutcome:
         """The final action (when there is one) and the base method's plan, evaluated
@@ -231,6 +254,23 @@ class InteractiveFlow:
             missing.append("the base method found no approved plan")
         return PlanOutcome(finalize(self.protocol, p.design_seq, plans), asked=2, found=found,
                            showable=len(plans), why="; ".join(missing) or None)
+
+
+# Seconds a question is shown before what follows its answers is computed: an answer given
+# sooner is computed when it comes (as without prefetching), so the work for the answers not
+# given does not compete with it for the process. Reading two plans takes a person longer;
+# a quarter of a second fired the work just as answers given at once (with their widget
+# changes) arrived.
+READING_S = 1.0
+# The answers each kind of question can get, as the prefetch keys spell them.
+ANSWERS = {"compare": ("0", "1"), "accept": ("yes", "no")}
+
+
+def _given(kind: str, answer: Any) -> tuple[str, str]:
+    """(kind, answer) of a page's answer as the prefetch keys spell it (``ANSWERS``)."""
+    if kind == "compare":
+        return kind, str(int(answer.choice))
+    return kind, "yes" if answer.accept else "no"
 
 
 def _plain(v: Any) -> Any:

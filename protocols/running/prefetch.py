@@ -6,9 +6,12 @@ next is known as soon as a page is shown: an accept question answered "keep look
 starts the next iteration from the state the page was built from. ``Prefetcher.schedule``
 starts such a computation on a background thread keyed by what it depends on (the saved
 session state and the answer); ``take`` hands over its result when that answer arrives,
-waiting for it when it is still running. A computation still queued when its answer
-arrives is cancelled and ``take`` returns None (the caller computes it itself, as without
-prefetching); so does one that failed, or one never scheduled.
+waiting for it when it is still running. A computation still queued (or still waiting
+for its ``delay``) when its answer arrives is cancelled and ``take`` returns None (the caller
+computes it itself, as without prefetching); so does one that failed, or one never
+scheduled. A ``delay`` keeps speculative work off the server while the answer may still come
+at once: a page answered within it costs what it costs without prefetching, and one read for
+longer finds its work done.
 
 The prefetched work is the same deterministic code on the same saved state (every random
 draw of a HARE session is seeded by (seed, iteration)), so a session asks the same questions
@@ -27,9 +30,10 @@ from typing import Any
 # Results kept for answers not given yet (a participant who accepts or leaves never takes
 # theirs): the oldest is dropped beyond this.
 CAPACITY = 256
-# Computations running at once: they mostly wait for protocols.running.batching's worker, which runs
-# the searches of all of them together.
-WORKERS = 8
+# Computations running at once (their searches run together in protocols.running.batching's
+# worker). Few, so that speculative work sheds itself when the server is busy: a computation
+# still queued when its answer arrives is cancelled, not run twice.
+WORKERS = 2
 
 
 def prefetch_key(*parts: str) -> str:
@@ -51,15 +55,32 @@ class Prefetcher:
         self._capacity = capacity
         self.hits = 0  # results handed over (tests and load reports)
 
-    def schedule(self, key: str, work: Callable[[], Any]) -> None:
-        """Start ``work`` in the background unless ``key`` is scheduled already."""
+    def schedule(self, key: str, work: Callable[[], Any], delay: float = 0.0) -> None:
+        """Start ``work`` in the background (after ``delay`` seconds) unless ``key`` is
+        scheduled already."""
+        future: Future[Any] = Future()
         with self._lock:
             if key in self._futures:
                 return
-            self._futures[key] = self._pool.submit(work)
+            self._futures[key] = future
             while len(self._futures) > self._capacity:
                 _, old = self._futures.popitem(last=False)
                 old.cancel()
+
+        def run() -> None:
+            if not future.set_running_or_notify_cancel():
+                return  # taken (or dropped) before it started
+            try:
+                future.set_result(work())
+            except BaseException as e:  # noqa: BLE001 - handed to take(), which falls back
+                future.set_exception(e)
+
+        if delay > 0:
+            timer = threading.Timer(delay, self._pool.submit, args=(run,))
+            timer.daemon = True
+            timer.start()
+        else:
+            self._pool.submit(run)
 
     def take(self, key: str) -> Any | None:
         """The result of ``key``'s computation (waiting while it runs), or None when it was

@@ -1,6 +1,7 @@
-"""Prefetching HARE's next iteration while the accept question is read: the same questions,
-answers and plans for the same seed with and without it (real HARE, exact Bayes decision
-rule), and the prefetched work is really used."""
+"""Prefetching what follows each answer of HARE's questions while they are read (the next
+question after either choice, the next iteration after "keep looking", the final plans after
+the last answer): the same questions, answers and plans for the same seed with and without
+it (real HARE, exact Bayes decision rule), and the prefetched work is really used."""
 
 from __future__ import annotations
 
@@ -63,7 +64,10 @@ def _record(store: Store):
             .to_dict(orient="records"))
 
 
-def test_same_questions_and_plans_with_and_without_prefetch(tmp_path):
+def test_same_questions_and_plans_with_and_without_prefetch(tmp_path, monkeypatch):
+    from protocols.running import interactive
+
+    monkeypatch.setattr(interactive, "READING_S", 0.0)  # every answer finds its work started
     proto = parse_protocol(HARE)
     runs = {}
     for prefetch in (False, True):
@@ -72,11 +76,13 @@ def test_same_questions_and_plans_with_and_without_prefetch(tmp_path):
             _walk(study, 3, _answer)
             runs[prefetch] = _record(store)
             if prefetch:
-                # every "keep looking" was prefetched: each participant answers the accept
-                # question after both iterations (the paper asks it every iteration), no twice
-                declined = store.table("comparisons").query("kind == 'accept'")
+                # every answer was prefetched (a comparison's and "keep looking"): each
+                # participant answers the accept question after both iterations (the paper
+                # asks it every iteration), no twice
+                answered = store.table("comparisons")
+                declined = answered.query("kind == 'accept'")
                 assert len(declined) == 6 and not declined["accepted"].any()
-                assert study.interactive.prefetcher.hits == len(declined)
+                assert study.interactive.prefetcher.hits == len(answered)
             else:
                 assert study.interactive.prefetcher is None
     comps, plans = runs[True]
@@ -105,6 +111,12 @@ def test_prefetcher_hands_over_waits_and_falls_back():
         pf.schedule(key, lambda k=key: k)
     time.sleep(0.05)
     assert pf.take("a") is None and pf.take("c") == "c" and pf.hits == 2
+    ran = []
+    pf.schedule("read", lambda: ran.append("read") or "read", delay=0.3)
+    assert pf.take("read") is None  # answered within the reading time: never computed
+    pf.schedule("long read", lambda: "long read", delay=0.02)
+    time.sleep(0.4)
+    assert pf.take("long read") == "long read" and ran == [] and pf.hits == 3
     assert prefetch_key("x", "y") != prefetch_key("xy") and len(prefetch_key("x")) == 64
 
 
