@@ -153,6 +153,32 @@ def trained_home() -> Iterator[Path]:
             os.environ[HOME_ENV] = before
 
 
+# ---- a small HARE study -------------------------------------------------------------------
+_SMALL_HARE = """\
+id: {pid}
+title: A small HARE study ({pid})
+scenario: loan
+seed: {seed}
+decision_model: bayes
+profile: {{source: persona}}
+elicitation: {{scheme: ranking}}
+arms:
+  - id: hare
+    method: hare
+    base: oracle
+    base_options: {{bins: 6, plausibility: false}}
+    options: {{budget: 6, iterations: 2, steps: 8, bisections: 8}}
+plans: {{per_participant: 1, design: best}}
+"""
+
+
+@pytest.fixture
+def small_hare():
+    """Protocol text of a small real HARE study (Oracle base, budget 6 in two iterations,
+    few search steps): ``small_hare(pid, seed)``."""
+    return lambda pid, seed: _SMALL_HARE.format(pid=pid, seed=seed)
+
+
 # ---- PostgreSQL ---------------------------------------------------------------------------
 # One private PostgreSQL 15 per test session (scripts/local_postgres.sh: Debian's package,
 # 127.0.0.1 only, stops itself after an hour at the latest and at the end of the session);

@@ -13,23 +13,6 @@ from protocols.definition.schema import parse_protocol
 from protocols.running.prefetch import Prefetcher, prefetch_key
 from protocols.running.session import Study
 
-HARE = """\
-id: hare-prefetch
-title: HARE prefetch test
-scenario: loan
-seed: 7
-decision_model: bayes
-profile: {source: persona}
-elicitation: {scheme: ranking}
-arms:
-  - id: hare
-    method: hare
-    base: oracle
-    base_options: {bins: 6, plausibility: false}
-    options: {budget: 6, iterations: 2, steps: 8, bisections: 8}
-plans: {per_participant: 1, design: best}
-"""
-
 
 def _walk(study: Study, n: int, answer) -> None:
     for _ in range(n):
@@ -64,11 +47,12 @@ def _record(store: Store):
             .to_dict(orient="records"))
 
 
-def test_same_questions_and_plans_with_and_without_prefetch(tmp_path, monkeypatch):
+def test_same_questions_and_plans_with_and_without_prefetch(tmp_path, monkeypatch,
+                                                             small_hare):
     from protocols.running import interactive
 
     monkeypatch.setattr(interactive, "READING_S", 0.0)  # every answer finds its work started
-    proto = parse_protocol(HARE)
+    proto = parse_protocol(small_hare("hare-prefetch", 7))
     runs = {}
     for prefetch in (False, True):
         with Store(tmp_path / f"{prefetch}.duckdb") as store:
@@ -121,11 +105,13 @@ def test_prefetcher_hands_over_waits_and_falls_back():
 
 
 def test_participants_waiting_together_share_searches_and_get_the_same_plans(tmp_path,
-                                                                              trained_home):
+                                                                              trained_home,
+                                                                              small_hare):
     """Four participants submit the ranking (HARE's start) and then every page at the same
     moment: with the server's batching their searches run together, and every question,
     answer and plan equals the one-at-a-time walk (the trained float32 decision model)."""
-    proto = parse_protocol(HARE.replace("decision_model: bayes", "decision_model: trained"))
+    proto = parse_protocol(small_hare("hare-prefetch", 7).replace("decision_model: bayes",
+                                                                "decision_model: trained"))
     runs = {}
     for together in (False, True):
         with Store(tmp_path / f"together-{together}.duckdb") as store:

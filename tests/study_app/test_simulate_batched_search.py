@@ -10,23 +10,6 @@ from engine.recourse.hare_state import HareState
 from protocols.definition.schema import parse_protocol
 from study_app.simulator import simulate
 
-HARE = """\
-id: hare-batched
-title: HARE searches batched in the simulator
-scenario: loan
-seed: 5
-decision_model: bayes
-profile: {source: persona}
-elicitation: {scheme: ranking}
-arms:
-  - id: hare
-    method: hare
-    base: oracle
-    base_options: {bins: 6, plausibility: false}
-    options: {budget: 6, iterations: 2, steps: 8, bisections: 8}
-plans: {per_participant: 1, design: best}
-"""
-
 
 def _stored(store: Store) -> dict[str, list[dict[str, Any]]]:
     """Every answer, question and plan, keyed by participant number (ids are random)."""
@@ -46,7 +29,8 @@ def _stored(store: Store) -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def test_chunk_searches_together_with_the_answers_of_one_at_a_time(tmp_path, monkeypatch):
+def test_chunk_searches_together_with_the_answers_of_one_at_a_time(tmp_path, monkeypatch,
+                                                                   small_hare):
     sizes: list[int] = []
     search = HareState._search
 
@@ -55,7 +39,7 @@ def test_chunk_searches_together_with_the_answers_of_one_at_a_time(tmp_path, mon
         search(machines)
 
     monkeypatch.setattr(HareState, "_search", staticmethod(counting))
-    proto = parse_protocol(HARE)
+    proto = parse_protocol(small_hare("hare-batched", 5))
     runs = {}
     for chunk in (1, 5):
         sizes.clear()
