@@ -17,8 +17,9 @@ Artifacts (engine.artifacts, cached by configuration under the scenario's artifa
 
 ``ensure_paper_models`` builds what is missing (the decision model and flow first) and
 returns the records. The missing seeds of a setup train together as one batched ensemble
-(engine.recourse.icarma_ensemble), each seed's model equal to the one its own run gives, in
-about the time of two single runs for ten seeds; ``ensemble=False`` trains them one after
+(engine.recourse.icarma_ensemble), every operation as in the seed's own run (yet over the
+paper's 450 epochs a rounding difference left can grow until a member parts from its own run:
+docs/benchmarks.md), in about the time of two single runs for ten seeds; ``ensemble=False`` trains them one after
 another (each artifact has its own lock, so two processes may train different seeds at once).
 """
 
@@ -131,7 +132,8 @@ def ensure_paper_models(
     """Train (or find cached) the paper's models of one setup and select the best seed
     (``changes``: a variant of the paper's configuration, cached under its own names).
     ``ensemble``: the missing seeds train together as one batched ensemble
-    (engine.recourse.icarma_ensemble; each seed's model is the one its own run gives);
+    (engine.recourse.icarma_ensemble; over long trainings a member can part from its
+    seed's own run: module docstring);
     False: one seed after another."""
     tag = training_tag(changes)
     scenario = get_scenario(scenario_name)

@@ -96,8 +96,9 @@ def train(
     ensemble: str = typer.Option(
         "on",
         help="--icarma-training paper: on (a setup's missing seeds train together as one "
-        "batched ensemble; each seed's model is the one its own run gives) | off (one seed "
-        "after another, each by its own run).",
+        "batched ensemble, several times faster; over the paper's 450 epochs some seeds "
+        "part from their own runs: docs/benchmarks.md) | off (one seed after another, each "
+        "by its own run).",
     ),
     compare: bool = typer.Option(
         False, "--compare",
