@@ -20,7 +20,8 @@ equivalent are explained in docs/mutation.md.
 
 Artifacts: the runs use their own test home (``.mutation/test-home``, a copy of the test
 suite's when there is one): a trampolined copy of training code hashes differently from the
-sources (tests/conftest.py), and a retrain there must not touch the test suite's cache.
+sources (tests/conftest.py), and a retrain there must not touch the test suite's cache (nor
+the user cache of test homes: ``RECOURSE_STUDY_TEST_CACHE=off``).
 """
 
 from __future__ import annotations
@@ -198,7 +199,9 @@ def run_module(module: Module, max_children: int, resume: bool = False,
         names = list(_results(WORK / module.name, module)["survived"])
         resume = True
     work = _prepare(module, resume)
-    env = {**os.environ, **ONE_THREAD, "RECOURSE_STUDY_TEST_HOME": str(WORK / "test-home")}
+    # its own test home, and none of it in the user cache (tests/conftest.py)
+    env = {**os.environ, **ONE_THREAD, "RECOURSE_STUDY_TEST_HOME": str(WORK / "test-home"),
+           "RECOURSE_STUDY_TEST_CACHE": "off"}
     env.pop("MUTANT_UNDER_TEST", None)
     cmd = [sys.executable, "-c", _MUTMUT, "run", "--max-children", str(max_children), *names]
     log = (work / "mutmut.log").open("a" if resume else "w")
