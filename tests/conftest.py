@@ -96,6 +96,10 @@ def shared_cache(code: str) -> Path | None:
         return None
     root = Path(chosen) if chosen else (
         Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "recourse-study")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:  # no writable cache here (a read-only home): train in the test home only
+        return None
     return root / f"test-home-{code[:16]}"
 
 
@@ -109,7 +113,6 @@ def _copy_home(source: Path, target: Path) -> None:
 
 
 def _cache_lock(cache: Path) -> FileLock:
-    cache.parent.mkdir(parents=True, exist_ok=True)
     return FileLock(str(cache.parent / (cache.name + ".lock")))
 
 
