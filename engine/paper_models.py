@@ -19,8 +19,9 @@ Artifacts (engine.artifacts, cached by configuration under the scenario's artifa
 returns the records. The missing seeds of a setup train together as one batched ensemble
 (engine.recourse.icarma_ensemble), every operation as in the seed's own run (yet over the
 paper's 450 epochs a rounding difference left can grow until a member parts from its own run:
-docs/benchmarks.md), in about the time of two single runs for ten seeds; ``ensemble=False`` trains them one after
-another (each artifact has its own lock, so two processes may train different seeds at once).
+docs/benchmarks.md), in about the time of two single runs for ten seeds; ``ensemble=False``
+trains them one after another (each artifact has its own lock, so two processes may train
+different seeds at once).
 """
 
 from __future__ import annotations
