@@ -20,8 +20,8 @@ the plan's profile, over the per-feature deltas of engine.metrics.feature_deltas
 favourable plan); beside them the figures this benchmark reported before, ``proximity_l1``
 (L1 over the profile) and ``violations_total`` (summed over people and seeds); ``queries`` and
 ``queries_max`` (comparisons and acceptance questions asked: mean per person, and the most
-any person was asked, never more than the budget), ``keep_incumbent`` (our option of
-engine.recourse.hare_state; off as in the paper), ``gamma``, ``gamma_schedule`` and ``final_accept`` (the
+any person was asked, never more than the budget), ``keep_incumbent`` (engine.recourse.hare_state;
+on as the paper's released code runs), ``gamma``, ``gamma_schedule`` and ``final_accept`` (the
 machine's step size, its schedule and last accept question: the paper's ``paper`` / ``ask`` by
 default), ``ground_truth`` (how the simulated people's ideals were drawn:
 engine.synthetic.hare_truth, the paper's ``perturbation`` by default) and ``seconds`` (mean per seed: the
@@ -51,7 +51,7 @@ from engine.recourse import METHODS, capabilities, get_method
 from engine.recourse.base import RecourseContext, RecourseMethod
 from engine.recourse.batch import RecourseBatch
 from engine.recourse.hare import Hare
-from engine.recourse.hare_state import HareConfig
+from engine.recourse.hare_config import HareConfig
 from engine.recourse.shift_actions import allowed_mask
 from engine.scenarios.base import Scenario
 from engine.synthetic.hare_people import SCALES, SimulatedPeople
@@ -86,7 +86,7 @@ class HareBenchmarkConfig:
     seeds: int = 5
     steps: int = 100
     step_sessions: int = 5
-    keep_incumbent: bool = False
+    keep_incumbent: bool = HareConfig.keep_incumbent
     gamma: float = 1.0  # the candidates' step (the paper's 1; engine.recourse.hare_state)
     gamma_schedule: str = "paper"  # engine.recourse.hare_state: paper | halve
     final_accept: str = "ask"  # engine.recourse.hare_state: ask | skip

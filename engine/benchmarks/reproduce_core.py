@@ -30,7 +30,7 @@ from engine.icarma_choices import (
     PAPER_VALIDITY_MULTIPLIER,
     VALIDITY_MULTIPLIERS,
 )
-from engine.recourse.hare_state import FINAL_ACCEPT, GAMMA_SCHEDULES
+from engine.recourse.hare_config import FINAL_ACCEPT, GAMMA_SCHEDULES, HareConfig
 from engine.recourse.icarma_config import CARMA_SHIFT_BOUNDS, KEEP
 from engine.recourse.icarma_networks import check_shift_bounds
 from engine.synthetic.hare_truth import PAPER_GROUND_TRUTH, check_ground_truth
@@ -69,7 +69,8 @@ class ReproduceConfig:
     the clamp: carma (the default: CARMA's rule under CARMA's own flow,
     ``CARMA_SHIFT_BOUNDS``), flow (the rule under our flow) or "LO,HI". HARE's state machine:
     ``gamma_schedule`` paper (gamma = 1 every iteration, the default) or halve, and
-    ``final_accept`` ask (the default) or skip, ``keep_incumbent`` off (the default) or on
+    ``final_accept`` ask (the default) or skip, ``keep_incumbent`` on (the default, the paper's released code) or off (Algorithm 4 as
+    written)
     (engine.recourse.hare_state); its simulated
     people's ideals ``ground_truth`` perturbation (the paper's, the default) or rays
     (engine.synthetic.hare_truth).
@@ -99,8 +100,8 @@ class ReproduceConfig:
     shift_bounds: str = CARMAS_CLAMP  # latent-shift's clamp: carma | flow | "LO,HI" (bounds())
     gamma_schedule: str = "paper"  # HARE's step size: paper | halve (engine.recourse.hare_state)
     final_accept: str = "ask"  # HARE's accept question after the last tournament: ask | skip
-    # HARE's incumbent as a contender of every tournament (our option; off in the paper)
-    keep_incumbent: bool = False
+    # HARE's incumbent as a contender of every tournament (the released code's; hare_state)
+    keep_incumbent: bool = HareConfig.keep_incumbent
     # HARE's simulated people's ideals: perturbation (the paper's) | rays (engine.synthetic.hare_truth)
     ground_truth: str = PAPER_GROUND_TRUTH
 

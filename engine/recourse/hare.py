@@ -27,9 +27,10 @@ from torch import Tensor
 from engine.preferences import ActionabilityProfiles
 from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod, Timer
 from engine.recourse.batch import RecourseBatch
+from engine.recourse.hare_config import HareConfig
 from engine.recourse.hare_search import obey_rules
 from engine.recourse.hare_session import HareSession
-from engine.recourse.hare_state import HareConfig, HareState
+from engine.recourse.hare_state import HareState
 from engine.recourse.shift_actions import allowed_mask, realize, shift_of
 from engine.scm import ArrayLike
 

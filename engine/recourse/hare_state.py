@@ -28,9 +28,14 @@ after the last tournament, which cannot change the result, is not asked (T (k - 
 <= B - 1 questions). Both together are this machine's behaviour before it followed the paper,
 and a stored state without these fields restores them (``from_dict``).
 
-``keep_incumbent`` (our option; off in the paper): r_{t-1} is contender 0 of iteration t's
-tournament, beside k - 1 new candidates, so a later iteration never ends worse than the
-plan it started from; the question count is the same.
+``keep_incumbent`` (default on, as the paper's released code runs every table): r_{t-1} is
+contender 0 of iteration t's tournament, beside k - 1 new candidates, so a later iteration
+never ends worse than the plan it started from; the question count is the same. The base
+plan r_0, the one incumbent no search has calibrated, goes through BoundaryPointSearch with
+iteration 1's candidates (``calibrate="all"``), as the released code searches its initial
+counterfactual's boundary point with the candidates it joins. ``keep_incumbent=False`` is
+Algorithm 4 as the paper's text writes it (Algorithm 1, line 8: the contenders are the new
+candidates only).
 
 Nobody is asked about a plan the decision model rejects: a pair with an unfavourable plan
 resolves itself (the favourable one wins; two unfavourable ones keep the winner), and an
@@ -59,6 +64,7 @@ import torch
 from torch import Tensor
 
 from engine.recourse.base import RecourseContext
+from engine.recourse.hare_config import LEGACY, HareConfig
 from engine.recourse.hare_search import (
     actionable_sampling,
     boundary_point_search,
@@ -67,66 +73,6 @@ from engine.recourse.hare_search import (
 )
 
 Phase = Literal["compare", "accept", "done"]
-GAMMA_SCHEDULES = ("paper", "halve")
-FINAL_ACCEPT = ("ask", "skip")
-# What a stored state without the schedule fields ran with (module docstring).
-LEGACY = {"gamma_schedule": "halve", "final_accept": "skip"}
-
-
-@dataclass(frozen=True)
-class HareConfig:
-    """Budget, iterations and the search's hyper-parameters: the paper's by default;
-    ``gamma_floor`` and ``shrink`` apply under ``gamma_schedule="halve"`` (module docstring)."""
-
-    budget: int = 30
-    iterations: int = 1
-    steps: int = 100
-    lr: float = 0.1
-    gamma: float = 1.0
-    gamma_floor: float = 0.25
-    shrink: float = 0.5
-    lam: float = 10.0
-    bisections: int = 20
-    calibrate: Literal["all", "winner"] = "all"
-    keep_incumbent: bool = False
-    gamma_schedule: Literal["paper", "halve"] = "paper"
-    final_accept: Literal["ask", "skip"] = "ask"
-    # logit margin of "favourable" in BoundaryPointSearch (engine.recourse.hare_search): 0 is
-    # the paper's g >= 0.5; a study's plans keep a margin so they stay approved when shown
-    boundary_margin: float = 0.0
-
-    def __post_init__(self) -> None:
-        problems = []
-        if self.iterations < 1:
-            problems.append(f"iterations must be >= 1 (got {self.iterations})")
-        if self.budget < self.iterations or (self.keep_incumbent and self.per_iteration < 2):
-            least = (2 if self.keep_incumbent else 1) * self.iterations
-            problems.append(
-                f"budget must be at least {least} for {self.iterations} iteration(s)"
-                f"{' keeping the incumbent' if self.keep_incumbent else ''} (got budget "
-                f"{self.budget})"
-            )
-        if not self.boundary_margin >= 0:
-            problems.append(f"boundary_margin must be >= 0 (got {self.boundary_margin})")
-        if self.steps < 0 or self.bisections < 0:
-            problems.append("steps and bisections must be >= 0")
-        if self.lr <= 0 or self.gamma <= 0 or self.gamma_floor <= 0 or self.lam < 0:
-            problems.append("lr, gamma and gamma_floor must be > 0 and lam >= 0")
-        if not 0 < self.shrink <= 1:
-            problems.append(f"shrink must lie in (0, 1] (got {self.shrink})")
-        if self.calibrate not in ("all", "winner"):
-            problems.append(f"calibrate must be 'all' or 'winner' (got {self.calibrate!r})")
-        if self.gamma_schedule not in GAMMA_SCHEDULES:
-            problems.append(f"gamma_schedule must be 'paper' or 'halve' (got "
-                            f"{self.gamma_schedule!r})")
-        if self.final_accept not in FINAL_ACCEPT:
-            problems.append(f"final_accept must be 'ask' or 'skip' (got {self.final_accept!r})")
-        if problems:
-            raise ValueError("; ".join(problems))
-
-    @property
-    def per_iteration(self) -> int:
-        return self.budget // self.iterations
 
 
 @dataclass
@@ -364,19 +310,49 @@ class HareState:
             valid = is_favourable(context, xs, cand, allowed, groups=rows,
                                   margin=cfg.boundary_margin)
         sizes = [m.n * k for m in machines]
-        for m, c, v in zip(machines, cand.split(sizes), valid.split(sizes), strict=True):
-            m._install(c.reshape(m.n, k, d), v.reshape(m.n, k))
+        firsts = HareState._first_contenders(machines)
+        for m, c, v, f in zip(machines, cand.split(sizes), valid.split(sizes), firsts,
+                              strict=True):
+            m._install(c.reshape(m.n, k, d), v.reshape(m.n, k), f)
+
+    @staticmethod
+    def _first_contenders(machines: list[HareState]) -> list[tuple[Tensor, Tensor] | None]:
+        """Per machine, the incumbent as contender 0 (None without ``keep_incumbent``): the
+        base plan r_0 calibrated by BoundaryPointSearch under ``calibrate="all"`` (searched
+        together: one batch over the machines at iteration 1), a later r_{t-1} as it is (it
+        is a calibrated winner already)."""
+        cfg = machines[0].config
+        if not cfg.keep_incumbent:
+            return [None] * len(machines)
+        firsts: list[tuple[Tensor, Tensor] | None] = [
+            (m.incumbent, m.incumbent_valid) for m in machines]
+        fresh = [i for i, m in enumerate(machines) if m.t == 0 and cfg.calibrate == "all"]
+        if fresh:
+            ms = [machines[i] for i in fresh]
+            x, inc, allowed = (torch.cat([getattr(m, a) for m in ms])
+                               for a in ("x", "incumbent", "allowed"))
+            groups = None if len(ms) == 1 else [m.n for m in ms]
+            z, valid = boundary_point_search(context=ms[0].context, x=x, cand=inc,
+                                             allowed=allowed, bisections=cfg.bisections,
+                                             groups=groups, margin=cfg.boundary_margin)
+            valid = valid & torch.cat([m.incumbent_valid for m in ms])
+            sizes = [m.n for m in ms]
+            for i, zi, vi in zip(fresh, z.split(sizes), valid.split(sizes), strict=True):
+                firsts[i] = (zi, vi)
+        return firsts
 
     def _generator(self) -> torch.Generator:
         return torch.Generator().manual_seed(self.seed * 1_000_003 + self.t)
 
-    def _install(self, contenders: Tensor, valid: Tensor) -> None:
-        """Take iteration t's searched candidates and start its tournament."""
+    def _install(self, contenders: Tensor, valid: Tensor,
+                 first: tuple[Tensor, Tensor] | None = None) -> None:
+        """Take iteration t's searched candidates (and the incumbent as contender 0, ``first``)
+        and start its tournament."""
         self.pending = False
         self.contenders, self.valid = contenders, valid
-        if self.config.keep_incumbent:
-            self.contenders = torch.cat([self.incumbent[:, None], self.contenders], dim=1)
-            self.valid = torch.cat([self.incumbent_valid[:, None], self.valid], dim=1)
+        if first is not None:
+            self.contenders = torch.cat([first[0][:, None], self.contenders], dim=1)
+            self.valid = torch.cat([first[1][:, None], self.valid], dim=1)
         self.winner = torch.zeros(self.n, dtype=torch.long)
         self.phase = "compare"
         self.pos = 0

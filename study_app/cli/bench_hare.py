@@ -75,9 +75,10 @@ def hare(
     steps: int = typer.Option(100, min=0, help="ActionableSampling gradient steps."),
     decision_model: str = typer.Option("trained", help="trained | bayes."),
     keep_incumbent: bool = typer.Option(
-        False, "--keep-incumbent",
-        help="Our option: the previous iteration's plan joins each tournament (the paper "
-        "compares new candidates only). The question count is the same."),
+        True, "--keep-incumbent/--drop-incumbent",
+        help="The previous iteration's plan joins each tournament, as the paper's released "
+        "code runs (the default); --drop-incumbent: new candidates only, as the paper's "
+        "Algorithm 4 is written. The question count is the same."),
     gamma: float = typer.Option(
         1.0,
         help="The candidates' step gamma (the paper: 1; shifts in range units)."),

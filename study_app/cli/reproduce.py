@@ -165,9 +165,10 @@ def reproduce(
         "ask", help="HARE's accept question after the last tournament: ask (the paper's "
         "Algorithm 4, counted against the budget) | skip (a variant)."),
     keep_incumbent: bool = typer.Option(
-        False, "--keep-incumbent", help="HARE's current plan competes in every tournament "
-        "beside the new candidates (a variant: a later Multi-HARE iteration never ends worse "
-        "than the plan it started from; the paper's tournaments hold new candidates only)."),
+        True, "--keep-incumbent/--drop-incumbent", help="HARE's current plan competes in "
+        "every tournament beside the new candidates, as the paper's released code runs its "
+        "tables (the default); --drop-incumbent: new candidates only, Algorithm 4 as the "
+        "paper's text writes it."),
     ground_truth: str = typer.Option(
         "perturbation", help="The simulated people's ideal plans: perturbation (the "
         "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "

@@ -14,8 +14,8 @@ from engine.preferences import sample_profiles
 from engine.recourse import get_method
 from engine.recourse.base import RecourseContext
 from engine.recourse.hare import Hare
+from engine.recourse.hare_config import HareConfig
 from engine.recourse.hare_session import HareSession
-from engine.recourse.hare_state import HareConfig
 from engine.recourse.shift_actions import allowed_mask, realize, shift_of
 from engine.scenarios import get_scenario
 from engine.synthetic.hare_people import SimulatedPeople
@@ -248,9 +248,12 @@ class _ApprovesAll:
         return torch.ones(x.shape[0], dtype=torch.bool)
 
 
-def test_the_papers_tournament_is_among_new_candidates_only(ctx, people):
-    """HARE as published: the base plan is where candidates are sampled, not a contender; our
-    keep_incumbent option makes it contender 0."""
+def test_the_incumbent_is_contender_zero_unless_dropped(ctx, people):
+    """As the paper's released code runs (the default), the base plan, calibrated, is
+    contender 0 beside the new candidates; keep_incumbent=False (Algorithm 4 as written)
+    samples candidates around it but leaves it out of the tournament."""
+    from engine.recourse.hare_search import boundary_point_search
+
     x, profiles = people
     x, profiles = x[:4], profiles[torch.arange(4)]
     base = get_method("gs", ctx)
@@ -259,7 +262,7 @@ def test_the_papers_tournament_is_among_new_candidates_only(ctx, people):
         hare = Hare(ctx, base, budget=6, iterations=1, steps=5, keep_incumbent=keep)
         state = hare.start(x, profiles, plans, seed=0)
         assert state.contenders.shape[1] == 6
-        z0 = hare.start(x, profiles, plans, seed=0).incumbent
+        z0, _ = boundary_point_search(ctx, state.x, state.incumbent, state.allowed)
         assert torch.equal(state.contenders[:, 0], z0) is keep
 
 

@@ -116,15 +116,18 @@ class _ApproveAll:
         return torch.ones(x.shape[0], dtype=torch.bool)
 
 
-@pytest.mark.parametrize(("budget", "iterations"), [(7, 1), (7, 2), (9, 3), (4, 4), (15, 1)])
+@pytest.mark.parametrize(("budget", "iterations", "keep"),
+                         [(7, 1, True), (7, 2, True), (9, 3, False), (9, 3, True), (4, 4, False),
+                          (15, 1, False)])
 @pytest.mark.parametrize(("calibrate", "final_accept"),
                          [("all", "ask"), ("winner", "ask"), ("all", "skip")])
 def test_with_only_favourable_pairs_exactly_the_budget_is_asked(setup, base, budget, iterations,
-                                                                 calibrate, final_accept):
+                                                                 keep, calibrate, final_accept):
+    """The same question count with the incumbent kept (k - 1 new candidates) or dropped."""
     ctx, x, profiles = setup
     lenient = RecourseContext(ctx.scenario, _ApproveAll())
     hare = Hare(lenient, "gs", budget=budget, iterations=iterations, steps=2,
-                calibrate=calibrate, final_accept=final_accept)
+                calibrate=calibrate, final_accept=final_accept, keep_incumbent=keep)
     state = hare.start(x, profiles, base["lenient"], 0)
     per_iteration, accept_at = _drive(state, choose_right=True)
     k = budget // iterations
@@ -185,7 +188,7 @@ def test_state_round_trips_through_plain_data_mid_run(setup):
 
 
 def test_wrong_answers_and_configurations_are_named(setup):
-    from engine.recourse.hare_state import HareConfig
+    from engine.recourse.hare_config import HareConfig
 
     ctx, x, profiles = setup
     lenient = RecourseContext(ctx.scenario, _ApproveAll())  # every pair is asked
@@ -215,9 +218,9 @@ def test_wrong_answers_and_configurations_are_named(setup):
     assert len(done.options) == 1 and torch.equal(done.options[0], state.incumbent)
     cases = [
         (dict(iterations=0), "iterations must be >= 1 (got 0)"),
-        (dict(budget=2, iterations=3), "budget must be at least 3 for 3 iteration(s) (got "
-                                       "budget 2)"),
-        (dict(budget=3, iterations=2, keep_incumbent=True),
+        (dict(budget=2, iterations=3, keep_incumbent=False),
+         "budget must be at least 3 for 3 iteration(s) (got budget 2)"),
+        (dict(budget=3, iterations=2),
          "budget must be at least 4 for 2 iteration(s) keeping the incumbent (got budget 3)"),
         (dict(steps=-1), "steps and bisections must be >= 0"),
         (dict(bisections=-1), "steps and bisections must be >= 0"),
@@ -235,7 +238,8 @@ def test_wrong_answers_and_configurations_are_named(setup):
         with pytest.raises(ValueError) as err:
             HareConfig(**kwargs)
         assert str(err.value) == message
-    assert HareConfig(budget=3, iterations=3, shrink=1.0, lam=0.0).per_iteration == 1
+    assert HareConfig(budget=3, iterations=3, shrink=1.0, lam=0.0,
+                      keep_incumbent=False).per_iteration == 1
     # the limits themselves are allowed: no search steps or bisections, two contenders
     # (the incumbent and one new one) per iteration
     assert HareConfig(steps=0, bisections=0).steps == 0
@@ -411,15 +415,25 @@ def _one_tournament(hare, x, profiles, base_plans, people):
             assert torch.equal(z[r], contenders[r, w]) and bool(z_valid[r]) == bool(valid[r, w])
 
 
-def test_keeping_the_incumbent_makes_it_contender_zero(setup, base):
-    """keep_incumbent: contender 0 of each iteration is the plan it starts from (with its
-    validity), beside B // T - 1 new candidates."""
+@pytest.mark.parametrize("calibrate", ["all", "winner"])
+def test_keeping_the_incumbent_makes_it_contender_zero(setup, base, calibrate):
+    """keep_incumbent (the default): contender 0 of each iteration is the plan it starts from,
+    beside B // T - 1 new candidates; the base plan r_0 enters iteration 1 calibrated by
+    BoundaryPointSearch when every contender is (calibrate="all"), as it is otherwise."""
+    from engine.recourse.hare_search import boundary_point_search
+
     ctx, x, profiles = setup
-    hare = Hare(ctx, "gs", budget=8, iterations=2, steps=2, keep_incumbent=True)
+    hare = Hare(ctx, "gs", budget=8, iterations=2, steps=2, calibrate=calibrate)
+    assert hare.config.keep_incumbent
     state = hare.start(x, profiles, base["bayes"], 0)
     assert state.contenders.shape == (N, 4, x.shape[1]) and state.valid.shape == (N, 4)
-    assert torch.equal(state.contenders[:, 0], state.incumbent)
-    assert torch.equal(state.valid[:, 0], state.incumbent_valid)
+    first, valid = state.incumbent, state.incumbent_valid
+    if calibrate == "all":
+        first, calibrated = boundary_point_search(ctx, state.x, first, state.allowed)
+        valid = valid & calibrated
+        assert not torch.equal(first[valid], state.incumbent[valid])  # it did move
+    assert torch.equal(state.contenders[:, 0], first)
+    assert torch.equal(state.valid[:, 0], valid)
     while state.phase == "compare":
         state.answer(torch.ones(N, dtype=torch.long))
     state.accept(torch.zeros(N, dtype=torch.bool))

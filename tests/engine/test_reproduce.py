@@ -160,7 +160,7 @@ def test_the_cli_prints_one_json_object_and_logs_on_stderr(trained_home, tmp_pat
     doc = json.loads(res.stdout)  # exactly one object: no table, no progress
     assert doc == json.loads(out.read_text())
     assert "hare-calibration" in res.stderr
-    assert doc["target"] == "hare-calibration" and doc["config"]["keep_incumbent"] is False
+    assert doc["target"] == "hare-calibration" and doc["config"]["keep_incumbent"] is True
     assert [c["row"] for c in doc["cells"]][::2] == [
         "@Best (winner only) / base", "@Every / base", "@Every / @Best"]
     for c in doc["cells"]:
@@ -260,19 +260,20 @@ def test_a_hare_table_runs_on_what_exists_and_names_what_is_missing(trained_home
     assert all(r["gamma_schedule"] == "paper" for r in rows if r["variant"] != "base")
 
 
-def test_keep_incumbent_reaches_every_hare_run_and_the_config(trained_home, monkeypatch):
-    """--keep-incumbent (a named variant): every HARE and Multi-HARE row ran with it, and the
-    reproduction's config says so (off by default: the paper's Algorithm 4)."""
+def test_drop_incumbent_reaches_every_hare_run_and_the_config(trained_home, monkeypatch):
+    """keep_incumbent=False (--drop-incumbent, Algorithm 4 as written): every HARE and
+    Multi-HARE row ran with it, and the reproduction's config says so (on by default: the
+    paper's released code)."""
     from dataclasses import replace
 
     from engine.benchmarks import reproduce_hare_tables as tables
 
     spec = replace(tables.SPECS["hare-table1"], bases=("wachter",))
     monkeypatch.setitem(tables.SPECS, "hare-table1", spec)
-    assert ReproduceConfig("hare-table1").keep_incumbent is False
+    assert ReproduceConfig("hare-table1").keep_incumbent is True
     doc = run_target(ReproduceConfig("hare-table1", scenario="loan", fast=True, quick=True,
-                                     n=3, seeds=1, keep_incumbent=True)).to_dict()
-    assert doc["config"]["keep_incumbent"] is True
+                                     n=3, seeds=1, keep_incumbent=False)).to_dict()
+    assert doc["config"]["keep_incumbent"] is False
     rows = [r for r in doc["extras"]["rows"]["loan trained"] if r["variant"] != "base"]
     assert {r["iterations"] for r in rows} == {1, 5}
-    assert all(r["keep_incumbent"] is True for r in rows)
+    assert all(r["keep_incumbent"] is False for r in rows)

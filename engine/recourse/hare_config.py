@@ -1,0 +1,71 @@
+"""HARE's configuration: budget B, iterations T, the search's hyper-parameters and the named
+variants, validated on construction. The paper's configuration is the default; what each
+option does is in engine.recourse.hare_state's docstring."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+GAMMA_SCHEDULES = ("paper", "halve")
+FINAL_ACCEPT = ("ask", "skip")
+# What a stored state without these fields ran with (engine.recourse.hare_state, from_dict).
+LEGACY = {"gamma_schedule": "halve", "final_accept": "skip", "keep_incumbent": False}
+
+
+@dataclass(frozen=True)
+class HareConfig:
+    """Budget, iterations and the search's hyper-parameters: the paper's by default;
+    ``gamma_floor`` and ``shrink`` apply under ``gamma_schedule="halve"``
+    (engine.recourse.hare_state's docstring)."""
+
+    budget: int = 30
+    iterations: int = 1
+    steps: int = 100
+    lr: float = 0.1
+    gamma: float = 1.0
+    gamma_floor: float = 0.25
+    shrink: float = 0.5
+    lam: float = 10.0
+    bisections: int = 20
+    calibrate: Literal["all", "winner"] = "all"
+    keep_incumbent: bool = True
+    gamma_schedule: Literal["paper", "halve"] = "paper"
+    final_accept: Literal["ask", "skip"] = "ask"
+    # logit margin of "favourable" in BoundaryPointSearch (engine.recourse.hare_search): 0 is
+    # the paper's g >= 0.5; a study's plans keep a margin so they stay approved when shown
+    boundary_margin: float = 0.0
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.iterations < 1:
+            problems.append(f"iterations must be >= 1 (got {self.iterations})")
+        if self.iterations >= 1 and (self.budget < self.iterations
+                                     or (self.keep_incumbent and self.per_iteration < 2)):
+            least = (2 if self.keep_incumbent else 1) * self.iterations
+            problems.append(
+                f"budget must be at least {least} for {self.iterations} iteration(s)"
+                f"{' keeping the incumbent' if self.keep_incumbent else ''} (got budget "
+                f"{self.budget})"
+            )
+        if not self.boundary_margin >= 0:
+            problems.append(f"boundary_margin must be >= 0 (got {self.boundary_margin})")
+        if self.steps < 0 or self.bisections < 0:
+            problems.append("steps and bisections must be >= 0")
+        if self.lr <= 0 or self.gamma <= 0 or self.gamma_floor <= 0 or self.lam < 0:
+            problems.append("lr, gamma and gamma_floor must be > 0 and lam >= 0")
+        if not 0 < self.shrink <= 1:
+            problems.append(f"shrink must lie in (0, 1] (got {self.shrink})")
+        if self.calibrate not in ("all", "winner"):
+            problems.append(f"calibrate must be 'all' or 'winner' (got {self.calibrate!r})")
+        if self.gamma_schedule not in GAMMA_SCHEDULES:
+            problems.append(f"gamma_schedule must be 'paper' or 'halve' (got "
+                            f"{self.gamma_schedule!r})")
+        if self.final_accept not in FINAL_ACCEPT:
+            problems.append(f"final_accept must be 'ask' or 'skip' (got {self.final_accept!r})")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    @property
+    def per_iteration(self) -> int:
+        return self.budget // self.iterations
