@@ -281,14 +281,18 @@ def study_rules(ratings: pd.DataFrame, settings: dict[str, Any], *,
 
     failed_attention, expected, impossible_items = False, None, False
     try:
-        protocol = Protocol.model_validate_json(settings.get("protocol_json") or "")
+        if not settings.get("protocol_json"):
+            raise LookupError("an imported study has no protocol")
+        protocol = Protocol.model_validate_json(settings["protocol_json"])
         failed_attention = protocol.exclusions.failed_attention
         impossible_items = protocol.exclusions.impossible_items
         if protocol.exclusions.fewer_plans:
             first_arm = ratings.groupby(ratings["participant_id"].astype(str))["arm"].first()
             expected = {pid: protocol.plans_per_participant(arm)
                         for pid, arm in first_arm.items() if arm in {a.id for a in protocol.arms}}
-    except Exception as e:  # noqa: BLE001 - imported studies or older protocol versions
+    except LookupError as e:
+        err.print(f"note: {e}; no protocol exclusions applied", highlight=False)
+    except Exception as e:  # noqa: BLE001 - older protocol versions
         err.print(f"note: the stored protocol cannot be read here ({type(e).__name__}); no "
                   "exclusions applied", highlight=False)
     kept, record = apply_exclusions(ratings, expected=expected,
