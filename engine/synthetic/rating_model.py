@@ -132,9 +132,9 @@ class OutcomeModel:
         >>> from engine.synthetic import OutcomeModel
         >>> flat = OutcomeModel(intercept=-0.9, sd_intercept=1.5, sd_slope=0.3,
         ...                     curve_of="population")
-        >>> [round(float(v), 2) for v in flat.location(np.array([0.0, 6.0]))]  # lower far away
+        >>> flat.location(np.array([0.0, 6.0])).round(2).tolist()  # lower far away
         [-1.01, -1.18]
-        >>> [round(float(v), 2) for v in flat.population_mean(np.array([0.0, 6.0]))]  # flat
+        >>> flat.population_mean(np.array([0.0, 6.0])).round(2).tolist()  # flat
         [3.19, 3.19]
         """
         d = np.asarray(d, dtype=float)
