@@ -134,10 +134,13 @@ class HareSession:
         return self._record(z)
 
     # ---- persistence ------------------------------------------------------------------------
-    def to_json(self) -> str:
+    def to_json(self, *, pending: bool = False) -> str:
+        """The session as JSON (``pending=True``: also while its next search is pending, to
+        run that search elsewhere: ``from_json(..., defer=True)``, ``Hare.complete_sessions``,
+        then ``take_state`` of the result)."""
         return json.dumps({
             "format": FORMAT,
-            "state": self.state.to_dict(),
+            "state": self.state.to_dict(pending=pending),
             "profile": self.profile.to_lists(),
             "base": self.base,
         })
@@ -153,3 +156,10 @@ class HareSession:
         profile = ActionabilityProfiles.from_lists(**data["profile"])
         state = HareState.from_dict(hare.context, data["state"], defer=defer)
         return cls(hare, state, profile, data["base"])
+
+    def take_state(self, text: str) -> None:
+        """Continue from the machine of ``text`` (``to_json`` of this session after its
+        pending search ran elsewhere): the same state as had it run here."""
+        data = json.loads(text)
+        self.state = HareState.from_dict(self.hare.context, data["state"],
+                                         defer=self.state.defer)

@@ -44,6 +44,9 @@ with ``kind`` (compare | accept | done) and ``options`` (``RecourseBatch.record`
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -54,7 +57,7 @@ from data.columns import COMPARISONS
 from engine.preferences import ActionabilityProfiles
 from protocols.definition.schema import Protocol
 from protocols.running import design
-from protocols.running.batching import SearchBatcher
+from protocols.running.batching import Runner, SearchBatcher
 from protocols.running.planning import PlanOutcome, ShownPlan, finalize, obeys_rules, shown
 from protocols.running.prefetch import Prefetcher, prefetch_key
 from protocols.running.resources import StudyResources
@@ -80,11 +83,25 @@ class InteractiveFlow:
     """Starts, advances and finishes participants' interactions."""
 
     def __init__(self, protocol: Protocol, resources: StudyResources, *,
-                 prefetch: bool = False) -> None:
+                 prefetch: bool = False, runner: Runner | None = None) -> None:
         self.protocol = protocol
         self.resources = resources
-        self.prefetcher = Prefetcher() if prefetch else None
-        self.batcher = SearchBatcher() if prefetch else None
+        self._serving = 0  # answers being processed (``serving``); prefetching waits for 0
+        self._serving_lock = threading.Lock()
+        self.prefetcher = Prefetcher(busy=lambda: self._serving > 0) if prefetch else None
+        self.batcher = SearchBatcher(runner=runner) if prefetch else None
+
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        """Marks an answer being processed: speculative work waits until none is
+        (protocols.running.prefetch)."""
+        with self._serving_lock:
+            self._serving += 1
+        try:
+            yield
+        finally:
+            with self._serving_lock:
+                self._serving -= 1
 
     def applies(self, p: Participant) -> bool:
         """The participant's arm is interactive (its plans come out of the interaction); no

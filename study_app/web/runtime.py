@@ -43,9 +43,11 @@ from data.store import Store, resolve_target
 from protocols.definition.schema import load_protocol, resolve
 from protocols.definition.translation import translations_dir
 from protocols.running.planning import PlanRequest, generate_plans
+from protocols.running.resources import study_resources
 from protocols.running.session import Study
 from protocols.running.state import Participant
 from study_app.web.links import LinkParams
+from study_app.web.search_processes import SearchProcesses
 
 PROTOCOL_ENV = "RECOURSE_STUDY_PROTOCOL"
 DB_ENV = "RECOURSE_STUDY_DB"
@@ -57,6 +59,9 @@ SESSION_PARAM_ENV = "RECOURSE_STUDY_SESSION_PARAM"
 HASH_PARAMS_ENV = "RECOURSE_STUDY_HASH_PARAMS"
 REQUIRE_ID_ENV = "RECOURSE_STUDY_REQUIRE_ID"
 REPORTS_ENV = "RECOURSE_STUDY_REPORTS"
+# Worker processes of an interactive method's searches (study_app.web.search_processes);
+# 0 searches on the server's own threads.
+SEARCH_PROCESSES_ENV = "RECOURSE_STUDY_SEARCH_PROCESSES"
 
 
 class ConfigError(ValueError):
@@ -169,7 +174,16 @@ def _config_of(values: tuple[str | None, ...]) -> WebConfig:
 
 
 _STUDIES: dict[tuple[str, str, str | None, str | None], Study] = {}
+_SEARCHERS: list[SearchProcesses] = []
 _LOCK = threading.Lock()
+
+
+def search_processes() -> int:
+    """Worker processes for interactive searches (``SEARCH_PROCESSES_ENV``, default 1)."""
+    text = os.environ.get(SEARCH_PROCESSES_ENV, "1").strip()
+    if not text.isdigit():
+        raise ConfigError(f"{SEARCH_PROCESSES_ENV} must be a whole number >= 0, got {text!r}")
+    return int(text)
 
 
 def build_study(config: WebConfig) -> Study:
@@ -177,10 +191,18 @@ def build_study(config: WebConfig) -> Study:
     with _LOCK:
         study = _STUDIES.get(config.key)
         if study is None:
+            protocol = load_protocol(config.protocol)
+            processes = search_processes()
             store = Store(config.db)
             try:
-                study = Study(load_protocol(config.protocol), store, study_id=config.study_id,
-                              decision_model=config.decision_model, prefetch=True,
+                resources = study_resources(protocol, decision_model=config.decision_model)
+                searcher = None
+                if processes and any(arm.interactive for arm in protocol.arms):
+                    searcher = SearchProcesses(config.protocol, protocol, resources,
+                                               config.decision_model, processes)
+                    _SEARCHERS.append(searcher)
+                study = Study(protocol, store, study_id=config.study_id, resources=resources,
+                              prefetch=True, search_runner=searcher,
                               translations=translations_dir(config.protocol))
             except BaseException:
                 store.close()
@@ -226,6 +248,9 @@ def release_all() -> None:
         for study in _STUDIES.values():
             study.store.close()
         _STUDIES.clear()
+        for searcher in _SEARCHERS:
+            searcher.close()
+        _SEARCHERS.clear()
 
 
 APP_PATH = Path(__file__).resolve().parent / "app.py"

@@ -57,6 +57,8 @@ def test_same_questions_and_plans_with_and_without_prefetch(tmp_path, monkeypatc
     for prefetch in (False, True):
         with Store(tmp_path / f"{prefetch}.duckdb") as store:
             study = Study(proto, store, prefetch=prefetch)
+            if prefetch:  # the next answer comes at once: no waiting for an idle server
+                study.interactive.prefetcher.busy = lambda: False
             _walk(study, 3, _answer)
             runs[prefetch] = _record(store)
             if prefetch:
@@ -102,6 +104,23 @@ def test_prefetcher_hands_over_waits_and_falls_back():
     time.sleep(0.4)
     assert pf.take("long read") == "long read" and ran == [] and pf.hits == 3
     assert prefetch_key("x", "y") != prefetch_key("xy") and len(prefetch_key("x")) == 64
+
+
+def test_speculative_work_waits_while_the_server_is_busy():
+    """A computation due while ``busy()`` waits (cancellable: its answer arriving then is
+    computed by the caller), and runs once the server is idle."""
+    busy = threading.Event()
+    busy.set()
+    pf = Prefetcher(workers=1, busy=busy.is_set)
+    ran = []
+    pf.schedule("waits", lambda: ran.append("waits") or "done")
+    time.sleep(0.2)
+    assert ran == [] and pf.take("waits") is None  # still waiting: cancelled, never run
+    pf.schedule("idle later", lambda: ran.append("idle later") or "done")
+    time.sleep(0.1)
+    busy.clear()
+    time.sleep(0.2)
+    assert ran == ["idle later"] and pf.take("idle later") == "done"
 
 
 def test_participants_waiting_together_share_searches_and_get_the_same_plans(tmp_path,
