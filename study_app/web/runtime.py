@@ -59,9 +59,9 @@ SESSION_PARAM_ENV = "RECOURSE_STUDY_SESSION_PARAM"
 HASH_PARAMS_ENV = "RECOURSE_STUDY_HASH_PARAMS"
 REQUIRE_ID_ENV = "RECOURSE_STUDY_REQUIRE_ID"
 REPORTS_ENV = "RECOURSE_STUDY_REPORTS"
-# Worker processes of an interactive method's searches (study_app.web.search_processes);
-# 0 searches on the server's own threads.
-SEARCH_PROCESSES_ENV = "RECOURSE_STUDY_SEARCH_PROCESSES"
+# "0" searches an interactive method's candidates on the server's own threads rather than in
+# a worker process beside it (study_app.web.search_processes; the default "1").
+SEARCH_WORKER_ENV = "RECOURSE_STUDY_SEARCH_WORKER"
 
 
 class ConfigError(ValueError):
@@ -178,12 +178,12 @@ _SEARCHERS: list[SearchProcesses] = []
 _LOCK = threading.Lock()
 
 
-def search_processes() -> int:
-    """Worker processes for interactive searches (``SEARCH_PROCESSES_ENV``, default 1)."""
-    text = os.environ.get(SEARCH_PROCESSES_ENV, "1").strip()
-    if not text.isdigit():
-        raise ConfigError(f"{SEARCH_PROCESSES_ENV} must be a whole number >= 0, got {text!r}")
-    return int(text)
+def search_worker() -> bool:
+    """Whether interactive searches run in a worker process (``SEARCH_WORKER_ENV``)."""
+    text = os.environ.get(SEARCH_WORKER_ENV, "1").strip()
+    if text not in ("0", "1"):
+        raise ConfigError(f"{SEARCH_WORKER_ENV} must be 1 or 0, got {text!r}")
+    return text == "1"
 
 
 def build_study(config: WebConfig) -> Study:
@@ -192,14 +192,14 @@ def build_study(config: WebConfig) -> Study:
         study = _STUDIES.get(config.key)
         if study is None:
             protocol = load_protocol(config.protocol)
-            processes = search_processes()
+            worker = search_worker()
             store = Store(config.db)
             try:
                 resources = study_resources(protocol, decision_model=config.decision_model)
                 searcher = None
-                if processes and any(arm.interactive for arm in protocol.arms):
+                if worker and any(arm.interactive for arm in protocol.arms):
                     searcher = SearchProcesses(config.protocol, protocol, resources,
-                                               config.decision_model, processes)
+                                               config.decision_model)
                     _SEARCHERS.append(searcher)
                 study = Study(protocol, store, study_id=config.study_id, resources=resources,
                               prefetch=True, search_runner=searcher,

@@ -58,11 +58,13 @@ class SearchProcesses:
     """The search runner of a served study (module docstring); thread-safe."""
 
     def __init__(self, protocol_file: str, protocol: Protocol, resources: StudyResources,
-                 decision_model: str | None = None, processes: int = 1) -> None:
+                 decision_model: str | None = None) -> None:
         self.protocol = protocol
         self.resources = resources
+        # One process: the batcher runs one batch at a time, and a batch of ten costs about
+        # what one costs (protocols.running.batching); the server's process has the other core.
         self._pool = ProcessPoolExecutor(
-            max_workers=processes, mp_context=multiprocessing.get_context("spawn"),
+            max_workers=1, mp_context=multiprocessing.get_context("spawn"),
             initializer=_start_worker, initargs=(protocol_file, decision_model))
         self._lock = threading.Lock()
         self.broken: str | None = None  # why the worker is not used any more
