@@ -58,6 +58,7 @@ from engine.preferences import ActionabilityProfiles
 from protocols.definition.schema import Protocol
 from protocols.running import design
 from protocols.running.batching import Runner, SearchBatcher
+from protocols.running.cache import BoundedCache
 from protocols.running.planning import PlanOutcome, ShownPlan, finalize, obeys_rules, shown
 from protocols.running.prefetch import Prefetcher, prefetch_key
 from protocols.running.resources import StudyResources
@@ -89,6 +90,9 @@ class InteractiveFlow:
         self._serving = 0  # answers being processed (``serving``); prefetching waits for 0
         self._serving_lock = threading.Lock()
         self.prefetcher = Prefetcher(busy=lambda: self._serving > 0) if prefetch else None
+        # the base method's plan per participant as computed at their start, for the final
+        # plans (recomputed when missing: a restart, or more participants than this)
+        self._base_plans: BoundedCache[str, Any] = BoundedCache(BASE_PLANS_KEPT)
         self.batcher = SearchBatcher(runner=runner) if prefetch else None
 
     @contextmanager
@@ -133,6 +137,8 @@ class InteractiveFlow:
         method = self.resources.method(self.protocol.arm(p.arm))
         session = method.start_session(np.asarray(p.x, dtype=float)[None], self._seen(p),
                                        seed=self._seed(p), **self._defer(method))
+        if getattr(session, "base_found", None) is not None:
+            self._base_plans[p.participant_id] = session.base_found
         return Waiting(p, method, session)
 
     def finish(self, waiting: list[Waiting]) -> list[PlanOutcome | None]:
@@ -257,7 +263,9 @@ class InteractiveFlow:
             plans += shown(ctx.scenario, evaluated, [0], p.participant_id, arm.id,
                            ["hare_final"])
         found = int(bool(actions))
-        base = self.resources.base_method(arm).plans(x, self._seen(p), candidates=False)
+        base = self._base_plans.get(p.participant_id)
+        if base is None:  # the same plan as at the start (the same method, person, profile)
+            base = self.resources.base_method(arm).plans(x, self._seen(p), candidates=False)
         if len(base):  # found plans only; a base plan is found when approved
             found += 1
             evaluated = ctx.evaluate(base.method, base.x, base.action_mask, base.action_values,
@@ -279,6 +287,8 @@ class InteractiveFlow:
 # a quarter of a second fired the work just as answers given at once (with their widget
 # changes) arrived.
 READING_S = 1.0
+# Participants whose base plan from their start is kept for their final plans.
+BASE_PLANS_KEPT = 1024
 # The answers each kind of question can get, as the prefetch keys spell them.
 ANSWERS = {"compare": ("0", "1"), "accept": ("yes", "no")}
 

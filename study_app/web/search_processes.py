@@ -7,7 +7,8 @@ other participant's page waits for its turn, and the machine's second core idles
 ``SearchProcesses`` is the server's search runner (protocols.running.batching): a batch of
 pending sessions goes to a worker process as JSON (``HareSession.to_json(pending=True)``),
 the worker resumes them with the study's own method, searches them together
-(``Hare.complete_sessions``) and sends the searched states back, which the sessions take
+(``Hare.complete_sessions``) and sends the searched states back with each one's next
+question (its options evaluated: realized and measured plans), which the sessions take
 (``HareSession.take_state``). The worker builds the study's resources once (the protocol,
 the decision model and the method's artifacts from the same files), with one torch thread
 as the server has, so a session gets the same candidates as searched in the server (floats
@@ -44,14 +45,15 @@ def _start_worker(protocol_file: str, decision_model: str | None) -> None:
     _WORKER = (protocol, study_resources(protocol, decision_model=decision_model))
 
 
-def _search(arm_id: str, states: list[str]) -> list[str]:
-    """In the worker: the sessions ``states`` (pending) with their searches done."""
+def _search(arm_id: str, states: list[str]) -> list[tuple[str, Any]]:
+    """In the worker: the sessions ``states`` (pending) with their searches done, and the
+    next question of each (its options evaluated here too)."""
     assert _WORKER is not None, "the worker's study is built by its initializer"
     protocol, resources = _WORKER
     method: Any = resources.method(protocol.arm(arm_id))
     sessions = [method.resume_session(s, defer=True) for s in states]
     method.complete_sessions(sessions)
-    return [s.to_json() for s in sessions]
+    return [(s.to_json(), s.next_query()) for s in sessions]
 
 
 class SearchProcesses:
@@ -91,8 +93,8 @@ class SearchProcesses:
                 self.broken = f"the search worker died: {e}"
             method.complete_sessions(sessions)
             return
-        for session, state in zip(sessions, searched, strict=True):
-            session.take_state(state)
+        for session, (state, query) in zip(sessions, searched, strict=True):
+            session.take_state(state, query)
         with self._lock:
             self.batches += 1
 
