@@ -84,7 +84,8 @@ class InteractiveFlow:
     """Starts, advances and finishes participants' interactions."""
 
     def __init__(self, protocol: Protocol, resources: StudyResources, *,
-                 prefetch: bool = False, runner: Runner | None = None) -> None:
+                 prefetch: bool = False, runner: Runner | None = None,
+                 speculative_runner: Runner | None = None) -> None:
         self.protocol = protocol
         self.resources = resources
         self._serving = 0  # answers being processed (``serving``); prefetching waits for 0
@@ -94,6 +95,8 @@ class InteractiveFlow:
         # plans (recomputed when missing: a restart, or more participants than this)
         self._base_plans: BoundedCache[str, Any] = BoundedCache(BASE_PLANS_KEPT)
         self.batcher = SearchBatcher(runner=runner) if prefetch else None
+        # the prefetches' searches queue apart, so a page's search never waits for one
+        self.speculative = SearchBatcher(runner=speculative_runner) if prefetch else None
 
     @contextmanager
     def serving(self) -> Iterator[None]:
@@ -147,14 +150,16 @@ class InteractiveFlow:
         self.complete([(w.method, w.session) for w in waiting])
         return [self._advance(w.p, w.session, w.following, w.outcome) for w in waiting]
 
-    def complete(self, pairs: list[tuple[Any, Any]]) -> None:
+    def complete(self, pairs: list[tuple[Any, Any]], *, speculative: bool = False) -> None:
         """Run the pending searches of these (method, session) pairs: through the server's
-        batcher (which joins other threads' waiting sessions) when there is one, else as one
-        ``complete_sessions`` call per method."""
+        batcher (which joins other threads' waiting sessions; ``speculative``: the
+        prefetches' own) when there is one, else as one ``complete_sessions`` call per
+        method."""
         pending = [(m, s) for m, s in pairs if getattr(s, "pending", False)]
-        if self.batcher is not None:
+        batcher = self.speculative if speculative else self.batcher
+        if batcher is not None:
             for method, session in pending:
-                self.batcher.complete(method, session)
+                batcher.complete(method, session)
             return
         methods: dict[int, tuple[Any, list[Any]]] = {}
         for method, session in pending:
@@ -207,7 +212,7 @@ class InteractiveFlow:
         (None when done) and its final plans when it is done (None otherwise)."""
         method = self.resources.method(self.protocol.arm(p.arm))
         session = self._answered(method, state, given)
-        self.complete([(method, session)])
+        self.complete([(method, session)], speculative=True)
         if not session.done:
             return session, session.next_query(), None
         return session, None, self._final_plans(p, session.final())

@@ -64,7 +64,8 @@ Guarantees.
   in the background while its page is read, and runs the searches of participants who wait
   at the same moment as one (protocols.running.interactive, protocols.running.batching); same questions and
   plans as without. ``search_runner`` runs those searches elsewhere (the web server: in a
-  worker process); speculative work waits while an answer is being processed.
+  worker process), ``speculative_runner`` the prefetches' (another one); speculative work
+  waits while an answer is being processed.
 - Memory is bounded: participants' state and built pages are cached for at most
   ``CACHE_SIZE`` participants (least recently used out; reloaded from the store), answers
   are serialized by striped locks (protocols.running.cache).
@@ -158,6 +159,7 @@ class Study(Admission):
         simulation: dict[str, Any] | None = None,
         prefetch: bool = False,
         search_runner: Runner | None = None,
+        speculative_runner: Runner | None = None,
         translations: Path | None = None,  # the folder of its translation files
         clock: Callable[[], datetime] | None = None,
     ) -> None:
@@ -172,7 +174,8 @@ class Study(Admission):
         for arm in protocol.arms:  # a method that cannot be built fails before any write
             self.resources.method(arm)
         self.interactive = InteractiveFlow(protocol, self.resources, prefetch=prefetch,
-                                           runner=search_runner)
+                                           runner=search_runner,
+                                           speculative_runner=speculative_runner)
         self.context = SessionContext(self.study_id, protocol, self.scenario,
                                       self.resources.classifier, self.persona, self.interactive,
                                       clock or now)

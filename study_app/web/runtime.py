@@ -196,13 +196,16 @@ def build_study(config: WebConfig) -> Study:
             store = Store(config.db)
             try:
                 resources = study_resources(protocol, decision_model=config.decision_model)
-                searcher = None
+                searchers: list[SearchProcesses | None] = [None, None]
                 if worker and any(arm.interactive for arm in protocol.arms):
-                    searcher = SearchProcesses(config.protocol, protocol, resources,
-                                               config.decision_model)
-                    _SEARCHERS.append(searcher)
+                    # pages' searches and prefetches' in a worker each: a page's search never
+                    # waits for a speculative one
+                    searchers = [SearchProcesses(config.protocol, protocol, resources,
+                                                 config.decision_model) for _ in range(2)]
+                    _SEARCHERS.extend(s for s in searchers if s is not None)
                 study = Study(protocol, store, study_id=config.study_id, resources=resources,
-                              prefetch=True, search_runner=searcher,
+                              prefetch=True, search_runner=searchers[0],
+                              speculative_runner=searchers[1],
                               translations=translations_dir(config.protocol))
             except BaseException:
                 store.close()
@@ -223,6 +226,9 @@ def preload(config: WebConfig) -> Study:
             p = Participant(study.study_id, "warm-up", 0, "web", arm.id, consent_seq=0)
             p.x = persona
             study.interactive.finish([study.interactive.start(p)])
+            # the prefetches' search worker too (its first search pays torch's first use)
+            w = study.interactive.start(p)
+            study.interactive.complete([(w.method, w.session)], speculative=True)
         else:
             requests.append(PlanRequest("warm-up", 0, arm.id, persona, None))
     if requests:

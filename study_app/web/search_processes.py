@@ -14,6 +14,9 @@ the decision model and the method's artifacts from the same files), with one tor
 as the server has, so a session gets the same candidates as searched in the server (floats
 round-trip exactly through JSON; ``tests/web/test_search_processes.py``).
 
+``serve`` starts two: one for the pages' searches and one for the prefetches' (speculative:
+protocols.running.prefetch), so a page's search never queues behind a speculative one.
+
 A method that is not an arm's own (a test's injected one) and a worker that died are
 searched in the server's process as before.
 """

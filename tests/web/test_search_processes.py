@@ -28,6 +28,7 @@ def test_searches_in_a_worker_process_give_the_same_sessions(tmp_path, trained_h
                 study = Study(proto, store, prefetch=True)
                 searcher = SearchProcesses(str(path), proto, study.resources)
                 study.interactive.batcher.runner = searcher
+                study.interactive.speculative.runner = searcher
                 try:
                     _walk(study, 2, _answer)
                 finally:
