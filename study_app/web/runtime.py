@@ -225,10 +225,14 @@ def preload(config: WebConfig) -> Study:
         if arm.interactive:
             p = Participant(study.study_id, "warm-up", 0, "web", arm.id, consent_seq=0)
             p.x = persona
-            study.interactive.finish([study.interactive.start(p)])
-            # the prefetches' search worker too (its first search pays torch's first use)
+            # both search workers (their first search pays torch's first use), at once
             w = study.interactive.start(p)
-            study.interactive.complete([(w.method, w.session)], speculative=True)
+            speculative = threading.Thread(target=study.interactive.complete,
+                                           args=([(w.method, w.session)],),
+                                           kwargs={"speculative": True})
+            speculative.start()
+            study.interactive.finish([study.interactive.start(p)])
+            speculative.join()
         else:
             requests.append(PlanRequest("warm-up", 0, arm.id, persona, None))
     if requests:
