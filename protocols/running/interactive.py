@@ -30,10 +30,12 @@ its answers is computed in the background (protocols.running.prefetch): the sess
 either choice of a comparison, after "accept" and after "keep looking" (the method's next
 iteration), with its next question, or the final plans when the interaction ends there; the
 answer takes its result (waiting if it is still running), so a participant who reads the
-question for a moment does not wait for the work. An answer not prefetched leaves its search
+question for a moment does not wait for the work; the work waits while an answer is being
+processed (``serving``), so it never delays a page. An answer not prefetched leaves its search
 to ``finish``, which hands it to the server's batcher (protocols.running.batching): the
 searches of participants who wait at the same moment (HARE's start, an early answer) run as
-one batched search. Every computation is the same deterministic code on the same saved
+one batched search. The prefetches' searches have a batcher (and, in the web server, a search
+worker process) of their own, so a page's search never queues behind a speculative one. Every computation is the same deterministic code on the same saved
 state: the questions and plans are the same either way.
 
 The session contract (engine.recourse.hare_session.HareSession): ``next_query()`` -> query
