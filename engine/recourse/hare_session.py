@@ -67,6 +67,10 @@ class HareSession:
         self.state = state
         self.profile = profile
         self.base = base
+        self._query: HareQuery | None = None  # the next question, once built
+        # the base method's found plan as computed at the start (not stored: a session
+        # resumed from JSON has None; its final plans compute the base plan again)
+        self.base_found: RecourseBatch | None = None
 
     @classmethod
     def start(
@@ -85,7 +89,9 @@ class HareSession:
         base = hare.base_plans(xt, profile)
         state = hare.start(xt, profile, base, seed, defer=defer)
         names = hare.context.scenario.feature_names
-        return cls(hare, state, profile, base.record(0, names))
+        session = cls(hare, state, profile, base.record(0, names))
+        session.base_found = base.select(base.found.nonzero().flatten())
+        return session
 
     # ---- the questions --------------------------------------------------------------------
     def _record(self, z: torch.Tensor) -> dict[str, Any]:
@@ -93,10 +99,12 @@ class HareSession:
         return batch.record(0, self.hare.context.scenario.feature_names)
 
     def next_query(self) -> HareQuery:
-        q = self.state.query()
-        if q.kind == "done":
-            return HareQuery("done", final=self.final())
-        return HareQuery(q.kind, [self._record(z) for z in q.options])
+        """The current question (built once per state: its options are evaluated plans)."""
+        if self._query is None:
+            q = self.state.query()
+            self._query = (HareQuery("done", final=self.final()) if q.kind == "done"
+                           else HareQuery(q.kind, [self._record(z) for z in q.options]))
+        return self._query
 
     def answer(self, choice: int) -> None:
         """0 keeps the first option, 1 takes the second."""
@@ -104,6 +112,7 @@ class HareSession:
             raise ValueError(f"the session is not asking for a comparison ({self.state.phase})")
         if isinstance(choice, bool) or choice not in (0, 1):
             raise ValueError(f"choice must be 0 or 1 (got {choice!r})")
+        self._query = None
         self.state.answer(torch.tensor([choice]))
 
     def accept(self, yes: bool) -> None:
@@ -111,6 +120,7 @@ class HareSession:
             raise ValueError(f"the session is not asking for acceptance ({self.state.phase})")
         if not isinstance(yes, bool):
             raise ValueError(f"accept takes True or False (got {yes!r})")
+        self._query = None
         self.state.accept(torch.tensor([yes]))
 
     @property
@@ -134,10 +144,13 @@ class HareSession:
         return self._record(z)
 
     # ---- persistence ------------------------------------------------------------------------
-    def to_json(self) -> str:
+    def to_json(self, *, pending: bool = False) -> str:
+        """The session as JSON (``pending=True``: also while its next search is pending, to
+        run that search elsewhere: ``from_json(..., defer=True)``, ``Hare.complete_sessions``,
+        then ``take_state`` of the result)."""
         return json.dumps({
             "format": FORMAT,
-            "state": self.state.to_dict(),
+            "state": self.state.to_dict(pending=pending),
             "profile": self.profile.to_lists(),
             "base": self.base,
         })
@@ -153,3 +166,12 @@ class HareSession:
         profile = ActionabilityProfiles.from_lists(**data["profile"])
         state = HareState.from_dict(hare.context, data["state"], defer=defer)
         return cls(hare, state, profile, data["base"])
+
+    def take_state(self, text: str, query: HareQuery | None = None) -> None:
+        """Continue from the machine of ``text`` (``to_json`` of this session after its
+        pending search ran elsewhere), with its next question when built there too
+        (``query``): the same state and question as had they been computed here."""
+        data = json.loads(text)
+        self.state = HareState.from_dict(self.hare.context, data["state"],
+                                         defer=self.state.defer)
+        self._query = query

@@ -93,7 +93,7 @@ class HareState:
         self.context = context
         self.config = config
         self.defer = defer  # searches wait for propose_all (module docstring)
-        self.pending = False
+        self.pending = bool(data.get("pending", False))
         self.seed: int = data["seed"]
         self.t: int = data["t"]
         self.phase: Phase = data["phase"]
@@ -142,10 +142,13 @@ class HareState:
         state._propose()
         return state
 
-    def to_dict(self) -> dict[str, Any]:
-        if self.pending:
+    def to_dict(self, *, pending: bool = False) -> dict[str, Any]:
+        """The machine as plain data. A ``pending`` machine (its next contenders not searched
+        yet) is stored only when asked (``pending=True``: to search it in another process;
+        its contenders are still the last iteration's, which the search replaces)."""
+        if self.pending and not pending:
             raise ValueError("the machine's next contenders are not searched yet (propose_all)")
-        return {
+        return ({"pending": True} if self.pending else {}) | {
             "config": asdict(self.config), "seed": self.seed, "t": self.t,
             "phase": self.phase, "pos": self.pos, "x": self.x.tolist(),
             "allowed": self.allowed.tolist(), "incumbent": self.incumbent.tolist(),
@@ -161,7 +164,10 @@ class HareState:
         """A machine from ``to_dict``; a state stored before the schedule fields existed
         continues as it ran (``LEGACY``: halving gamma, no accept question after the last
         tournament)."""
-        return cls(context, HareConfig(**{**LEGACY, **data["config"]}), data, defer=defer)
+        state = cls(context, HareConfig(**{**LEGACY, **data["config"]}), data, defer=defer)
+        if state.pending and not defer:
+            HareState.propose_all([state])
+        return state
 
     # ---- the questions --------------------------------------------------------------------
     @property

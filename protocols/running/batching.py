@@ -14,14 +14,22 @@ worker thread and waits. The worker takes every session queued so far (after a s
 and runs ``method.complete_sessions(sessions)`` once per group. The method gives every session
 exactly the candidates it finds alone (engine.recourse.hare_state, "proposing together"), so
 questions and plans do not depend on who else was waiting.
+
+A ``runner`` replaces ``method.complete_sessions`` for a group: the web server's runs the
+search in a worker process (study_app.web.search_processes), so the server's own process
+(its GIL) stays free for pages while a search runs.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
+
+# Completes one method's pending sessions (default: ``method.complete_sessions(sessions)``).
+Runner = Callable[[Any, list[Any]], None]
 
 # Seconds the worker waits after the first request of a batch for others to join it.
 GATHER_S = 0.02
@@ -30,8 +38,10 @@ GATHER_S = 0.02
 class SearchBatcher:
     """Pending interactive sessions completed in batches (module docstring); thread-safe."""
 
-    def __init__(self, gather: float = GATHER_S) -> None:
+    def __init__(self, gather: float = GATHER_S, runner: Runner | None = None) -> None:
         self.gather = gather
+        self.runner: Runner = runner or (lambda method, sessions:
+                                         method.complete_sessions(sessions))
         self._queue: list[tuple[Any, Any, Future[None]]] = []
         self._ready = threading.Condition()
         self._worker: threading.Thread | None = None
@@ -68,7 +78,7 @@ class SearchBatcher:
             groups.setdefault(id(item[0]), []).append(item)
         for items in groups.values():
             try:
-                items[0][0].complete_sessions([session for _, session, _ in items])
+                self.runner(items[0][0], [session for _, session, _ in items])
             except Exception as e:  # noqa: BLE001 - the waiting pages see the error
                 if len(items) == 1:
                     items[0][2].set_exception(e)

@@ -30,10 +30,12 @@ its answers is computed in the background (protocols.running.prefetch): the sess
 either choice of a comparison, after "accept" and after "keep looking" (the method's next
 iteration), with its next question, or the final plans when the interaction ends there; the
 answer takes its result (waiting if it is still running), so a participant who reads the
-question for a moment does not wait for the work. An answer not prefetched leaves its search
+question for a moment does not wait for the work; the work waits while an answer is being
+processed (``serving``), so it never delays a page. An answer not prefetched leaves its search
 to ``finish``, which hands it to the server's batcher (protocols.running.batching): the
 searches of participants who wait at the same moment (HARE's start, an early answer) run as
-one batched search. Every computation is the same deterministic code on the same saved
+one batched search. The prefetches' searches have a batcher (and, in the web server, a search
+worker process) of their own, so a page's search never queues behind a speculative one. Every computation is the same deterministic code on the same saved
 state: the questions and plans are the same either way.
 
 The session contract (engine.recourse.hare_session.HareSession): ``next_query()`` -> query
@@ -44,6 +46,9 @@ with ``kind`` (compare | accept | done) and ``options`` (``RecourseBatch.record`
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -54,7 +59,8 @@ from data.columns import COMPARISONS
 from engine.preferences import ActionabilityProfiles
 from protocols.definition.schema import Protocol
 from protocols.running import design
-from protocols.running.batching import SearchBatcher
+from protocols.running.batching import Runner, SearchBatcher
+from protocols.running.cache import BoundedCache
 from protocols.running.planning import PlanOutcome, ShownPlan, finalize, obeys_rules, shown
 from protocols.running.prefetch import Prefetcher, prefetch_key
 from protocols.running.resources import StudyResources
@@ -80,11 +86,31 @@ class InteractiveFlow:
     """Starts, advances and finishes participants' interactions."""
 
     def __init__(self, protocol: Protocol, resources: StudyResources, *,
-                 prefetch: bool = False) -> None:
+                 prefetch: bool = False, runner: Runner | None = None,
+                 speculative_runner: Runner | None = None) -> None:
         self.protocol = protocol
         self.resources = resources
-        self.prefetcher = Prefetcher() if prefetch else None
-        self.batcher = SearchBatcher() if prefetch else None
+        self._serving = 0  # answers being processed (``serving``); prefetching waits for 0
+        self._serving_lock = threading.Lock()
+        self.prefetcher = Prefetcher(busy=lambda: self._serving > 0) if prefetch else None
+        # the base method's plan per participant as computed at their start, for the final
+        # plans (recomputed when missing: a restart, or more participants than this)
+        self._base_plans: BoundedCache[str, Any] = BoundedCache(BASE_PLANS_KEPT)
+        self.batcher = SearchBatcher(runner=runner) if prefetch else None
+        # the prefetches' searches queue apart, so a page's search never waits for one
+        self.speculative = SearchBatcher(runner=speculative_runner) if prefetch else None
+
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        """Marks an answer being processed: speculative work waits until none is
+        (protocols.running.prefetch)."""
+        with self._serving_lock:
+            self._serving += 1
+        try:
+            yield
+        finally:
+            with self._serving_lock:
+                self._serving -= 1
 
     def applies(self, p: Participant) -> bool:
         """The participant's arm is interactive (its plans come out of the interaction); no
@@ -116,6 +142,8 @@ class InteractiveFlow:
         method = self.resources.method(self.protocol.arm(p.arm))
         session = method.start_session(np.asarray(p.x, dtype=float)[None], self._seen(p),
                                        seed=self._seed(p), **self._defer(method))
+        if getattr(session, "base_found", None) is not None:
+            self._base_plans[p.participant_id] = session.base_found
         return Waiting(p, method, session)
 
     def finish(self, waiting: list[Waiting]) -> list[PlanOutcome | None]:
@@ -124,14 +152,16 @@ class InteractiveFlow:
         self.complete([(w.method, w.session) for w in waiting])
         return [self._advance(w.p, w.session, w.following, w.outcome) for w in waiting]
 
-    def complete(self, pairs: list[tuple[Any, Any]]) -> None:
+    def complete(self, pairs: list[tuple[Any, Any]], *, speculative: bool = False) -> None:
         """Run the pending searches of these (method, session) pairs: through the server's
-        batcher (which joins other threads' waiting sessions) when there is one, else as one
-        ``complete_sessions`` call per method."""
+        batcher (which joins other threads' waiting sessions; ``speculative``: the
+        prefetches' own) when there is one, else as one ``complete_sessions`` call per
+        method."""
         pending = [(m, s) for m, s in pairs if getattr(s, "pending", False)]
-        if self.batcher is not None:
+        batcher = self.speculative if speculative else self.batcher
+        if batcher is not None:
             for method, session in pending:
-                self.batcher.complete(method, session)
+                batcher.complete(method, session)
             return
         methods: dict[int, tuple[Any, list[Any]]] = {}
         for method, session in pending:
@@ -184,7 +214,7 @@ class InteractiveFlow:
         (None when done) and its final plans when it is done (None otherwise)."""
         method = self.resources.method(self.protocol.arm(p.arm))
         session = self._answered(method, state, given)
-        self.complete([(method, session)])
+        self.complete([(method, session)], speculative=True)
         if not session.done:
             return session, session.next_query(), None
         return session, None, self._final_plans(p, session.final())
@@ -240,7 +270,9 @@ class InteractiveFlow:
             plans += shown(ctx.scenario, evaluated, [0], p.participant_id, arm.id,
                            ["hare_final"])
         found = int(bool(actions))
-        base = self.resources.base_method(arm).plans(x, self._seen(p), candidates=False)
+        base = self._base_plans.get(p.participant_id)
+        if base is None:  # the same plan as at the start (the same method, person, profile)
+            base = self.resources.base_method(arm).plans(x, self._seen(p), candidates=False)
         if len(base):  # found plans only; a base plan is found when approved
             found += 1
             evaluated = ctx.evaluate(base.method, base.x, base.action_mask, base.action_values,
@@ -262,6 +294,8 @@ class InteractiveFlow:
 # a quarter of a second fired the work just as answers given at once (with their widget
 # changes) arrived.
 READING_S = 1.0
+# Participants whose base plan from their start is kept for their final plans.
+BASE_PLANS_KEPT = 1024
 # The answers each kind of question can get, as the prefetch keys spell them.
 ANSWERS = {"compare": ("0", "1"), "accept": ("yes", "no")}
 

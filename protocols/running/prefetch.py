@@ -13,6 +13,11 @@ scheduled. A ``delay`` keeps speculative work off the server while the answer ma
 at once: a page answered within it costs what it costs without prefetching, and one read for
 longer finds its work done.
 
+Speculative work yields to real requests: a computation due to start while ``busy()`` (the web
+server: a page's answer is being processed) waits, still cancellable, until nothing is, so it
+never takes the process from a participant who waits for a page (with participants who answer
+at once it never runs; with readers it runs in the gaps between their pages).
+
 The prefetched work is the same deterministic code on the same saved state (every random
 draw of a HARE session is seeded by (seed, iteration)), so a session asks the same questions
 and reaches the same plans with and without prefetching.
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -34,6 +40,8 @@ CAPACITY = 256
 # worker). Few, so that speculative work sheds itself when the server is busy: a computation
 # still queued when its answer arrives is cancelled, not run twice.
 WORKERS = 2
+# Seconds between two looks at ``busy`` of a computation waiting for the server to be idle.
+YIELD_S = 0.05
 
 
 def prefetch_key(*parts: str) -> str:
@@ -48,7 +56,9 @@ def prefetch_key(*parts: str) -> str:
 class Prefetcher:
     """Background computations by key (module docstring); thread-safe."""
 
-    def __init__(self, capacity: int = CAPACITY, workers: int = WORKERS) -> None:
+    def __init__(self, capacity: int = CAPACITY, workers: int = WORKERS,
+                 busy: Callable[[], bool] = lambda: False) -> None:
+        self.busy = busy  # the server is serving a real request (module docstring)
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prefetch")
         self._futures: OrderedDict[str, Future[Any]] = OrderedDict()
         self._lock = threading.Lock()
@@ -68,6 +78,8 @@ class Prefetcher:
                 old.cancel()
 
         def run() -> None:
+            while self.busy() and not future.cancelled():  # real requests first
+                time.sleep(YIELD_S)
             if not future.set_running_or_notify_cancel():
                 return  # taken (or dropped) before it started
             try:

@@ -63,7 +63,9 @@ Guarantees.
 - ``prefetch=True`` (the web server) computes an interactive method's likely next question
   in the background while its page is read, and runs the searches of participants who wait
   at the same moment as one (protocols.running.interactive, protocols.running.batching); same questions and
-  plans as without.
+  plans as without. ``search_runner`` runs those searches elsewhere (the web server: in a
+  worker process), ``speculative_runner`` the prefetches' (another one); speculative work
+  waits while an answer is being processed.
 - Memory is bounded: participants' state and built pages are cached for at most
   ``CACHE_SIZE`` participants (least recently used out; reloaded from the store), answers
   are serialized by striped locks (protocols.running.cache).
@@ -90,6 +92,7 @@ from protocols.definition.translation import shipped_dir, translators
 from protocols.running import design
 from protocols.running import pages as pg
 from protocols.running.admission import Admission, UnknownLanguageError
+from protocols.running.batching import Runner
 from protocols.running.cache import BoundedCache, StripedLocks
 from protocols.running.context import ROW_TABLES, Answering, Rows, SessionContext, now
 from protocols.running.flow import Flow
@@ -155,6 +158,8 @@ class Study(Admission):
         decision_model: str | None = None,
         simulation: dict[str, Any] | None = None,
         prefetch: bool = False,
+        search_runner: Runner | None = None,
+        speculative_runner: Runner | None = None,
         translations: Path | None = None,  # the folder of its translation files
         clock: Callable[[], datetime] | None = None,
     ) -> None:
@@ -168,7 +173,9 @@ class Study(Admission):
         self.scenario = self.resources.scenario
         for arm in protocol.arms:  # a method that cannot be built fails before any write
             self.resources.method(arm)
-        self.interactive = InteractiveFlow(protocol, self.resources, prefetch=prefetch)
+        self.interactive = InteractiveFlow(protocol, self.resources, prefetch=prefetch,
+                                           runner=search_runner,
+                                           speculative_runner=speculative_runner)
         self.context = SessionContext(self.study_id, protocol, self.scenario,
                                       self.resources.classifier, self.persona, self.interactive,
                                       clock or now)
@@ -268,16 +275,20 @@ class Study(Admission):
         for lock in locks:
             lock.acquire()
         try:
-            try:
-                return self._submit_locked(items, extra_rows)
-            except WriteConflictError:
-                # Someone else wrote first (another Study object on this file, or a stale
-                # cache): reload and re-decide; an answered page is then idempotent.
-                self.forget(pids)
-                return self._submit_locked(items, extra_rows)
+            with self.interactive.serving():
+                return self._submit_retrying(items, extra_rows)
         finally:
             for lock in locks:
                 lock.release()
+
+    def _submit_retrying(self, items: Sequence[SubmitItem], extra: Rows | None) -> list[pg.Page]:
+        try:
+            return self._submit_locked(items, extra)
+        except WriteConflictError:
+            # Someone else wrote first (another Study object on this file, or a stale
+            # cache): reload and re-decide; an answered page is then idempotent.
+            self.forget([it.participant_id for it in items])
+            return self._submit_locked(items, extra)
 
     def _submit_locked(self, items: Sequence[SubmitItem], extra: Rows | None) -> list[pg.Page]:
         missing = [it.participant_id for it in items if it.participant_id not in self._cache]

@@ -32,6 +32,20 @@ HAPROXY_TEMPLATE = Path(__file__).resolve().parents[2] / "deploy" / "haproxy.cfg
 _PR_SET_PDEATHSIG = 1
 
 
+def _proc_stats() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, user + system CPU ticks) of every live process (/proc)."""
+    out = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        out[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+    return out
+
+
 class ClusterError(RuntimeError):
     """A worker or the proxy could not be started."""
 
@@ -94,14 +108,22 @@ class Process:
                 self.kill()
 
     def cpu_seconds(self) -> float:
-        """CPU time (user + system, every thread) the process used so far; 0 when gone."""
+        """CPU time (user + system, every thread) the process and its live child processes
+        (the search worker: study_app.web.search_processes) used so far; 0 when gone."""
         if self.proc is None:
             return 0.0
-        try:
-            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
+        stats = _proc_stats()
+        if self.proc.pid not in stats:
             return 0.0
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        children: dict[int, list[int]] = {}
+        for pid, (ppid, _) in stats.items():
+            children.setdefault(ppid, []).append(pid)
+        tree, ticks = [self.proc.pid], 0
+        while tree:
+            pid = tree.pop()
+            ticks += stats[pid][1]
+            tree += children.get(pid, [])
+        return ticks / os.sysconf("SC_CLK_TCK")
 
     def tail(self, lines: int = 30) -> str:
         try:

@@ -43,9 +43,11 @@ from data.store import Store, resolve_target
 from protocols.definition.schema import load_protocol, resolve
 from protocols.definition.translation import translations_dir
 from protocols.running.planning import PlanRequest, generate_plans
+from protocols.running.resources import study_resources
 from protocols.running.session import Study
 from protocols.running.state import Participant
 from study_app.web.links import LinkParams
+from study_app.web.search_processes import SearchProcesses
 
 PROTOCOL_ENV = "RECOURSE_STUDY_PROTOCOL"
 DB_ENV = "RECOURSE_STUDY_DB"
@@ -57,6 +59,9 @@ SESSION_PARAM_ENV = "RECOURSE_STUDY_SESSION_PARAM"
 HASH_PARAMS_ENV = "RECOURSE_STUDY_HASH_PARAMS"
 REQUIRE_ID_ENV = "RECOURSE_STUDY_REQUIRE_ID"
 REPORTS_ENV = "RECOURSE_STUDY_REPORTS"
+# "0" searches an interactive method's candidates on the server's own threads rather than in
+# a worker process beside it (study_app.web.search_processes; the default "1").
+SEARCH_WORKER_ENV = "RECOURSE_STUDY_SEARCH_WORKER"
 
 
 class ConfigError(ValueError):
@@ -169,7 +174,16 @@ def _config_of(values: tuple[str | None, ...]) -> WebConfig:
 
 
 _STUDIES: dict[tuple[str, str, str | None, str | None], Study] = {}
+_SEARCHERS: list[SearchProcesses] = []
 _LOCK = threading.Lock()
+
+
+def search_worker() -> bool:
+    """Whether interactive searches run in a worker process (``SEARCH_WORKER_ENV``)."""
+    text = os.environ.get(SEARCH_WORKER_ENV, "1").strip()
+    if text not in ("0", "1"):
+        raise ConfigError(f"{SEARCH_WORKER_ENV} must be 1 or 0, got {text!r}")
+    return text == "1"
 
 
 def build_study(config: WebConfig) -> Study:
@@ -177,10 +191,21 @@ def build_study(config: WebConfig) -> Study:
     with _LOCK:
         study = _STUDIES.get(config.key)
         if study is None:
+            protocol = load_protocol(config.protocol)
+            worker = search_worker()
             store = Store(config.db)
             try:
-                study = Study(load_protocol(config.protocol), store, study_id=config.study_id,
-                              decision_model=config.decision_model, prefetch=True,
+                resources = study_resources(protocol, decision_model=config.decision_model)
+                searchers: list[SearchProcesses | None] = [None, None]
+                if worker and any(arm.interactive for arm in protocol.arms):
+                    # pages' searches and prefetches' in a worker each: a page's search never
+                    # waits for a speculative one
+                    searchers = [SearchProcesses(config.protocol, protocol, resources,
+                                                 config.decision_model) for _ in range(2)]
+                    _SEARCHERS.extend(s for s in searchers if s is not None)
+                study = Study(protocol, store, study_id=config.study_id, resources=resources,
+                              prefetch=True, search_runner=searchers[0],
+                              speculative_runner=searchers[1],
                               translations=translations_dir(config.protocol))
             except BaseException:
                 store.close()
@@ -200,7 +225,14 @@ def preload(config: WebConfig) -> Study:
         if arm.interactive:
             p = Participant(study.study_id, "warm-up", 0, "web", arm.id, consent_seq=0)
             p.x = persona
+            # both search workers (their first search pays torch's first use), at once
+            w = study.interactive.start(p)
+            speculative = threading.Thread(target=study.interactive.complete,
+                                           args=([(w.method, w.session)],),
+                                           kwargs={"speculative": True})
+            speculative.start()
             study.interactive.finish([study.interactive.start(p)])
+            speculative.join()
         else:
             requests.append(PlanRequest("warm-up", 0, arm.id, persona, None))
     if requests:
@@ -226,6 +258,9 @@ def release_all() -> None:
         for study in _STUDIES.values():
             study.store.close()
         _STUDIES.clear()
+        for searcher in _SEARCHERS:
+            searcher.close()
+        _SEARCHERS.clear()
 
 
 APP_PATH = Path(__file__).resolve().parent / "app.py"

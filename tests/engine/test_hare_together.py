@@ -53,3 +53,28 @@ def test_sessions_searched_together_equal_sessions_alone(trained_home):
         s.accept(False)
     assert [_state(s) for s in resumed] == [_state(s) for s in alone]
     assert any(s.state.t == 1 and not s.done for s in alone)  # a second search happened
+
+
+def test_a_pending_session_searched_from_its_json_equals_the_one_searched_in_place(
+        trained_home):
+    """What the web server's search worker does: a pending session as JSON
+    (``to_json(pending=True)``), resumed deferred, searched, and taken back
+    (``take_state``) is the session searched in place, with the same next question."""
+    loan = get_scenario("loan")
+    ctx = RecourseContext(loan, load_classifier(loan, "trained"))
+    hare = get_method("hare", ctx, base="oracle", base_options={"bins": 5},
+                      budget=6, iterations=2, steps=6, bisections=6)
+    x = loan.dataset["test"][0].to(torch.float64)
+    x = x[~ctx.classifier.decision(x.float()).bool()][:2]
+    for i in range(2):
+        here = hare.start_session(x[i:i + 1], ctx.everybody(1), seed=3 + i, defer=True)
+        text = here.to_json(pending=True)
+        assert json.loads(text)["state"]["pending"] is True
+        elsewhere = hare.resume_session(text, defer=True)
+        assert elsewhere.pending
+        hare.complete_sessions([here])
+        hare.complete_sessions([elsewhere])
+        back = hare.start_session(x[i:i + 1], ctx.everybody(1), seed=3 + i, defer=True)
+        back.take_state(elsewhere.to_json(), elsewhere.next_query())
+        assert not back.pending and _state(back)["state"] == _state(here)["state"]
+        assert back.next_query().options == here.next_query().options

@@ -14,14 +14,24 @@ from protocols.running.prefetch import Prefetcher, prefetch_key
 from protocols.running.session import Study
 
 
-def _walk(study: Study, n: int, answer) -> None:
+def _walk(study: Study, n: int, answer, before=lambda: None) -> None:
     for _ in range(n):
         s = study.start()
         page = s.current_page()
         step = 0
         while not page.terminal:
+            before()
             page = s.submit(page.id, answer(page, step))
             step += 1
+
+
+def _started(prefetcher: Prefetcher) -> None:
+    """Wait until every scheduled computation has started (a loaded machine may not have run
+    a fresh thread yet when the answer comes at once; its answer would then compute it)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not all(
+            f.running() or f.done() for f in list(prefetcher._futures.values())):
+        time.sleep(0.005)
 
 
 def _answer(page, step):
@@ -57,7 +67,16 @@ def test_same_questions_and_plans_with_and_without_prefetch(tmp_path, monkeypatc
     for prefetch in (False, True):
         with Store(tmp_path / f"{prefetch}.duckdb") as store:
             study = Study(proto, store, prefetch=prefetch)
-            _walk(study, 3, _answer)
+            if prefetch:
+                # the next answer comes at once: no waiting for an idle server, a worker for
+                # every computation (with 2, one still queued behind the answer not given is
+                # dropped when its answer comes first), and each answered once its
+                # computation has started
+                prefetcher = study.interactive.prefetcher = Prefetcher(
+                    workers=8, busy=lambda: False)
+                _walk(study, 3, _answer, before=lambda p=prefetcher: _started(p))
+            else:
+                _walk(study, 3, _answer)
             runs[prefetch] = _record(store)
             if prefetch:
                 # every answer was prefetched (a comparison's and "keep looking"): each
@@ -102,6 +121,23 @@ def test_prefetcher_hands_over_waits_and_falls_back():
     time.sleep(0.4)
     assert pf.take("long read") == "long read" and ran == [] and pf.hits == 3
     assert prefetch_key("x", "y") != prefetch_key("xy") and len(prefetch_key("x")) == 64
+
+
+def test_speculative_work_waits_while_the_server_is_busy():
+    """A computation due while ``busy()`` waits (cancellable: its answer arriving then is
+    computed by the caller), and runs once the server is idle."""
+    busy = threading.Event()
+    busy.set()
+    pf = Prefetcher(workers=1, busy=busy.is_set)
+    ran = []
+    pf.schedule("waits", lambda: ran.append("waits") or "done")
+    time.sleep(0.2)
+    assert ran == [] and pf.take("waits") is None  # still waiting: cancelled, never run
+    pf.schedule("idle later", lambda: ran.append("idle later") or "done")
+    time.sleep(0.1)
+    busy.clear()
+    time.sleep(0.2)
+    assert ran == ["idle later"] and pf.take("idle later") == "done"
 
 
 def test_participants_waiting_together_share_searches_and_get_the_same_plans(tmp_path,

@@ -53,6 +53,10 @@ def serve_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Calla
     def make(protocol: str | Path, db: str | Path | None = None, **env: str) -> Path:
         """``db``: another store (a PostgreSQL URL) instead of a fresh DuckDB file."""
         target = db if db is not None else tmp_path / "web.duckdb"
+        # HARE's searches on the app's own threads: a spawned search worker costs a test
+        # seconds of start-up (tests/web/test_search_processes.py and every test of a real
+        # `serve` cover the worker)
+        monkeypatch.setenv(runtime.SEARCH_WORKER_ENV, "0")
         configure(monkeypatch, str(protocol), target, **env)  # type: ignore[arg-type]
         return target  # type: ignore[return-value]
 

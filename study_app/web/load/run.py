@@ -149,8 +149,9 @@ def run_load(settings: LoadSettings, workdir: Path,
         "quick_artifacts": settings.quick, "server_start_s": round(startup, 1),
         "wall_s": round(driven["wall_s"], 1),
         "pages_per_s": round(len(steps) / driven["wall_s"], 2) if driven["wall_s"] else None,
-        # the servers' CPU time per page transition (a killed worker's share is lost): what
-        # a page costs, whatever else the machine runs; 1000 / it = pages/s per core
+        # the servers' CPU time per page transition, their search workers' included (a
+        # killed worker's share is lost): what a page costs, whatever else the machine runs;
+        # 1000 / it = pages/s per core
         "server_cpu_ms_per_page": round(1000 * cpu_used / len(steps), 1) if steps else None,
         "complete": complete, "errors": len(errors), "error_list": errors[:20],
         "reconnects": sum(p.reconnects for p in people),
