@@ -27,7 +27,9 @@ import ast
 import hashlib
 import os
 import shutil
+import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -180,6 +182,43 @@ def small_hare():
     """Protocol text of a small real HARE study (Oracle base, budget 6 in two iterations,
     few search steps): ``small_hare(pid, seed)``."""
     return lambda pid, seed: _SMALL_HARE.format(pid=pid, seed=seed)
+
+
+# ---- the command line in this process -----------------------------------------------------
+@dataclass(frozen=True)
+class CliRun:
+    code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run_cli(capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    """``run_cli(*args)`` runs the console script's entry point (``study_app.cli.main``) in
+    this process and returns its exit code and what reached file descriptors 1 and 2.
+
+    The capture is at the descriptors (``capfd``), as a subprocess' pipes would see it:
+    output that bypasses ``sys.stdout`` (C code, child processes) is caught too, without a
+    new interpreter importing the command's stack for each call. ``main``'s umask is undone
+    afterwards. Tests about the process boundary itself keep a real subprocess."""
+    from study_app.cli import main
+
+    def run(*args: str) -> CliRun:
+        capfd.readouterr()  # drop what came before
+        monkeypatch.setattr(sys, "argv", ["recourse-study", *args])
+        umask = os.umask(0o077)
+        os.umask(umask)
+        try:
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        finally:
+            os.umask(umask)
+        out, err = capfd.readouterr()
+        return CliRun(code, out, err)
+
+    return run
 
 
 # ---- PostgreSQL ---------------------------------------------------------------------------
