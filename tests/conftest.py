@@ -1,9 +1,9 @@
 """Shared fixtures: trained (quick) artifacts in a test home that every test process sees.
 
 ``trained_home`` builds the reduced ("quick") artifacts of the Loan scenario (and the two
-classifiers of the german-credit tabular world) once per test session into
-``$RECOURSE_STUDY_TEST_HOME`` (default ``<repo>/.recourse-study/test-home``, kept
-between runs) and points ``RECOURSE_STUDY_HOME`` at it for the rest of the session, so
+classifiers of the german-credit tabular world, the decision model and flow of loan-data)
+once per test session into ``$RECOURSE_STUDY_TEST_HOME`` (default
+``<repo>/.recourse-study/test-home``, kept between runs) and points ``RECOURSE_STUDY_HOME`` at it for the rest of the session, so
 subprocesses (the CLI, `serve`) find them too.
 
 The cache is keyed on the data and configuration (the artifacts' own fingerprints) and on
@@ -144,6 +144,9 @@ def trained_home() -> Iterator[Path]:
             records = build_artifacts("loan", quick=True, force=stale)
             # the classifiers of the german-credit tabular world (hare-credit; seconds)
             records += build_artifacts("german-credit", quick=True, force=stale)
+            # the learned world of the loan-data scenario (its flow read as an SCM)
+            records += build_artifacts("loan-data", quick=True, only=("decision", "flow"),
+                                       force=stale)
             marker.write_text(code + "\n")
             built = any(not r.cache_hit for r in records)
             if cache is not None:
