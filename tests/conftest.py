@@ -299,3 +299,47 @@ def pytest_runtest_makereport(item, call):
         report.outcome = "failed"
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         report.longrepr = f"skipped tests fail this suite (a missing dependency?): {reason}"
+
+
+# ---- pytest-xdist: the long modules first -------------------------------------------------
+# `make test` hands out whole modules (`--dist loadscope`: a module's fixtures are built once);
+# pytest-xdist hands them out by their number of tests, so a module of a few long tests would
+# start last and keep one worker busy long after the other ran out of work. The modules below
+# start first, longest first (their seconds in `pytest --durations` under load; a stale
+# figure only costs balance, never a test).
+LONG_MODULES = {
+    "tests/analysis/test_resume.py": 230,
+    "tests/study_app/test_simulate.py": 110,
+    "tests/analysis/test_traces.py": 80,
+    "tests/study_app/test_train_cli.py": 67,
+    "tests/protocols/test_realistic_plans.py": 67,
+    "tests/engine/test_artifacts.py": 65,
+    "tests/study_app/test_json_convention.py": 60,
+    "tests/web/test_browser_e2e.py": 60,
+    "tests/analysis/test_ordinal.py": 48,
+    "tests/web/test_dashboard.py": 42,
+    "tests/engine/test_reproduce.py": 39,
+    "tests/protocols/test_two_writers.py": 37,
+    "tests/web/test_participant_app.py": 36,
+    "tests/web/test_links_resume.py": 35,
+    "tests/engine/test_oracle.py": 34,
+    "tests/engine/test_hare_budget.py": 30,
+    "tests/protocols/test_concurrency.py": 29,
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Under ``--dist loadscope``, the modules of LONG_MODULES first (longest first), then
+    pytest-xdist's own order."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LongModulesFirst(LoadScopeScheduling):
+        def _assign_work_unit(self, node) -> None:
+            first = max(self.workqueue, key=lambda scope: LONG_MODULES.get(scope, 0))
+            self.workqueue.move_to_end(first, last=False)
+            super()._assign_work_unit(node)
+
+    return LongModulesFirst(config, log)
