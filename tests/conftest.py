@@ -308,23 +308,22 @@ def pytest_runtest_makereport(item, call):
 # start first, longest first (their seconds in `pytest --durations` under load; a stale
 # figure only costs balance, never a test).
 LONG_MODULES = {
-    "tests/analysis/test_resume.py": 230,
-    "tests/study_app/test_simulate.py": 110,
-    "tests/analysis/test_traces.py": 80,
-    "tests/study_app/test_train_cli.py": 67,
-    "tests/protocols/test_realistic_plans.py": 67,
-    "tests/engine/test_artifacts.py": 65,
-    "tests/study_app/test_json_convention.py": 60,
-    "tests/web/test_browser_e2e.py": 60,
-    "tests/analysis/test_ordinal.py": 48,
-    "tests/web/test_dashboard.py": 42,
-    "tests/engine/test_reproduce.py": 39,
-    "tests/protocols/test_two_writers.py": 37,
-    "tests/web/test_participant_app.py": 36,
-    "tests/web/test_links_resume.py": 35,
-    "tests/engine/test_oracle.py": 34,
-    "tests/engine/test_hare_budget.py": 30,
+    "tests/analysis/test_resume.py": 204,
+    "tests/study_app/test_simulate.py": 122,
+    "tests/study_app/test_train_cli.py": 93,
+    "tests/analysis/test_traces.py": 78,
+    "tests/study_app/test_json_convention.py": 77,
+    "tests/engine/test_artifacts.py": 75,
+    "tests/web/test_browser_e2e.py": 67,
+    "tests/engine/test_reproduce.py": 58,
+    "tests/web/test_dashboard.py": 47,
+    "tests/web/test_participant_app.py": 42,
+    "tests/protocols/test_realistic_plans.py": 35,
+    "tests/protocols/test_two_writers.py": 31,
+    "tests/web/test_links_resume.py": 30,
     "tests/protocols/test_concurrency.py": 29,
+    "tests/data/test_store_contract.py": 27,
+    "tests/engine/test_oracle.py": 25,
 }
 
 
