@@ -14,7 +14,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch first, from the local CPU wheel: asking for plain torch would pull CUDA builds.
 	# --no-compile: Python compiles a module when it is first imported, so the ~16,000
-	# installed modules are not all compiled up front (most are never imported by the tests).
+	# installed modules are not all compiled up front (most are never imported by the tests;
+	# the test targets below make sure that bytecode is kept).
 	$(BIN)/pip install --quiet --no-compile torch==2.13.0
 	$(BIN)/pip install --quiet --no-compile -e ".[test,fast]"
 	touch $(STAMP)
@@ -23,7 +24,7 @@ install: $(STAMP) blas r
 
 # PyTensor (PyMC's sampler) links Debian's OpenBLAS; without it it warns and runs slowly.
 blas: $(STAMP)
-	@bash scripts/install_blas.sh $(BIN)/python
+	@env -u PYTHONDONTWRITEBYTECODE bash scripts/install_blas.sh $(BIN)/python
 
 # R with mgcv and ordinal (Debian): analyze's second engine, the reference study's GAMMs.
 r:
@@ -50,23 +51,30 @@ spreadsheet:
 proxy:
 	bash scripts/install_proxy.sh
 
+# The test runs keep the bytecode of what they import (__pycache__ beside each module), even
+# where PYTHONDONTWRITEBYTECODE is set: the packages are installed --no-compile, and the tests
+# start dozens of Python processes (the CLI, servers, pytest-xdist workers), each of which
+# would otherwise compile torch's, PyMC's and Streamlit's sources anew (measured: half the
+# CPU time of the CLI and server tests on a fresh clone).
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest
+
 # The fast suite (`-m 'not slow and not e2e'` is pytest's default here, pyproject.toml), in
 # TEST_WORKERS pytest-xdist processes; a test module stays on one worker (its module fixtures
 # are built once).
 TEST_WORKERS ?= 2
 test: install lint browser proxy spreadsheet
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadscope
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadscope
 
 # The end-to-end walks of up to a minute or so each (a participant in Chromium through each
 # protocol and width, the keyboard-only walks, whole analyses of every study shape, the
 # engines' cross-check with R): CI runs them after `make test`.
 test-e2e: install browser proxy spreadsheet
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadscope -m "e2e and not slow"
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadscope -m "e2e and not slow"
 
 # The long checks left out of both (a simulate run killed and resumed, a study server
 # killed mid-study, the analysis' parameter recovery, the paper reproductions): by hand (README).
 test-slow: install browser
-	$(BIN)/pytest -m slow
+	$(PYTEST) -m slow
 
 # Mutation testing of the core modules (scripts/mutation.py, docs/mutation.md): each module
 # against the tests that cover it; prints the killed share per module. Niced: a shared machine.

@@ -13,12 +13,12 @@
 set -euo pipefail
 
 PY="${1:?usage: install_blas.sh PYTHON}"
-# -W error: PyTensor's "could not link" warning becomes a failure of this check.
-check() { "$PY" -W error -c "import pytensor, sys; sys.exit(0 if pytensor.config.blas__ldflags else 1)" 2>/dev/null; }
-flags() { "$PY" -c "import pytensor; print(pytensor.config.blas__ldflags)" 2>/dev/null; }
+# Prints the link flags, fails without them; -W error: PyTensor's "could not link" warning
+# becomes a failure too. One import of PyTensor (seconds): `make test` runs this every time.
+check() { "$PY" -W error -c "import pytensor, sys; f = pytensor.config.blas__ldflags; print(f); sys.exit(0 if f else 1)" 2>/dev/null; }
 
-if check; then
-    echo "blas: PyTensor links $(flags)"
+if flags="$(check)"; then
+    echo "blas: PyTensor links $flags"
     exit 0
 fi
 if [ -z "$("$PY" -c "import pytensor; print(pytensor.config.cxx)" 2>/dev/null)" ]; then
@@ -39,8 +39,8 @@ if [ "$status" -eq 3 ]; then
 elif [ "$status" -ne 0 ]; then
     exit "$status"
 fi
-if check; then
-    echo "blas: PyTensor links $(flags)"
+if flags="$(check)"; then
+    echo "blas: PyTensor links $flags"
 else
     echo "install_blas: installed ${PACKAGES[*]} but PyTensor still finds no BLAS" >&2
     exit 1

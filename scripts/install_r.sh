@@ -10,17 +10,17 @@
 # usage: scripts/install_r.sh
 set -euo pipefail
 
+# Prints the versions, fails when a package is missing (one start of R: `make test` runs this
+# every time).
 check() {
     command -v Rscript >/dev/null 2>&1 && Rscript --vanilla -e \
-        'for (p in c("mgcv", "ordinal", "jsonlite")) if (!requireNamespace(p, quietly = TRUE)) quit(status = 1)' \
-        >/dev/null 2>&1
-}
-versions() {
-    Rscript --vanilla -e 'cat(R.version.string, "| mgcv", format(packageVersion("mgcv")), "| ordinal", format(packageVersion("ordinal")))' 2>/dev/null
+        'for (p in c("mgcv", "ordinal", "jsonlite")) if (!requireNamespace(p, quietly = TRUE)) quit(status = 1)
+         cat(R.version.string, "| mgcv", format(packageVersion("mgcv")), "| ordinal", format(packageVersion("ordinal")))' \
+        2>/dev/null
 }
 
-if check; then
-    echo "r: $(versions)"
+if versions="$(check)"; then
+    echo "r: $versions"
     exit 0
 fi
 status=0
@@ -32,8 +32,8 @@ if [ "$status" -eq 3 ]; then
 elif [ "$status" -ne 0 ]; then
     exit "$status"
 fi
-if check; then
-    echo "r: $(versions)"
+if versions="$(check)"; then
+    echo "r: $versions"
 else
     echo "install_r: installed R but Rscript cannot load mgcv, ordinal and jsonlite" >&2
     exit 1

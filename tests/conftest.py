@@ -1,9 +1,9 @@
 """Shared fixtures: trained (quick) artifacts in a test home that every test process sees.
 
 ``trained_home`` builds the reduced ("quick") artifacts of the Loan scenario (and the two
-classifiers of the german-credit tabular world) once per test session into
-``$RECOURSE_STUDY_TEST_HOME`` (default ``<repo>/.recourse-study/test-home``, kept
-between runs) and points ``RECOURSE_STUDY_HOME`` at it for the rest of the session, so
+classifiers of the german-credit tabular world, the decision model and flow of loan-data)
+once per test session into ``$RECOURSE_STUDY_TEST_HOME`` (default
+``<repo>/.recourse-study/test-home``, kept between runs) and points ``RECOURSE_STUDY_HOME`` at it for the rest of the session, so
 subprocesses (the CLI, `serve`) find them too.
 
 The cache is keyed on the data and configuration (the artifacts' own fingerprints) and on
@@ -27,7 +27,9 @@ import ast
 import hashlib
 import os
 import shutil
+import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -142,6 +144,9 @@ def trained_home() -> Iterator[Path]:
             records = build_artifacts("loan", quick=True, force=stale)
             # the classifiers of the german-credit tabular world (hare-credit; seconds)
             records += build_artifacts("german-credit", quick=True, force=stale)
+            # the learned world of the loan-data scenario (its flow read as an SCM)
+            records += build_artifacts("loan-data", quick=True, only=("decision", "flow"),
+                                       force=stale)
             marker.write_text(code + "\n")
             built = any(not r.cache_hit for r in records)
             if cache is not None:
@@ -180,6 +185,43 @@ def small_hare():
     """Protocol text of a small real HARE study (Oracle base, budget 6 in two iterations,
     few search steps): ``small_hare(pid, seed)``."""
     return lambda pid, seed: _SMALL_HARE.format(pid=pid, seed=seed)
+
+
+# ---- the command line in this process -----------------------------------------------------
+@dataclass(frozen=True)
+class CliRun:
+    code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run_cli(capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    """``run_cli(*args)`` runs the console script's entry point (``study_app.cli.main``) in
+    this process and returns its exit code and what reached file descriptors 1 and 2.
+
+    The capture is at the descriptors (``capfd``), as a subprocess' pipes would see it:
+    output that bypasses ``sys.stdout`` (C code, child processes) is caught too, without a
+    new interpreter importing the command's stack for each call. ``main``'s umask is undone
+    afterwards. Tests about the process boundary itself keep a real subprocess."""
+    from study_app.cli import main
+
+    def run(*args: str) -> CliRun:
+        capfd.readouterr()  # drop what came before
+        monkeypatch.setattr(sys, "argv", ["recourse-study", *args])
+        umask = os.umask(0o077)
+        os.umask(umask)
+        try:
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        finally:
+            os.umask(umask)
+        out, err = capfd.readouterr()
+        return CliRun(code, out, err)
+
+    return run
 
 
 # ---- PostgreSQL ---------------------------------------------------------------------------
@@ -257,3 +299,46 @@ def pytest_runtest_makereport(item, call):
         report.outcome = "failed"
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         report.longrepr = f"skipped tests fail this suite (a missing dependency?): {reason}"
+
+
+# ---- pytest-xdist: the long modules first -------------------------------------------------
+# `make test` hands out whole modules (`--dist loadscope`: a module's fixtures are built once);
+# pytest-xdist hands them out by their number of tests, so a module of a few long tests would
+# start last and keep one worker busy long after the other ran out of work. The modules below
+# start first, longest first (their seconds in `pytest --durations` under load; a stale
+# figure only costs balance, never a test).
+LONG_MODULES = {
+    "tests/analysis/test_resume.py": 204,
+    "tests/study_app/test_simulate.py": 122,
+    "tests/study_app/test_train_cli.py": 93,
+    "tests/analysis/test_traces.py": 78,
+    "tests/study_app/test_json_convention.py": 77,
+    "tests/engine/test_artifacts.py": 75,
+    "tests/web/test_browser_e2e.py": 67,
+    "tests/engine/test_reproduce.py": 58,
+    "tests/web/test_dashboard.py": 47,
+    "tests/web/test_participant_app.py": 42,
+    "tests/protocols/test_realistic_plans.py": 35,
+    "tests/protocols/test_two_writers.py": 31,
+    "tests/web/test_links_resume.py": 30,
+    "tests/protocols/test_concurrency.py": 29,
+    "tests/data/test_store_contract.py": 27,
+    "tests/engine/test_oracle.py": 25,
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Under ``--dist loadscope``, the modules of LONG_MODULES first (longest first), then
+    pytest-xdist's own order."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LongModulesFirst(LoadScopeScheduling):
+        def _assign_work_unit(self, node) -> None:
+            first = max(self.workqueue, key=lambda scope: LONG_MODULES.get(scope, 0))
+            self.workqueue.move_to_end(first, last=False)
+            super()._assign_work_unit(node)
+
+    return LongModulesFirst(config, log)

@@ -61,7 +61,7 @@ def test_a_failed_model_loses_nothing_and_resume_fits_only_it(imported_db, tmp_p
                                                               monkeypatch):
     out = tmp_path / "out"
     calls = _counting_fit(monkeypatch, fail_on="action_l0_profile_ordinal")
-    r = _analyze(imported_db, out)
+    r = _analyze(imported_db, out, "--trace", "none")  # traces: test_trace_levels below
     assert r.exit_code == 1
     assert "error: model action_l0_profile_ordinal failed: RuntimeError: sampler exploded " \
            "with a second line" in r.stderr
@@ -75,7 +75,7 @@ def test_a_failed_model_loses_nothing_and_resume_fits_only_it(imported_db, tmp_p
     assert "Incomplete analysis" in (out / "report.html").read_text()
 
     calls = _counting_fit(monkeypatch)
-    r = _analyze(imported_db, out, "--resume", "--json")
+    r = _analyze(imported_db, out, "--trace", "none", "--resume", "--json")
     assert r.exit_code == 0, r.output
     assert calls == ["action_l0_profile_ordinal"]
     summary = json.loads(r.stdout)
@@ -144,10 +144,13 @@ def test_trace_levels(tmp_path):
     ratings = simulate_ratings(12, 3, seed=2)
     spec = ModelSpec("action", "l1_profile", "ordinal", ppc=True, log_likelihood=True)
     data = prepare(ratings, "action", "l1_profile")
+    # one fit per kind of trace: "none" and "compact" store the same fit (no probabilities)
+    fits = {keep: fit_one(spec, data, SAMPLER, keep_probabilities=keep)
+            for keep in (False, True)}
     sizes = {}
     for level in ("none", "compact", "full"):
         folder = AnalysisFolder(tmp_path / level)
-        result, idata = fit_one(spec, data, SAMPLER, keep_probabilities=level == "full")
+        result, idata = fits[level == "full"]
         folder.save(result, idata, "fp", level)
         path = folder.trace_path(spec)
         assert path.exists() == (level != "none")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -16,13 +17,31 @@ def home(tmp_path, monkeypatch):
     return tmp_path / "home"
 
 
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A home where the quick decision model was built (once for the module), and the
+    build's records."""
+    home = tmp_path_factory.mktemp("built") / "home"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(artifacts.HOME_ENV, str(home))
+        records = artifacts.build_artifacts("loan", quick=True, only=("decision",))
+    return home, records
+
+
+@pytest.fixture
+def built_home(built, home):
+    """A copy of the built home as this test's home."""
+    shutil.copytree(built[0], home)
+    return home
+
+
 def test_missing_artifact_says_how_to_build_it(home):
     with pytest.raises(ArtifactMissingError, match="recourse-study train --scenario loan"):
         artifacts.load_decision_model("loan")
 
 
-def test_build_then_cache_hit_then_force(home):
-    first = artifacts.build_artifacts("loan", quick=True, only=("decision",))
+def test_build_then_cache_hit_then_force(built, built_home):
+    home, first = built_home, built[1]
     assert [(r.name, r.cache_hit) for r in first] == [("decision", False)]
     assert (home / "artifacts" / "loan" / "splits.npz").exists()
     model = artifacts.load_decision_model("loan")
@@ -61,8 +80,8 @@ def test_a_config_change_rebuilds_dependents(home, monkeypatch):
     assert records == {"decision": False, "flow": True, "carma": False}
 
 
-def test_a_corrupt_artifact_does_not_load(home):
-    artifacts.build_artifacts("loan", quick=True, only=("decision",))
+def test_a_corrupt_artifact_does_not_load(built_home):
+    home = built_home
     pt = home / "artifacts" / "loan" / "decision.pt"
     pt.write_bytes(pt.read_bytes()[:-10])
     with pytest.raises(ArtifactMissingError, match="not built \\(or is incomplete\\)"):

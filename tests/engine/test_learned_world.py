@@ -3,14 +3,12 @@ and the benchmark rows that judge its plans by the true Loan SCM."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import torch
 
-from engine.artifacts import HOME_ENV, build_artifacts, load_classifier, load_flow
+from engine.artifacts import load_classifier, load_flow
 from engine.benchmarks.learned_world import exact_evaluation
 from engine.benchmarks.recourse import BenchmarkConfig, rejected_population, run_benchmark
 from engine.flow_scm import FlowSCM, world_model
@@ -20,17 +18,9 @@ from engine.scenarios import get_scenario
 
 
 @pytest.fixture(scope="module")
-def learned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Quick decision model and flow of loan-data in a home of their own."""
-    home = tmp_path_factory.mktemp("learned-home")
-    before = os.environ.get(HOME_ENV)
-    os.environ[HOME_ENV] = str(home)
-    build_artifacts("loan-data", quick=True, only=("decision", "flow"))
-    yield home
-    if before is None:
-        os.environ.pop(HOME_ENV, None)
-    else:
-        os.environ[HOME_ENV] = before
+def learned(trained_home: Path) -> Path:
+    """Quick decision model and flow of loan-data (the test home builds them)."""
+    return trained_home
 
 
 def test_flow_read_as_an_scm_is_the_flow(learned: Path) -> None:

@@ -124,7 +124,7 @@ def test_shortfall_fallback_fills_and_end_ends_with_the_message(tmp_path) -> Non
         from protocols.running.session import Study
 
         study = Study(parse_protocol(end), store)
-        simulate(study.protocol, store, 100)
+        simulate(study.protocol, store, 50)
         ended = store.query("SELECT participant_id FROM participants WHERE status = 'no_plans'")
         assert ended, "some pool participants fall short"
         page = study.current_page(ended[0]["participant_id"])
@@ -145,7 +145,7 @@ def test_a_fallback_never_repeats_a_plan_the_person_already_sees(tmp_path) -> No
         "distance: l1_profile,\n        shortfall: {then: fallback, fallback: {method: oracle, "
         "options: {bins: 6, plausibility: false}}}}")
     with Store(tmp_path / "o.duckdb") as store:
-        simulate(parse_protocol(text), store, 120)
+        simulate(parse_protocol(text), store, 60)
         plans = _shown(store, "realism")
     sc = get_scenario("loan")
     seen = set()

@@ -3,9 +3,6 @@ defaults marked, warnings for suspicious choices, the Likert direction, the refe
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,8 +17,6 @@ from protocols.definition.schema import (
     parse_protocol,
     shipped_protocols,
 )
-
-CLI = str(Path(sys.executable).parent / "recourse-study")
 
 # Ten distinct mistakes, structural and across fields, several in one block.
 TEN = """\
@@ -80,15 +75,15 @@ def test_a_broken_block_does_not_raise_false_alarms() -> None:
     assert not any(f.path == "elicitation.likert_levels" for f in r.errors)
 
 
-def test_validate_cli_lists_all_exits_2_and_creates_nothing(tmp_path) -> None:
+def test_validate_cli_lists_all_exits_2_and_creates_nothing(tmp_path, run_cli,
+                                                           monkeypatch) -> None:
     bad = tmp_path / "ten.yaml"
     bad.write_text(TEN)
-    home = tmp_path / "home"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RECOURSE_STUDY_HOME", str(tmp_path / "home"))
     before = set(tmp_path.rglob("*"))
-    r = subprocess.run([CLI, "validate", str(bad)], capture_output=True, text=True,
-                       cwd=tmp_path, env={**os.environ, "RECOURSE_STUDY_HOME": str(home)},
-                       timeout=300)
-    assert r.returncode == 2 and r.stdout == ""
+    r = run_cli("validate", str(bad))
+    assert r.code == 2 and r.stdout == ""
     for path, line, _, _ in EXPECTED:
         assert f"{path} (line {line})" in r.stderr
     assert f"error: {bad}: {len(EXPECTED)} problems in the protocol" in r.stderr
@@ -181,7 +176,7 @@ def test_a_protocol_built_in_python_meets_the_new_checks() -> None:
                        "  shortfall: {then: fallback, fallback: {method: oracel}}\n")
 
 
-def test_the_reference_documents_every_field(tmp_path) -> None:
+def test_the_reference_documents_every_field(tmp_path, run_cli) -> None:
     rows = fields()
     assert {r["key"] for r in rows} == set(MEANING)  # nothing undocumented, nothing stale
     paths = {r["path"]: r for r in rows}
@@ -189,9 +184,8 @@ def test_the_reference_documents_every_field(tmp_path) -> None:
     assert paths["plans.per_participant"]["bounds"] == ">= 1, <= 20"
     assert paths["consent"]["shown"] == "consent page"
     out = tmp_path / "docs" / "protocol.md"
-    r = subprocess.run([CLI, "protocol", "docs", "--out", str(out)], capture_output=True,
-                       text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
+    r = run_cli("protocol", "docs", "--out", str(out))
+    assert r.code == 0, r.stderr
     text = out.read_text()
     assert "`simulation.ratings.action.half_distance`" in text and "at_zero" in text
     assert "![Mean action rating" in text

@@ -1,10 +1,12 @@
 """The output convention (study_app.cli.output), checked on every registered command.
 
 The walk introspects the typer app, so a new command is covered as soon as it exists:
-it must either take ``--json`` and ``--json-file`` (and then gets run here, as the real
-console script in a subprocess, so even output that bypasses Python's sys.stdout would be
-caught) or be listed in NO_MACHINE_OUTPUT with the reason. ``CHEAP`` holds the small
-arguments each command runs with; a command with --json missing there fails the test.
+it must either take ``--json`` and ``--json-file`` (and then gets run here, through the
+console script's entry point with stdout and stderr captured at the file descriptors, so
+even output that bypasses Python's sys.stdout would be caught) or be listed in
+NO_MACHINE_OUTPUT with the reason. ``CHEAP`` holds the small arguments each command runs
+with; a command with --json missing there fails the test. One command also runs as the real
+console script in a subprocess: the installed entry point keeps the same convention.
 """
 
 from __future__ import annotations
@@ -118,13 +120,26 @@ LONG = {"analyze", "power", "benchmark analysis", "loadtest", "reproduce"}
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p in LONG else p
                                   for p in WITH_JSON])
-def test_json_prints_exactly_one_object_on_stdout(path, walk_dir):
+def test_json_prints_exactly_one_object_on_stdout(path, walk_dir, run_cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
     file = walk_dir / f"{path.replace(' ', '-')}.json"
-    args = [CLI, *path.split(), *_cheap(walk_dir)[path], "--json", "--json-file", str(file)]
-    r = subprocess.run(args, capture_output=True, text=True, timeout=600,
+    r = run_cli(*path.split(), *_cheap(walk_dir)[path], "--json", "--json-file", str(file))
+    _one_object(r.code, r.stdout, r.stderr, file)
+
+
+def test_the_console_script_prints_one_object_and_logs_on_stderr(walk_dir):
+    """The installed console script, in its own process (a cheap command)."""
+    file = walk_dir / "script-validate.json"
+    r = subprocess.run([CLI, "validate", "tominaga-replication", "--json", "--json-file",
+                        str(file)], capture_output=True, text=True, timeout=600,
                        env={**os.environ, "COLUMNS": "80"})
-    assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)  # the whole of stdout is one JSON document ...
+    _one_object(r.returncode, r.stdout, r.stderr, file)
+    assert f"result written to {file}" in r.stderr
+
+
+def _one_object(code: int, stdout: str, stderr: str, file: Path) -> None:
+    assert code == 0, stderr
+    doc = json.loads(stdout)  # the whole of stdout is one JSON document ...
     assert isinstance(doc, dict) and doc  # ... and it is an object
-    assert r.stdout.strip().count("\n") == 0  # on one line: nothing printed around it
+    assert stdout.strip().count("\n") == 0  # on one line: nothing printed around it
     assert json.loads(file.read_text()) == doc  # --json-file writes the same object

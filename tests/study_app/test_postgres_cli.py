@@ -1,18 +1,15 @@
 """The commands on a PostgreSQL store: simulate writes, and while the study stays open for
 writing (as a server would hold it), export and analyze's reader see the same data as from
-a DuckDB file written with the same seed."""
+a DuckDB file written with the same seed (the commands run through the console script's
+entry point, in this process)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 from data.store import Store
 from study_app.cli.analyze import load_study
 
-EXE = str(Path(sys.executable).with_name("recourse-study"))
 SMALL = """\
 id: pg-cli
 title: PostgreSQL CLI study
@@ -27,13 +24,13 @@ plans: {per_participant: 2, design: stratified, distance: l1_profile}
 """
 
 
-def _run(*args: str) -> dict:
-    out = subprocess.run([EXE, *args, "--json"], capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return json.loads(out.stdout)
+def test_simulate_export_and_analysis_reads_on_postgres(tmp_path, postgres_url,
+                                                        run_cli) -> None:
+    def _run(*args: str) -> dict:
+        out = run_cli(*args, "--json")
+        assert out.code == 0, out.stderr[-2000:]
+        return json.loads(out.stdout)
 
-
-def test_simulate_export_and_analysis_reads_on_postgres(tmp_path, postgres_url) -> None:
     proto = tmp_path / "p.yaml"
     proto.write_text(SMALL)
     file_db = str(tmp_path / "same.duckdb")

@@ -70,8 +70,9 @@ def test_train_the_papers_icarma_models_and_select_the_best_seed(home, monkeypat
     assert res.exit_code == 2 and "unknown elicitation 'binary'" in res.output
 
 
-def test_train_a_tabular_world_reports_both_classifiers(home, monkeypatch):
-    monkeypatch.setenv("RECOURSE_STUDY_HOME", str(home))
+def test_train_a_tabular_world_reports_both_classifiers(trained_home):
+    """On the test home, which holds german-credit's quick artifacts (their training is
+    tests/conftest.py's): the report of a tabular world."""
     runner = CliRunner()
     res = runner.invoke(app, ["train", "--scenario", "german-credit", "--quick", "--json"])
     assert res.exit_code == 0, res.output

@@ -79,10 +79,27 @@ def check_database(db: Path, participants: dict[str, list[Step]]) -> None:
         assert dupes == []
 
 
+def dashboard_refuses_a_wrong_password(server, browser) -> None:
+    """The server's dashboard in the browser: a wrong password is refused, the right one
+    opens it."""
+    page = browser.new_page()
+    page.goto(f"{server.url}/dashboard")
+    field = page.get_by_label("Dashboard password")
+    field.fill("not the password")
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_text("Wrong password.").wait_for()
+    assert page.get_by_text("Participants per arm").count() == 0
+    field.fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_text("Participants per arm and status").wait_for()
+    page.close()
+
+
 def test_complete_session_with_reload_and_back_button(server, browser) -> None:
     """A whole icarma-personalization session at phone width: a double click answers one
     page; reload and the back button mid-study land on the same page; the database holds
-    exactly this participant's answers; the raw platform ids are stored nowhere."""
+    exactly this participant's answers; the raw platform ids are stored nowhere. The same
+    server's dashboard refuses a wrong password (one server start for both)."""
     ARTIFACT_DIR.mkdir(parents=True, exist_ok=True)
     page = browser.new_page(viewport=PHONE)
     bot = BrowserParticipant(page, load_protocol(PROTOCOL), long_text_on="plan-1")
@@ -125,6 +142,7 @@ def test_complete_session_with_reload_and_back_button(server, browser) -> None:
     # the debrief sends the participant back to the platform with their code
     page.wait_for_event("request", lambda r: r.url == COMPLETION.format(code=code),
                         timeout=15_000)
+    dashboard_refuses_a_wrong_password(server, browser)
     server.stop()
     check_database(server.db, {token: bot.steps})
     raw = server.db.read_bytes()
@@ -148,19 +166,6 @@ def test_server_killed_mid_study_resumes_with_nothing_lost(server, browser) -> N
     assert bot.run(start=where) == ("debrief", "debrief")
     server.stop()
     check_database(server.db, {token: bot.steps})
-
-
-def test_dashboard_refuses_wrong_password_in_browser(server, browser) -> None:
-    page = browser.new_page()
-    page.goto(f"{server.url}/dashboard")
-    field = page.get_by_label("Dashboard password")
-    field.fill("not the password")
-    page.get_by_role("button", name="Sign in").click()
-    page.get_by_text("Wrong password.").wait_for()
-    assert page.get_by_text("Participants per arm").count() == 0
-    field.fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    page.get_by_text("Participants per arm and status").wait_for()
 
 
 @pytest.mark.slow  # ten browser contexts at once; tests/protocols/test_concurrency.py is fast

@@ -157,20 +157,19 @@ def test_two_workers_on_postgres_survive_a_killed_worker(tmp_path, postgres_url,
     assert doc["transitions"]["p95_ms"] > 0
 
 
-def test_loadtest_refuses_workers_on_duckdb(tmp_path) -> None:
-    out = subprocess.run([EXE, "loadtest", "--protocol", "tominaga-replication", "--db",
-                          str(tmp_path / "x.duckdb"), "--workers", "2"],
-                         capture_output=True, text=True, timeout=120)
-    assert out.returncode == 2 and "postgresql://" in out.stderr and out.stdout == ""
+def test_loadtest_refuses_workers_on_duckdb(tmp_path, run_cli) -> None:
+    out = run_cli("loadtest", "--protocol", "tominaga-replication", "--db",
+                  str(tmp_path / "x.duckdb"), "--workers", "2")
+    assert out.code == 2 and "postgresql://" in out.stderr and out.stdout == ""
 
 
-def test_serve_workers_on_duckdb_is_refused(tmp_path) -> None:
+def test_serve_workers_on_duckdb_is_refused(tmp_path, run_cli) -> None:
     from study_app.web.cluster import free_port
 
-    out = subprocess.run([EXE, "serve", "--protocol", "tominaga-replication", "--db",
-                          str(tmp_path / "x.duckdb"), "--workers", "2", "--port",
-                          str(free_port())], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 2 and "postgresql://" in out.stderr
+    out = run_cli("serve", "--protocol", "tominaga-replication", "--db",
+                  str(tmp_path / "x.duckdb"), "--workers", "2", "--port", str(free_port()))
+    assert out.code == 2 and "postgresql://" in out.stderr
+    assert not (tmp_path / "x.duckdb").exists()
 
 
 @pytest.mark.timeout(600)
