@@ -327,3 +327,85 @@ def test_label_proba_default_seed_and_predict_dtype(loan, x):
     assert torch.equal(scm.sample(5), scm.sample(5, seed=0))  # the default seed is 0
     u = scm.abduct(x[:5]).float()
     assert scm.predict(u).dtype == torch.float64  # predict computes in float64 always
+
+
+def _shifted_by_interventions(scm, x, mask, s, lo, hi):
+    """The reference for shift interventions: in causal order, each shifted feature set by
+    a hard intervention to clamp(its value under the earlier interventions + s_j)."""
+    done = torch.zeros_like(mask)
+    values = x.clone()
+    for j in range(scm.d):
+        if not bool(mask[:, j].any()):
+            continue
+        x_cf = scm.counterfactual(x, done, values)
+        v_j = torch.clamp(x_cf[:, j] + s[:, j], lo[j], hi[j])
+        at_j = torch.zeros_like(mask)
+        at_j[:, j] = mask[:, j]
+        values = torch.where(at_j, v_j[:, None], values)
+        done = done | at_j
+    return scm.counterfactual(x, done, values)
+
+
+@pytest.mark.parametrize("columnwise", [True, False])
+def test_a_shift_pass_is_the_hard_interventions_it_stands_for(loan, x, columnwise):
+    """shift_counterfactual (and shift_pass with the equations no shift changes computed
+    once) equals setting each shifted feature by do() in causal order, values and gradients,
+    with rows shifted on different features, a row shifted on none, and shifts past the
+    bounds (clamped)."""
+    scm = loan.scm
+    people = x[:6].to(torch.float64)
+    lo, hi = loan.bounds.to(torch.float64)
+    mask = torch.zeros(6, scm.d, dtype=torch.bool)
+    mask[0, [L, INC]] = True
+    mask[1, [D, S]] = True
+    mask[2, [L, D, INC, S]] = True
+    mask[3, [E]] = True
+    mask[5, [INC]] = True  # row 4 is shifted on nothing
+    scale = (hi - lo)
+    s = torch.randn(6, scm.d, generator=torch.Generator().manual_seed(5),
+                    dtype=torch.float64) * 0.3 * scale
+    s[5, INC] = 5.0 * scale[INC]  # past the upper bound: clamped
+    s[1, D] = -5.0 * scale[D]  # past the lower bound
+    s.requires_grad_(True)
+    weights = torch.linspace(-1.0, 2.0, people.numel(), dtype=torch.float64).reshape(6, scm.d)
+    scm.columnwise = columnwise
+    try:
+        ours = scm.shift_counterfactual(people, mask, s, lo, hi)
+        u = scm.abduct(people)
+        shifted = [j for j in range(scm.d) if bool(mask[:, j].any())]
+        once = scm.shift_pass(u, mask, s, lo, hi, shifted, scm.fixed_equations(u, shifted))
+    finally:
+        scm.columnwise = True
+    ref = _shifted_by_interventions(scm, people, mask, s, lo, hi)
+    torch.testing.assert_close(ours, ref, rtol=0, atol=1e-9)
+    torch.testing.assert_close(once, ref, rtol=0, atol=1e-9)
+    assert ours[5, INC] == hi[INC] and ours[1, D] == lo[D]
+    torch.testing.assert_close(ours[4], people[4], rtol=0, atol=1e-9)  # nothing shifted
+    assert ours[0, D] != people[0, D] and ours[0, S] != people[0, S]  # L's and INC's children
+    for out in (ours, once):
+        (g,) = torch.autograd.grad((torch.tanh(out) * weights).sum(), s, retain_graph=True)
+        (g_ref,) = torch.autograd.grad((torch.tanh(ref) * weights).sum(), s, retain_graph=True)
+        torch.testing.assert_close(g, g_ref, rtol=1e-9, atol=1e-12)
+        assert not bool(g[~mask].any()) and bool(g[0, L] != 0)
+        assert g[5, INC] == 0 and g[1, D] == 0  # clamped: no gradient
+
+
+def test_fixed_equations_are_the_columns_no_shift_reaches(loan, x):
+    """fixed_equations: exactly the columns none of whose ancestors is shifted, with the
+    values the unshifted equations give; an SCM read as a whole tensor has none."""
+    scm = loan.scm
+    people = x[:5].to(torch.float64)
+    u = scm.abduct(people)
+    shifted = [L]
+    fixed = scm.fixed_equations(u, shifted)
+    reached = {L} | scm.descendants(L)
+    expected = {j for j in range(scm.d) if not (set(scm.parents.get(j, ())) & reached)}
+    assert set(fixed) == expected and L in fixed and not (scm.descendants(L) & set(fixed))
+    for j, col in fixed.items():
+        torch.testing.assert_close(col, people[:, j], rtol=0, atol=1e-9)
+    assert set(scm.fixed_equations(u, [])) == set(range(scm.d))
+    scm.columnwise = False
+    try:
+        assert scm.fixed_equations(u, shifted) == {}
+    finally:
+        scm.columnwise = True
