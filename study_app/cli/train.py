@@ -96,9 +96,8 @@ def train(
     ensemble: str = typer.Option(
         "on",
         help="--icarma-training paper: on (a setup's missing seeds train together as one "
-        "batched ensemble, several times faster; over the paper's 450 epochs some seeds "
-        "part from their own runs: docs/benchmarks.md) | off (one seed after another, each "
-        "by its own run).",
+        "batched ensemble, several times faster, each seed's model bit for bit its own "
+        "run's: docs/benchmarks.md) | off (one seed after another, each by its own run).",
     ),
     compare: bool = typer.Option(
         False, "--compare",
@@ -140,7 +139,8 @@ def train(
     seeds, epochs, torch_threads, seconds {per_seed_loop, ensemble}, speedup, cpu_seconds
     {per_seed_loop, ensemble} (processor time), cpu_speedup, load_average
     {start, after_per_seed_loop, after_ensemble}, selected_seed {per_seed_loop, ensemble},
-    members [{seed, max_weight_difference, val_score_per_seed_loop, val_score_ensemble}]}]; a
+    members [{seed, bitwise_equal, max_weight_difference, val_score_per_seed_loop,
+    val_score_ensemble}]}]; a
     tabular world: test_accuracy {lr, ann} (test split) instead of decision_accuracy.
     """
     from engine.artifact_builders import scenario_artifacts
