@@ -18,7 +18,7 @@ Artifacts (engine.artifacts, cached by configuration under the scenario's artifa
 ``ensure_paper_models`` builds what is missing (the decision model and flow first) and
 returns the records. The missing seeds of a setup train together as one batched ensemble
 (engine.recourse.icarma_ensemble), each seed's model bit for bit its own run's
-(docs/benchmarks.md), in about the time of two single runs for ten seeds; ``ensemble=False``
+(docs/benchmarks.md), in about the time of three single runs for ten seeds; ``ensemble=False``
 trains them one after another (each artifact has its own lock, so two processes may train
 different seeds at once).
 """
