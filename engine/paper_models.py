@@ -17,9 +17,8 @@ Artifacts (engine.artifacts, cached by configuration under the scenario's artifa
 
 ``ensure_paper_models`` builds what is missing (the decision model and flow first) and
 returns the records. The missing seeds of a setup train together as one batched ensemble
-(engine.recourse.icarma_ensemble), every operation as in the seed's own run (yet over the
-paper's 450 epochs a rounding difference left can grow until a member parts from its own run:
-docs/benchmarks.md), in about the time of two single runs for ten seeds; ``ensemble=False``
+(engine.recourse.icarma_ensemble), each seed's model bit for bit its own run's
+(docs/benchmarks.md), in about the time of three single runs for ten seeds; ``ensemble=False``
 trains them one after another (each artifact has its own lock, so two processes may train
 different seeds at once).
 """
@@ -133,8 +132,7 @@ def ensure_paper_models(
     """Train (or find cached) the paper's models of one setup and select the best seed
     (``changes``: a variant of the paper's configuration, cached under its own names).
     ``ensemble``: the missing seeds train together as one batched ensemble
-    (engine.recourse.icarma_ensemble; over long trainings a member can part from its
-    seed's own run: module docstring);
+    (engine.recourse.icarma_ensemble; each model bit for bit its seed's own run's);
     False: one seed after another."""
     tag = training_tag(changes)
     scenario = get_scenario(scenario_name)

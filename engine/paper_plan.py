@@ -28,9 +28,10 @@ from engine.scenarios import get_scenario
 # development machine at load ~1 (a paper ranking model of Loan: 450 x 37 steps in 2.3 min).
 STEP_SECONDS = 0.0083
 # What every further seed adds to a step of seeds trained together, as a share of one seed's
-# step: ten seeds took 39.9 s of processor time together against 156.8 s one after another
-# (2.54 seeds' worth: (2.54 - 1) / 9; docs/benchmarks.md "Training the paper's models").
-MEMBER_SHARE = 0.17
+# step: ten seeds took 87.6 s of processor time together against 306.9 s one after another
+# (45 epochs; 2.86 seeds' worth: (2.86 - 1) / 9; docs/benchmarks.md "Training the paper's
+# models").
+MEMBER_SHARE = 0.21
 
 
 @dataclass(frozen=True)

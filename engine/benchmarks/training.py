@@ -6,10 +6,10 @@ validation scores, then train the same seeds as one batched ensemble
 (engine.recourse.icarma_ensemble) and time it. The ensemble's models are the ones left in
 the artifact cache. Reported: both wall times and their ratio, both processor times (this
 process's; on a shared machine the wall time also counts the other processes' share) and
-their ratio, the load average before, between and after, and per seed the largest absolute difference
-between the two runs' weights and both validation scores (the ensemble reproduces each
-seed's run up to floating-point summation order, so the differences stay at rounding level
-unless a Gumbel draw lands within rounding of a tie and the runs part).
+their ratio, the load average before, between and after, and per seed whether the two runs'
+weights are bitwise equal (the ensemble reproduces each seed's run bit for bit:
+engine.recourse.icarma_ensemble), their largest absolute difference and both validation
+scores.
 """
 
 from __future__ import annotations
@@ -72,7 +72,8 @@ def compare_training(
     for s in runs["ensemble"].seeds:
         a, b = weights["per_seed_loop"][s], weights["ensemble"][s]
         diff = max(float((a[k].double() - b[k].double()).abs().max()) for k in a)
-        members.append({"seed": s, "max_weight_difference": diff,
+        members.append({"seed": s, "bitwise_equal": all(torch.equal(a[k], b[k]) for k in a),
+                        "max_weight_difference": diff,
                         "val_score_per_seed_loop": loop[s], "val_score_ensemble": together[s]})
     return {
         "scenario": scenario,

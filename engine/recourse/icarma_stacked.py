@@ -17,14 +17,21 @@ The straight-through Gumbel mask draws member k's noise from member k's own gene
 order a run of that member alone draws it from torch's global generator
 (engine.recourse.icarma_networks.straight_through_mask), so with the same initial weights and
 the same data order each member follows its single run (engine.recourse.icarma_ensemble).
+
+``RecourseEnsemble.alone(k)`` evaluates member k by itself on its own n rows, as its single
+run does (``nn.Linear``'s product on member k's slices of the stacked weights, its own
+noise): for the batches whose row count would put the members' blocks at other positions of
+torch's vector loops than the single run's (engine.recourse.icarma_ensemble).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from engine.recourse.icarma_networks import AmortizedRecourse, straight_through_mask
@@ -69,12 +76,15 @@ class StackedMLP(nn.Module):
             nn.Parameter(torch.stack([member[j][1].bias.detach() for member in layers]).clone())
             for j in range(len(self.indices))
         )
+        self.single: int | None = None  # set: ``forward`` evaluates that member alone
 
     @property
     def members(self) -> int:
         return int(self.weights[0].shape[0])
 
     def forward(self, x: Tensor) -> Tensor:
+        if self.single is not None:
+            return self._member_forward(self.single, x)
         k = self.members
         h = x.reshape(k, x.shape[0] // k, x.shape[1])
         last = len(self.weights) - 1
@@ -83,6 +93,17 @@ class StackedMLP(nn.Module):
             if j < last:
                 h = torch.relu(h)
         return h.reshape(x.shape[0], h.shape[2])
+
+    def _member_forward(self, k: int, x: Tensor) -> Tensor:
+        """Member k alone on x's rows: ``mlp()``'s forward (``nn.Linear`` is ``F.linear``)
+        on its slices of the stacked weights; gradients reach those slices only."""
+        h = x
+        last = len(self.weights) - 1
+        for j, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
+            h = F.linear(h, w[k], b[k])
+            if j < last:
+                h = torch.relu(h)
+        return h
 
     def member_state(self, k: int) -> dict[str, Tensor]:
         """Member k's weights under ``mlp()``'s state-dict names (``0.weight``, ...)."""
@@ -125,12 +146,27 @@ class RecourseEnsemble(AmortizedRecourse):
 
     def sample_mask(self, logits: Tensor, hard: Tensor, tau: float) -> Tensor:
         """The straight-through mask with member k's noise from ``generators[k]``."""
-        n = logits.shape[0] // self.members
+        single = self.mask_net.single  # type: ignore[union-attr]
+        generators = self.generators if single is None else [self.generators[single]]
+        n = logits.shape[0] // len(generators)
         noise = torch.cat([
             torch.empty((n, *logits.shape[1:], 2), dtype=logits.dtype).exponential_(generator=g)
-            for g in self.generators
+            for g in generators
         ])
         return straight_through_mask(logits, hard, tau, noise)
+
+    @contextmanager
+    def alone(self, k: int) -> Iterator[None]:
+        """Within the block, the ensemble is member k by itself: inputs are member k's rows
+        only, computed as its single run computes them (module docstring)."""
+        nets = (self.mask_net, self.action_net)
+        for net in nets:
+            net.single = k  # type: ignore[union-attr]
+        try:
+            yield
+        finally:
+            for net in nets:
+                net.single = None  # type: ignore[union-attr]
 
     def member_state(self, k: int) -> dict[str, Tensor]:
         """Member k's state dict, loadable into an ``AmortizedRecourse`` of the members'

@@ -192,8 +192,8 @@ def reproduce(
     (3 with --fast; `seeds` in its cells counts the draws). Paper values and tolerances:
     engine/benchmarks/paper_values.yaml. Trained models are cached (a second run reuses
     them). An iCARMA target in the paper's configuration whose models are missing stops and
-    says how long training them takes (the seeds of a setup train together: about 6
-    (ranking) / 12 (Likert) minutes per cost profile for ten seeds on an idle core); --train
+    says how long training them takes (the seeds of a setup train together: about 7
+    (ranking) / 14 (Likert) minutes per cost profile for ten seeds on an idle core); --train
     trains them first. --fast and --quick runs train their short models as they go.
 
     JSON: {target, title, table, paper {title, file, setting}, config, seconds,

@@ -96,9 +96,8 @@ def train(
     ensemble: str = typer.Option(
         "on",
         help="--icarma-training paper: on (a setup's missing seeds train together as one "
-        "batched ensemble, several times faster; over the paper's 450 epochs some seeds "
-        "part from their own runs: docs/benchmarks.md) | off (one seed after another, each "
-        "by its own run).",
+        "batched ensemble, several times faster, each seed's model bit for bit its own "
+        "run's: docs/benchmarks.md) | off (one seed after another, each by its own run).",
     ),
     compare: bool = typer.Option(
         False, "--compare",
@@ -117,8 +116,8 @@ def train(
 
     With --icarma-training paper: the decision model, the flow and the iCARMA paper's models
     (engine/paper_models.py). A setup's missing seeds train together as one batched ensemble
-    (--ensemble on; ten seeds in about the time two take one after another): about 6 minutes
-    per ranking setup and 12 per Likert setup of ten seeds on one core of a quiet machine.
+    (--ensemble on; ten seeds in about the time three take one after another): about 7 minutes
+    per ranking setup and 14 per Likert setup of ten seeds on one core of a quiet machine.
     The command states its estimate first and shows overall progress with the time left.
     --ensemble off trains one seed after another (about 2.3 / 4.5 minutes per ranking / Likert
     seed); different setups may be trained by several processes at once. --compare trains
@@ -140,8 +139,9 @@ def train(
     seeds, epochs, torch_threads, seconds {per_seed_loop, ensemble}, speedup, cpu_seconds
     {per_seed_loop, ensemble} (processor time), cpu_speedup, load_average
     {start, after_per_seed_loop, after_ensemble}, selected_seed {per_seed_loop, ensemble},
-    members [{seed, max_weight_difference, val_score_per_seed_loop, val_score_ensemble}]}]; a
-    tabular world: test_accuracy {lr, ann} (test split) instead of decision_accuracy.
+    members [{seed, bitwise_equal, max_weight_difference, val_score_per_seed_loop,
+    val_score_ensemble}]}]; a tabular world: test_accuracy {lr, ann} (test split) instead of
+    decision_accuracy.
     """
     from engine.artifact_builders import scenario_artifacts
     from engine.artifacts import ARTIFACTS, build_artifacts

@@ -124,18 +124,19 @@ def compare_table(results: list[dict[str, Any]]) -> Table:
     table = Table(title="The paper's seeds trained one after another vs together")
     for col in ("setup", "seeds", "epochs", "per-seed loop", "ensemble", "speedup",
                 "processor time (loop / ensemble)", "speedup (processor)",
-                "max weight diff", "selected seed", "load average (start / between / end)"):
+                "bitwise equal", "max weight diff", "selected seed", "load average (start / between / end)"):
         table.add_column(col)
     for r in results:
         la = r["load_average"]
         diff = max(m["max_weight_difference"] for m in r["members"])
+        equal = sum(m["bitwise_equal"] for m in r["members"])
         sel = r["selected_seed"]
         table.add_row(
             r["setup"], str(r["seeds"]), str(r["epochs"]),
             f"{r['seconds']['per_seed_loop']:.1f} s", f"{r['seconds']['ensemble']:.1f} s",
             f"{r['speedup']:.2f}x",
             f"{r['cpu_seconds']['per_seed_loop']:.1f} s / {r['cpu_seconds']['ensemble']:.1f} s",
-            f"{r['cpu_speedup']:.2f}x", f"{diff:.2g}",
+            f"{r['cpu_speedup']:.2f}x", f"{equal} of {len(r['members'])}", f"{diff:.2g}",
             f"{sel['per_seed_loop']} / {sel['ensemble']}",
             " / ".join(f"{la[k][0]:.1f}" for k in ("start", "after_per_seed_loop",
                                                    "after_ensemble")),

@@ -43,26 +43,43 @@ def test_stacked_perceptrons_give_each_members_outputs_and_gradients():
         assert stacked.member_state(k).keys() == net.state_dict().keys()
 
 
+def test_a_member_alone_is_its_own_perceptron():
+    torch.manual_seed(0)
+    nets = [mlp(7, (16, 16), 3) for _ in range(3)]
+    stacked = StackedMLP(nets)
+    x, g = torch.randn(37, 7), torch.randn(37, 3)  # rows a vector loop does not divide
+    for k, net in enumerate(nets):
+        stacked.zero_grad()
+        stacked.single = k
+        out = stacked(x)
+        (out * g).sum().backward()
+        (net(x) * g).sum().backward()
+        assert torch.equal(out, net(x))
+        for j, i in enumerate(stacked.indices):
+            assert torch.equal(stacked.weights[j].grad[k], net[i].weight.grad)
+            others = [m for m in range(3) if m != k]
+            assert not stacked.weights[j].grad[others].any()  # only member k's slice moves
+
+
 @pytest.mark.parametrize("base", [
     ICarmaConfig.paper(),  # latent shift, CARMA's multiplier, the last state kept
     ICarmaConfig.fast("likert"),  # do-values, a fixed weight, cosine decay, the best state
 ], ids=["paper-ranking", "fast-likert"])
 def test_each_member_equals_its_seed_trained_alone(world, base):
+    """Bit for bit, over epochs whose last batch (350 = 2 x 128 + 94 people) and validation
+    people (175) are not a multiple of a vector loop's chunk: stacked, those steps rounded
+    differently (two of the three paper seeds parted within these 4 epochs)."""
     scenario, clf, flow = world
-    configs = [replace(base, seed=s).reduced(epochs=4, max_people=256, eval_every=2)
+    configs = [replace(base, seed=s).reduced(epochs=4, max_people=350, eval_every=2)
                for s in SEEDS]
     together = train_ensemble(scenario, clf, flow, configs)
     for config, (model, log) in zip(configs, together, strict=True):
         alone, alone_log = train_amortized(scenario, clf, flow, config)
         state = model.state_dict()
         for name, value in alone.state_dict().items():
-            torch.testing.assert_close(state[name], value, rtol=0, atol=1e-6, msg=name)
-        assert log.epochs == alone_log.epochs
-        assert log.kept_epoch == alone_log.kept_epoch
-        assert log.val_loss == pytest.approx(alone_log.val_loss, abs=1e-6)
-        assert log.multiplier == pytest.approx(alone_log.multiplier, abs=1e-6)
-        assert log.train_empty == alone_log.train_empty
-        assert log.val_score == pytest.approx(alone_log.val_score, abs=1e-6)
+            assert torch.equal(state[name], value), name
+        assert log.epochs == [2, 4]
+        assert replace(log, seconds=0.0) == replace(alone_log, seconds=0.0)  # every figure
     # different seeds: different models
     first, second = (m.state_dict()["mask_net.0.weight"] for m, _ in together[:2])
     assert not torch.equal(first, second)
