@@ -19,14 +19,22 @@ protocols.running.prefetch), so a page's search never queues behind a speculativ
 
 A method that is not an arm's own (a test's injected one) and a worker that died are
 searched in the server's process as before.
+
+The worker is started when the runner is built, from a bare ``__main__``: a spawned process
+runs its parent's ``__main__`` file again, and in a server that can be a page script
+(Streamlit runs each page as ``__main__``), which must not run in the worker.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import sys
 import threading
+import types
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from typing import Any
 
 from protocols.definition.schema import Protocol
@@ -59,6 +67,18 @@ def _search(arm_id: str, states: list[str]) -> list[tuple[str, Any]]:
     return [(s.to_json(), s.next_query()) for s in sessions]
 
 
+@contextmanager
+def _bare_main() -> Iterator[None]:
+    """``__main__`` replaced by an empty module while a process is spawned (module
+    docstring)."""
+    saved = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = saved
+
+
 class SearchProcesses:
     """The search runner of a served study (module docstring); thread-safe."""
 
@@ -71,6 +91,8 @@ class SearchProcesses:
         self._pool = ProcessPoolExecutor(
             max_workers=1, mp_context=multiprocessing.get_context("spawn"),
             initializer=_start_worker, initargs=(protocol_file, decision_model))
+        with _bare_main():
+            self._pool.submit(int)  # spawns the worker now (module docstring)
         self._lock = threading.Lock()
         self.broken: str | None = None  # why the worker is not used any more
         self.batches = 0  # batches searched in the worker (tests and load reports)
