@@ -471,3 +471,36 @@ def test_the_search_settings_reach_the_search(setup, base, setting):
     other = Hare(ctx, "gs", budget=4, iterations=1, **{"steps": 5, **setting}).start(
         x, profiles, base["bayes"], 0)
     assert not torch.allclose(default.contenders, other.contenders)
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_machines_proposing_together_get_what_each_finds_alone(setup, base, keep):
+    """Deferred machines (people in groups of 5, 4 and 3, each with its own seed) searched
+    together by propose_all get exactly the contenders, the calibrated first incumbent
+    included, and the questions each finds alone; so do their next iterations."""
+    from engine.recourse.hare_state import HareState
+
+    ctx, x, profiles = setup
+    hare = Hare(ctx, "gs", budget=6, iterations=2, steps=3, keep_incumbent=keep)
+    parts = [torch.arange(0, 5), torch.arange(5, 9), torch.arange(9, 12)]
+
+    def machines(defer: bool) -> list[HareState]:
+        return [hare.start(x[p], profiles[p], base["bayes"].select(p), 20 + i, defer=defer)
+                for i, p in enumerate(parts)]
+
+    alone, together = machines(False), machines(True)
+    assert all(m.pending for m in together)
+    HareState.propose_all(together)
+    for step in range(2):
+        for a, b in zip(alone, together, strict=True):
+            assert not b.pending and a.to_dict() == b.to_dict(), step
+        if step == 0:  # everyone picks the challenger, declines, and iteration 2 is searched
+            for group in (alone, together):
+                for m in group:
+                    while m.phase == "compare":
+                        m.answer(torch.ones(m.n, dtype=torch.long))
+                    if m.phase == "accept":
+                        m.defer = group is together
+                        m.accept(torch.zeros(m.n, dtype=torch.bool))
+            HareState.propose_all([m for m in together if m.pending])
+            assert all(m.t == 1 for m in alone + together)
