@@ -295,9 +295,9 @@ class HareState:
         if any(m.config != cfg or m.context is not context for m in machines):
             raise ValueError("machines proposing together need the same context and config")
         k = cfg.per_iteration - (1 if cfg.keep_incumbent else 0)
-        groups = None if len(machines) == 1 else [m.n for m in machines]
-        x, incumbent, allowed, gamma = (torch.cat([getattr(m, a) for m in machines])
-                                        for a in ("x", "incumbent", "allowed", "gamma"))
+        groups = HareState._groups(machines)
+        x, incumbent, allowed, gamma = HareState._joined(machines, "x", "incumbent", "allowed",
+                                                         "gamma")
         start = torch.cat([random_directions(m.allowed, k, m._generator()) for m in machines])
         n, d = x.shape
         cand = actionable_sampling(
@@ -335,17 +335,27 @@ class HareState:
         fresh = [i for i, m in enumerate(machines) if m.t == 0 and cfg.calibrate == "all"]
         if fresh:
             ms = [machines[i] for i in fresh]
-            x, inc, allowed = (torch.cat([getattr(m, a) for m in ms])
-                               for a in ("x", "incumbent", "allowed"))
-            groups = None if len(ms) == 1 else [m.n for m in ms]
+            x, inc, allowed, inc_valid = HareState._joined(ms, "x", "incumbent", "allowed",
+                                                           "incumbent_valid")
             z, valid = boundary_point_search(context=ms[0].context, x=x, cand=inc,
                                              allowed=allowed, bisections=cfg.bisections,
-                                             groups=groups, margin=cfg.boundary_margin)
-            valid = valid & torch.cat([m.incumbent_valid for m in ms])
+                                             groups=HareState._groups(ms),
+                                             margin=cfg.boundary_margin)
+            valid = valid & inc_valid
             sizes = [m.n for m in ms]
             for i, zi, vi in zip(fresh, z.split(sizes), valid.split(sizes), strict=True):
                 firsts[i] = (zi, vi)
         return firsts
+
+    @staticmethod
+    def _joined(machines: list[HareState], *names: str) -> tuple[Tensor, ...]:
+        """The machines' tensors ``names``, their people's rows one after another."""
+        return tuple(torch.cat([getattr(m, a) for m in machines]) for a in names)
+
+    @staticmethod
+    def _groups(machines: list[HareState]) -> list[int] | None:
+        """Rows per machine of a joined search (None for one machine: no grouping)."""
+        return None if len(machines) == 1 else [m.n for m in machines]
 
     def _generator(self) -> torch.Generator:
         return torch.Generator().manual_seed(self.seed * 1_000_003 + self.t)
