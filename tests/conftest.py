@@ -3,8 +3,8 @@
 ``trained_home`` builds the reduced ("quick") artifacts of the Loan scenario (and the two
 classifiers of the german-credit tabular world, the decision model and flow of loan-data)
 once per test session into ``$RECOURSE_STUDY_TEST_HOME`` (default
-``<repo>/.recourse-study/test-home``, kept between runs) and points ``RECOURSE_STUDY_HOME`` at it for the rest of the session, so
-subprocesses (the CLI, `serve`) find them too.
+``<repo>/.recourse-study/test-home``, kept between runs) and points ``RECOURSE_STUDY_HOME``
+at it for the rest of the session, so subprocesses (the CLI, `serve`) find them too.
 
 The cache is keyed on the data and configuration (the artifacts' own fingerprints) and on
 the training code: ``training_code_hash`` hashes every engine module the artifact builders

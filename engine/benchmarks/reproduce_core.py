@@ -69,10 +69,9 @@ class ReproduceConfig:
     the clamp: carma (the default: CARMA's rule under CARMA's own flow,
     ``CARMA_SHIFT_BOUNDS``), flow (the rule under our flow) or "LO,HI". HARE's state machine:
     ``gamma_schedule`` paper (gamma = 1 every iteration, the default) or halve, and
-    ``final_accept`` ask (the default) or skip, ``keep_incumbent`` on (the default, the paper's released code) or off (Algorithm 4 as
-    written)
-    (engine.recourse.hare_state); its simulated
-    people's ideals ``ground_truth`` perturbation (the paper's, the default) or rays
+    ``final_accept`` ask (the default) or skip, ``keep_incumbent`` on (the default, the
+    paper's released code) or off (Algorithm 4 as written) (engine.recourse.hare_state); its
+    simulated people's ideals ``ground_truth`` perturbation (the paper's, the default) or rays
     (engine.synthetic.hare_truth).
     Bad values raise ValueError with a message that names the option (the CLI shows it).
 

@@ -35,8 +35,9 @@ processed (``serving``), so it never delays a page. An answer not prefetched lea
 to ``finish``, which hands it to the server's batcher (protocols.running.batching): the
 searches of participants who wait at the same moment (HARE's start, an early answer) run as
 one batched search. The prefetches' searches have a batcher (and, in the web server, a search
-worker process) of their own, so a page's search never queues behind a speculative one. Every computation is the same deterministic code on the same saved
-state: the questions and plans are the same either way.
+worker process) of their own, so a page's search never queues behind a speculative one.
+Every computation is the same deterministic code on the same saved state: the questions and
+plans are the same either way.
 
 The session contract (engine.recourse.hare_session.HareSession): ``next_query()`` -> query
 with ``kind`` (compare | accept | done) and ``options`` (``RecourseBatch.record`` dicts),
