@@ -157,6 +157,10 @@ class Answering:
         """``p`` is ready for plans once this answer is recorded (``record``)."""
         self._needs_plans.add(p.participant_id)
 
+    def wants_plans(self, p: Participant) -> bool:
+        """An answer applied in this transaction made ``p`` ready for plans."""
+        return p.participant_id in self._needs_plans
+
     def record(self, p: Participant, page: AnsweredPage, answer: Any, correct: bool | None,
                seconds: float | None = None) -> None:
         """The bookkeeping of every answer: the response (with ``seconds`` on the page) and

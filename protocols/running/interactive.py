@@ -36,6 +36,12 @@ to ``finish``, which hands it to the server's batcher (protocols.running.batchin
 searches of participants who wait at the same moment (HARE's start, an early answer) run as
 one batched search. The prefetches' searches have a batcher (and, in the web server, a search
 worker process) of their own, so a page's search never queues behind a speculative one.
+The start itself can be computed before the answer that begins it: a draft of that answer
+(the ranking the elicitation page shows before Continue, ``Study.speculate``) schedules the
+start for the profile it states (``speculate_start``: the base plan, the first search and the
+first question, once no answer is being processed); ``start`` takes it
+when the profile stated is the draft's (the key holds everything the start depends on), and
+each participant's newer draft drops their earlier one that has not started.
 Every computation is the same deterministic code on the same saved state: the questions and
 plans are the same either way.
 
@@ -138,14 +144,44 @@ class InteractiveFlow:
         return self.resources.context(arm).everybody(1)
 
     def start(self, p: Participant) -> Waiting:
-        """Begin the interaction (its first search is left to ``finish``)."""
-        assert p.x is not None
+        """Begin the interaction: the speculated start for exactly this participant and
+        profile when there is one (``speculate_start``), else a new session whose first
+        search is left to ``finish``."""
         method = self.resources.method(self.protocol.arm(p.arm))
-        session = method.start_session(np.asarray(p.x, dtype=float)[None], self._seen(p),
-                                       seed=self._seed(p), **self._defer(method))
+        ahead = None if self.prefetcher is None else self.prefetcher.take(self._start_key(p))
+        session, query = ahead if ahead is not None else (self._new_session(method, p), None)
         if getattr(session, "base_found", None) is not None:
             self._base_plans[p.participant_id] = session.base_found
-        return Waiting(p, method, session)
+        return Waiting(p, method, session, following=query)
+
+    def _new_session(self, method: Any, p: Participant) -> Any:
+        assert p.x is not None
+        return method.start_session(np.asarray(p.x, dtype=float)[None], self._seen(p),
+                                    seed=self._seed(p), **self._defer(method))
+
+    def speculate_start(self, p: Participant) -> None:
+        """Compute in the background the start ``p`` is about to make (``p``: the
+        participant as a draft of their answer would leave them, stated constraints
+        included): the base plan, the first search and the first question, taken by
+        ``start`` when the answer given is the draft's. Each participant's newest draft
+        replaces their earlier one that has not started (protocols.running.prefetch)."""
+        if self.prefetcher is None or not self.applies(p):
+            return
+        method = self.resources.method(self.protocol.arm(p.arm))
+
+        def started() -> tuple[Any, Any]:
+            session = self._new_session(method, p)
+            self.complete([(method, session)], speculative=True)
+            return session, (None if session.done else session.next_query())
+
+        self.prefetcher.schedule(self._start_key(p), started, delay=DRAFT_S,
+                                 group=p.participant_id)
+
+    def _start_key(self, p: Participant) -> str:
+        """The prefetch key of ``p``'s start: everything the session's start depends on."""
+        return prefetch_key("start", p.participant_id, str(p.arm), str(self._seed(p)),
+                            json.dumps(np.asarray(p.x, dtype=float).tolist()),
+                            json.dumps(self._seen(p).to_lists()))
 
     def finish(self, waiting: list[Waiting]) -> list[PlanOutcome | None]:
         """Run the pending searches of ``waiting`` together (module docstring), then store
@@ -295,6 +331,10 @@ class InteractiveFlow:
 # a quarter of a second fired the work just as answers given at once (with their widget
 # changes) arrived.
 READING_S = 1.0
+# Seconds a draft answer stands before its start is speculated. None: a person's moves are
+# further apart than a search takes, and the last draft before Continue needs every moment
+# (one not started yet when a newer draft comes is dropped; one running finishes).
+DRAFT_S = 0.0
 # Participants whose base plan from their start is kept for their final plans.
 BASE_PLANS_KEPT = 1024
 # The answers each kind of question can get, as the prefetch keys spell them.

@@ -24,6 +24,8 @@ class ServesParticipants(Protocol):
 
     def participant(self, participant_id: str) -> Participant: ...
 
+    def speculate(self, participant_id: str, page_id: str, answer: Any) -> bool: ...
+
     def withdraw(self, participant_id: str, requested_by: str = "participant") -> Any: ...
 
 
@@ -130,6 +132,10 @@ class ParticipantSession:
 
     def submit(self, page_id: str, answer: Any) -> pg.Page:
         return self.study.submit(self.participant_id, page_id, answer)
+
+    def speculate(self, page_id: str, answer: Any) -> bool:
+        """A draft of the page's answer, for work it would start (``Study.speculate``)."""
+        return self.study.speculate(self.participant_id, page_id, answer)
 
     @property
     def language(self) -> str:

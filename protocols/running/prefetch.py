@@ -18,6 +18,10 @@ server: a page's answer is being processed) waits, still cancellable, until noth
 never takes the process from a participant who waits for a page (with participants who answer
 at once it never runs; with readers it runs in the gaps between their pages).
 
+A computation can belong to a ``group`` (a participant's drafts of one answer): scheduling
+another one of the group cancels the group's earlier computation when it has not started
+(a participant who changed their mind makes the work for the earlier draft useless).
+
 The prefetched work is the same deterministic code on the same saved state (every random
 draw of a HARE session is seeded by (seed, iteration)), so a session asks the same questions
 and reaches the same plans with and without prefetching.
@@ -61,15 +65,20 @@ class Prefetcher:
         self.busy = busy  # the server is serving a real request (module docstring)
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prefetch")
         self._futures: OrderedDict[str, Future[Any]] = OrderedDict()
+        self._latest: OrderedDict[str, str] = OrderedDict()  # group -> its latest key
         self._lock = threading.Lock()
         self._capacity = capacity
         self.hits = 0  # results handed over (tests and load reports)
 
-    def schedule(self, key: str, work: Callable[[], Any], delay: float = 0.0) -> None:
+    def schedule(self, key: str, work: Callable[[], Any], delay: float = 0.0,
+                 group: str | None = None) -> None:
         """Start ``work`` in the background (after ``delay`` seconds) unless ``key`` is
-        scheduled already."""
+        scheduled already; in a ``group``, the group's earlier computation is dropped when it
+        has not started (module docstring)."""
         future: Future[Any] = Future()
         with self._lock:
+            if group is not None:
+                self._supersede(group, key)
             if key in self._futures:
                 return
             self._futures[key] = future
@@ -93,6 +102,18 @@ class Prefetcher:
             timer.start()
         else:
             self._pool.submit(run)
+
+    def _supersede(self, group: str, key: str) -> None:
+        """``key`` is now ``group``'s latest: its earlier one is cancelled unless it started
+        (under ``_lock``)."""
+        earlier = self._latest.pop(group, None)
+        if earlier is not None and earlier != key:
+            future = self._futures.get(earlier)
+            if future is not None and future.cancel():
+                del self._futures[earlier]
+        self._latest[group] = key
+        while len(self._latest) > self._capacity:
+            self._latest.popitem(last=False)
 
     def take(self, key: str) -> Any | None:
         """The result of ``key``'s computation (waiting while it runs), or None when it was

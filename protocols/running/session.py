@@ -281,6 +281,29 @@ class Study(Admission):
             for lock in locks:
                 lock.release()
 
+    def speculate(self, participant_id: str, page_id: str, answer: Any) -> bool:
+        """A draft of the current page's answer (what its widgets show before Continue):
+        when that answer would start an interactive method's session, its start is computed
+        in the background (``InteractiveFlow.speculate_start``) for ``submit`` to take if
+        the answer given is the draft's. Nothing is stored and nothing changes; False when
+        there is nothing to start (no prefetching, another page, an invalid draft)."""
+        if self.interactive.prefetcher is None:
+            return False
+        p = self.participant(participant_id)
+        if not (p.active and self.interactive.applies(p)) or self.flow.current_id(p) != page_id:
+            return False
+        page = self.current_page(participant_id)
+        try:
+            valid = pg.validate_answer(page, answer)
+        except pg.AnswerError:
+            return False
+        w, draft = Answering(self.context), p.copy()  # the answer applied to a copy, not kept
+        pg.PAGE_KINDS[page.kind].apply(w, draft, page, valid)
+        if not (draft.active and w.wants_plans(draft)):
+            return False
+        self.interactive.speculate_start(draft)
+        return True
+
     def _submit_retrying(self, items: Sequence[SubmitItem], extra: Rows | None) -> list[pg.Page]:
         try:
             return self._submit_locked(items, extra)

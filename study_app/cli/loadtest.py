@@ -25,6 +25,10 @@ def loadtest(
                                 "needs PostgreSQL)."),
     think: float = typer.Option(0.0, min=0.0, help="Mean seconds a participant reads a page "
                                 "before answering (0: answer at once, the worst case)."),
+    act: float = typer.Option(0.0, min=0.0, help="Mean seconds each action on a page takes "
+                              "once it is read: every widget change, button and the click on "
+                              "Continue, uniform between half and 1.5 times it (a person "
+                              "pointing and clicking: about 1.2; 0: one right after another)."),
     kill_one_at: float | None = typer.Option(
         None, min=0.0, max=1.0, help="SIGKILL one worker once this share of participants "
         "finished (its participants reconnect with their resume link)."),
@@ -46,7 +50,7 @@ def loadtest(
     Exit 1 when a participant failed or the database check found a problem.
 
     --json prints: protocol, study_id, backend, participants, concurrency, workers,
-    think_s, widget_reruns, server_start_s, wall_s, pages_per_s, complete, errors, error_list,
+    think_s, act_s, widget_reruns, server_start_s, wall_s, pages_per_s, complete, errors, error_list,
     reconnects, transitions {n, p50_ms, p95_ms, max_ms, by_kind {kind: {...}}},
     first_page {...}, killed_worker (null or {port, pid, after_finished,
     participants_mid_study}), database_check {exact, participants_checked,
@@ -68,7 +72,7 @@ def loadtest(
         fail("--kill-one-at needs --workers 2 or more (someone must take over)", 2)
     settings = LoadSettings(proto, protocol, participants, concurrency, db, workers, think,
                             quick, kill_one_at, seed, timeout,
-                            widget_reruns=not batch_answers)
+                            widget_reruns=not batch_answers, act=act)
     workdir = Path(tempfile.mkdtemp(prefix="rs-loadtest-"))
     try:
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),

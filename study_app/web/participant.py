@@ -8,6 +8,10 @@ each answer with the new state in one transaction before the next page is drawn,
 refresh, the back button, a second tab or a server restart always lands on the current page
 with nothing lost; re-submitting an answered page changes nothing.
 
+A page whose widgets rerun it on every change (the ranking) offers the answer they show as
+a draft (``widgets.offer_draft``); the page hands it to ``Study.speculate``, which starts in
+the background the work that answer would start (HARE's first search), for Continue to take.
+
 Who a link lets in is decided by ``study_app.web.links`` and ``protocols.running.admission``: a
 recruitment id alone never opens someone's session (it needs the recruitment session of the
 first visit, or the resume token); a refused link shows a message and nothing of anyone's
@@ -15,6 +19,8 @@ study. Errors show an error id, never a traceback (study_app.web.errors).
 """
 
 from __future__ import annotations
+
+import logging
 
 import streamlit as st
 
@@ -31,7 +37,7 @@ from protocols.running.session import (
     StudyMismatchError,
     UnknownTokenError,
 )
-from study_app.web import i18n, links, runtime
+from study_app.web import i18n, links, runtime, widgets
 from study_app.web.errors import show_error
 from study_app.web.renderers import RENDERERS
 from study_app.web.style import (
@@ -123,6 +129,15 @@ def _submit(session: ParticipantSession, page: pg.Page, answer: dict) -> bool:
     return True
 
 
+def _speculate(session: ParticipantSession, page: pg.Page, draft: dict) -> None:
+    """Work the draft answer would start, begun in the background (``Study.speculate``);
+    never in the participant's way: a failure is logged, the page stays as drawn."""
+    try:
+        session.speculate(page.id, draft)
+    except Exception:  # noqa: BLE001 - speculative: the real answer computes it anyway
+        logging.getLogger(__name__).exception("speculating on a draft of %s failed", page.id)
+
+
 def render_participant() -> None:
     """The participant page (``/``)."""
     apply_participant_style()
@@ -152,6 +167,9 @@ def render_participant() -> None:
     if page.progress.step == 1:  # the first page: the participant may choose the language
         i18n.language_choice(session, study.translators)
     answer = draw_page(page)
+    draft = widgets.take_draft(page.id)
+    if answer is None and draft is not None:
+        _speculate(session, page, draft)
     withdraw_control(session, page)
     if answer is not None and _submit(session, page, answer):
         st.session_state[_SUBMITTED] = page.id

@@ -52,6 +52,7 @@ def render_elicitation_ranking(page: pg.Page) -> dict[str, Any] | None:
     st.caption("1 = easiest. Use the buttons to reorder; mark items you could not change.")
     ranks = widgets.ranking([(i.feature, i.label) for i in payload.items],
                             f"{page.id}:ranking", cannot_label=CANNOT)
+    widgets.offer_draft(page.id, {"answers": ranks})  # what Continue would submit now
     declared = payload.default == "shown_order"  # the protocol takes an untouched order
     as_shown = not declared and st.checkbox("The order above is already my answer",
                                             key=f"{page.id}:as-shown")

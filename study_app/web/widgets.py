@@ -17,6 +17,10 @@ from study_app.web.i18n import level, t, ui
 
 Item = TypeVar("Item")
 
+# The answer a page's widgets show before Continue, as (page id, answer), for the app to
+# start in the background what it would start (``offer_draft``).
+DRAFT = "rs_draft"
+
 # Control characters other than tab and newline never belong in a free-text answer.
 _ALLOWED_CONTROLS = {"\t", "\n"}
 
@@ -27,6 +31,18 @@ def clean_text(text: str) -> str:
     return "".join(
         ch for ch in norm if ch in _ALLOWED_CONTROLS or unicodedata.category(ch) != "Cc"
     ).strip()
+
+
+def offer_draft(page_id: str, answer: dict[str, Any]) -> None:
+    """A renderer whose widgets rerun the page on every change (outside a form) offers the
+    answer they show now: the participant page hands it to ``Study.speculate``."""
+    st.session_state[DRAFT] = (page_id, answer)
+
+
+def take_draft(page_id: str) -> dict[str, Any] | None:
+    """The draft answer the renderer of ``page_id`` offered in this run, if any."""
+    offered = st.session_state.pop(DRAFT, None)
+    return offered[1] if offered is not None and offered[0] == page_id else None
 
 
 def seven_point(

@@ -242,3 +242,30 @@ def test_screening_widgets_answer_every_question_kind() -> None:
     for q in protocol.screening:
         value = answer["answers"][q.id]
         assert q.problems(value) == [] and q.eligible_answer(value), q.id
+
+
+def test_an_action_on_a_page_takes_a_hands_time(monkeypatch) -> None:
+    """``--act``: each widget change, button and click waits between half and 1.5 times the
+    mean (never no time), the same draw for the same participant, page and action."""
+    from study_app.web.load import participant as lp
+
+    slept: list[float] = []
+
+    async def sleep(s: float) -> None:
+        slept.append(s)
+
+    monkeypatch.setattr(lp.asyncio, "sleep", sleep)
+    proto = load_protocol("tominaga-replication")
+    person = lp.LoadParticipant(0, proto, "http://x", act=1.2)
+
+    async def acts() -> None:
+        for k in range(300):
+            await person._act(f"page-{k}", "submit")
+        await person._act("page-0", "submit")  # drawn again: the same time
+
+    asyncio.run(acts())
+    assert len(slept) == 301 and slept[-1] == slept[0]
+    assert 0.6 <= min(slept) and max(slept) <= 1.8 and abs(sum(slept) / 301 - 1.2) < 0.06
+    slept.clear()
+    asyncio.run(lp.LoadParticipant(0, proto, "http://x")._act("page-0", "submit"))
+    assert slept == []  # act 0: one action right after another

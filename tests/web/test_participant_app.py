@@ -218,3 +218,27 @@ def test_debrief_links_back_to_the_platform_with_the_code(serve_app, small_proto
     (link,) = driver.at.get("link_button")
     assert link.proto.url == f"https://app.example.org/done?cc={debrief.payload.completion_code}&x=1"
     assert "window.location.assign" in driver.texts()  # the automatic redirect
+
+
+def test_the_ranking_shown_before_continue_starts_hares_search(trained_home, serve_app,
+                                                                 tmp_path) -> None:
+    """The ranking widget reruns the page on every move: each run offers the order shown as
+    a draft, HARE's start is computed from it in the background, and Continue takes it (the
+    stored answer and the first question as without the draft)."""
+    serve_app(with_delay("hare-interactive", tmp_path))
+    protocol = load_protocol("hare-interactive")
+    driver = AppDriver()
+    page = driver.page()
+    while not page.kind.startswith("elicitation_"):
+        driver.answer(page, chosen_answer(page, protocol))
+        page = driver.page()
+    prefetcher = driver.study.interactive.prefetcher
+    driver._fill(page, chosen_answer(page, protocol))  # two moves, two drafts
+    drafts = list(prefetcher._futures.values())
+    assert drafts and all(f.result(timeout=120) is not None for f in drafts if not f.cancelled())
+    hits = prefetcher.hits
+    driver.at.button(key=f"{page.id}:submit").click().run()
+    assert not driver.errors() and driver.page().kind == "hare_choice"
+    assert prefetcher.hits == hits + 1  # the start computed from the draft was taken
+    assert driver.stored(page.id) == pg.validate_answer(
+        page, chosen_answer(page, protocol)).model_dump(mode="json")

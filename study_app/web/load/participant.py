@@ -63,6 +63,9 @@ class LoadParticipant:
     url: str
     seed: int = 0
     think: float = 0.0  # mean seconds spent on a page before answering (exponential)
+    # mean seconds each action on a page takes once read (a widget change, a button, the
+    # click on Continue; ``_act``): a hand, not a script (0: one action right after another)
+    act: float = 0.0
     timeout: float = 120.0
     reconnects_allowed: int = 10
     # As a browser: every widget change is a script run of its own before the click (False:
@@ -134,6 +137,7 @@ class LoadParticipant:
         states = [widget_state(screen.widgets[key], v) for key, v in values.items()]
         states.append(widget_state(screen.widgets[f"{page_id}:submit"], True))
         self.expected[page_id] = expected
+        await self._act(page_id, "submit")
         started = time.perf_counter()
         after = await session.rerun(states)
         seconds = time.perf_counter() - started
@@ -155,11 +159,23 @@ class LoadParticipant:
         if kind not in LOAD_ANSWERS:
             raise UnknownPageKindError(f"{page_id}: page kind {kind!r} has no load answer "
                                        "(study_app.web.registry.load_answers)")
-        page = LoadPage(page_id, screen, self.protocol, self._rng(page_id),
-                        lambda widget: session.rerun([widget_state(widget, True)]))
+        async def press(widget: Any) -> Screen:
+            await self._act(page_id, widget.key or widget.id)
+            return await session.rerun([widget_state(widget, True)])
+
+        page = LoadPage(page_id, screen, self.protocol, self._rng(page_id), press)
         result = LOAD_ANSWERS[kind](page)
         shown, expected = await result if inspect.isawaitable(result) else result
         return page.screen, {f"{page_id}:{k}": v for k, v in shown.items()}, expected
+
+    async def _act(self, page_id: str, what: str) -> None:
+        """The time an action on the page takes: uniform between half and one and a half
+        times ``act``, drawn per page and action. Unlike reading, an action never takes no
+        time: the hand points at the control and presses it (the Keystroke-Level Model's
+        pointing and button press: about 1.2 s)."""
+        if self.act > 0:
+            rng = self._rng(f"{page_id}:act:{what}")
+            await asyncio.sleep(rng.uniform(0.5 * self.act, 1.5 * self.act))
 
     async def _change_widgets(self, session: StreamlitSession, screen: Screen, page_id: str,
                               values: dict[str, Any]) -> Screen:
@@ -168,6 +184,7 @@ class LoadParticipant:
         chosen: dict[str, Any] = {}
         for key, value in values.items():
             chosen[key] = value
+            await self._act(page_id, key)
             screen = await session.rerun([widget_state(screen.widgets[k], v)
                                           for k, v in chosen.items()])
             if screen.attribute("page") != page_id:

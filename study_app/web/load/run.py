@@ -11,6 +11,9 @@ Latency is measured per page transition: from sending the answer to the next pag
 drawn (the same span as scripts/bench_web.py's click-to-rendered, minus the browser's own
 rendering). ``think`` adds a participant's reading time between pages (exponential with
 that mean); with 0 every participant clicks on at once, the worst case for the server.
+``act`` adds the time each action on a page takes once it is read (each widget change,
+button and the click on Continue; uniform between half and 1.5 times it): what lets a server compute
+from the widgets' last state before the click (``Study.speculate``).
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ class LoadSettings:
     seed: int = 0
     timeout: float = 120.0
     widget_reruns: bool = True  # one script run per widget change, as a browser
+    act: float = 0.0  # mean seconds per action on a page (LoadParticipant.act)
 
 
 def is_postgres(db: str) -> bool:
@@ -64,7 +68,7 @@ async def drive(settings: LoadSettings, url: str, cluster: Cluster,
     gate = asyncio.Semaphore(settings.concurrency)
     people = [LoadParticipant(k, settings.protocol, url, seed=settings.seed,
                               think=settings.think, timeout=settings.timeout,
-                              widget_reruns=settings.widget_reruns)
+                              widget_reruns=settings.widget_reruns, act=settings.act)
               for k in range(settings.participants)]
     failures: dict[int, str] = {}
     done = 0
@@ -144,7 +148,7 @@ def run_load(settings: LoadSettings, workdir: Path,
         "protocol": settings.protocol.id, "study_id": study_id,
         "backend": "postgresql" if is_postgres(settings.db) else "duckdb",
         "participants": settings.participants, "concurrency": settings.concurrency,
-        "workers": settings.workers, "think_s": settings.think,
+        "workers": settings.workers, "think_s": settings.think, "act_s": settings.act,
         "widget_reruns": settings.widget_reruns,
         "quick_artifacts": settings.quick, "server_start_s": round(startup, 1),
         "wall_s": round(driven["wall_s"], 1),
