@@ -137,16 +137,23 @@ def test_shortfall_fallback_fills_and_end_ends_with_the_message(tmp_path) -> Non
 
 def test_a_fallback_never_repeats_a_plan_the_person_already_sees(tmp_path) -> None:
     """Falling back to the arm's own method (the Oracle filling the Oracle's gap) adds
-    nothing a person already has on screen."""
+    nothing a person already has on screen. The arm's coarse grid (2 bins) leaves most
+    people short of three plans, so the fallback (6 bins, whose grid holds the coarse one's
+    points) runs for most of them."""
     from protocols.definition.schema import parse_protocol
 
     text = PILOT.replace("  - {id: pool, method: pool, options: {donors: 10}}\n", "").replace(
+        "options: {bins: 6, plausibility: false}}\n", "options: {bins: 2, plausibility: "
+        "false}}\n").replace(
         "distance: l1_profile}",
         "distance: l1_profile,\n        shortfall: {then: fallback, fallback: {method: oracle, "
         "options: {bins: 6, plausibility: false}}}}")
     with Store(tmp_path / "o.duckdb") as store:
         simulate(parse_protocol(text), store, 60)
         plans = _shown(store, "realism")
+        filled = [json.loads(r["detail_json"])["fallback"] for r in store.query(
+            "SELECT detail_json FROM events WHERE event = 'plans'")]
+    assert sum(n > 0 for n in filled) >= 20  # the fallback really filled gaps
     sc = get_scenario("loan")
     seen = set()
     for p in plans:
