@@ -39,9 +39,9 @@ worker process) of their own, so a page's search never queues behind a speculati
 The start itself can be computed before the answer that begins it: a draft of that answer
 (the ranking the elicitation page shows before Continue, ``Study.speculate``) schedules the
 start for the profile it states (``speculate_start``: the base plan, the first search and the
-first question, once no answer is being processed); ``start`` takes it
-when the profile stated is the draft's (the key holds everything the start depends on), and
-each participant's newer draft drops their earlier one that has not started.
+first question, once no answer is being processed); ``start`` takes it when the profile
+stated is the draft's (the key holds everything the start depends on), and each
+participant's newer draft drops their earlier one that has not started.
 Every computation is the same deterministic code on the same saved state: the questions and
 plans are the same either way.
 
@@ -331,8 +331,8 @@ class InteractiveFlow:
 # a quarter of a second fired the work just as answers given at once (with their widget
 # changes) arrived.
 READING_S = 1.0
-# Seconds a draft answer stands before its start is speculated. None: a person's moves are
-# further apart than a search takes, and the last draft before Continue needs every moment
+# Seconds a draft answer stands before its start is speculated: none, since a person's moves
+# are further apart than a search takes and the last draft before Continue needs every moment
 # (one not started yet when a newer draft comes is dropped; one running finishes).
 DRAFT_S = 0.0
 # Participants whose base plan from their start is kept for their final plans.

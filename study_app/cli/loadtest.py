@@ -50,8 +50,8 @@ def loadtest(
     Exit 1 when a participant failed or the database check found a problem.
 
     --json prints: protocol, study_id, backend, participants, concurrency, workers,
-    think_s, act_s, widget_reruns, server_start_s, wall_s, pages_per_s, complete, errors, error_list,
-    reconnects, transitions {n, p50_ms, p95_ms, max_ms, by_kind {kind: {...}}},
+    think_s, act_s, widget_reruns, server_start_s, wall_s, pages_per_s, complete, errors,
+    error_list, reconnects, transitions {n, p50_ms, p95_ms, max_ms, by_kind {kind: {...}}},
     first_page {...}, killed_worker (null or {port, pid, after_finished,
     participants_mid_study}), database_check {exact, participants_checked,
     answers_checked, problem_count, problems}, machine {cpus, load_avg_1m_before,

@@ -12,8 +12,8 @@ drawn (the same span as scripts/bench_web.py's click-to-rendered, minus the brow
 rendering). ``think`` adds a participant's reading time between pages (exponential with
 that mean); with 0 every participant clicks on at once, the worst case for the server.
 ``act`` adds the time each action on a page takes once it is read (each widget change,
-button and the click on Continue; uniform between half and 1.5 times it): what lets a server compute
-from the widgets' last state before the click (``Study.speculate``).
+button and the click on Continue; uniform between half and 1.5 times it): what lets a
+server compute from the widgets' last state before the click (``Study.speculate``).
 """
 
 from __future__ import annotations
