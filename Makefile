@@ -22,13 +22,21 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP) blas r
 
+# A passed check of the two below is remembered in a stamp in the virtualenv (its script
+# writes it only when the check passes; a new .venv checks again): their checks import
+# PyTensor and start R, seconds on every `make test` otherwise.
+BLAS_STAMP := $(VENV)/.blas-stamp
+R_STAMP := $(VENV)/.r-stamp
+
 # PyTensor (PyMC's sampler) links Debian's OpenBLAS; without it it warns and runs slowly.
-blas: $(STAMP)
-	@env -u PYTHONDONTWRITEBYTECODE bash scripts/install_blas.sh $(BIN)/python
+blas: $(BLAS_STAMP)
+$(BLAS_STAMP): $(STAMP) scripts/install_blas.sh
+	@env -u PYTHONDONTWRITEBYTECODE bash scripts/install_blas.sh $(BIN)/python $@
 
 # R with mgcv and ordinal (Debian): analyze's second engine, the reference study's GAMMs.
-r:
-	@bash scripts/install_r.sh
+r: $(R_STAMP)
+$(R_STAMP): scripts/install_r.sh
+	@bash scripts/install_r.sh $@
 
 # The default study at http://localhost:8501 (dashboard: /dashboard, password from
 # RECOURSE_STUDY_DASHBOARD_PASSWORD); the first start trains the artifacts, later ones reuse them.
