@@ -328,25 +328,30 @@ def pytest_runtest_makereport(item, call):
 # `make test` hands out whole modules (`--dist loadscope`: a module's fixtures are built once);
 # pytest-xdist hands them out by their number of tests, so a module of a few long tests would
 # start last and keep one worker busy long after the other ran out of work. The modules below
-# start first, longest first (their seconds in `pytest --durations` under load; a stale
-# figure only costs balance, never a test).
+# start first, longest first (their seconds in `pytest --durations` summed per module, under
+# load; a stale figure only costs balance, never a test).
 LONG_MODULES = {
-    "tests/analysis/test_resume.py": 204,
-    "tests/study_app/test_simulate.py": 122,
-    "tests/study_app/test_train_cli.py": 93,
-    "tests/analysis/test_traces.py": 78,
-    "tests/study_app/test_json_convention.py": 77,
-    "tests/engine/test_artifacts.py": 75,
-    "tests/web/test_browser_e2e.py": 67,
-    "tests/engine/test_reproduce.py": 58,
-    "tests/web/test_dashboard.py": 47,
-    "tests/web/test_participant_app.py": 42,
-    "tests/protocols/test_realistic_plans.py": 35,
-    "tests/protocols/test_two_writers.py": 31,
-    "tests/web/test_links_resume.py": 30,
-    "tests/protocols/test_concurrency.py": 29,
-    "tests/data/test_store_contract.py": 27,
-    "tests/engine/test_oracle.py": 25,
+    "tests/analysis/test_resume.py": 153,
+    "tests/study_app/test_simulate.py": 151,
+    "tests/analysis/test_traces.py": 104,
+    "tests/study_app/test_train_cli.py": 78,
+    "tests/study_app/test_json_convention.py": 60,
+    "tests/engine/test_icarma_paper.py": 57,
+    "tests/test_docstring_examples.py": 47,
+    "tests/web/test_browser_e2e.py": 45,
+    "tests/web/test_links_resume.py": 41,
+    "tests/engine/test_reproduce.py": 41,
+    "tests/engine/test_artifacts.py": 39,
+    "tests/engine/test_hare.py": 39,
+    "tests/protocols/test_realistic_plans.py": 34,
+    "tests/protocols/test_session.py": 33,
+    "tests/data/test_store_contract.py": 32,
+    "tests/web/test_dashboard.py": 31,
+    "tests/protocols/test_admission.py": 30,
+    "tests/engine/test_hare_budget.py": 29,
+    "tests/protocols/test_concurrency.py": 28,
+    "tests/web/test_participant_app.py": 27,
+    "tests/protocols/test_two_writers.py": 26,
 }
 
 
