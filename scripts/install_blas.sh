@@ -9,16 +9,19 @@
 # PyTensor's own detection looks for (-lopenblas -lgfortran -lgomp); nothing of ours has to
 # be configured. Idempotent: does nothing when PyTensor already links a BLAS.
 #
-# usage: scripts/install_blas.sh PYTHON    (the virtualenv's python)
+# usage: scripts/install_blas.sh PYTHON [STAMP]   (the virtualenv's python; STAMP: a file
+#        touched when PyTensor links a BLAS, so that make skips this check next time)
 set -euo pipefail
 
-PY="${1:?usage: install_blas.sh PYTHON}"
+PY="${1:?usage: install_blas.sh PYTHON [STAMP]}"
+STAMP="${2:-}"
+linked() { echo "blas: PyTensor links $1"; if [ -n "$STAMP" ]; then touch "$STAMP"; fi; }
 # Prints the link flags, fails without them; -W error: PyTensor's "could not link" warning
-# becomes a failure too. One import of PyTensor (seconds): `make test` runs this every time.
+# becomes a failure too. One import of PyTensor (seconds): make runs it once per virtualenv.
 check() { "$PY" -W error -c "import pytensor, sys; f = pytensor.config.blas__ldflags; print(f); sys.exit(0 if f else 1)" 2>/dev/null; }
 
 if flags="$(check)"; then
-    echo "blas: PyTensor links $flags"
+    linked "$flags"
     exit 0
 fi
 if [ -z "$("$PY" -c "import pytensor; print(pytensor.config.cxx)" 2>/dev/null)" ]; then
@@ -40,7 +43,7 @@ elif [ "$status" -ne 0 ]; then
     exit "$status"
 fi
 if flags="$(check)"; then
-    echo "blas: PyTensor links $flags"
+    linked "$flags"
 else
     echo "install_blas: installed ${PACKAGES[*]} but PyTensor still finds no BLAS" >&2
     exit 1

@@ -7,11 +7,18 @@
 # Bayesian models and says the mgcv part was skipped. Idempotent: does nothing when Rscript
 # loads all three packages.
 #
-# usage: scripts/install_r.sh
+# usage: scripts/install_r.sh [STAMP]   (STAMP: a file touched when Rscript loads all three,
+#        so that make skips this check next time)
 set -euo pipefail
 
-# Prints the versions, fails when a package is missing (one start of R: `make test` runs this
-# every time).
+STAMP="${1:-}"
+loaded() {
+    echo "r: $1"
+    if [ -n "$STAMP" ]; then mkdir -p "$(dirname "$STAMP")" && touch "$STAMP"; fi
+}
+
+# Prints the versions, fails when a package is missing (one start of R: make runs it once per
+# virtualenv).
 check() {
     command -v Rscript >/dev/null 2>&1 && Rscript --vanilla -e \
         'for (p in c("mgcv", "ordinal", "jsonlite")) if (!requireNamespace(p, quietly = TRUE)) quit(status = 1)
@@ -20,7 +27,7 @@ check() {
 }
 
 if versions="$(check)"; then
-    echo "r: $versions"
+    loaded "$versions"
     exit 0
 fi
 status=0
@@ -33,7 +40,7 @@ elif [ "$status" -ne 0 ]; then
     exit "$status"
 fi
 if versions="$(check)"; then
-    echo "r: $versions"
+    loaded "$versions"
 else
     echo "install_r: installed R but Rscript cannot load mgcv, ordinal and jsonlite" >&2
     exit 1

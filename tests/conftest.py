@@ -13,8 +13,9 @@ the artifacts, they are rebuilt, so a change to training code is never tested ag
 the old code trained. A built home is also kept in the user's cache
 (``$XDG_CACHE_HOME`` or ``~/.cache``, ``recourse-study/test-home-<code hash>``; another place
 with ``$RECOURSE_STUDY_TEST_CACHE``, none with ``off``), so a fresh clone of the same code
-starts from it instead of training again; the artifacts' own fingerprints are still checked
-on every run. Under pytest-xdist (``make test`` runs two workers) a file lock lets one
+starts from it instead of training again (the models that tests train in the test home on
+demand, such as the paper's iCARMA seeds, are added to it when a session ends); the
+artifacts' own fingerprints are still checked on every run. Under pytest-xdist (``make test`` runs two workers) a file lock lets one
 worker build while the others wait; each worker starts its own PostgreSQL.
 
 A skipped test fails the run: a missing dependency or an import error must not hide as a
@@ -118,6 +119,26 @@ def _cache_lock(cache: Path) -> FileLock:
     return FileLock(str(cache.parent / (cache.name + ".lock")))
 
 
+def _add_new_artifacts(home: Path, cache: Path, code: str) -> None:
+    """Add to the cache the artifacts that tests trained in the test home on demand (the
+    paper's iCARMA models: tests/engine/test_icarma_paper.py, ...) and that it lacks, so a
+    later clone of the same code loads them instead of training them again. Whole pairs
+    only, the weights before their metadata; a loader checks the weights against the
+    metadata's SHA-256 anyway (engine.artifact_store.read_metadata)."""
+    with _cache_lock(cache):
+        marker = cache / CODE_HASH_FILE
+        if not marker.is_file() or marker.read_text().strip() != code:
+            return
+        for meta in sorted((home / "artifacts").glob("*/*.json")):
+            weights = meta.with_suffix(".pt")
+            target = cache / "artifacts" / meta.parent.name / meta.name
+            if target.exists() or not weights.is_file():
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(weights, target.with_suffix(".pt"))
+            shutil.copy2(meta, target)
+
+
 @pytest.fixture(scope="session")
 def trained_home() -> Iterator[Path]:
     from engine.artifacts import HOME_ENV, build_artifacts
@@ -154,6 +175,8 @@ def trained_home() -> Iterator[Path]:
                     if built or not (cache / CODE_HASH_FILE).is_file():
                         _copy_home(home, cache)
         yield home
+        if cache is not None:
+            _add_new_artifacts(home, cache, code)
     finally:
         if before is None:
             os.environ.pop(HOME_ENV, None)
@@ -305,25 +328,30 @@ def pytest_runtest_makereport(item, call):
 # `make test` hands out whole modules (`--dist loadscope`: a module's fixtures are built once);
 # pytest-xdist hands them out by their number of tests, so a module of a few long tests would
 # start last and keep one worker busy long after the other ran out of work. The modules below
-# start first, longest first (their seconds in `pytest --durations` under load; a stale
-# figure only costs balance, never a test).
+# start first, longest first (their seconds in `pytest --durations` summed per module, under
+# load; a stale figure only costs balance, never a test).
 LONG_MODULES = {
-    "tests/analysis/test_resume.py": 204,
-    "tests/study_app/test_simulate.py": 122,
-    "tests/study_app/test_train_cli.py": 93,
-    "tests/analysis/test_traces.py": 78,
-    "tests/study_app/test_json_convention.py": 77,
-    "tests/engine/test_artifacts.py": 75,
-    "tests/web/test_browser_e2e.py": 67,
-    "tests/engine/test_reproduce.py": 58,
-    "tests/web/test_dashboard.py": 47,
-    "tests/web/test_participant_app.py": 42,
-    "tests/protocols/test_realistic_plans.py": 35,
-    "tests/protocols/test_two_writers.py": 31,
-    "tests/web/test_links_resume.py": 30,
-    "tests/protocols/test_concurrency.py": 29,
-    "tests/data/test_store_contract.py": 27,
-    "tests/engine/test_oracle.py": 25,
+    "tests/analysis/test_resume.py": 153,
+    "tests/study_app/test_simulate.py": 151,
+    "tests/analysis/test_traces.py": 104,
+    "tests/study_app/test_train_cli.py": 78,
+    "tests/study_app/test_json_convention.py": 60,
+    "tests/engine/test_icarma_paper.py": 57,
+    "tests/test_docstring_examples.py": 47,
+    "tests/web/test_browser_e2e.py": 45,
+    "tests/web/test_links_resume.py": 41,
+    "tests/engine/test_reproduce.py": 41,
+    "tests/engine/test_artifacts.py": 39,
+    "tests/engine/test_hare.py": 39,
+    "tests/protocols/test_realistic_plans.py": 34,
+    "tests/protocols/test_session.py": 33,
+    "tests/data/test_store_contract.py": 32,
+    "tests/web/test_dashboard.py": 31,
+    "tests/protocols/test_admission.py": 30,
+    "tests/engine/test_hare_budget.py": 29,
+    "tests/protocols/test_concurrency.py": 28,
+    "tests/web/test_participant_app.py": 27,
+    "tests/protocols/test_two_writers.py": 26,
 }
 
 

@@ -1,5 +1,6 @@
 """No finished work is lost: per-model results written as each model finishes, a failing
-model or report step, --resume by fingerprint (a real SIGKILL too), trace levels."""
+model or report step, --resume by fingerprint (a real SIGKILL too); the trace levels are
+test_traces.py's."""
 
 from __future__ import annotations
 
@@ -11,12 +12,11 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from analysis import pipeline
-from analysis.folder import AnalysisFolder, fingerprint
+from analysis.folder import fingerprint
 from analysis.models import prepare
 from analysis.results import ModelSpec, fit_one
 from analysis.simdata import simulate_import, simulate_ratings
@@ -61,7 +61,7 @@ def test_a_failed_model_loses_nothing_and_resume_fits_only_it(imported_db, tmp_p
                                                               monkeypatch):
     out = tmp_path / "out"
     calls = _counting_fit(monkeypatch, fail_on="action_l0_profile_ordinal")
-    r = _analyze(imported_db, out, "--trace", "none")  # traces: test_trace_levels below
+    r = _analyze(imported_db, out, "--trace", "none")  # traces: test_traces.py
     assert r.exit_code == 1
     assert "error: model action_l0_profile_ordinal failed: RuntimeError: sampler exploded " \
            "with a second line" in r.stderr
@@ -136,40 +136,6 @@ def test_fingerprint_follows_data_model_and_sampler():
     assert fp != fingerprint(spec, data, {**SAMPLER, "draws": 51})
     assert fp != fingerprint(spec, data, {**SAMPLER, "seed": 1})
     assert fp != fingerprint(ModelSpec("action", "l1_profile", "gaussian"), data, SAMPLER)
-
-
-def test_trace_levels(tmp_path):
-    import arviz as az
-
-    ratings = simulate_ratings(12, 3, seed=2)
-    spec = ModelSpec("action", "l1_profile", "ordinal", ppc=True, log_likelihood=True)
-    data = prepare(ratings, "action", "l1_profile")
-    # one fit per kind of trace: "none" and "compact" store the same fit (no probabilities)
-    fits = {keep: fit_one(spec, data, SAMPLER, keep_probabilities=keep)
-            for keep in (False, True)}
-    sizes = {}
-    for level in ("none", "compact", "full"):
-        folder = AnalysisFolder(tmp_path / level)
-        result, idata = fits[level == "full"]
-        folder.save(result, idata, "fp", level)
-        path = folder.trace_path(spec)
-        assert path.exists() == (level != "none")
-        assert folder.reusable(spec, data, "fp", level) is not None
-        assert folder.reusable(spec, data, "other", level) is None
-        if level == "none":
-            assert folder.reusable(spec, data, "fp", "compact") is None  # no trace to reuse
-            continue
-        sizes[level] = path.stat().st_size
-        trace = az.from_netcdf(path)
-        assert "log_likelihood" in trace.groups() and "sigma_u" in trace.posterior
-        assert ("y_probs" in trace.posterior) == (level == "full")
-        assert ("posterior_predictive" in trace.groups()) == (level == "full")
-        dtype = trace.posterior["sigma_u"].dtype
-        assert dtype == (np.float32 if level == "compact" else np.float64)
-        reloaded = folder.reusable(spec, data, "fp", level)
-        assert reloaded.reused and reloaded.coefficients == result.coefficients
-        assert np.allclose(np.asarray(reloaded.loo["loo_i"]), np.asarray(result.loo["loo_i"]))
-    assert sizes["compact"] < sizes["full"]
 
 
 @pytest.mark.slow  # a real SIGKILL mid-analysis and a rerun (make test-slow)

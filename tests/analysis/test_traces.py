@@ -1,4 +1,5 @@
-"""The compact trace level: a reduced posterior (thinned draws, the smooth's curve draws
+"""The trace levels (none, compact, full: what each stores and --resume reuses), and the
+compact level: a reduced posterior (thinned draws, the smooth's curve draws
 instead of the GAMM's per-participant basis coefficients) that the summary, the report and
 --resume do not need, since they are served by each model's result JSON."""
 
@@ -31,14 +32,31 @@ def test_thin_step_keeps_at_most_the_budget():
         assert chains * len(range(0, draws, step)) <= traces.COMPACT_DRAWS
 
 
-@pytest.mark.parametrize("likelihood", ["gamm", "ordinal"])
-def test_compact_trace_thins_and_keeps_the_curve_draws(tmp_path, monkeypatch, likelihood):
-    monkeypatch.setattr(traces, "COMPACT_DRAWS", 20)  # 2 x 50 draws -> every 5th: 2 x 10
+@pytest.fixture(scope="module")
+def ordinal_full_fit():
+    """One full fit (with the per-rating probabilities and the posterior predictive draws)
+    of the ordinal action model, shared by the tests below: the compact level drops what a
+    full fit adds, so every level can be written from it."""
     ratings = simulate_ratings(12, 3, seed=2)
-    spec = ModelSpec("action", "l1_profile", likelihood,
-                     log_likelihood=likelihood == "ordinal")
+    spec = ModelSpec("action", "l1_profile", "ordinal", ppc=True, log_likelihood=True)
     data = prepare(ratings, "action", "l1_profile")
-    result, idata = fit_one(spec, data, SAMPLER)
+    result, idata = fit_one(spec, data, SAMPLER, keep_probabilities=True)
+    return spec, data, result, idata
+
+
+def _fit(likelihood: str, ordinal_full_fit):
+    if likelihood == "ordinal":
+        return ordinal_full_fit
+    spec = ModelSpec("action", "l1_profile", likelihood)
+    data = prepare(simulate_ratings(12, 3, seed=2), "action", "l1_profile")
+    return (spec, data, *fit_one(spec, data, SAMPLER))
+
+
+@pytest.mark.parametrize("likelihood", ["gamm", "ordinal"])
+def test_compact_trace_thins_and_keeps_the_curve_draws(tmp_path, monkeypatch, likelihood,
+                                                      ordinal_full_fit):
+    monkeypatch.setattr(traces, "COMPACT_DRAWS", 20)  # 2 x 50 draws -> every 5th: 2 x 10
+    spec, data, result, idata = _fit(likelihood, ordinal_full_fit)
     folder = AnalysisFolder(tmp_path)
     folder.save(result, idata, "fp", "compact")
     trace = az.from_netcdf(folder.trace_path(spec))
@@ -59,6 +77,33 @@ def test_compact_trace_thins_and_keeps_the_curve_draws(tmp_path, monkeypatch, li
     assert trace.sample_stats.sizes["draw"] == 10
     reloaded = folder.reusable(spec, data, "fp", "compact")
     assert reloaded is not None and reloaded.coefficients == result.coefficients
+
+
+def test_trace_levels(tmp_path, ordinal_full_fit):
+    spec, data, result, idata = ordinal_full_fit
+    assert "y_probs" in idata.posterior and "posterior_predictive" in idata.groups()
+    sizes = {}
+    for level in ("none", "compact", "full"):
+        folder = AnalysisFolder(tmp_path / level)
+        folder.save(result, idata, "fp", level)
+        path = folder.trace_path(spec)
+        assert path.exists() == (level != "none")
+        assert folder.reusable(spec, data, "fp", level) is not None
+        assert folder.reusable(spec, data, "other", level) is None
+        if level == "none":
+            assert folder.reusable(spec, data, "fp", "compact") is None  # no trace to reuse
+            continue
+        sizes[level] = path.stat().st_size
+        trace = az.from_netcdf(path)
+        assert "log_likelihood" in trace.groups() and "sigma_u" in trace.posterior
+        assert ("y_probs" in trace.posterior) == (level == "full")
+        assert ("posterior_predictive" in trace.groups()) == (level == "full")
+        dtype = trace.posterior["sigma_u"].dtype
+        assert dtype == (np.float32 if level == "compact" else np.float64)
+        reloaded = folder.reusable(spec, data, "fp", level)
+        assert reloaded.reused and reloaded.coefficients == result.coefficients
+        assert np.allclose(np.asarray(reloaded.loo["loo_i"]), np.asarray(result.loo["loo_i"]))
+    assert sizes["compact"] < sizes["full"]
 
 
 @pytest.mark.slow  # two analyze runs; compact traces themselves are tested above

@@ -157,6 +157,10 @@ def test_cli_json_and_bad_input(tmp_path) -> None:
     assert res.exit_code == 2 and "--speeders" in res.output  # (a boxed, wrapped message)
 
 
+# 400 simulated participants (make test-e2e, which CI runs after make test); in make test the
+# rating model's reference means and shapes are tests/engine/test_rating_model.py's, and the
+# simulator's wiring (truth, hidden constraints, pool conditions) the tests above
+@pytest.mark.e2e
 def test_reference_pattern(tmp_path, tominaga) -> None:
     """Defaults mimic the reference study: acceptance near 3.28 and flat in distance, action
     near 2.63 and falling over small distances (the paper's distances: L1 over the 16 items,
