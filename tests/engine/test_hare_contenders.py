@@ -79,14 +79,17 @@ def test_calibration_moves_contenders_or_only_the_winner_to_the_boundary(setup, 
     torch.testing.assert_close(states["winner"].result[0], raw[:, -1] * 0.125)
 
 
-@pytest.mark.parametrize("setting", [{"lr": 0.5}, {"lam": 0.0}, {"steps": 2}])
+@pytest.mark.parametrize("setting", [{"lr": 0.5}, {"lam": 0.0}, {"steps": 2}, {"gamma": 0.3}])
 def test_the_search_settings_reach_the_search(setup, base, setting):
+    """Each search setting changes the contenders; the paper's search radius is the configured
+    gamma, exactly (0.3 is not a float32 number)."""
     ctx, x, profiles = setup
     default = Hare(ctx, "gs", budget=4, iterations=1, steps=5).start(x, profiles,
                                                                      base["bayes"], 0)
     other = Hare(ctx, "gs", budget=4, iterations=1, **{"steps": 5, **setting}).start(
         x, profiles, base["bayes"], 0)
     assert not torch.allclose(default.contenders, other.contenders)
+    assert other.gamma.tolist() == [other.config.gamma] * N
 
 
 def _logits(context, x, allowed, z):
