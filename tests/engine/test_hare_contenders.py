@@ -16,7 +16,7 @@ from engine.recourse.base import RecourseContext
 from engine.recourse.hare import Hare
 from engine.recourse.hare_search import boundary_point_search
 from engine.recourse.hare_state import HareState
-from engine.recourse.shift_actions import favourable_logit, realize
+from engine.recourse.shift_actions import allowed_mask, favourable_logit, realize
 from tests.engine.hare_people import ApproveAll, N, people_and_base_plans
 
 MUTATION_WARM_UP = (people_and_base_plans,)
@@ -227,3 +227,37 @@ def test_a_pending_machine_is_stored_only_when_asked_and_searched_on_restore(set
     HareState.propose_all([later])
     assert "pending" not in here.to_dict(pending=True)
     assert here.to_dict() == later.to_dict() == now.to_dict()
+    rebuilt = HareState(ctx, hare.config, here.to_dict())  # from its data, not deferred
+    while rebuilt.t == 0:
+        if rebuilt.phase == "compare":
+            rebuilt.answer(torch.ones(len(p), dtype=torch.long))
+        else:
+            rebuilt.accept(torch.zeros(len(p), dtype=torch.bool))
+    assert not rebuilt.pending and rebuilt.phase == "compare"  # searched iteration 2 itself
+
+
+class _RejectAll:
+    def predict_proba(self, x):
+        return torch.zeros(x.shape[0], dtype=x.dtype)
+
+    def decision(self, x):
+        return torch.zeros(x.shape[0], dtype=torch.bool)
+
+
+def test_a_deferred_machine_nobody_has_to_answer_runs_to_its_end_in_one_propose_all(setup):
+    """Under a model that rejects everything, with no favourable base plan, nobody is asked
+    anything: every tournament resolves itself, so one propose_all searches the deferred
+    machine's iterations one after another, to its end, as a machine started without
+    ``defer`` does at once."""
+    ctx, x, profiles = setup
+    p = torch.arange(3)
+    reject = RecourseContext(ctx.scenario, _RejectAll())
+    config = Hare(reject, "gs", budget=6, iterations=3, steps=2).config
+    args = (reject, config, x[p], allowed_mask(reject, profiles[p].hard_mask),
+            torch.zeros(len(p), x.shape[1], dtype=torch.float64),
+            torch.zeros(len(p), dtype=torch.bool), 7)
+    alone, deferred = HareState.start(*args), HareState.start(*args, defer=True)
+    assert deferred.pending
+    HareState.propose_all([deferred])
+    assert not deferred.pending and (deferred.phase, deferred.t) == ("done", 3)
+    assert deferred.to_dict() == alone.to_dict() and alone.asked.tolist() == [0, 0, 0]
