@@ -21,6 +21,7 @@ from tests.engine.hare_people import ApproveAll, N, people_and_base_plans
 
 MUTATION_WARM_UP = (people_and_base_plans,)
 PARTS = [torch.arange(0, 5), torch.arange(5, 9), torch.arange(9, 12)]  # machines of 5, 4, 3
+TWO = [torch.arange(0, 7), torch.arange(7, 12)]  # machines of 7 and 5
 
 
 @pytest.fixture(scope="module")
@@ -146,10 +147,12 @@ class _Calls:
         return self.rule.decision(x)
 
 
-@pytest.mark.parametrize(("keep", "calibrate"), [(True, "all"), (False, "all"), (True, "winner")])
-def test_machines_proposing_together_get_what_each_finds_alone(setup, base, keep, calibrate):
-    """Deferred machines (people in groups of 5, 4 and 3, each with its own seed) searched
-    together by propose_all get exactly the contenders, the calibrated first incumbent
+@pytest.mark.parametrize(("keep", "calibrate", "parts"),
+                         [(True, "all", PARTS), (False, "all", PARTS), (True, "winner", TWO)])
+def test_machines_proposing_together_get_what_each_finds_alone(setup, base, keep, calibrate,
+                                                               parts):
+    """Deferred machines (people in groups of 5, 4 and 3, or 7 and 5, each with its own seed)
+    searched together by propose_all get exactly the contenders, the calibrated first incumbent
     included, and the questions each finds alone; so do their next iterations. The decision
     model gets the calls it gets for the machines alone, each on one machine's rows
     (engine.recourse.hare_search, groups): with a float32 network, rows judged beside another
@@ -162,7 +165,7 @@ def test_machines_proposing_together_get_what_each_finds_alone(setup, base, keep
     for name in ("alone", "together"):
         model.rows.clear()
         groups[name] = [hare.start(x[p], profiles[p], base["bayes"].select(p), 20 + i,
-                                   defer=name == "together") for i, p in enumerate(PARTS)]
+                                   defer=name == "together") for i, p in enumerate(parts)]
         if name == "together":
             assert all(m.pending for m in groups[name]) and model.rows == []
             HareState.propose_all(groups[name])
@@ -170,7 +173,7 @@ def test_machines_proposing_together_get_what_each_finds_alone(setup, base, keep
     assert calls["together"] == calls["alone"]
     for step in range(2):
         for a, b in zip(groups["alone"], groups["together"], strict=True):
-            assert not b.pending and a.to_dict() == b.to_dict(), step
+            assert b.pending is False and a.to_dict() == b.to_dict(), step
         if step == 1:
             break
         for name, group in groups.items():  # each picks the challenger, declines, goes on
