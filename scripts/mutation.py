@@ -86,9 +86,10 @@ MODULES: tuple[Module, ...] = (
     Module("oracle_grid", "engine/recourse/oracle_grid.py", ("tests/engine/test_oracle.py",)),
     # the state machine's own tests run on the exact Bayes rule (test_hare.py needs trained
     # artifacts and runs HARE end to end: minutes per mutant)
-    Module("hare_state", "engine/recourse/hare_state.py", ("tests/engine/test_hare_budget.py",)),
+    Module("hare_state", "engine/recourse/hare_state.py",
+           ("tests/engine/test_hare_budget.py", "tests/engine/test_hare_contenders.py")),
     Module("hare_config", "engine/recourse/hare_config.py",
-           ("tests/engine/test_hare_budget.py",)),
+           ("tests/engine/test_hare_budget.py", "tests/engine/test_hare_contenders.py")),
     Module("session", "protocols/running/session.py",
            ("tests/protocols/test_session.py", "tests/protocols/test_concurrency.py",
             "tests/protocols/test_two_writers.py", "tests/protocols/test_admission.py",

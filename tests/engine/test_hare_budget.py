@@ -7,52 +7,24 @@ decision rule: no trained artifact needed)."""
 
 from __future__ import annotations
 
-import functools
-
 import pytest
 import torch
 
-from engine.benchmarks.recourse import rejected_population
-from engine.decision import BayesDecision
-from engine.preferences import sample_profiles
-from engine.recourse import get_method
 from engine.recourse.base import RecourseContext
 from engine.recourse.hare import Hare
-from engine.scenarios import get_scenario
+from tests.engine.hare_people import ApproveAll, N, people_and_base_plans
 
-N = 12
-
-
-@functools.cache
-def _setup_and_base():
-    """The people, their profiles and the base method's plans (gs, what Hare.base_plans
-    returns) under the Bayes rule and under an approve-all model: they do not depend on
-    HARE's configuration, so every test shares them. Computed once per process; in a mutation
-    run once in mutmut's fork server (MUTATION_WARM_UP, scripts/mutation_plugin.py), which
-    keeps them only if no mutated function was reached (so no Hare, whose config is HARE
-    state's HareConfig, is built here)."""
-    loan = get_scenario("loan")
-    ctx = RecourseContext(loan, BayesDecision(loan))
-    x = rejected_population(loan, ctx.classifier, N).double()
-    profiles = sample_profiles(loan.feature_names, loan.actionable, N, distribution="uniform",
-                               n_actionable=None, elicitation="ranking", seed=4)
-    lenient = RecourseContext(loan, _ApproveAll())
-    base = {"bayes": get_method("gs", ctx).recourse(x, profiles),
-            "lenient": get_method("gs", lenient).recourse(x, profiles)}
-    return (ctx, x, profiles), base
-
-
-MUTATION_WARM_UP = (_setup_and_base,)
+MUTATION_WARM_UP = (people_and_base_plans,)
 
 
 @pytest.fixture(scope="module")
 def setup():
-    return _setup_and_base()[0]
+    return people_and_base_plans()[0]
 
 
 @pytest.fixture(scope="module")
 def base():
-    return _setup_and_base()[1]
+    return people_and_base_plans()[1]
 
 
 def _drive(state, choose_right: bool):
@@ -105,17 +77,6 @@ def test_comparisons_never_exceed_the_budget(setup, base, budget, iterations, ch
     assert accept_at == list(range(acc))  # after every tournament (skip: never the last)
 
 
-class _ApproveAll:
-    """A decision model that approves every profile: every pair is favourable, so every
-    person is asked every comparison the budget allows."""
-
-    def predict_proba(self, x):
-        return torch.ones(x.shape[0], dtype=x.dtype)
-
-    def decision(self, x):
-        return torch.ones(x.shape[0], dtype=torch.bool)
-
-
 @pytest.mark.parametrize(("budget", "iterations", "keep"),
                          [(7, 1, True), (7, 2, True), (9, 3, False), (9, 3, True), (4, 4, False),
                           (15, 1, False)])
@@ -125,7 +86,7 @@ def test_with_only_favourable_pairs_exactly_the_budget_is_asked(setup, base, bud
                                                                  keep, calibrate, final_accept):
     """The same question count with the incumbent kept (k - 1 new candidates) or dropped."""
     ctx, x, profiles = setup
-    lenient = RecourseContext(ctx.scenario, _ApproveAll())
+    lenient = RecourseContext(ctx.scenario, ApproveAll())
     hare = Hare(lenient, "gs", budget=budget, iterations=iterations, steps=2,
                 calibrate=calibrate, final_accept=final_accept, keep_incumbent=keep)
     state = hare.start(x, profiles, base["lenient"], 0)
@@ -191,7 +152,7 @@ def test_wrong_answers_and_configurations_are_named(setup):
     from engine.recourse.hare_config import HareConfig
 
     ctx, x, profiles = setup
-    lenient = RecourseContext(ctx.scenario, _ApproveAll())  # every pair is asked
+    lenient = RecourseContext(ctx.scenario, ApproveAll())  # every pair is asked
     hare = Hare(lenient, "gs", budget=4, iterations=2, steps=2)
     state = hare.start(x[:3], profiles[torch.arange(3)],
                        hare.base_plans(x[:3], profiles[torch.arange(3)]), 0)
@@ -222,6 +183,9 @@ def test_wrong_answers_and_configurations_are_named(setup):
          "budget must be at least 3 for 3 iteration(s) (got budget 2)"),
         (dict(budget=3, iterations=2),
          "budget must be at least 4 for 2 iteration(s) keeping the incumbent (got budget 3)"),
+        (dict(budget=1, iterations=1),
+         "budget must be at least 2 for 1 iteration(s) keeping the incumbent (got budget 1)"),
+        (dict(boundary_margin=-0.5), "boundary_margin must be >= 0 (got -0.5)"),
         (dict(steps=-1), "steps and bisections must be >= 0"),
         (dict(bisections=-1), "steps and bisections must be >= 0"),
         (dict(lr=0.0), "lr, gamma and gamma_floor must be > 0 and lam >= 0"),
@@ -325,12 +289,15 @@ def test_the_search_radius_follows_the_base_plan_and_shrinks(setup, base):
     torch.testing.assert_close(state.gamma, 0.25 * first)
 
 
-def test_answers_per_person_acceptance_sticks_and_invalid_plans_are_never_asked(setup, base):
+@pytest.mark.parametrize("keep", [True, False])
+def test_answers_per_person_acceptance_sticks_and_invalid_plans_are_never_asked(setup, base,
+                                                                                 keep):
     """Mixed answers (plain lists of 0/1, as a web form gives them): a person who accepts is
-    done for good (accepted stays set, no further question); nobody is asked to compare a pair
-    with an unfavourable plan or to accept an unfavourable plan."""
+    done for good (accepted stays set, no further question, the plan kept even when the
+    incumbent is not among the next contenders); nobody is asked to compare a pair with an
+    unfavourable plan or to accept an unfavourable plan."""
     ctx, x, profiles = setup
-    hare = Hare(ctx, "gs", budget=9, iterations=3, steps=5)
+    hare = Hare(ctx, "gs", budget=9, iterations=3, steps=5, keep_incumbent=keep)
     state = hare.start(x, profiles, base["bayes"], 0)
     alternate = [i % 2 for i in range(N)]
     accepted_at: dict[int, int] = {}
@@ -364,20 +331,25 @@ def test_answers_per_person_acceptance_sticks_and_invalid_plans_are_never_asked(
     assert asked_invalid > 0  # the rule was exercised: some pair or plan was unfavourable
 
 
+@pytest.mark.parametrize("keep", [True, False])
 @pytest.mark.parametrize("batch", ["everyone", "one at a time"])
 def test_the_tournament_follows_the_answers_and_resolves_unfavourable_pairs(setup, base,
-                                                                            batch):
+                                                                            batch, keep):
     """One tournament against a reference loop over the contenders: the winner meets
     contenders 1..k-1 in turn; a pair of two favourable plans is asked and the answer decides
     (1: the challenger), a favourable challenger beats an unfavourable winner unasked,
     otherwise the winner stays; the result is the winner, unless the base plan was favourable
     and the winner is not (then the base plan). Batches of one (a web participant) meet pairs
-    nobody has to judge more often: those resolve without a question."""
+    nobody has to judge more often: those resolve without a question. Without
+    ``keep_incumbent`` contender 0 is a new candidate, unfavourable for some people: a
+    favourable challenger takes its place unasked."""
     ctx, x, profiles = setup
     # the tournament alone: no accept question after it (``final_accept="skip"``)
-    hare = Hare(ctx, "gs", budget=6, iterations=1, steps=5, final_accept="skip")
+    hare = Hare(ctx, "gs", budget=6, iterations=1, steps=5, final_accept="skip",
+                keep_incumbent=keep)
     if batch == "everyone":
-        _one_tournament(hare, x, profiles, base["bayes"], list(range(N)))
+        unasked = _one_tournament(hare, x, profiles, base["bayes"], list(range(N)))
+        assert keep or unasked > 0
     else:
         for i in range(4):
             _one_tournament(hare, x[i:i + 1], profiles[i], base["bayes"].select([i]), [i])
@@ -399,6 +371,7 @@ def _one_tournament(hare, x, profiles, base_plans, people):
         state.answer(torch.tensor([(p + state.pos) % 2 for p in people]))
     assert state.phase == "done"
     z, z_valid = state.result
+    unasked = 0  # favourable challengers winning unasked
     for r, p in enumerate(people):
         w, asked = 0, 0
         for pos in range(1, k):
@@ -407,100 +380,10 @@ def _one_tournament(hare, x, profiles, base_plans, people):
                 if (p + pos) % 2 == 1:
                     w = pos
             elif valid[r, pos]:
-                w = pos
+                w, unasked = pos, unasked + 1
         assert int(state.asked[r]) == asked, p
         if r0_valid[r] and not valid[r, w]:
             assert torch.equal(z[r], r0[r]) and bool(z_valid[r]), p
         else:
             assert torch.equal(z[r], contenders[r, w]) and bool(z_valid[r]) == bool(valid[r, w])
-
-
-@pytest.mark.parametrize("calibrate", ["all", "winner"])
-def test_keeping_the_incumbent_makes_it_contender_zero(setup, base, calibrate):
-    """keep_incumbent (the default): contender 0 of each iteration is the plan it starts from,
-    beside B // T - 1 new candidates; the base plan r_0 enters iteration 1 calibrated by
-    BoundaryPointSearch when every contender is (calibrate="all"), as it is otherwise."""
-    from engine.recourse.hare_search import boundary_point_search
-
-    ctx, x, profiles = setup
-    hare = Hare(ctx, "gs", budget=8, iterations=2, steps=2, calibrate=calibrate)
-    assert hare.config.keep_incumbent
-    state = hare.start(x, profiles, base["bayes"], 0)
-    assert state.contenders.shape == (N, 4, x.shape[1]) and state.valid.shape == (N, 4)
-    first, valid = state.incumbent, state.incumbent_valid
-    if calibrate == "all":
-        first, calibrated = boundary_point_search(ctx, state.x, first, state.allowed)
-        valid = valid & calibrated
-        assert not torch.equal(first[valid], state.incumbent[valid])  # it did move
-    assert torch.equal(state.contenders[:, 0], first)
-    assert torch.equal(state.valid[:, 0], valid)
-    while state.phase == "compare":
-        state.answer(torch.ones(N, dtype=torch.long))
-    state.accept(torch.zeros(N, dtype=torch.bool))
-    assert state.t == 1 and state.phase in ("compare", "done")
-    assert torch.equal(state.contenders[:, 0], state.incumbent)
-    assert torch.equal(state.valid[:, 0], state.incumbent_valid)
-
-
-def test_calibration_moves_contenders_or_only_the_winner_to_the_boundary(setup, base):
-    """Under a model that approves everything, the boundary search (``bisections`` halvings)
-    scales a plan by 2**-bisections: calibrate="all" does it to every contender and leaves
-    the winner as it is, calibrate="winner" to the winner only."""
-    ctx, x, profiles = setup
-    lenient = RecourseContext(ctx.scenario, _ApproveAll())
-    states = {}
-    for cal in ("all", "winner"):
-        hare = Hare(lenient, "gs", budget=4, iterations=1, steps=2, bisections=3,
-                    calibrate=cal)
-        states[cal] = hare.start(x, profiles, base["lenient"], 0)
-    raw = states["winner"].contenders.clone()
-    torch.testing.assert_close(states["all"].contenders, raw * 0.125)
-    calibrated = states["all"].contenders.clone()
-    for state in states.values():
-        while state.phase == "compare":
-            state.answer(torch.ones(N, dtype=torch.long))  # the last contender wins
-    assert torch.equal(states["all"].result[0], calibrated[:, -1])
-    torch.testing.assert_close(states["winner"].result[0], raw[:, -1] * 0.125)
-
-
-@pytest.mark.parametrize("setting", [{"lr": 0.5}, {"lam": 0.0}, {"steps": 2}])
-def test_the_search_settings_reach_the_search(setup, base, setting):
-    ctx, x, profiles = setup
-    default = Hare(ctx, "gs", budget=4, iterations=1, steps=5).start(x, profiles,
-                                                                     base["bayes"], 0)
-    other = Hare(ctx, "gs", budget=4, iterations=1, **{"steps": 5, **setting}).start(
-        x, profiles, base["bayes"], 0)
-    assert not torch.allclose(default.contenders, other.contenders)
-
-
-@pytest.mark.parametrize("keep", [True, False])
-def test_machines_proposing_together_get_what_each_finds_alone(setup, base, keep):
-    """Deferred machines (people in groups of 5, 4 and 3, each with its own seed) searched
-    together by propose_all get exactly the contenders, the calibrated first incumbent
-    included, and the questions each finds alone; so do their next iterations."""
-    from engine.recourse.hare_state import HareState
-
-    ctx, x, profiles = setup
-    hare = Hare(ctx, "gs", budget=6, iterations=2, steps=3, keep_incumbent=keep)
-    parts = [torch.arange(0, 5), torch.arange(5, 9), torch.arange(9, 12)]
-
-    def machines(defer: bool) -> list[HareState]:
-        return [hare.start(x[p], profiles[p], base["bayes"].select(p), 20 + i, defer=defer)
-                for i, p in enumerate(parts)]
-
-    alone, together = machines(False), machines(True)
-    assert all(m.pending for m in together)
-    HareState.propose_all(together)
-    for step in range(2):
-        for a, b in zip(alone, together, strict=True):
-            assert not b.pending and a.to_dict() == b.to_dict(), step
-        if step == 0:  # everyone picks the challenger, declines, and iteration 2 is searched
-            for group in (alone, together):
-                for m in group:
-                    while m.phase == "compare":
-                        m.answer(torch.ones(m.n, dtype=torch.long))
-                    if m.phase == "accept":
-                        m.defer = group is together
-                        m.accept(torch.zeros(m.n, dtype=torch.bool))
-            HareState.propose_all([m for m in together if m.pending])
-            assert all(m.t == 1 for m in alone + together)
+    return unasked

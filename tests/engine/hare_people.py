@@ -1,0 +1,50 @@
+"""The people HARE's state-machine tests share (tests/engine/test_hare_budget.py,
+tests/engine/test_hare_contenders.py): N rejected loan applicants, their profiles and the base
+method's plans under the exact Bayes rule and under a model that approves everybody; no trained
+artifact needed."""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+
+from engine.benchmarks.recourse import rejected_population
+from engine.decision import BayesDecision
+from engine.preferences import sample_profiles
+from engine.recourse import get_method
+from engine.recourse.base import RecourseContext
+from engine.scenarios import get_scenario
+
+N = 12
+
+
+class ApproveAll:
+    """A decision model that approves every profile: every pair is favourable, so every
+    person is asked every comparison the budget allows."""
+
+    def predict_proba(self, x):
+        return torch.ones(x.shape[0], dtype=x.dtype)
+
+    def decision(self, x):
+        return torch.ones(x.shape[0], dtype=torch.bool)
+
+
+@functools.cache
+def people_and_base_plans():
+    """((Bayes context, x, profiles), {"bayes": plans, "lenient": plans}): the base method's
+    plans (gs, what Hare.base_plans returns) under the Bayes rule and under ``ApproveAll``.
+    They do not depend on HARE's configuration, so every test shares them. Computed once per
+    process; in a mutation run once in mutmut's fork server (a test module's
+    MUTATION_WARM_UP, scripts/mutation_plugin.py), which keeps them only if no mutated
+    function was reached (so no Hare, whose config is HARE state's HareConfig, is built
+    here)."""
+    loan = get_scenario("loan")
+    ctx = RecourseContext(loan, BayesDecision(loan))
+    x = rejected_population(loan, ctx.classifier, N).double()
+    profiles = sample_profiles(loan.feature_names, loan.actionable, N, distribution="uniform",
+                               n_actionable=None, elicitation="ranking", seed=4)
+    lenient = RecourseContext(loan, ApproveAll())
+    base = {"bayes": get_method("gs", ctx).recourse(x, profiles),
+            "lenient": get_method("gs", lenient).recourse(x, profiles)}
+    return (ctx, x, profiles), base
