@@ -93,7 +93,7 @@ MODULES: tuple[Module, ...] = (
     Module("session", "protocols/running/session.py",
            ("tests/protocols/test_session.py", "tests/protocols/test_concurrency.py",
             "tests/protocols/test_two_writers.py", "tests/protocols/test_admission.py",
-            "tests/protocols/test_hare_flow.py"),
+            "tests/protocols/test_hare_flow.py", "tests/protocols/test_hare_speculate.py"),
            # the subprocess version runs the same code path; PostgreSQL: the store's concern
            pytest_args=("-k", "not processes and not postgres")),
     # the store: data/store.py only picks a driver; the DuckDB driver and the contract's shared
