@@ -87,6 +87,19 @@ def test_a_draft_starts_nothing_it_should_not(tmp_path, small_hare):
         assert s.current_page().id == page.id
 
 
+def test_a_draft_in_a_study_without_an_interactive_arm_starts_nothing(tmp_path) -> None:
+    from tests.protocols.test_realistic_plans import PILOT
+
+    with Store(tmp_path / "o.duckdb") as store:
+        study = Study(parse_protocol(PILOT), store, prefetch=True)  # ranking, Oracle and pool
+        s = study.start()
+        page = s.current_page()
+        while not page.kind.startswith("elicitation_"):
+            page = s.submit(page.id, scripted_answer(page))
+        assert not s.speculate(page.id, scripted_answer(page))
+        assert study.interactive.prefetcher._futures == {}
+
+
 def test_a_newer_draft_replaces_an_earlier_one_not_started():
     pf = Prefetcher(workers=1)
     ran: list[str] = []
