@@ -17,16 +17,6 @@ from tests.engine.hare_people import ApproveAll, N, people_and_base_plans
 MUTATION_WARM_UP = (people_and_base_plans,)
 
 
-@pytest.fixture(scope="module")
-def setup():
-    return people_and_base_plans()[0]
-
-
-@pytest.fixture(scope="module")
-def base():
-    return people_and_base_plans()[1]
-
-
 def _drive(state, choose_right: bool):
     """Answer every query like Hare.run does; record each person's comparisons per
     iteration and the iterations at which acceptance was asked."""

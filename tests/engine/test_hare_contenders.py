@@ -24,16 +24,6 @@ PARTS = [torch.arange(0, 5), torch.arange(5, 9), torch.arange(9, 12)]  # machine
 TWO = [torch.arange(0, 7), torch.arange(7, 12)]  # machines of 7 and 5
 
 
-@pytest.fixture(scope="module")
-def setup():
-    return people_and_base_plans()[0]
-
-
-@pytest.fixture(scope="module")
-def base():
-    return people_and_base_plans()[1]
-
-
 @pytest.mark.parametrize("calibrate", ["all", "winner"])
 def test_keeping_the_incumbent_makes_it_contender_zero(setup, base, calibrate):
     """keep_incumbent (the default): contender 0 of each iteration is the plan it starts from,
