@@ -15,7 +15,8 @@ the old code trained. A built home is also kept in the user's cache
 with ``$RECOURSE_STUDY_TEST_CACHE``, none with ``off``), so a fresh clone of the same code
 starts from it instead of training again (the models that tests train in the test home on
 demand, such as the paper's iCARMA seeds, are added to it when a session ends); the
-artifacts' own fingerprints are still checked on every run. Under pytest-xdist (``make test`` runs two workers) a file lock lets one
+artifacts' own fingerprints are still checked on every run. The cache keeps the homes of the
+``KEEP_CACHED_HOMES`` code versions used last and deletes older ones (``prune_cache``). Under pytest-xdist (``make test`` runs two workers) a file lock lets one
 worker build while the others wait; each worker starts its own PostgreSQL.
 
 A skipped test fails the run: a missing dependency or an import error must not hide as a
@@ -47,7 +48,10 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
                   "NUMBA_NUM_THREADS"):
         os.environ.setdefault(_name, "1")
 CODE_HASH_FILE = "training-code.sha256"
-TRAINING_ROOTS = ("engine/artifacts.py", "engine/artifact_builders.py")
+# engine.paper_models trains the paper's iCARMA models that tests build on demand and the
+# cache keeps (_add_new_artifacts); the builders do not import it
+TRAINING_ROOTS = ("engine/artifacts.py", "engine/artifact_builders.py", "engine/paper_models.py")
+KEEP_CACHED_HOMES = 3  # the user cache keeps the homes of this many code versions
 
 
 def _engine_imports(path: Path) -> set[Path]:
@@ -119,6 +123,24 @@ def _cache_lock(cache: Path) -> FileLock:
     return FileLock(str(cache.parent / (cache.name + ".lock")))
 
 
+def prune_cache(cache: Path, keep: int = KEEP_CACHED_HOMES) -> list[Path]:
+    """Delete the cached homes beside ``cache`` but the ``keep`` used last (``cache`` always
+    kept; "used" is the time of a home's code marker, touched on every use); a home whose
+    lock another process holds is left alone. Returns the homes deleted."""
+    homes = [h for h in cache.parent.glob("test-home-*") if h.is_dir() and h != cache]
+    homes.sort(key=lambda h: (h / CODE_HASH_FILE).stat().st_mtime
+               if (h / CODE_HASH_FILE).is_file() else 0.0, reverse=True)
+    deleted = []
+    for home in homes[max(keep - 1, 0):]:
+        try:
+            with _cache_lock(home).acquire(timeout=0):
+                shutil.rmtree(home, ignore_errors=True)
+        except TimeoutError:  # filelock.Timeout: in use by another test session
+            continue
+        deleted.append(home)
+    return deleted
+
+
 def _add_new_artifacts(home: Path, cache: Path, code: str) -> None:
     """Add to the cache the artifacts that tests trained in the test home on demand (the
     paper's iCARMA models: tests/engine/test_icarma_paper.py, ...) and that it lacks, so a
@@ -174,6 +196,8 @@ def trained_home() -> Iterator[Path]:
                 with _cache_lock(cache):
                     if built or not (cache / CODE_HASH_FILE).is_file():
                         _copy_home(home, cache)
+                    (cache / CODE_HASH_FILE).touch()  # used now (prune_cache)
+                prune_cache(cache)
         yield home
         if cache is not None:
             _add_new_artifacts(home, cache, code)

@@ -34,8 +34,8 @@ def loadtest(
         "finished (its participants reconnect with their resume link)."),
     batch_answers: bool = typer.Option(
         False, "--batch-answers", help="Send a page's answers with its Continue in one "
-        "script run (default: as a browser, one run per widget change, then the click; "
-        "only the click is timed)."),
+        "script run (default: as a browser, one run per change of a widget outside a form, "
+        "then the click with the form's widgets; only the click is timed)."),
     seed: int = typer.Option(0, help="Seed of the participants' answers."),
     timeout: float = typer.Option(120.0, min=1.0, help="Seconds one page may take."),
     quick: bool = typer.Option(False, "--quick", help="Serve with the reduced ('quick') "

@@ -269,3 +269,33 @@ def test_an_action_on_a_page_takes_a_hands_time(monkeypatch) -> None:
     slept.clear()
     asyncio.run(lp.LoadParticipant(0, proto, "http://x")._act("page-0", "submit"))
     assert slept == []  # act 0: one action right after another
+
+
+def test_a_widget_in_a_form_sends_nothing_before_the_forms_submit() -> None:
+    """As a browser: changing a widget outside a form is a script run (with every such
+    widget set so far); a widget in an ``st.form`` keeps its value until the submit, so
+    changing it sends nothing."""
+    from streamlit.proto.Checkbox_pb2 import Checkbox
+    from streamlit.proto.Radio_pb2 import Radio
+
+    from study_app.web.load import participant as lp
+
+    rating = Radio(id="$$ID-1-p:rating", options=["1", "2"], form_id="p:form")
+    outside = Checkbox(id="$$ID-2-p:more", form_id="")
+    other = Checkbox(id="$$ID-3-p:other", form_id="")
+    screen = Screen(widgets={w.id.split("-", 2)[2]: Widget(t, w.id, w.id.split("-", 2)[2], w)
+                             for t, w in (("radio", rating), ("checkbox", outside),
+                                          ("checkbox", other))},
+                    html=['<div data-page="p" data-kind="plan"></div>'])
+    assert screen.widgets["p:rating"].in_form and not screen.widgets["p:more"].in_form
+    sent: list[list[str]] = []
+
+    class Session:
+        async def rerun(self, states):
+            sent.append([s.id for s in states])
+            return screen
+
+    person = lp.LoadParticipant(0, load_protocol("tominaga-replication"), "http://x")
+    values = {"p:rating": "2", "p:more": True, "p:other": False}
+    asyncio.run(person._change_widgets(Session(), screen, "p", values))
+    assert sent == [[outside.id], [outside.id, other.id]]

@@ -68,7 +68,8 @@ class LoadParticipant:
     act: float = 0.0
     timeout: float = 120.0
     reconnects_allowed: int = 10
-    # As a browser: every widget change is a script run of its own before the click (False:
+    # As a browser: every change of a widget outside a form is a script run of its own
+    # before the click (a form's widgets travel with its submit: _change_widgets) (False:
     # a page's answers travel with the click in one run, half the server's work per page).
     widget_reruns: bool = True
     steps: list[Step] = field(default_factory=list)
@@ -179,12 +180,16 @@ class LoadParticipant:
 
     async def _change_widgets(self, session: StreamlitSession, screen: Screen, page_id: str,
                               values: dict[str, Any]) -> Screen:
-        """Set the widgets one by one, each change a script run (as the browser sends one
-        rerun per changed widget, with the state of every widget set so far)."""
+        """Set the widgets one by one as a browser does: a change of a widget outside a form
+        is a script run of its own, sent with the state of every such widget set so far; a
+        widget in a form keeps its value in the browser until the form's submit (the click)
+        sends it, so changing it costs the person time but the server nothing."""
         chosen: dict[str, Any] = {}
         for key, value in values.items():
-            chosen[key] = value
             await self._act(page_id, key)
+            if screen.widgets[key].in_form:
+                continue
+            chosen[key] = value
             screen = await session.rerun([widget_state(screen.widgets[k], v)
                                           for k, v in chosen.items()])
             if screen.attribute("page") != page_id:

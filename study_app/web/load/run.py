@@ -55,7 +55,7 @@ class LoadSettings:
     kill_one_at: float | None = None  # share of participants finished when one worker dies
     seed: int = 0
     timeout: float = 120.0
-    widget_reruns: bool = True  # one script run per widget change, as a browser
+    widget_reruns: bool = True  # a script run per change outside a form, as a browser
     act: float = 0.0  # mean seconds per action on a page (LoadParticipant.act)
 
 

@@ -70,6 +70,12 @@ class Widget:
     def options(self) -> list[str]:
         return list(getattr(self.proto, "options", []))
 
+    @property
+    def in_form(self) -> bool:
+        """The widget lies in an ``st.form``: the browser keeps its value until the form is
+        submitted, so changing it sends nothing to the server."""
+        return bool(getattr(self.proto, "form_id", ""))
+
 
 @dataclass
 class Screen:
