@@ -10,9 +10,10 @@ How T shapes the tournaments (``iterations_reading``; the machine asks ``rounds`
   ``keep_incumbent``; the accept question after each round (the last one: ``final_accept``).
 - ``"code"`` (the paper's released code, which produced its tables): c = T new candidates a
   round (c = B at T = 1: HARE's single round) beside r_{t-1} under ``keep_incumbent``,
-  B // c rounds, no accept question at all, so the comparisons alone fill B (c + 1
-  contenders, c comparisons a round). The code's T = 10 at B = 30 is three rounds of ten
-  new candidates, the text's ten rounds of three contenders."""
+  B // c rounds, no accept question at all, so the comparisons alone spend B (c + 1
+  contenders and c comparisons a round under ``keep_incumbent``: B when c divides B). The
+  code's T = 10 at B = 30 is three rounds of ten new candidates, the text's ten rounds of
+  three contenders."""
 
 from __future__ import annotations
 
