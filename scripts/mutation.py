@@ -87,9 +87,11 @@ MODULES: tuple[Module, ...] = (
     # the state machine's own tests run on the exact Bayes rule (test_hare.py needs trained
     # artifacts and runs HARE end to end: minutes per mutant)
     Module("hare_state", "engine/recourse/hare_state.py",
-           ("tests/engine/test_hare_budget.py", "tests/engine/test_hare_contenders.py")),
+           ("tests/engine/test_hare_budget.py", "tests/engine/test_hare_contenders.py",
+            "tests/engine/test_hare_rounds.py")),
     Module("hare_config", "engine/recourse/hare_config.py",
-           ("tests/engine/test_hare_budget.py", "tests/engine/test_hare_contenders.py")),
+           ("tests/engine/test_hare_budget.py", "tests/engine/test_hare_contenders.py",
+            "tests/engine/test_hare_rounds.py")),
     Module("session", "protocols/running/session.py",
            ("tests/protocols/test_session.py", "tests/protocols/test_concurrency.py",
             "tests/protocols/test_two_writers.py", "tests/protocols/test_admission.py",

@@ -23,7 +23,8 @@ favourable plan); beside them the figures this benchmark reported before, ``prox
 any person was asked, never more than the budget), ``keep_incumbent`` (engine.recourse.hare_state;
 on as the paper's released code runs), ``gamma``, ``gamma_schedule`` and ``final_accept`` (the
 machine's step size, its schedule and last accept question: the paper's ``paper`` / ``ask`` by
-default), ``ground_truth`` (how the simulated people's ideals were drawn:
+default), ``iterations_reading`` (what T means: the paper's text, ``text`` by default, or its
+released code, engine.recourse.hare_config), ``ground_truth`` (how the simulated people's ideals were drawn:
 engine.synthetic.hare_truth, the paper's ``perturbation`` by default) and ``seconds`` (mean per seed: the
 method's own time; base generation is not part of HARE's).
 
@@ -90,6 +91,7 @@ class HareBenchmarkConfig:
     gamma: float = 1.0  # the candidates' step (the paper's 1; engine.recourse.hare_state)
     gamma_schedule: str = "paper"  # engine.recourse.hare_state: paper | halve
     final_accept: str = "ask"  # engine.recourse.hare_state: ask | skip
+    iterations_reading: str = "text"  # engine.recourse.hare_config: text | code
     # the simulated people's ideal plans (engine.synthetic.hare_truth): perturbation | rays
     ground_truth: str = PAPER_GROUND_TRUTH
     base_options: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -116,7 +118,8 @@ class HareBenchmarkConfig:
                 problems.append(f"budget {b} is smaller than the largest iteration count")
         try:
             HareConfig(gamma=self.gamma, gamma_schedule=self.gamma_schedule,
-                       final_accept=self.final_accept)
+                       final_accept=self.final_accept,
+                       iterations_reading=self.iterations_reading)
         except ValueError as e:
             problems.append(str(e))
         try:
@@ -281,7 +284,8 @@ def run_hare_benchmark(
 def machine_options(config: HareBenchmarkConfig) -> dict[str, Any]:
     """The state machine's options a run names in its rows (engine.recourse.hare_state)."""
     return {"keep_incumbent": config.keep_incumbent, "gamma": config.gamma,
-            "gamma_schedule": config.gamma_schedule, "final_accept": config.final_accept}
+            "gamma_schedule": config.gamma_schedule, "final_accept": config.final_accept,
+            "iterations_reading": config.iterations_reading}
 
 
 def run_settings(config: HareBenchmarkConfig) -> list[tuple[str, int, int, str]]:

@@ -30,7 +30,12 @@ from engine.icarma_choices import (
     PAPER_VALIDITY_MULTIPLIER,
     VALIDITY_MULTIPLIERS,
 )
-from engine.recourse.hare_config import FINAL_ACCEPT, GAMMA_SCHEDULES, HareConfig
+from engine.recourse.hare_config import (
+    FINAL_ACCEPT,
+    GAMMA_SCHEDULES,
+    ITERATIONS_READINGS,
+    HareConfig,
+)
 from engine.recourse.icarma_config import CARMA_SHIFT_BOUNDS, KEEP
 from engine.recourse.icarma_networks import check_shift_bounds
 from engine.synthetic.hare_truth import PAPER_GROUND_TRUTH, check_ground_truth
@@ -70,7 +75,9 @@ class ReproduceConfig:
     ``CARMA_SHIFT_BOUNDS``), flow (the rule under our flow) or "LO,HI". HARE's state machine:
     ``gamma_schedule`` paper (gamma = 1 every iteration, the default) or halve, and
     ``final_accept`` ask (the default) or skip, ``keep_incumbent`` on (the default, the
-    paper's released code) or off (Algorithm 4 as written) (engine.recourse.hare_state); its
+    paper's released code) or off (Algorithm 4 as written) (engine.recourse.hare_state),
+    ``iterations_reading`` text (the default) or code (T as the paper's released code runs
+    it: rounds of T new candidates, no accept question; engine.recourse.hare_config); its
     simulated people's ideals ``ground_truth`` perturbation (the paper's, the default) or rays
     (engine.synthetic.hare_truth).
     Bad values raise ValueError with a message that names the option (the CLI shows it).
@@ -101,6 +108,8 @@ class ReproduceConfig:
     final_accept: str = "ask"  # HARE's accept question after the last tournament: ask | skip
     # HARE's incumbent as a contender of every tournament (the released code's; hare_state)
     keep_incumbent: bool = HareConfig.keep_incumbent
+    # what HARE's T means: the paper's text | its released code (engine.recourse.hare_config)
+    iterations_reading: str = HareConfig.iterations_reading
     # HARE's simulated people's ideals: perturbation (the paper's) | rays (engine.synthetic.hare_truth)
     ground_truth: str = PAPER_GROUND_TRUTH
 
@@ -155,6 +164,9 @@ class ReproduceConfig:
         if self.final_accept not in FINAL_ACCEPT:
             raise ValueError(f"final accept must be one of {', '.join(FINAL_ACCEPT)}, got "
                              f"{self.final_accept!r}")
+        if self.iterations_reading not in ITERATIONS_READINGS:
+            raise ValueError(f"iterations reading must be one of "
+                             f"{', '.join(ITERATIONS_READINGS)}, got {self.iterations_reading!r}")
         if self.shift_bounds != CARMAS_CLAMP and self.action_space == INTERVENTION:
             raise ValueError("shift bounds apply to action space latent-shift only")
         if self.seeds is not None and self.seeds < 1:

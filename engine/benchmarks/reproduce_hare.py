@@ -110,7 +110,7 @@ def _run(config: ReproduceConfig, target: str, note: Progress) -> dict[str, Any]
         n=config.n or run["n"], seeds=seeds, steps=run["steps"], settings=settings,
         step_timing=False, gamma_schedule=config.gamma_schedule,
         final_accept=config.final_accept, ground_truth=config.ground_truth,
-        keep_incumbent=config.keep_incumbent,
+        keep_incumbent=config.keep_incumbent, iterations_reading=config.iterations_reading,
     )
     result = run_hare_benchmark(context, hb, on_step=note)
     return {"rows": result["rows"], "seeds": seeds, "run": {**run, "seeds": seeds,
@@ -164,6 +164,7 @@ def hare_target(target: str) -> Callable[[ReproduceConfig, Progress], TargetResu
                     "decision_model": "trained",
                     "gamma_schedule": config.gamma_schedule,
                     "final_accept": config.final_accept,
+                    "iterations_reading": config.iterations_reading,
                     "ground_truth": config.ground_truth},
             cells=cells, checks=checks,
             notes=["The paper's data sets are not available here: cells compare ratios "

@@ -162,7 +162,7 @@ def run_grid(config: ReproduceConfig, spec: TableSpec, note: Progress) -> dict[s
                 steps=run["steps"],
                 settings=settings, step_timing=False, gamma_schedule=config.gamma_schedule,
                 final_accept=config.final_accept, ground_truth=config.ground_truth,
-                keep_incumbent=config.keep_incumbent,
+                keep_incumbent=config.keep_incumbent, iterations_reading=config.iterations_reading,
             )
             results[(scenario, clf)] = run_hare_benchmark(
                 context, hb, on_step=lambda m, s=scenario, c=clf: note(f"{s} {c}: {m}"))["rows"]
@@ -381,7 +381,8 @@ def table_target(target: str) -> Callable[[ReproduceConfig, Progress], TargetRes
                     "bases": list(out["bases"]), **out["run"], "fast": config.fast,
                     "gamma_schedule": config.gamma_schedule,
                     "final_accept": config.final_accept, "ground_truth": config.ground_truth,
-                    "keep_incumbent": config.keep_incumbent, "constraint": "immutables only"},
+                    "keep_incumbent": config.keep_incumbent, "constraint": "immutables only",
+                    "iterations_reading": config.iterations_reading},
             cells=cells, checks=checks, notes=notes,
             extras={"missing": out["missing"], "misses": missed,
                     "rows": {f"{s} {c}": [{k: v for k, v in r.items()

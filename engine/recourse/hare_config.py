@@ -1,6 +1,19 @@
 """HARE's configuration: budget B, iterations T, the search's hyper-parameters and the named
 variants, validated on construction. The paper's configuration is the default; what each
-option does is in engine.recourse.hare_state's docstring."""
+option does is in engine.recourse.hare_state's docstring.
+
+How T shapes the tournaments (``iterations_reading``; the machine asks ``rounds``,
+``new_candidates`` and ``asks_accept``):
+
+- ``"text"`` (the default; the paper's text, Algorithm 4): T rounds of k = B // T questions,
+  a round's contenders k new candidates, or r_{t-1} and k - 1 new ones under
+  ``keep_incumbent``; the accept question after each round (the last one: ``final_accept``).
+- ``"code"`` (the paper's released code, which produced its tables): c = T new candidates a
+  round (c = B at T = 1: HARE's single round) beside r_{t-1} under ``keep_incumbent``,
+  B // c rounds, no accept question at all, so the comparisons alone spend B (c + 1
+  contenders and c comparisons a round under ``keep_incumbent``: B when c divides B). The
+  code's T = 10 at B = 30 is three rounds of ten new candidates, the text's ten rounds of
+  three contenders."""
 
 from __future__ import annotations
 
@@ -9,8 +22,10 @@ from typing import Literal
 
 GAMMA_SCHEDULES = ("paper", "halve")
 FINAL_ACCEPT = ("ask", "skip")
+ITERATIONS_READINGS = ("text", "code")
 # What a stored state without these fields ran with (engine.recourse.hare_state, from_dict).
-LEGACY = {"gamma_schedule": "halve", "final_accept": "skip", "keep_incumbent": False}
+LEGACY = {"gamma_schedule": "halve", "final_accept": "skip", "keep_incumbent": False,
+          "iterations_reading": "text"}
 
 
 @dataclass(frozen=True)
@@ -35,13 +50,20 @@ class HareConfig:
     # logit margin of "favourable" in BoundaryPointSearch (engine.recourse.hare_search): 0 is
     # the paper's g >= 0.5; a study's plans keep a margin so they stay approved when shown
     boundary_margin: float = 0.0
+    # what T means (module docstring): the paper's text (the default) or its released code
+    iterations_reading: Literal["text", "code"] = "text"
 
     def __post_init__(self) -> None:
         problems = []
         if self.iterations < 1:
             problems.append(f"iterations must be >= 1 (got {self.iterations})")
-        if self.iterations >= 1 and (self.budget < self.iterations
-                                     or (self.keep_incumbent and self.per_iteration < 2)):
+        if self.iterations_reading == "code" and self.budget < self.iterations:
+            problems.append(
+                f"budget must be at least iterations under iterations_reading 'code' (T = "
+                f"{self.iterations} new candidates a round; got budget {self.budget})")
+        elif self.iterations >= 1 and self.iterations_reading != "code" and (
+                self.budget < self.iterations
+                or (self.keep_incumbent and self.per_iteration < 2)):
             least = (2 if self.keep_incumbent else 1) * self.iterations
             problems.append(
                 f"budget must be at least {least} for {self.iterations} iteration(s)"
@@ -63,9 +85,32 @@ class HareConfig:
                             f"{self.gamma_schedule!r})")
         if self.final_accept not in FINAL_ACCEPT:
             problems.append(f"final_accept must be 'ask' or 'skip' (got {self.final_accept!r})")
+        if self.iterations_reading not in ITERATIONS_READINGS:
+            problems.append(f"iterations_reading must be 'text' or 'code' (got "
+                            f"{self.iterations_reading!r})")
         if problems:
             raise ValueError("; ".join(problems))
 
     @property
     def per_iteration(self) -> int:
         return self.budget // self.iterations
+
+    @property
+    def new_candidates(self) -> int:
+        """New candidates a round (module docstring)."""
+        if self.iterations_reading == "code":
+            return self.iterations if self.iterations > 1 else self.budget
+        return self.per_iteration - (1 if self.keep_incumbent else 0)
+
+    @property
+    def rounds(self) -> int:
+        """Tournaments a person meets at most: T, or B // T under the code's reading."""
+        if self.iterations_reading == "code":
+            return self.budget // self.new_candidates
+        return self.iterations
+
+    def asks_accept(self, last: bool) -> bool:
+        """Whether the accept question follows a round (``last``: the final one)."""
+        if self.iterations_reading == "code":
+            return False
+        return not last or self.final_accept == "ask"

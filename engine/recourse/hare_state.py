@@ -37,6 +37,11 @@ counterfactual's boundary point with the candidates it joins. ``keep_incumbent=F
 Algorithm 4 as the paper's text writes it (Algorithm 1, line 8: the contenders are the new
 candidates only).
 
+``iterations_reading="code"`` (a named option; engine.recourse.hare_config) reads T as the
+paper's released code does: rounds of T new candidates (B at T = 1) beside the incumbent,
+B // T of them, and no accept question, so the comparisons alone spend the budget; the loop
+above runs over ``config.rounds`` with ``config.new_candidates`` new candidates a round.
+
 Nobody is asked about a plan the decision model rejects: a pair with an unfavourable plan
 resolves itself (the favourable one wins; two unfavourable ones keep the winner), and an
 unfavourable winner is not offered for acceptance; when no contender of an iteration is
@@ -163,7 +168,7 @@ class HareState:
                   defer: bool = False) -> HareState:
         """A machine from ``to_dict``; a state stored before the schedule fields existed
         continues as it ran (``LEGACY``: halving gamma, no accept question after the last
-        tournament)."""
+        tournament, the text's reading of T)."""
         state = cls(context, HareConfig(**{**LEGACY, **data["config"]}), data, defer=defer)
         if state.pending and not defer:
             HareState.propose_all([state])
@@ -256,8 +261,7 @@ class HareState:
         stay = self.done | (self.incumbent_valid & ~valid)
         self.incumbent = torch.where(stay.unsqueeze(1), self.incumbent, z)
         self.incumbent_valid = torch.where(stay, self.incumbent_valid, valid)
-        last = self.t + 1 >= self.config.iterations
-        ask = not last or self.config.final_accept == "ask"
+        ask = self.config.asks_accept(last=self.t + 1 >= self.config.rounds)
         if ask and bool(self._accept_mask().any()):
             self.phase = "accept"
         else:
@@ -265,7 +269,7 @@ class HareState:
 
     def _next_iteration(self) -> None:
         self.t += 1
-        if self.t >= self.config.iterations or bool(self.done.all()):
+        if self.t >= self.config.rounds or bool(self.done.all()):
             self.phase = "done"
             return
         if self.config.gamma_schedule == "halve":
@@ -273,8 +277,8 @@ class HareState:
         self._propose()
 
     def _propose(self) -> None:
-        """Contenders of iteration t: k new candidates, or the incumbent and k - 1 new ones
-        (deferred: marked pending for ``propose_all``)."""
+        """Contenders of round t: ``config.new_candidates`` new candidates, beside the
+        incumbent under ``keep_incumbent`` (deferred: marked pending for ``propose_all``)."""
         self.pending = True
         if not self.defer:
             HareState.propose_all([self])
@@ -294,7 +298,7 @@ class HareState:
         cfg, context = first.config, first.context
         if any(m.config != cfg or m.context is not context for m in machines):
             raise ValueError("machines proposing together need the same context and config")
-        k = cfg.per_iteration - (1 if cfg.keep_incumbent else 0)
+        k = cfg.new_candidates
         groups = HareState._groups(machines)
         x, incumbent, allowed, gamma = HareState._joined(machines, "x", "incumbent", "allowed",
                                                          "gamma")

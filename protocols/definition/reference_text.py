@@ -116,7 +116,11 @@ MEANING: dict[str, str] = {
     "ArmSpec.id": "Arm id (stored with every plan).",
     "ArmSpec.method": "Recourse method of the catalogue (oracle, icarma, carma, pool, hare, "
     "wachter, gs).",
-    "ArmSpec.options": "The method's options (checked against its constructor).",
+    "ArmSpec.options": "The method's options (checked against its constructor). hare: budget "
+    "B, iterations T, iterations_reading (text: T rounds of B / T questions, the paper's "
+    "text, the default; code: rounds of T new candidates, B // T of them, no accept "
+    "question, as the paper's released code runs), keep_incumbent, final_accept, "
+    "gamma_schedule, calibrate, boundary_margin, ... (docs/hare.md).",
     "ArmSpec.personalized": "The method sees the stated constraints (false: everybody can "
     "change every actionable item; satisfaction and violation are still measured).",
     "ArmSpec.cost_profile": "How stated difficulty maps to action-cost weights.",

@@ -88,6 +88,12 @@ def hare(
     final_accept: str = typer.Option(
         "ask", help="The accept question after the last tournament: ask (the paper's "
         "Algorithm 4; it counts against the budget) | skip (ours before)."),
+    iterations_reading: str = typer.Option(
+        "text", help="What HARE's T means: text (the paper's text, the default: T rounds of "
+        "B / T questions, the current plan and B / T - 1 new candidates, an accept question "
+        "after each) | code (as the paper's released code runs its tables: rounds of T new "
+        "candidates beside the current plan, B // T of them (T = 1: one round of B), no "
+        "accept question)."),
     ground_truth: str = typer.Option(
         "perturbation", help="The simulated people's ideal plans: perturbation (the "
         "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "
@@ -111,7 +117,7 @@ def hare(
     violations_total, proximity (L2, the paper's), proximity_l1, sparsity, redundancy, queries
     (mean per person), queries_max (the most any person was asked: comparisons + accept
     questions, never above the budget), keep_incumbent, gamma, gamma_schedule, final_accept,
-    ground_truth, seconds}] (means
+    iterations_reading, ground_truth, seconds}] (means
     over seeds, sd across seeds; definitions in engine/benchmarks/hare.py); checks [{check,
     passed, detail}] (the acceptance criteria);
     step_ms {steps, p50, p95, max}: one interactive HareSession step (restore, answer, next
@@ -128,6 +134,7 @@ def hare(
         calibration_ablation=calibration_ablation, constraint=constraint, n=n, seeds=seeds,
         steps=steps, keep_incumbent=keep_incumbent, gamma=gamma, gamma_schedule=gamma_schedule,
         final_accept=final_accept, ground_truth=ground_truth,
+        iterations_reading=iterations_reading,
         base_options=base_options(split_list(bases, "--bases"), {
             "training": icarma_training, "repair": repair, "grid": oracle_grid}),
     )

@@ -169,6 +169,12 @@ def reproduce(
         "every tournament beside the new candidates, as the paper's released code runs its "
         "tables (the default); --drop-incumbent: new candidates only, Algorithm 4 as the "
         "paper's text writes it."),
+    iterations_reading: str = typer.Option(
+        "text", help="What HARE's T means: text (the paper's text, the default: T rounds of "
+        "B / T questions, the current plan and B / T - 1 new candidates, an accept question "
+        "after each) | code (as the paper's released code runs its tables: rounds of T new "
+        "candidates beside the current plan, B // T of them (T = 1: one round of B), no "
+        "accept question)."),
     ground_truth: str = typer.Option(
         "perturbation", help="The simulated people's ideal plans: perturbation (the "
         "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "
@@ -235,6 +241,7 @@ def reproduce(
             mask_head=mask_head, action_space=action_space, shift_bounds=shift_bounds,
             gamma_schedule=gamma_schedule, final_accept=final_accept,
             ground_truth=ground_truth, keep_incumbent=keep_incumbent,
+            iterations_reading=iterations_reading,
         ) for name in names]
     except ValueError as e:  # the message names the option
         raise typer.BadParameter(str(e)) from e

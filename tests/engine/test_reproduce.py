@@ -189,7 +189,9 @@ def test_the_cli_names_bad_arguments():
                        (["--action-space", "intervention", "--shift-bounds", "flow"],
                         "latent-shift only"),
                        (["--gamma-schedule", "grow"], "gamma schedule must be one of paper,"),
-                       (["--final-accept", "never"], "final accept must be one of ask, skip")):
+                       (["--final-accept", "never"], "final accept must be one of ask, skip"),
+                       (["--iterations-reading", "paper"],
+                        "iterations reading must be one of text, code")):
         res = CliRunner().invoke(app, ["reproduce", "icarma-table1", *args])
         assert res.exit_code == 2 and says in " ".join(res.output.split()), res.output
 
@@ -277,3 +279,23 @@ def test_drop_incumbent_reaches_every_hare_run_and_the_config(trained_home, monk
     rows = [r for r in doc["extras"]["rows"]["loan trained"] if r["variant"] != "base"]
     assert {r["iterations"] for r in rows} == {1, 5}
     assert all(r["keep_incumbent"] is False for r in rows)
+
+
+def test_the_codes_reading_of_t_reaches_every_hare_run_and_the_config(trained_home,
+                                                                     monkeypatch):
+    """iterations_reading="code" (--iterations-reading code): every HARE and Multi-HARE row
+    ran with it (the text's reading by default), within the budget (Multi-HARE's T = 5 at
+    B = 30: six rounds of five new candidates; tests/engine/test_hare_rounds.py)."""
+    from dataclasses import replace
+
+    from engine.benchmarks import reproduce_hare_tables as tables
+
+    spec = replace(tables.SPECS["hare-table1"], bases=("wachter",))
+    monkeypatch.setitem(tables.SPECS, "hare-table1", spec)
+    assert ReproduceConfig("hare-table1").iterations_reading == "text"
+    doc = run_target(ReproduceConfig("hare-table1", scenario="loan", fast=True, quick=True,
+                                     n=3, seeds=1, iterations_reading="code")).to_dict()
+    assert doc["config"]["iterations_reading"] == "code"
+    rows = [r for r in doc["extras"]["rows"]["loan trained"] if r["variant"] != "base"]
+    assert {r["iterations"] for r in rows} == {1, 5}
+    assert all(r["iterations_reading"] == "code" and r["queries_max"] <= 30 for r in rows)

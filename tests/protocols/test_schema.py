@@ -148,3 +148,25 @@ def test_several_problems_of_one_block_are_all_reported() -> None:
         parse_protocol(text)
     paths = [p.split(" (line")[0] for p, _ in info.value.problems]
     assert paths == ["arms[0].options.binz", "arms[0].options.colour", "arms[0].base"]
+
+
+def test_a_hare_arms_reading_of_t_reaches_its_method() -> None:
+    """``iterations_reading`` is one of a hare arm's options (docs/hare.md): the protocol takes
+    it and the study's HARE runs the paper's released code's rounds (B = 30, T = 10: three
+    rounds of ten new candidates); a misspelt option is refused with its path."""
+    from pathlib import Path
+
+    from protocols import study_resources
+
+    text = (Path(__file__).parents[2] / "protocols" / "hare-interactive.yaml").read_text()
+    old = "options: {budget: 6, iterations: 2, keep_incumbent: false}"
+    assert old in text
+    code = parse_protocol(text.replace(
+        old, "options: {budget: 30, iterations: 10, iterations_reading: code}"))
+    hare = study_resources(code, decision_model="bayes").method(code.arms[0])
+    cfg = hare.config  # type: ignore[attr-defined]
+    assert (cfg.iterations_reading, cfg.rounds, cfg.new_candidates) == ("code", 3, 10)
+    with pytest.raises(ProtocolError) as info:
+        parse_protocol(text.replace(old, "options: {iteration_reading: code}"))
+    assert any(p.startswith("arms[0].options.iteration_reading") and "unknown option for hare"
+               in m for p, m in info.value.problems)

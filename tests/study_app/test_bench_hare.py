@@ -13,7 +13,7 @@ ROW_KEYS = {
     "base", "variant", "scale", "budget", "iterations", "calibrate", "n", "seeds", "gtp_mean",
     "gtp_sd", "gtd_mean", "gtd_sd", "success_rate", "violations", "proximity", "sparsity",
     "redundancy", "queries", "seconds", "violations_total", "proximity_l1", "gamma_schedule",
-    "final_accept",
+    "final_accept", "iterations_reading",
 }
 
 
@@ -45,7 +45,8 @@ def test_small_benchmark_writes_rows_checks_and_step_times(trained_home, tmp_pat
         else:
             # comparisons and accept questions within the budget (Algorithm 4 spends it all)
             assert 0 < r["queries"] <= r["queries_max"] <= r["budget"], r
-            assert (r["gamma_schedule"], r["final_accept"]) == ("paper", "ask")
+            assert (r["gamma_schedule"], r["final_accept"], r["iterations_reading"]) == (
+                "paper", "ask", "text")
         assert 0 <= r["success_rate"] <= 1 and r["gtd_mean"] <= 2
     by = {(r["variant"], r["budget"], r["iterations"], r["calibrate"]): r for r in rows}
     base, hare = by[("base", 0, 0, "none")], by[("hare", 8, 1, "all")]
@@ -64,3 +65,5 @@ def test_bad_options_are_reported(trained_home):
     r = runner.invoke(app, ["benchmark", "hare", "--budget", "3", "--iterations", "5",
                             "--budgets", "3"])
     assert r.exit_code == 2 and "smaller than the largest iteration count" in r.output
+    r = runner.invoke(app, ["benchmark", "hare", "--iterations-reading", "paper"])
+    assert r.exit_code == 2 and "iterations_reading must be 'text' or 'code'" in r.output
