@@ -31,6 +31,14 @@ benchmark_app = typer.Typer(
 app.add_typer(benchmark_app, name="benchmark")
 
 
+# `benchmark hare` and `reproduce`: HARE's iterations_reading (engine.recourse.hare_config)
+ITERATIONS_READING_HELP = (
+    "What HARE's T means: text (the paper's text, the default: T rounds of B / T questions, "
+    "the current plan and B / T - 1 new candidates, an accept question after each) | code "
+    "(as the paper's released code runs its tables: rounds of T new candidates beside the "
+    "current plan, B // T of them (T = 1: one round of B), no accept question).")
+
+
 def split_list(value: str, option: str) -> tuple[str, ...]:
     """A comma-separated option value as a tuple (BadParameter when it names nothing)."""
     items = tuple(v.strip() for v in value.split(",") if v.strip())

@@ -11,6 +11,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from study_app.cli.apps import (
+    ITERATIONS_READING_HELP,
     benchmark_app,
     benchmark_classifier,
     scenario_or_fail,
@@ -89,11 +90,7 @@ def hare(
         "ask", help="The accept question after the last tournament: ask (the paper's "
         "Algorithm 4; it counts against the budget) | skip (ours before)."),
     iterations_reading: str = typer.Option(
-        "text", help="What HARE's T means: text (the paper's text, the default: T rounds of "
-        "B / T questions, the current plan and B / T - 1 new candidates, an accept question "
-        "after each) | code (as the paper's released code runs its tables: rounds of T new "
-        "candidates beside the current plan, B // T of them (T = 1: one round of B), no "
-        "accept question)."),
+        "text", help=ITERATIONS_READING_HELP),
     ground_truth: str = typer.Option(
         "perturbation", help="The simulated people's ideal plans: perturbation (the "
         "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "

@@ -20,7 +20,7 @@ from engine.icarma_choices import (
     PAPER_ACTION_SPACE,
     PAPER_VALIDITY_MULTIPLIER,
 )
-from study_app.cli.apps import app, scenario_or_fail
+from study_app.cli.apps import ITERATIONS_READING_HELP, app, scenario_or_fail
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 from study_app.cli.paper_needs import PAPER_SEEDS, offer_training, train_option
 
@@ -170,11 +170,7 @@ def reproduce(
         "tables (the default); --drop-incumbent: new candidates only, Algorithm 4 as the "
         "paper's text writes it."),
     iterations_reading: str = typer.Option(
-        "text", help="What HARE's T means: text (the paper's text, the default: T rounds of "
-        "B / T questions, the current plan and B / T - 1 new candidates, an accept question "
-        "after each) | code (as the paper's released code runs its tables: rounds of T new "
-        "candidates beside the current plan, B // T of them (T = 1: one round of B), no "
-        "accept question)."),
+        "text", help=ITERATIONS_READING_HELP),
     ground_truth: str = typer.Option(
         "perturbation", help="The simulated people's ideal plans: perturbation (the "
         "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "
