@@ -19,7 +19,7 @@ import inspect
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import torch
@@ -265,6 +265,13 @@ class RecourseMethod(ABC):
         params = inspect.signature(cls.__init__).parameters
         return tuple(n for n, p in params.items() if n not in ("self", "context")
                      and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
+
+    @classmethod
+    def option_problems(cls, options: dict[str, Any]) -> list[str]:
+        """What is wrong with these option values, found without building the method (a
+        protocol's validation); [] when nothing can be told before building it (the
+        default: the constructor checks its options)."""
+        return []
 
     @abstractmethod
     def recourse(self, factuals: ArrayLike, profiles: ActionabilityProfiles) -> RecourseBatch:

@@ -89,6 +89,18 @@ class Hare(RecourseMethod):
     def option_names(cls) -> tuple[str, ...]:
         return (*super().option_names(), *(f.name for f in dataclasses.fields(HareConfig)))
 
+    @classmethod
+    def option_problems(cls, options: dict[str, Any]) -> list[str]:
+        """HareConfig's own checks of the configuration options among ``options``."""
+        names = {f.name for f in dataclasses.fields(HareConfig)}
+        try:
+            HareConfig(**{k: v for k, v in options.items() if k in names})
+        except ValueError as e:
+            return str(e).split("; ")
+        except TypeError as e:  # a value of the wrong kind, e.g. a text where a number goes
+            return [f"an option has a value of the wrong type ({e})"]
+        return []
+
     # ---- pieces shared by batch runs and sessions -------------------------------------
     def base_plans(self, x: Tensor, profiles: ActionabilityProfiles) -> RecourseBatch:
         """The base method's plan per person (a person without one keeps x)."""

@@ -17,6 +17,7 @@ from engine.recourse import (
     Capabilities,
     MethodUnavailableError,
     capabilities,
+    method_class,
     option_names,
 )
 from engine.scenarios import (
@@ -83,8 +84,10 @@ def method_problems(name: str, options: dict[str, Any], field: str = "method") -
         allowed = option_names(name)
     except MethodUnavailableError:
         return []
-    return [((key, opt), f"unknown option for {name}; expected one of {', '.join(allowed)}")
-            for opt in options if opt not in allowed]
+    unknown = [((key, opt), f"unknown option for {name}; expected one of {', '.join(allowed)}")
+               for opt in options if opt not in allowed]
+    return unknown or [((key,), f"{name}: {problem}")
+                       for problem in method_class(name).option_problems(options)]
 
 
 def base_problems(

@@ -170,3 +170,26 @@ def test_a_hare_arms_reading_of_t_reaches_its_method() -> None:
         parse_protocol(text.replace(old, "options: {iteration_reading: code}"))
     assert any(p.startswith("arms[0].options.iteration_reading") and "unknown option for hare"
                in m for p, m in info.value.problems)
+
+
+def test_a_hare_arms_option_values_are_checked_when_the_protocol_is_read() -> None:
+    """A value HARE refuses (HareConfig's own checks) is a problem of the protocol, at the
+    arm's options, not an error when the study starts; sound values pass."""
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "protocols" / "hare-interactive.yaml").read_text()
+    old = "options: {budget: 6, iterations: 2, keep_incumbent: false}"
+    with pytest.raises(ProtocolError) as info:
+        parse_protocol(text.replace(old, "options: {budget: 6, iterations_reading: cod, "
+                                         "lr: -1}"))
+    problems = [(p.split(" (line")[0], m) for p, m in info.value.problems]
+    assert [p for p, _ in problems] == ["arms[0].options", "arms[0].options"]
+    assert "hare: iterations_reading must be 'text' or 'code' (got 'cod')" in [m for _, m in
+                                                                               problems]
+    assert any(m.startswith("hare: lr, gamma") for _, m in problems)
+    with pytest.raises(ProtocolError, match="budget must be at least 4 for 2 iteration"):
+        parse_protocol(text.replace(old, "options: {budget: 3, iterations: 2}"))
+    with pytest.raises(ProtocolError, match="wrong type"):
+        parse_protocol(text.replace(old, "options: {budget: many}"))
+    assert parse_protocol(text.replace(old, "options: {budget: 6, iterations: 3, "
+                                            "keep_incumbent: false}")).arms[0].options
