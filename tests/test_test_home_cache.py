@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from conftest import CODE_HASH_FILE, REPO, _cache_lock, prune_cache, training_code_files
+from tests.conftest import CODE_HASH_FILE, REPO, _cache_lock, prune_cache, training_code_files
 
 
 def _home(root: Path, name: str, used: float) -> Path:
