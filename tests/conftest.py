@@ -16,8 +16,9 @@ with ``$RECOURSE_STUDY_TEST_CACHE``, none with ``off``), so a fresh clone of the
 starts from it instead of training again (the models that tests train in the test home on
 demand, such as the paper's iCARMA seeds, are added to it when a session ends); the
 artifacts' own fingerprints are still checked on every run. The cache keeps the homes of the
-``KEEP_CACHED_HOMES`` code versions used last and deletes older ones (``prune_cache``). Under pytest-xdist (``make test`` runs two workers) a file lock lets one
-worker build while the others wait; each worker starts its own PostgreSQL.
+``KEEP_CACHED_HOMES`` code versions used last and deletes older ones (``prune_cache``).
+Under pytest-xdist (``make test`` runs two workers) a file lock lets one worker build while
+the others wait; each worker starts its own PostgreSQL.
 
 A skipped test fails the run: a missing dependency or an import error must not hide as a
 skip (``pytest_runtest_makereport``).
