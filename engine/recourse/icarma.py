@@ -82,12 +82,10 @@ class ICarma(RecourseMethod):
         fill_empty_mask: bool | None = None,
     ) -> None:
         super().__init__(context)
+        problem = self._training_problem(training)
+        if problem is not None:
+            raise ValueError(f"{self.name}: {problem}")
         training = training or self.trainings[0]
-        if training not in self.trainings:
-            raise ValueError(
-                f"{self.name}: training must be one of {', '.join(self.trainings)}, got "
-                f"{training!r}"
-            )
         self._model = model
         self._flow = flow
         self.repair = bool(repair)
@@ -95,6 +93,18 @@ class ICarma(RecourseMethod):
         # None: as the model was trained (the paper's: no; our fast configuration: yes)
         self.fill_empty_mask = (training == "fast") if fill_empty_mask is None else bool(
             fill_empty_mask)
+
+    @classmethod
+    def option_problems(cls, options: dict[str, Any]) -> list[str]:
+        """An unknown ``training`` (the constructor refuses it alike)."""
+        problem = cls._training_problem(options.get("training"))
+        return [] if problem is None else [problem]
+
+    @classmethod
+    def _training_problem(cls, training: str | None) -> str | None:
+        if not training or training in cls.trainings:
+            return None
+        return f"training must be one of {', '.join(cls.trainings)}, got {training!r}"
 
     # ---- artifacts --------------------------------------------------------------------
     def artifact_name(self, elicitation: str) -> str:

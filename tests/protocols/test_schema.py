@@ -193,3 +193,18 @@ def test_a_hare_arms_option_values_are_checked_when_the_protocol_is_read() -> No
         parse_protocol(text.replace(old, "options: {budget: many}"))
     assert parse_protocol(text.replace(old, "options: {budget: 6, iterations: 3, "
                                             "keep_incumbent: false}")).arms[0].options
+
+
+def test_an_icarma_arms_unknown_training_is_refused_when_the_protocol_is_read() -> None:
+    """iCARMA's ``training`` names a trained model (paper, fast); another name is a problem
+    at the arm's options, in the constructor's words."""
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "protocols" / "icarma-personalization.yaml").read_text()
+    old = "options: {training: fast, repair: true}"
+    assert old in text
+    with pytest.raises(ProtocolError) as info:
+        parse_protocol(text.replace(old, "options: {training: fsat, repair: true}"))
+    assert [(p.split(" (line")[0], m) for p, m in info.value.problems] == [
+        ("arms[0].options", "icarma: training must be one of paper, fast, got 'fsat'")]
+    assert parse_protocol(text.replace(old, "options: {training: paper}")).arms[0].options
