@@ -1,5 +1,6 @@
-"""Fixtures shared by HARE's state-machine tests (test_hare_budget.py, test_hare_contenders.py):
-the people and base plans of tests/engine/hare_people.py, built once per process."""
+"""Fixtures shared by HARE's state-machine tests (test_hare_budget.py, test_hare_contenders.py,
+test_hare_rounds.py): the people and base plans of tests/engine/hare_people.py, built once
+per process."""
 
 from __future__ import annotations
 

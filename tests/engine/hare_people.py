@@ -1,7 +1,7 @@
 """The people HARE's state-machine tests share (tests/engine/test_hare_budget.py,
-tests/engine/test_hare_contenders.py): N rejected loan applicants, their profiles and the base
-method's plans under the exact Bayes rule and under a model that approves everybody; no trained
-artifact needed."""
+test_hare_contenders.py, test_hare_rounds.py): N rejected loan applicants, their profiles and
+the base method's plans under the exact Bayes rule and under a model that approves everybody
+(no trained artifact needed), and ``drive``, which answers a machine to its end."""
 
 from __future__ import annotations
 
@@ -48,3 +48,27 @@ def people_and_base_plans():
     base = {"bayes": get_method("gs", ctx).recourse(x, profiles),
             "lenient": get_method("gs", lenient).recourse(x, profiles)}
     return (ctx, x, profiles), base
+
+
+def drive(state, choose_right: bool) -> tuple[dict[int, torch.Tensor], list[int], list[int]]:
+    """Answer every query like Hare.run does, never accepting (so the machine runs through
+    all its rounds): (each person's comparisons per round, their accept questions under key
+    -1; the rounds after which acceptance was asked; the contenders of each round)."""
+    per_round: dict[int, torch.Tensor] = {t: torch.zeros(state.n, dtype=torch.long)
+                                          for t in range(state.config.rounds)}
+    accept_at: list[int] = []
+    contenders: list[int] = []
+    while state.phase != "done":
+        if state.t == len(contenders):
+            contenders.append(int(state.contenders.shape[1]))
+        q = state.query()
+        if q.kind == "compare":
+            per_round[state.t] += q.ask.long()
+            state.answer(torch.full((state.n,), int(choose_right)))
+        else:
+            assert q.kind == "accept" and q.options[0] is state.incumbent
+            accept_at.append(state.t)
+            per_round[-1] = per_round.get(-1, torch.zeros(state.n, dtype=torch.long))
+            per_round[-1] += q.ask.long()
+            state.accept(torch.zeros(state.n, dtype=torch.bool))
+    return per_round, accept_at, contenders

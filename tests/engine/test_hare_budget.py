@@ -12,30 +12,9 @@ import torch
 
 from engine.recourse.base import RecourseContext
 from engine.recourse.hare import Hare
-from tests.engine.hare_people import ApproveAll, N, people_and_base_plans
+from tests.engine.hare_people import ApproveAll, N, drive, people_and_base_plans
 
 MUTATION_WARM_UP = (people_and_base_plans,)
-
-
-def _drive(state, choose_right: bool):
-    """Answer every query like Hare.run does; record each person's comparisons per
-    iteration and the iterations at which acceptance was asked."""
-    per_iteration: dict[int, torch.Tensor] = {t: torch.zeros(state.n, dtype=torch.long)
-                                              for t in range(state.config.iterations)}
-    accept_at: list[int] = []
-    while state.phase != "done":
-        q = state.query()
-        if q.kind == "compare":
-            per_iteration[state.t] += q.ask.long()
-            state.answer(torch.full((state.n,), int(choose_right)))
-        else:
-            assert q.kind == "accept" and q.options[0] is state.incumbent
-            accept_at.append(state.t)
-            asked_accept = q.ask.long()
-            per_iteration[-1] = per_iteration.get(-1, torch.zeros(state.n, dtype=torch.long))
-            per_iteration[-1] += asked_accept
-            state.accept(torch.zeros(state.n, dtype=torch.bool))  # never accept: run to T
-    return per_iteration, accept_at
 
 
 def _accepts(iterations: int, final_accept: str) -> int:
@@ -53,7 +32,7 @@ def test_comparisons_never_exceed_the_budget(setup, base, budget, iterations, ch
     hare = Hare(ctx, "gs", budget=budget, iterations=iterations, steps=5,
                 final_accept=final_accept)
     state = hare.start(x, profiles, base["bayes"], 0)
-    per_iteration, accept_at = _drive(state, choose_right)
+    per_iteration, accept_at, _ = drive(state, choose_right)
     k = budget // iterations
     accepts = per_iteration.pop(-1, torch.zeros(N, dtype=torch.long))
     assert sorted(per_iteration) == list(range(iterations))
@@ -80,7 +59,7 @@ def test_with_only_favourable_pairs_exactly_the_budget_is_asked(setup, base, bud
     hare = Hare(lenient, "gs", budget=budget, iterations=iterations, steps=2,
                 calibrate=calibrate, final_accept=final_accept, keep_incumbent=keep)
     state = hare.start(x, profiles, base["lenient"], 0)
-    per_iteration, accept_at = _drive(state, choose_right=True)
+    per_iteration, accept_at, _ = drive(state, choose_right=True)
     k = budget // iterations
     accepts = per_iteration.pop(-1, torch.zeros(N, dtype=torch.long))
     assert {t: a.tolist() for t, a in per_iteration.items()} == {

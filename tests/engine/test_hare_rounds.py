@@ -16,30 +16,9 @@ from engine.recourse.base import RecourseContext
 from engine.recourse.hare import Hare
 from engine.recourse.hare_config import LEGACY, HareConfig
 from engine.recourse.hare_state import HareState
-from tests.engine.hare_people import ApproveAll, N, people_and_base_plans
+from tests.engine.hare_people import ApproveAll, N, drive, people_and_base_plans
 
 MUTATION_WARM_UP = (people_and_base_plans,)
-
-
-def _run(state: HareState) -> tuple[list[int], list[int], int]:
-    """Drive the machine to its end, everybody preferring the challenger and refusing every
-    plan: (contenders per round, comparisons per person per round, accept questions)."""
-    contenders: list[int] = []
-    compared: list[int] = []
-    accepts = 0
-    while state.phase != "done":
-        if state.t == len(contenders):
-            contenders.append(int(state.contenders.shape[1]))
-            compared.append(0)
-        q = state.query()
-        if q.kind == "compare":
-            assert q.ask.all()  # every pair is favourable: everybody answers
-            compared[state.t] += 1
-            state.answer(torch.ones(state.n, dtype=torch.long))
-        else:
-            accepts += 1
-            state.accept(torch.zeros(state.n, dtype=torch.bool))
-    return contenders, compared, accepts
 
 
 @pytest.fixture(scope="module")
@@ -65,10 +44,12 @@ def test_the_rounds_follow_the_reading_of_t(lenient, reading, iterations, keep, 
     hare = Hare(ctx, "gs", budget=30, iterations=iterations, steps=1, bisections=2,
                 keep_incumbent=keep, iterations_reading=reading)
     state = hare.start(x, profiles, plans, 0)
-    seen, compared, asked_accept = _run(state)
+    per_round, accept_at, seen = drive(state, choose_right=True)  # the challenger every time
     assert seen == [contenders] * rounds
-    assert compared == [contenders - 1] * rounds
-    assert asked_accept == accepts
+    # every pair is favourable: everybody is asked every comparison a round holds
+    assert {t: a.tolist() for t, a in per_round.items() if t >= 0} == {
+        t: [contenders - 1] * N for t in range(rounds)}
+    assert len(accept_at) == accepts
     assert state.asked.tolist() == [rounds * (contenders - 1) + accepts] * N
     assert state.t == rounds and not state.accepted.any()
 
@@ -82,8 +63,8 @@ def test_the_codes_t_10_asks_exactly_the_budget_in_comparisons(lenient):
         hare = Hare(ctx, "gs", budget=30, iterations=10, steps=1, bisections=2,
                     iterations_reading=reading)
         state = hare.start(x, profiles, plans, 0)
-        _, compared, _ = _run(state)
-        assert sum(compared) == comparisons
+        per_round, _, _ = drive(state, choose_right=True)
+        assert sum(a for t, a in per_round.items() if t >= 0).tolist() == [comparisons] * N
         assert state.asked.tolist() == [30] * N
 
 
