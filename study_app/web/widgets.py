@@ -216,6 +216,31 @@ class MissingMarks:
                     f'<p class="rs-missing" role="alert" data-testid="rs-missing">'
                     f"{ui('missing.mark')}</p>", unsafe_allow_html=True)
         ask_for_missing(list(missing.values()))
+        focus_first_missing()
+
+
+# Keyboard focus to the first unanswered question's control: its mark sits right after the
+# question's widget, so the control is in the element before the mark's. A keyboard user
+# who sent the page with a question left out lands on it instead of tabbing the page again.
+_FOCUS_MISSING = """<script>/* %d */ (function () {
+ var tries = 0;
+ (function focus() {
+  var mark = document.querySelector('[data-testid="stMain"] .rs-missing');
+  var box = mark && mark.closest('[data-testid="stElementContainer"]');
+  var widget = box && box.previousElementSibling;
+  var control = widget && (widget.querySelector('input[type="radio"]:checked')
+    || widget.querySelector('input:not([type="hidden"]), textarea, select, button'));
+  if (!control) { if (tries++ < 50) { setTimeout(focus, 20); } return; }
+  control.focus();
+ })(); })();</script>"""
+
+
+def focus_first_missing() -> None:
+    """Move keyboard focus to the first question marked unanswered (``MissingMarks``). A
+    counter makes the script new on every send, so it runs again on each."""
+    sends = st.session_state.get("rs_missing_sends", 0) + 1
+    st.session_state["rs_missing_sends"] = sends
+    st.html(_FOCUS_MISSING % sends, unsafe_allow_javascript=True)
 
 
 def item_form(
