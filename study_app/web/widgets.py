@@ -220,16 +220,20 @@ class MissingMarks:
 
 
 # Keyboard focus to the first unanswered question's control: its mark sits right after the
-# question's widget, so the control is in the element before the mark's. A keyboard user
-# who sent the page with a question left out lands on it instead of tabbing the page again.
+# question's widget (and what the widget shows under it, such as a length hint), so the
+# control is in the nearest element before the mark's that has one. A keyboard user who
+# sent the page with a question left out lands on it instead of tabbing the page again.
 _FOCUS_MISSING = """<script>/* %d */ (function () {
  var tries = 0;
+ var CONTROL = 'input:not([type="hidden"]), textarea, select, button';
  (function focus() {
   var mark = document.querySelector('[data-testid="stMain"] .rs-missing');
   var box = mark && mark.closest('[data-testid="stElementContainer"]');
-  var widget = box && box.previousElementSibling;
-  var control = widget && (widget.querySelector('input[type="radio"]:checked')
-    || widget.querySelector('input:not([type="hidden"]), textarea, select, button'));
+  var control = null;
+  for (var el = box && box.previousElementSibling, n = 0; el && !control && n < 4;
+       el = el.previousElementSibling, n++) {
+   control = el.querySelector('input[type="radio"]:checked') || el.querySelector(CONTROL);
+  }
   if (!control) { if (tries++ < 50) { setTimeout(focus, 20); } return; }
   control.focus();
  })(); })();</script>"""
