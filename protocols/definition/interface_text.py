@@ -74,8 +74,8 @@ INTERFACE: dict[str, str] = {
     "passed, so the study has ended for you. Your place has gone to someone else.",
     "end.full": "Thank you for your interest. This study has all the participants it needs, "
     "so there is no place left for you. You have not started the study.",
-    "time.warning": "Please note: about {minutes} minutes are left before this study's time "
-    "limit.",
+    "time.warning": "Please note: this study has a time limit, and about {minutes} min of "
+    "it are left.",
     "completion_code": "Your completion code:",
     "your_code": "Your code:",
     "close_page": "You may now close this page.",
