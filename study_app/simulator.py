@@ -79,12 +79,14 @@ class SyntheticDriver:
         self.population = population
         self.clock = clock
         self.dropout = dict(dropout or {})
-        self.leaves_at: dict[str, str | None] = {}  # participant -> the page they leave at
+        self.leaves_at: dict[str, int | None] = {}  # participant -> the step they leave at
         self.dropped = 0
 
     def _leaves(self, pid: str) -> bool:
-        """Whether the participant leaves now, at their current page (drawn once, when
-        they first have an arm: module docstring)."""
+        """Whether the participant leaves now, before answering their current page (drawn
+        once, when they first have an arm: module docstring). The page is drawn by its
+        place among the pages ahead; one whose study turns out shorter (fewer plans) leaves
+        at its last page instead."""
         p = self.study.participant(pid)
         if p.arm is None or p.arm not in self.dropout:
             return False
@@ -93,9 +95,14 @@ class SyntheticDriver:
             ahead = [page for page in self.study.flow.page_ids(p)
                      if page not in p.answered and page != "debrief"]
             leaves = bool(ahead) and rng.random() < self.dropout[p.arm]
-            self.leaves_at[pid] = ahead[int(rng.integers(len(ahead)))] if leaves else None
+            self.leaves_at[pid] = p.step + int(rng.integers(len(ahead))) if leaves else None
         at = self.leaves_at[pid]
-        if at is not None and self.study.flow.current_id(p) == at:
+        if at is None or not p.active:
+            return False
+        ids = self.study.flow.page_ids(p)
+        current = self.study.flow.current_id(p)
+        last = current in ids and ids[ids.index(current) + 1:] == ["debrief"]
+        if p.step >= at or last:
             self.dropped += 1
             return True
         return False
