@@ -31,6 +31,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from protocols.definition.problems import Problems
+from protocols.definition.screening import SessionsSpec
 from protocols.definition.specs import Identifier, Strict
 
 CountsRule = Literal["complete", "complete_unflagged", "not_excluded"]
@@ -56,3 +58,27 @@ class TimeLimitSpec(Strict):
             raise ValueError(f"warning_seconds ({self.warning_seconds:g}) must be less than "
                              f"the limit seconds ({self.seconds:g}): the warning comes first")
         return self
+
+
+def quota_problems(quotas: QuotaSpec | None, limit: TimeLimitSpec | None, arms: list[str],
+                   assignment: str, sessions: SessionsSpec) -> Problems:
+    """Quotas name every arm and nothing else, between participants; a time limit outlasts
+    the pause between two sessions."""
+    out: Problems = []
+    if quotas is not None:
+        if assignment == "within":
+            out.append((("quotas",), "quotas need arms assigned between participants "
+                        "(assignment: between); within, everyone sees every arm"))
+        for arm in quotas.targets:
+            if arm not in arms:
+                out.append((("quotas", "targets", arm), f"no arm {arm!r}; the arms are "
+                            f"{', '.join(arms)}"))
+        for arm in arms:
+            if arm not in quotas.targets:
+                out.append((("quotas", "targets"), f"no target for arm {arm!r}; give every "
+                            "arm a target"))
+    if limit is not None and sessions.two and limit.seconds <= sessions.delay_seconds:
+        out.append((("time_limit", "seconds"), f"{limit.seconds:g} s ends every session "
+                    f"before the second part opens (sessions.delay_seconds "
+                    f"{sessions.delay_seconds:g})"))
+    return out

@@ -38,7 +38,7 @@ import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from protocols.definition import registries, validation
-from protocols.definition.quotas import QuotaSpec, TimeLimitSpec
+from protocols.definition.quotas import QuotaSpec, TimeLimitSpec, quota_problems
 from protocols.definition.recruitment import QualitySpec, RecruitmentSpec
 from protocols.definition.screening import ScreeningQuestion, SessionsSpec, pause_problems
 from protocols.definition.simulation import SimulationSpec
@@ -263,28 +263,8 @@ def _code_problems(p: Protocol) -> registries.Problems:
 
 
 def _quota_problems(p: Protocol) -> registries.Problems:
-    """Quotas name every arm and nothing else, between participants; a time limit outlasts
-    the pause between two sessions."""
-    out: registries.Problems = []
-    arms = [a.id for a in p.arms]
-    if p.quotas is not None:
-        if p.assignment == "within":
-            out.append((("quotas",), "quotas need arms assigned between participants "
-                        "(assignment: between); within, everyone sees every arm"))
-        for arm in p.quotas.targets:
-            if arm not in arms:
-                out.append((("quotas", "targets", arm), f"no arm {arm!r}; the arms are "
-                            f"{', '.join(arms)}"))
-        for arm in arms:
-            if arm not in p.quotas.targets:
-                out.append((("quotas", "targets"), f"no target for arm {arm!r}; give every "
-                            "arm a target"))
-    limit = p.time_limit
-    if limit is not None and p.sessions.two and limit.seconds <= p.sessions.delay_seconds:
-        out.append((("time_limit", "seconds"), f"{limit.seconds:g} s ends every session "
-                    f"before the second part opens (sessions.delay_seconds "
-                    f"{p.sessions.delay_seconds:g})"))
-    return out
+    return quota_problems(p.quotas, p.time_limit, [a.id for a in p.arms], p.assignment,
+                          p.sessions)
 
 
 Protocol.CROSS_CHECKS = (_arm_problems, _id_problems, _simulation_problems, _code_problems,

@@ -30,11 +30,11 @@ from protocols.definition.interface_text import english
 from protocols.running import pages as pg
 from protocols.running.session import (
     IdRefusedError,
-    SessionTimedOutError,
     InvalidExternalIdError,
     PageMismatchError,
     ParticipantSession,
     SessionEndedError,
+    SessionTimedOutError,
     Study,
     StudyMismatchError,
     UnknownTokenError,
