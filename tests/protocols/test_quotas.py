@@ -46,6 +46,16 @@ def store(tmp_path):
     s.close()
 
 
+@pytest.fixture(params=["duckdb", "postgresql"])
+def any_store(request, tmp_path):
+    """A DuckDB file, or a fresh schema of the test PostgreSQL."""
+    target = (request.getfixturevalue("postgres_url") if request.param == "postgresql"
+              else tmp_path / "study.duckdb")
+    s = Store(target)
+    yield s
+    s.close()
+
+
 def _events(store: Store, kind: str) -> list[dict]:
     rows = store.query("SELECT participant_id, detail_json FROM events WHERE event = ? "
                        "ORDER BY event_id", [kind])
@@ -74,7 +84,8 @@ def test_bad_quota_and_time_limit_blocks_are_refused_with_their_place(protocol_t
 
 
 def test_the_largest_shortfall_gets_the_next_person_and_a_full_study_says_so(
-        store, protocol_text, answer) -> None:
+        any_store, protocol_text, answer) -> None:
+    store = any_store
     protocol = protocol_text(("arms:", QUOTAS))
     clock = Clock()
     study = Study(protocol, store, timer=clock)
