@@ -72,8 +72,8 @@ INTERFACE: dict[str, str] = {
     "deleted. Thank you for your time; you may close this page.",
     "end.timed_out": "Thank you for your time. This study has a time limit, and it has now "
     "passed, so the study has ended for you. Your place has gone to someone else.",
-    "end.full": "Thank you for your interest. This study has all the participants it needs, "
-    "so there is no place left for you. You have not started the study.",
+    "end.full": "Thank you for your interest. This study already has all the participants "
+    "it needs, so there is no place left for you, and nothing more is asked of you.",
     "time.warning": "Please note: this study has a time limit, and about {minutes} min of "
     "it are left.",
     "completion_code": "Your completion code:",

@@ -4,8 +4,9 @@ A protocol says what a study is: the scenario, consent and debrief texts, screen
 questions, where the participant's profile comes from, the pre-hoc elicitation scheme, the
 arms (recourse method + options), how many plans each participant rates and how they are
 chosen (distance design), the rating questions, attention checks, the completion code, the
-seed, what a recruitment link's participant id looks like (``recruitment.id_pattern``), and
-the ``simulation`` block of the synthetic participants' behaviour.
+seed, what a recruitment link's participant id looks like (``recruitment.id_pattern``), the
+per-arm quotas and session time limit (protocols.definition.quotas), and the
+``simulation`` block of the synthetic participants' behaviour.
 
 ``load_protocol(id_or_path)`` accepts a shipped protocol's id (``protocols/<id>.yaml``) or a
 path. Every problem of a broken file is reported at once, each with its path in the file

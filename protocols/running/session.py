@@ -66,6 +66,10 @@ Guarantees.
   plans as without. ``search_runner`` runs those searches elsewhere (the web server: in a
   worker process), ``speculative_runner`` the prefetches' (another one); speculative work
   waits while an answer is being processed.
+- Under the protocol's ``quotas`` a consent gets the arm of the largest shortfall, and a
+  full study ends new visits on the study-full page; under its ``time_limit`` a session
+  past the limit ends as ``timed_out`` when the study next sees it (``timer``: the clock
+  it is measured by, the simulator's simulated one) - protocols.running.limits.
 - Memory is bounded: participants' state and built pages are cached for at most
   ``CACHE_SIZE`` participants (least recently used out; reloaded from the store), answers
   are serialized by striped locks (protocols.running.cache).
