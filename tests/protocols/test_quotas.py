@@ -182,3 +182,23 @@ def test_counting_rules(store, protocol_text, answer) -> None:
         complete[arms[careless.participant_id]]["counted"] - 1
     assert study.standing().arms[arms[careful.participant_id]].counted == \
         kept[arms[careful.participant_id]]["counted"]
+
+
+def test_a_consent_that_finds_the_study_full_ends_there(store, protocol_text, answer) -> None:
+    """Three visits start while places are left; the third to consent finds both taken (in
+    progress) and ends on the study-full page with no arm."""
+    study = Study(protocol_text(("arms:", QUOTAS)), store, timer=Clock())
+    visits = [study.start() for _ in range(3)]
+    for s in visits:
+        assert s.current_page().id == "consent"
+    for s in visits:
+        s.submit("consent", {"agree": True})
+    arms = [study.participant(s.participant_id).arm for s in visits]
+    assert sorted(arms[:2]) == ["oracle", "pool"] and arms[2] is None
+    page = visits[2].current_page()
+    assert (page.kind, page.payload.reason, page.payload.code) == ("end", "full", "FULL-3")
+    full = _events(store, "study_full")
+    assert [e["pid"] for e in full] == [visits[2].participant_id]
+    assert all(arm["shortfall"] == 0 for arm in full[0]["quota"].values())
+    assert store.query("SELECT consent_seq, status FROM participants WHERE participant_id = ?",
+                       [visits[2].participant_id])[0] == {"consent_seq": 2, "status": "full"}
