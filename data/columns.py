@@ -40,7 +40,12 @@ EVENT_KINDS: dict[str, str] = {
     "token_issued": "a new resume token was issued to a returning participant (a visit by "
     "recruitment id with the same recruitment session); earlier tokens stay valid",
     "assigned": "the participant consented and counts for assignment (detail: consent_seq, "
-    "arm)",
+    "arm; under quotas, quota: every arm's target, counted, in_progress and shortfall the "
+    "decision saw)",
+    "study_full": "every arm had reached its quota when the participant came or consented; "
+    "the session ended on the study-full page (detail: the arms' standing)",
+    "timed_out": "the session passed the protocol's time limit and ended (detail: "
+    "limit_seconds)",
     "answer": "a page was answered (page_id)",
     "plans": "the participant's plans were generated (detail: n shown, asked, found, "
     "showable, short, fallback, reason of a shortfall)",
@@ -92,10 +97,13 @@ PARTICIPANTS = Table("participants", (
     Column("status", "VARCHAR NOT NULL",
            "the end state: active (still answering), complete, declined (did not "
            "consent), screened_out, approved (own profile approved, session ended), no_plans "
-           "(fewer plans than asked under plans.shortfall.then: end) or withdrawn (answers "
-           "deleted at the participant's or researcher's request; never exported)"),
+           "(fewer plans than asked under plans.shortfall.then: end), timed_out (past the "
+           "protocol's time limit), full (every arm's quota was reached when they came) or "
+           "withdrawn (answers deleted at the participant's or researcher's request; never "
+           "exported)"),
     Column("current_page", "VARCHAR", "id of the page the participant is on"),
-    Column("step", "INTEGER NOT NULL", "number of answers recorded (-1: withdrawn)"),
+    Column("step", "INTEGER NOT NULL", "number of answers recorded, plus one for a time-out "
+           "(-1: withdrawn)"),
     Column("state_json", "VARCHAR NOT NULL",
            "session state (answered pages, HARE state, the screening answers "
            "the profile takes) as JSON"),

@@ -202,7 +202,7 @@ def attention_failures(store: Store, study_id: str, source: str | None = None) -
 ENDINGS: dict[str, str] = {
     "complete": "completed", "screened_out": "screened_out", "declined": "no_consent",
     "withdrawn": "withdrawn", "approved": "ended_by_study", "no_plans": "ended_by_study",
-    "active": "in_progress",
+    "active": "in_progress", "timed_out": "timed_out", "full": "study_full",
 }
 
 

@@ -70,6 +70,12 @@ INTERFACE: dict[str, str] = {
     "to explain in this study. Thank you for your time.",
     "end.withdrawn": "You have withdrawn from the study, and every answer you gave has been "
     "deleted. Thank you for your time; you may close this page.",
+    "end.timed_out": "Thank you for your time. This study has a time limit, and it has now "
+    "passed, so the study has ended for you. Your place has gone to someone else.",
+    "end.full": "Thank you for your interest. This study already has all the participants "
+    "it needs, so there is no place left for you, and nothing more is asked of you.",
+    "time.warning": "Please note: this study has a time limit, and about {minutes} min of "
+    "it are left.",
     "completion_code": "Your completion code:",
     "your_code": "Your code:",
     "close_page": "You may now close this page.",

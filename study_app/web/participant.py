@@ -21,6 +21,7 @@ study. Errors show an error id, never a traceback (study_app.web.errors).
 from __future__ import annotations
 
 import logging
+import math
 
 import streamlit as st
 
@@ -33,6 +34,7 @@ from protocols.running.session import (
     PageMismatchError,
     ParticipantSession,
     SessionEndedError,
+    SessionTimedOutError,
     Study,
     StudyMismatchError,
     UnknownTokenError,
@@ -116,6 +118,8 @@ def _submit(session: ParticipantSession, page: pg.Page, answer: dict) -> bool:
     """Submit; True when the session moved on, False after an explanatory message."""
     try:
         session.submit(page.id, answer)
+    except SessionTimedOutError:
+        return True  # the time limit passed: the next run shows the time-is-up page
     except (PageMismatchError, SessionEndedError):
         notice(i18n.ui("moved_on"))
         st.button(i18n.ui("show_current"), key=f"{page.id}:reload")
@@ -166,6 +170,7 @@ def render_participant() -> None:
     st.session_state.pop(_SUBMITTED, None)
     if page.progress.step == 1:  # the first page: the participant may choose the language
         i18n.language_choice(session, study.translators)
+    time_warning(study, session, page)
     answer = draw_page(page)
     draft = widgets.take_draft(page.id)
     if answer is None and draft is not None:
@@ -174,6 +179,14 @@ def render_participant() -> None:
     if answer is not None and _submit(session, page, answer):
         st.session_state[_SUBMITTED] = page.id
         st.rerun()
+
+
+def time_warning(study: Study, session: ParticipantSession, page: pg.Page) -> None:
+    """Once the protocol's warning time has passed, how many minutes are left (rounded
+    up: never fewer than there are)."""
+    left = None if page.terminal else study.seconds_left(session.participant_id)
+    if left is not None:
+        notice(i18n.ui("time.warning", minutes=max(1, math.ceil(left / 60))))
 
 
 def draw_page(page: pg.Page) -> dict | None:

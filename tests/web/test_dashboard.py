@@ -155,3 +155,21 @@ def test_dashboard_flags_ids_used_from_another_link_and_counts_visits_apart(smal
     metrics = {m.label: str(m.value) for m in at.metric}
     assert (metrics["Visits"], metrics["Consented"], metrics["In progress"]) == ("2", "1", "1")
     assert "Visits 2 = consented 1 + declined 0 + not yet consented 1" in _texts(at)
+
+
+def test_dashboard_shows_each_arms_quota(serve_app, small_protocol_file, monkeypatch) -> None:
+    """Target, completed, in progress and shortfall per arm (the numbers the next
+    assignment decides by)."""
+    path = small_protocol_file(("arms:", "quotas: {targets: {oracle: 2}}\narms:"))
+    protocol = load_protocol(path)
+    serve_app(path)
+    web = AppDriver()  # one participant in progress: consented, left at the decision page
+    for _ in range(4):
+        page = web.page()
+        web.answer(page, chosen_answer(page, protocol))
+    at = _signed_in(monkeypatch)
+    assert "Quotas" in {s.value for s in at.subheader}
+    table = next(df.value for df in at.dataframe if "shortfall" in df.value.columns)
+    assert table.to_dict(orient="records") == [
+        {"arm": "oracle", "target": 2, "completed (complete)": 0, "in_progress": 1,
+         "shortfall": 1}]
