@@ -51,6 +51,7 @@ class Analysis:
     exclusions: dict[str, Any] | None = None  # analysis.exclusions' record
     mgcv: dict[str, Any] | None = None  # analysis.engines' mgcv block (null until run)
     languages: dict[str, Any] | None = None  # analysis.languages' summary
+    deviations: dict[str, Any] | None = None  # analysis.deviations' (null: no prereg)
 
     def truth_vs_recovered(self) -> dict[str, Any] | None:
         """analysis.truth's comparison (None: not a simulated study, or nothing fitted)."""
@@ -89,6 +90,7 @@ class Analysis:
             "truth_vs_recovered": self.truth_vs_recovered(),
             "mgcv": self.mgcv,
             "languages": self.languages,
+            "deviations": self.deviations,
         })
 
 

@@ -6,7 +6,8 @@ scale, centred: 0 is the average plan), coefficients with 94% intervals, varianc
 components, posterior predictive check (observed rating shares against the replicated
 ones), rating distributions by arm, recourse metrics by arm, LOO comparison, the reference
 study's own Figure 1, Table S2 and Figure 3 from mgcv (analysis.report_reference) and
-sampling diagnostics. It renders every study the store can hold: a section whose data a study did
+sampling diagnostics; with a preregistration (``analyze --prereg``), first its deviations
+(analysis.deviations). It renders every study the store can hold: a section whose data a study did
 not record (imported plans: no validity, plausibility, cost or method; one arm; no
 satisfaction or violation) says "not recorded" for it, and a model that failed leaves a
 "not fitted" note where its figure would be.
@@ -228,6 +229,16 @@ def exclusions_section(analysis: Analysis) -> str:
             "and the export.</p>")
 
 
+def deviations_section(analysis: Analysis) -> str:
+    """The departures from the preregistration (analysis.deviations), or "no deviations"."""
+    dev = analysis.deviations
+    if dev["none"]:
+        return "<p>No deviations from the preregistration.</p>"
+    return (f"<p>{html.escape(dev['sentence'])}:</p><ul>"
+            + "".join(f"<li>{html.escape(i['sentence'])}</li>" for i in dev["items"])
+            + "</ul>")
+
+
 def _main(models: list[ModelResult]) -> str:
     with_pp = [m for m in models if m.ppc]
     return with_pp[0].distance if with_pp else (models[0].distance if models else "")
@@ -270,6 +281,10 @@ def render(analysis: Analysis) -> str:
     n_p = analysis.ratings["participant_id"].nunique()
     truth = truth_section(analysis)
     sections = [
+        *([("Deviations", deviations_section(analysis),
+            f"Against the preregistration of protocol "
+            f"{analysis.deviations['prereg_protocol']['id']} (recourse-study prereg).")]
+          if analysis.deviations else []),
         ("Exclusions", exclusions_section(analysis), ""),
         *([("Languages", f"<p>{html.escape(analysis.languages['sentence'])}</p>", "")]
           if analysis.languages else []),

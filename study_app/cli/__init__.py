@@ -26,6 +26,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "analyze",
     "bench_analysis",
     "power",
+    "prereg",
     "serve",
     "loadtest",
     "reproduce",

@@ -10,6 +10,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from study_app.cli.apps import app
 from study_app.cli.output import emit, err, fail, json_file_option, json_option
+from study_app.cli.prereg_check import prereg_for_study, study_deviations
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -61,6 +62,9 @@ def analyze(
         None, help="Fit the models on the ratings given in this language only (e.g. ja; "
         "ratings_long.language): run once per language to split the study by language. "
         "Default: every language, summarized per language in summary.json and the report."),
+    prereg: Path | None = typer.Option(
+        None, help="A prereg.json (recourse-study prereg) of the study's protocol: adds its "
+        "deviations (N, exclusions, models, sampler, protocol hash) to the report and summary."),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
@@ -121,6 +125,7 @@ def analyze(
         _sampler(distance, backend, draws, tune, chains, seed, target_accept)  # fail early
     asked = exclusion_flags(exclude)
     study_id, ratings, plans, settings = load_study(db, study)
+    planned = prereg_for_study(prereg, settings) if prereg else None
     ratings, languages = _languages(ratings, language)
     distance = distance or protocol_distance(settings)
     sampler = _sampler(distance, backend, draws, tune, chains, seed, target_accept)
@@ -136,6 +141,7 @@ def analyze(
                       truth=truth, exclusions=exclusions)
     result.mgcv = _mgcv(result, distance, mgcv, mgcv_method)
     result.languages = languages
+    result.deviations = study_deviations(planned, result, settings) if planned else None
     summary = _write_outputs(result, out)
     _advise(summary, out, sampler["draws"])
     emit(summary, json_out=json_out, json_file=json_file)
@@ -233,13 +239,13 @@ def protocol_distance(settings: dict[str, Any]) -> str:
     """The stored protocol's proximity (tominaga design) or distance (stratified design):
     the distance its plans were chosen by; l1_profile when the protocol cannot be read."""
     from protocols.definition.schema import Protocol
+    from study_app.prereg_analysis import plan_distance
 
     try:
         protocol = Protocol.model_validate_json(settings.get("protocol_json") or "")
     except Exception:  # noqa: BLE001 - imported studies or older protocol versions
         return "l1_profile"
-    spec = protocol.plans
-    return spec.proximity if spec.design == "tominaga" else spec.distance
+    return plan_distance(protocol)
 
 
 EXCLUDE_NAMES = {"speeders": "speeder", "straightliners": "straightliner",
