@@ -15,6 +15,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
     "analysis.models": ("AnalysisDataError", "build_model", "prepare"),
     "analysis.fit": ("sample", "SamplingWarning"),
     "analysis.refit": ("Refitter",),
+    "analysis.deviations": ("prereg_deviations",),
     "analysis.power": ("PowerSpec", "PowerInputError", "effects", "clopper_pearson"),
     "analysis.simdata": ("simulate_ratings",),
     "analysis.recovery": ("RecoveryConfig", "recovery_study"),

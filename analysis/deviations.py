@@ -3,7 +3,7 @@
 The preregistration's ``planned`` block states N, the exclusion rules (in the keys of
 analysis.exclusions' record), the models (analysis.pipeline.plan_models' names) and the
 sampler settings (analysis.pipeline.sampler_settings); its ``protocol.sha256`` the
-protocol's fingerprint. ``deviations`` compares them with what the analysis did:
+protocol's fingerprint. ``prereg_deviations`` compares them with what the analysis did:
 
 - ``participants``: N planned vs N reached (the participants with ratings, before
   exclusions: analysed plus excluded), whenever a plan states N;
@@ -24,9 +24,9 @@ from __future__ import annotations
 from typing import Any
 
 
-def deviations(prereg: dict[str, Any], *, participants: int, exclusions: dict[str, Any] | None,
-               models: list[str], sampler: dict[str, Any],
-               protocol_hash: str | None) -> dict[str, Any]:
+def prereg_deviations(prereg: dict[str, Any], *, participants: int,
+                      exclusions: dict[str, Any] | None, models: list[str],
+                      sampler: dict[str, Any], protocol_hash: str | None) -> dict[str, Any]:
     """The comparison of the module docstring. ``participants``: N reached;
     ``exclusions``: analysis.exclusions' record (None: no rule applied); ``models``: the
     names of the models the analysis fits; ``protocol_hash``: the study's stored hash."""

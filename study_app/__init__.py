@@ -6,6 +6,7 @@
     run = study_app.PowerRun(protocols.load_protocol("tominaga-replication"), [60, 120],
                              100, "action.distance", Path("power"))
     power = study_app.run_power(run)  # the `recourse-study power --json` document
+    doc = study_app.preregistration(protocols.load_protocol("tominaga-replication"))
 
 Names are imported on first use (engine.exports).
 """
@@ -17,4 +18,5 @@ from engine.exports import lazy_exports
 __getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
     "study_app.simulator": ("simulate", "SyntheticDriver"),
     "study_app.power": ("PowerRun", "run_power"),
+    "study_app.prereg": ("preregistration", "write_prereg", "read_prereg", "PreregError"),
 })

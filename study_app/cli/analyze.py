@@ -107,14 +107,18 @@ def analyze(
     sentence}]} (docs/analysis-mgcv.md), languages {analysed (the --language, or null),
     by_language [{language, name, participants, ratings, mean_acceptance, mean_action}],
     differences [{language, versus (the most common language), outcome, difference, lo,
-    hi}] (95% participant bootstrap), sentence} (docs/languages.md), report ("report.html"
-    or null), report_error (null or the message)}.
+    hi}] (95% participant bootstrap), sentence} (docs/languages.md), deviations (null
+    without --prereg; else {none, prereg_protocol {id, title, sha256}, items [{kind
+    (participants | exclusion | model | sampler | protocol), what, planned, actual,
+    sentence}], sentence}: docs/prereg.md), report ("report.html" or null), report_error
+    (null or the message)}.
 
     Exit status: 0 when every model, the mgcv part (or its skip under --mgcv auto: R or
     one of its packages missing, or too few ratings per participant for mgcv's GAMM with a
     random intercept and slope each; said on stderr and in mgcv.reason) and the report are
     done; 1 when a Bayesian model, the report or the mgcv part failed (an R error, or a skip
-    under --mgcv require), after writing everything that was done; 2 for bad input.
+    under --mgcv require), after writing everything that was done; 2 for bad input (a
+    --prereg of another protocol too).
     """
     from analysis.folder import TRACE_LEVELS
 

@@ -34,10 +34,11 @@ def study_deviations(planned: dict[str, Any], result: Any,
                      settings: dict[str, Any]) -> dict[str, Any]:
     """analysis.deviations of the finished analysis ``result`` (analysis.pipeline.Analysis)
     from the preregistration ``planned``; N reached counts the excluded participants too."""
-    from analysis.deviations import deviations
+    from analysis.deviations import prereg_deviations
 
     excluded = {e["participant_id"] for e in (result.exclusions or {}).get("excluded", [])}
     reached = result.ratings["participant_id"].astype(str).nunique() + len(excluded)
-    return deviations(planned, participants=int(reached), exclusions=result.exclusions,
-                      models=[s.name for s in result.specs], sampler=result.sampler,
-                      protocol_hash=settings.get("protocol_hash"))
+    return prereg_deviations(planned, participants=int(reached),
+                             exclusions=result.exclusions,
+                             models=[s.name for s in result.specs], sampler=result.sampler,
+                             protocol_hash=settings.get("protocol_hash"))

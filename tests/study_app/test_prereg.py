@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from analysis import build_model, prepare, simulate_ratings
-from analysis.deviations import deviations
+from analysis.deviations import prereg_deviations
 from analysis.power import curve
 from data.store import Store
 from protocols.definition.schema import load_protocol, shipped_protocols
@@ -115,14 +115,15 @@ def test_the_stated_priors_are_the_models(likelihood):
 def test_deviations_name_each_difference():
     doc = preregistration(load_protocol("tominaga-replication"), participants=10)
     plan = doc["planned"]
-    same = deviations(doc, participants=10, exclusions={"rules": plan["exclusions"]},
-                      models=plan["models"], sampler=plan["sampler"],
-                      protocol_hash=doc["protocol"]["sha256"])
+    same = prereg_deviations(doc, participants=10, exclusions={"rules": plan["exclusions"]},
+                             models=plan["models"], sampler=plan["sampler"],
+                             protocol_hash=doc["protocol"]["sha256"])
     assert same["none"] and same["sentence"] == "no deviations" and same["items"] == []
     rules = {**plan["exclusions"], "impossible_items": False}
-    found = deviations(doc, participants=12, exclusions={"rules": rules},
-                       models=plan["models"][:-1], sampler={**plan["sampler"], "draws": 200},
-                       protocol_hash="0" * 64)
+    found = prereg_deviations(doc, participants=12, exclusions={"rules": rules},
+                              models=plan["models"][:-1],
+                              sampler={**plan["sampler"], "draws": 200},
+                              protocol_hash="0" * 64)
     assert [(i["kind"], i["what"], i["planned"], i["actual"]) for i in found["items"]] == [
         ("participants", "N", 10, 12), ("exclusion", "impossible_items", True, False),
         ("model", plan["models"][-1], True, False), ("sampler", "draws", 1500, 200),
