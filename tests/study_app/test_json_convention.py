@@ -82,6 +82,7 @@ def _cheap(tmp: Path) -> dict[str, list[str]]:
         "reproduce": ["hare-calibration", "--scenario", "loan", "--quick", "--fast", "--n", "3",
                       "--seeds", "1"],
         "validate": ["tominaga-replication"],
+        "prereg": ["--protocol", "tominaga-replication", "--out", str(tmp / "prereg")],
         "protocol docs": ["--out", str(tmp / "reference" / "protocol.md")],
         "docs generate": ["--out", str(tmp)],
         "preview": ["tominaga-replication", "--out", str(tmp / "preview"),
