@@ -29,7 +29,17 @@ def prereg_deviations(prereg: dict[str, Any], *, participants: int,
                       sampler: dict[str, Any], protocol_hash: str | None) -> dict[str, Any]:
     """The comparison of the module docstring. ``participants``: N reached;
     ``exclusions``: analysis.exclusions' record (None: no rule applied); ``models``: the
-    names of the models the analysis fits; ``protocol_hash``: the study's stored hash."""
+    names of the models the analysis fits; ``protocol_hash``: the study's stored hash.
+
+    >>> from analysis import prereg_deviations
+    >>> plan = {"protocol": {"id": "s", "title": "S", "sha256": "ab" * 32},
+    ...         "planned": {"participants": 40, "exclusions": {"speeder": False},
+    ...                     "models": ["m"], "sampler": {"draws": 1500}}}
+    >>> found = prereg_deviations(plan, participants=38, exclusions={"rules": {"speeder": True}},
+    ...                           models=["m"], sampler={"draws": 1500}, protocol_hash="ab" * 32)
+    >>> [i["sentence"] for i in found["items"]]
+    ['N planned 40, reached 38 (-2).', 'exclusion speeder added (planned: not applied).']
+    """
     plan = prereg["planned"]
     items: list[dict[str, Any]] = []
 
