@@ -65,16 +65,13 @@ def prereg(
         fail(e, 2, keep_lines=True, json_out=json_out)
     except (FileNotFoundError, ValueError) as e:
         fail(f"--protocol: {e}", 2, json_out=json_out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        fail(f"--out: {out} exists and is not an empty folder; choose a new one (nothing "
-             "was written)", 2, json_out=json_out)
     sampler = _sampler(backend, draws, tune, chains, seed, target_accept, json_out)
     try:
         doc = preregistration(spec, power=_power(power, json_out) if power else None,
                               participants=participants, sampler=sampler, gaussian=gaussian,
                               flag_rules=exclusion_flags(exclude))
         files = write_prereg(doc, out)
-    except PreregError as e:
+    except PreregError as e:  # OUT not empty, a power file of another protocol
         fail(e, 2, json_out=json_out)
     doc["files"] = {k: str(v) for k, v in files.items()}
     err.print(f"preregistration written to {files['markdown']} and {files['json']}",
