@@ -112,7 +112,8 @@ def design(protocol: Protocol) -> list[str]:
     checks = [f"{c.id} after {c.after}: \"{c.question}\" (correct: {c.correct})"
               for c in protocol.attention_checks]
     out.append("Attention checks: " + ("; ".join(checks) if checks else "none") + ".")
-    out.append("Blinding: participants are not told which method made their plans.")
+    out.append("Blinding: the protocol states none; what each page shows participants is "
+               "what recourse-study preview renders.")
     return out
 
 

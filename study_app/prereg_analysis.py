@@ -43,8 +43,8 @@ GAMM_FORMULA = ("y_r ~ Normal(alpha + f(d_r) + g_p(d_r) + beta_s s_r + beta_v v_
                 "gamma_arm + u_p, sigma_y)")
 DIRECTION = {"distance": "changes with the plan's distance {d} (the smooth f of {d} is not "
                          "flat)",
-             "satisfaction": "rises with the share of the participant's stated constraints "
-                             "the plan satisfies (beta_s != 0)",
+             "satisfaction": "changes with the share of the participant's stated "
+                             "constraints the plan satisfies (beta_s != 0)",
              "violation": "changes when the plan violates a stated constraint (beta_v != 0)"}
 
 
