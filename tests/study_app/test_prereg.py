@@ -15,6 +15,7 @@ from analysis import build_model, prepare, simulate_ratings
 from analysis.deviations import prereg_deviations
 from analysis.power import curve
 from data.store import Store
+from protocols.definition.quotas import QuotaSpec, TimeLimitSpec
 from protocols.definition.schema import load_protocol, shipped_protocols
 from study_app.cli import app
 from study_app.prereg import SECTIONS, preregistration
@@ -50,6 +51,19 @@ def test_prereg_of_every_shipped_protocol_fills_every_section(protocol, tmp_path
     rules = doc["planned"]["exclusions"]
     assert rules["impossible_items"] == spec.exclusions.impossible_items
     assert rules["speeder"] is False and rules["straightliner"] is False
+
+
+def test_quotas_and_time_limit_enter_the_sampling_plan():
+    spec = load_protocol("tominaga-replication").model_copy(update={
+        "quotas": QuotaSpec(targets={"pool": 30}),
+        "time_limit": TimeLimitSpec(seconds=1800)})
+    doc = preregistration(spec)
+    sampling = " ".join(doc["sections"][2]["text"])
+    assert doc["planned"]["participants"] == 30  # the quotas' total
+    assert "Quotas: per arm pool 30 (counting complete participants)" in sampling
+    assert "Stopping rule: none other than N = 30" in sampling
+    assert "a session ends after 1800 s" in sampling
+    assert preregistration(spec, participants=50)["planned"]["participants"] == 50
 
 
 def _power_doc(protocol: str) -> dict:
@@ -164,6 +178,13 @@ def test_analyze_with_prereg_lists_no_deviation_then_exactly_the_added_exclusion
             for i in summary["deviations"]["items"]] == [("exclusion", "speeder", False, True)]
     html = (out / "report.html").read_text()
     assert "exclusion speeder added (planned: not applied)" in html
+    edited = json.loads(plan.read_text())  # the same protocol id, edited after the plan
+    edited["protocol"]["sha256"] = "0" * 64
+    (tmp / "edited.json").write_text(json.dumps(edited))
+    r = _analyze(db, out, "--prereg", str(tmp / "edited.json"), "--resume")
+    assert r.exit_code == 0, r.output
+    items = json.loads((out / "summary.json").read_text())["deviations"]["items"]
+    assert [(i["kind"], i["planned"]) for i in items] == [("protocol", "0" * 64)]
 
 
 def test_analyze_refuses_a_prereg_of_another_protocol(study, tmp_path):
