@@ -9,7 +9,8 @@ import typer
 
 from data.store import Store
 from protocols.definition.schema import parse_protocol
-from study_app.cli.analyze import exclusion_flags, load_flags, study_rules
+from study_app.cli.analyze import exclusion_flags, load_flags
+from study_app.exclusion_rules import study_rules
 from study_app.simulator import simulate
 
 PROTOCOL = """\
