@@ -92,7 +92,7 @@ def analyze(
     points)} (the stored protocol's exclusions; excluded participants are left out of every
     model; --exclude adds the flag rules), intention_to_treat (null unless the exclusions
     are uneven: {why, n_ratings, n_participants, models [the main ordinal model of each
-    outcome fitted on every rating, shaped like models]}),
+    outcome fitted on every rating, shaped like models], failed [{model, error}]}),
     truth_vs_recovered (simulated studies, else
     null: {distance, outcomes [{outcome, model, truth_shape (falls | rises | flat),
     recovered, true_change, recovered_change (mean rating at d_min minus at d_max),
