@@ -16,6 +16,7 @@ from study_app.simulator import simulate
 
 
 @pytest.mark.e2e  # six short Bayesian fits
+@pytest.mark.timeout(2400)
 def test_uneven_exclusions_add_the_intention_to_treat_fit(tmp_path, trained_home) -> None:
     db = tmp_path / "icarma.duckdb"
     with Store(db) as store:
