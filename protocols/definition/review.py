@@ -215,15 +215,21 @@ def warnings(p: Protocol) -> list[Finding]:
     if not p.attention_checks:
         out.append(Finding(("attention_checks",), "no attention check: exclusions cannot "
                            "use one"))
-    for path, text in participant_texts(p, texts(p)):
-        for what, words in researcher_words(text):
-            out.append(Finding(_loc(path), f"participants read {what}, {words!r}, meant for "
-                               "researchers: say it in the participant's words"))
+    out += wording_findings(p)
     if not _stated(p.plans, "shortfall"):
         out.append(Finding(("plans", "shortfall"), "when fewer plans can be shown than asked, "
                            "participants see fewer (default then: fewer); state "
                            "plans.shortfall.then: fewer, fallback or end"))
     return out
+
+
+def wording_findings(p: Protocol) -> list[Finding]:
+    """Researcher words in what participants read (protocols.definition.wording): the
+    warnings that are about the participant's text itself, not a design choice."""
+    return [Finding(_loc(path), f"participants read {what}, {words!r}, meant for "
+                    "researchers: say it in the participant's words")
+            for path, text in participant_texts(p, texts(p))
+            for what, words in researcher_words(text)]
 
 
 def _likert_warnings(p: Protocol) -> list[Finding]:

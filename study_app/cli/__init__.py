@@ -32,6 +32,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "validate",
     "protocol_docs",
     "preview",
+    "audit",
     "docs_site",
 )
 
