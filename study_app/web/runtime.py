@@ -201,10 +201,13 @@ def build_study(config: WebConfig) -> Study:
                 study = Study(protocol, store, study_id=config.study_id, resources=resources,
                               prefetch=True, translations=translations_dir(config.protocol))
                 if worker:
-                    _warm_interactive(study)
-                    # pages' searches and prefetches' in a worker each: a page's search never
-                    # waits for a speculative one
-                    searchers = [SearchProcesses(protocol, resources) for _ in range(2)]
+                    # as while a page is served, no prefetch starts here meanwhile: nothing
+                    # computes in the resources while they are copied into the workers
+                    with study.interactive.serving():
+                        _warm_interactive(study)
+                        # pages' searches and prefetches' in a worker each: a page's search
+                        # never waits for a speculative one
+                        searchers = [SearchProcesses(protocol, resources) for _ in range(2)]
                     _SEARCHERS.extend(searchers)
                     study.interactive.run_searches_with(*searchers)
             except BaseException:

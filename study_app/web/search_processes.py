@@ -19,8 +19,8 @@ Python's cyclic garbage collector would write to every object it inspects, so ev
 alive at the fork is moved out of its reach first (``gc.freeze``) in the server and thus in
 the workers. Torch runs one thread in each, as in the server. A study is built before any
 participant can reach it (``serve`` builds it before it listens; ``streamlit run`` in the
-first session's script run), so no other thread is inside the resources while they are
-copied.
+first session's script run), and prefetches wait while it is built, so no other thread is
+inside the resources while they are copied.
 
 ``serve`` starts two: one for the pages' searches and one for the prefetches' (speculative:
 protocols.running.prefetch), so a page's search never queues behind a speculative one.
