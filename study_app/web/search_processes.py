@@ -13,14 +13,16 @@ question (its options evaluated: realized and measured plans), which the session
 
 The workers are forked from the server once its study is loaded and warmed up (one
 interaction searched in the server's own process, so torch's lazily imported parts are
-loaded too: ``runtime.build_study``): a forked worker starts with the server's memory, the same protocol and
-resources objects, shared copy-on-write with the server until either side writes a page.
-Python's cyclic garbage collector would write to every object it inspects, so everything
-alive at the fork is moved out of its reach first (``gc.freeze``) in the server and thus in
-the workers. Torch runs one thread in each, as in the server. A study is built before any
-participant can reach it (``serve`` builds it before it listens; ``streamlit run`` in the
-first session's script run), and prefetches wait while it is built, so no other thread is
-inside the resources while they are copied.
+loaded too: ``runtime.build_study``): a forked worker starts with the server's memory, the
+same protocol and resources objects, shared copy-on-write with the server until either side
+writes a page. Python's cyclic garbage collector would write to every object it inspects,
+so everything alive at the fork is moved out of its reach first (``gc.freeze``) in the
+server and thus in the workers. Torch runs one thread in each, as in the server. A study is
+built before any participant can reach it (``serve`` builds it before it listens;
+``streamlit run`` in the first session's script run), and prefetches wait while it is built,
+so no other thread is inside the resources while they are copied. The worker searches with
+the server's own objects, so a session gets the same candidates as searched in the server
+(floats round-trip exactly through JSON; ``tests/web/test_search_processes.py``).
 
 ``serve`` starts two: one for the pages' searches and one for the prefetches' (speculative:
 protocols.running.prefetch), so a page's search never queues behind a speculative one.
