@@ -133,8 +133,9 @@ div[role="radiogroup"] { flex-wrap: wrap; gap: 0.2rem 0.9rem; }
   .rs-plan th, .rs-plan td { padding: 0.35rem 0.25rem; }
   .rs-plan .rs-tag { display: block; margin: 0.15rem 0 0 0; width: max-content; }
 }
-/* The outage message (outage_notice): inside Streamlit's dialog in place of its own text,
-   and on the page while the server is away (when the dialog was closed). */
+/* The outage message (outage_notice): inside Streamlit's dialog in place of its own text
+   (its close button kept), and on the page while the server is away once the dialog was
+   closed. */
 [data-testid="stElementContainer"]:has(.rs-outage) { display: none; }
 body[data-rs-outage]:not(:has([data-testid="stDialog"]))
   [data-testid="stElementContainer"]:has(.rs-outage) {
@@ -147,7 +148,8 @@ body[data-rs-outage]:not(:has([data-testid="stDialog"]))
 }
 .rs-outage-box h2 { font-size: 1.2rem; margin: 0 0 0.4rem 0; padding: 0; }
 .rs-outage-box p { margin: 0; }
-[data-testid="stDialog"] section[role="dialog"]:has(.rs-outage-box) > :not(.rs-outage-box) {
+[data-testid="stDialog"] section[role="dialog"]:has(.rs-outage-box)
+  > :not(.rs-outage-box):not(button[aria-label]) {
   display: none !important;
 }
 </style>

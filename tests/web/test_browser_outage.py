@@ -57,8 +57,9 @@ def test_an_outage_shows_our_message_in_the_participants_language(trained_home, 
             shown = _visible_text(page)
             assert text in shown
             assert not [t for t in DEVELOPER_TEXT if t.lower() in shown.lower()], shown
-        # the dialog closed (Escape): the message stays on the page while the server is away
-        pages["en"].keyboard.press("Escape")
+        # the dialog closed (its close button): the message stays on the page while the
+        # server is away
+        pages["en"].get_by_role("dialog").get_by_role("button", name="Close").click()
         pages["en"].get_by_test_id("rs-outage").wait_for(timeout=10_000)
         assert expected["en"][1] in pages["en"].get_by_test_id("rs-outage").inner_text()
         server.start(same_port=True)
