@@ -94,6 +94,10 @@ INTERFACE: dict[str, str] = {
     "moved_on": "That page was already answered, perhaps in another tab or window. Your "
     "earlier answer is kept; here is where you are now.",
     "show_current": "Show my current page",
+    # the server cannot be reached (study_app.web.style.outage_notice)
+    "outage.title": "Reconnecting ...",
+    "outage": "The connection to the study was interrupted. Your answers so far are saved. "
+    "Please keep this page open: the study continues here as soon as the connection is back.",
     "withdraw": "Withdraw from the study",
     "withdraw.help": "Stop taking part and delete every answer you have given.",
     "withdraw.confirm": "**Withdraw from the study?** Every answer you have given will be "

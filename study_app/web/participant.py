@@ -45,6 +45,7 @@ from study_app.web.renderers import RENDERERS
 from study_app.web.style import (
     apply_participant_style,
     notice,
+    outage_notice,
     page_heading,
     progress_indicator,
 )
@@ -161,6 +162,7 @@ def render_participant() -> None:
     except StoreError:
         show_error("a participant's session cannot be loaded", i18n.ui("error.unavailable"))
         return
+    outage_notice()
     shown = st.session_state.get(_SHOWN)
     if shown is not None and shown != page.id and st.session_state.get(_SUBMITTED) != shown:
         notice(i18n.ui("moved_on"))
