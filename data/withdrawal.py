@@ -105,6 +105,14 @@ def find_participant(store: Store, who: str, study_id: str | None = None,
     return rows[0]
 
 
+def answer_rows(store: Any, study_id: str, participant_id: str) -> dict[str, int]:
+    """Rows of each table in ``ANSWER_TABLES`` the participant's answers made (what a
+    withdrawal deletes); ``store``: a Store or an open Transaction."""
+    return {table: int(store.query(f"SELECT count(*) AS n FROM {table} WHERE study_id = ? "
+                                   "AND participant_id = ?", [study_id, participant_id]
+                                   )[0]["n"]) for table in ANSWER_TABLES}
+
+
 def withdrawal_record(store: Any, study_id: str, participant_id: str) -> dict[str, Any] | None:
     """The audit row of the participant's withdrawal (``rows``: table -> rows deleted), or
     None. ``store``: a Store or an open Transaction."""
@@ -178,11 +186,9 @@ def withdraw(store: Store, study_id: str, participant_id: str, requested_by: str
             raise AlreadyWithdrawnError(
                 f"participant {participant_id!r} already withdrew ({when}); their answers "
                 "were deleted then; nothing was changed", first or {})
-        counts: dict[str, int] = {}
+        counts = answer_rows(tx, study_id, participant_id)
         where = "WHERE study_id = ? AND participant_id = ?"
         for table in ANSWER_TABLES:
-            counts[table] = int(tx.query(f"SELECT count(*) AS n FROM {table} {where}",
-                                         key)[0]["n"])
             if counts[table]:
                 tx.execute(f"DELETE FROM {table} {where}", key)
         tx.update(PARTICIPANTS.name, ["study_id", "participant_id"], [PARTICIPANTS.row(

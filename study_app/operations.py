@@ -26,10 +26,13 @@ from __future__ import annotations
 import getpass
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from data import accounts
 from data.store import Store, StoreError, WriteConflictError
+
+if TYPE_CHECKING:
+    from protocols.running.session import Study
 
 RETRIES = 3
 NEEDS: dict[str, str] = {"withdraw": "admin", "export": "exporter", "backup": "admin",
@@ -85,9 +88,12 @@ def actor(store: Store, account: str | None, password: str | None, via: str) -> 
     return Actor(found["account"], found["role"])
 
 
-def perform(store: Store, request: Request, via: str,
-            who: Actor | None = None) -> dict[str, Any]:
-    """Check the role, do ``request`` on ``store``, audit it; the action's result."""
+def perform(store: Store, request: Request, via: str, who: Actor | None = None,
+            study: Study | None = None) -> dict[str, Any]:
+    """Check the role, do ``request`` on ``store``, audit it; the action's result.
+    ``study``: the served study on ``store`` (the server, the dashboard): its participants
+    are withdrawn through it (their cached sessions forgotten, serialized with their
+    answers), and recruitment ids are looked up with its salt."""
     if request.op not in NEEDS:
         raise OperationError(f"unknown action {request.op!r}; expected one of "
                              f"{', '.join(NEEDS)}", 2)
@@ -98,7 +104,7 @@ def perform(store: Store, request: Request, via: str,
         accounts.require(who.account, who.role, NEEDS[request.op])
     except accounts.RoleError as e:
         raise OperationError(str(e), 2) from None
-    result = _ACTIONS[request.op](store, request.args, who)
+    result = _ACTIONS[request.op](store, request.args, who, study)
     detail = {k: v for k, v in result.items() if k in _AUDITED}
     accounts.record_action(store, who.account, request.op, via,
                            {**detail, **{k: request.args.get(k) for k in _ARGS[request.op]}})
@@ -115,21 +121,51 @@ def _plain(record: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in record.items()}
 
 
-def _withdraw(store: Store, args: dict[str, Any], who: Actor) -> dict[str, Any]:
-    from data import withdrawal
+def find(store: Store, args: dict[str, Any], study: Study | None) -> dict[str, Any]:
+    """The participant named by ``args`` (``participant``: id or resume token; or
+    ``recruitment_id``: the recruitment platform's id, found by its salted hash in the
+    served study): study_id, participant_id, status, current_page."""
+    from data import records, withdrawal
     from protocols.running.participation import hash_token
 
+    recruited = str(args.get("recruitment_id") or "").strip()
+    if recruited:
+        if study is None:
+            raise OperationError("a recruitment id is looked up by the running server or the "
+                                 "dashboard (its hash needs the study's salt): give the "
+                                 "participant id instead", 2)
+        row = records.participant_by_external(store, study.study_id,
+                                              study.hash_external(recruited))
+        if row is None:
+            raise OperationError(f"no participant with recruitment id {recruited!r} in study "
+                                 f"{study.study_id!r}; nothing was deleted", 2)
+        args = {**args, "participant": row["participant_id"], "study": study.study_id}
     who_text = str(args.get("participant") or "").strip()
     if not who_text:
-        raise OperationError("name the participant: their id or resume token", 2)
+        raise OperationError("name the participant: their id, resume token or recruitment "
+                             "id", 2)
     try:
-        found = withdrawal.find_participant(store, who_text, args.get("study"),
-                                            token_hash=hash_token(who_text))
+        return withdrawal.find_participant(store, who_text, args.get("study"),
+                                           token_hash=hash_token(who_text))
+    except withdrawal.WithdrawalError as e:
+        raise OperationError(str(e), 2) from None
+
+
+def _withdraw(store: Store, args: dict[str, Any], who: Actor,
+              study: Study | None) -> dict[str, Any]:
+    from data import withdrawal
+
+    found = find(store, args, study)
+    try:
         for attempt in range(RETRIES):
             try:
-                record = withdrawal.withdraw(store, found["study_id"],
-                                             found["participant_id"], "researcher",
-                                             account=who.account)
+                if study is not None and found["study_id"] == study.study_id:
+                    record = study.withdraw(found["participant_id"], "researcher",
+                                            who.account)
+                else:
+                    record = withdrawal.withdraw(store, found["study_id"],
+                                                 found["participant_id"], "researcher",
+                                                 account=who.account)
                 break
             except WriteConflictError:  # an answer was committed meanwhile: read again
                 if attempt == RETRIES - 1:
@@ -144,7 +180,8 @@ def _withdraw(store: Store, args: dict[str, Any], who: Actor) -> dict[str, Any]:
     return {**doc, "was_active": doc["status_before"] == "active"}
 
 
-def _export(store: Store, args: dict[str, Any], who: Actor) -> dict[str, Any]:
+def _export(store: Store, args: dict[str, Any], who: Actor,
+            study: Study | None) -> dict[str, Any]:
     from data.export import export
 
     fmt = args.get("format", "parquet")
@@ -162,7 +199,8 @@ def _export(store: Store, args: dict[str, Any], who: Actor) -> dict[str, Any]:
         raise OperationError(str(e), 2) from None
 
 
-def _backup(store: Store, args: dict[str, Any], who: Actor) -> dict[str, Any]:
+def _backup(store: Store, args: dict[str, Any], who: Actor,
+            study: Study | None) -> dict[str, Any]:
     from data.backup import backup
 
     path = Path(str(args.get("path") or ""))
@@ -174,7 +212,8 @@ def _backup(store: Store, args: dict[str, Any], who: Actor) -> dict[str, Any]:
         raise OperationError(str(e), 2) from None
 
 
-def _accounts(store: Store, args: dict[str, Any], who: Actor) -> dict[str, Any]:
+def _accounts(store: Store, args: dict[str, Any], who: Actor,
+              study: Study | None) -> dict[str, Any]:
     change, name = args.get("change"), str(args.get("name") or "")
     try:
         if change == "list":

@@ -67,7 +67,8 @@ def restore(
     replaced_readable (the old database could be read for its withdrawals).
     """
     from data import accounts
-    from data.backup import BackupError, restore as run
+    from data.backup import BackupError
+    from data.backup import restore as run
     from data.store import Store, StoreError, is_postgres
     from data.withdrawal import journal_path, read_journal
     from study_app.live_server import read_control

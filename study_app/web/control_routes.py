@@ -41,7 +41,7 @@ def _perform(body: dict) -> dict:
     from study_app.web import runtime
 
     study = runtime.build_study(runtime.from_env())
-    return perform(study.store, Request(**body), "server")
+    return perform(study.store, Request(**body), "server", study=study)
 
 
 def _refused(message: str, code: int, status: int, details: dict | None = None
