@@ -243,8 +243,8 @@ def _require_account(store: Store) -> bool:
             found = accounts.get_account(store, name.strip())
             st.session_state[_ACCOUNT], st.session_state[_ROLE] = found["account"], found["role"]
             accounts.record_action(store, found["account"], "sign_in", "dashboard")
-            st.session_state[_COOKIE_PENDING] = auth_token.cookie_script(
-                f"{found['account']}!{token}")
+            st.session_state[_COOKIE_PENDING] = auth_token.cookie_script(token,
+                                                                         found["account"])
             st.rerun()
         st.error("Wrong account name or password.")
     return False

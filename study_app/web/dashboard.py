@@ -33,8 +33,8 @@ from data import accounts, logins
 from data import dashboard_queries as q
 from data.store import describe
 from protocols.running.session import Study
-from study_app.web import runtime
 from study_app.operations import Actor, Request, perform
+from study_app.web import runtime
 from study_app.web.auth import (
     current_account,
     idle_expired,
