@@ -30,7 +30,7 @@ def backup(
     (a consistent snapshot, also while `serve` runs: on a served DuckDB file the server
     writes it), with a manifest of each table's rows and checksum inside and the file's
     SHA-256 beside it (OUT.sha256). Needs an admin account when the database has accounts;
-    audited with the account. docs/data-rights.md: what a restore does with withdrawals.
+    audited with the account. docs/participants.md: what a restore does with withdrawals.
 
     JSON: file, sha256, sha256_file, bytes, schema_version, created_at, source, tables
     {name: {rows, checksum}}, account, via.

@@ -31,7 +31,7 @@ def withdraw(
     them out. Needs an admin account when the database has accounts.
 
     While `recourse-study serve` runs the study on a DuckDB file, the request goes through
-    the server (it owns the file; docs/running-a-study.md): the study keeps running. An
+    the server (it owns the file; docs/deploy.md): the study keeps running. An
     unknown participant or a second withdrawal changes nothing (exit 2 / exit 1). A
     participant in the middle of a page is withdrawn; whatever they submit next is refused
     and stored nowhere.
