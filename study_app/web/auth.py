@@ -256,8 +256,10 @@ _DUMMY_HASH = accounts.hash_password("no account has this password")
 def _resume_account(store: Store) -> bool:
     """Sign this new browser session in from a valid ``account!token`` cookie."""
     try:
-        value = st.context.cookies.get(auth_token.COOKIE) or ""
+        value = st.context.cookies.get(auth_token.COOKIE)
     except Exception:  # no request (AppTest)
+        return False
+    if not isinstance(value, str):
         return False
     account, _, token = value.partition("!")
     stored = _stored_hash(store, account)
