@@ -19,7 +19,8 @@ the manifest); a damaged or foreign file is a ``BackupError`` naming what differ
 ``restore(path, target, entries)`` verifies the backup, builds the restored database in a
 temporary DuckDB file (migrated to this code's schema), withdraws again everyone in
 ``entries`` (the withdrawal journal and the withdrawals of the database being replaced:
-data.withdrawal.reapply) and only then replaces the target: a DuckDB file by renaming (the
+data.withdrawal.reapply), keeps the researchers' audit rows the backup lacks, and only
+then replaces the target: a DuckDB file by renaming (the
 old file is kept beside it as ``<target>.replaced-<time>``), a PostgreSQL store in one
 transaction. Anything that fails before leaves the target as it was.
 """
@@ -172,11 +173,13 @@ def verify(path: str | Path) -> dict[str, Any]:
     return {**manifest, "file": str(src), "sha256": digest, "sha256_checked": checked}
 
 
-def restore(path: str | Path, target: str, entries: list[dict[str, Any]]) -> dict[str, Any]:
+def restore(path: str | Path, target: str, entries: list[dict[str, Any]],
+            actions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Restore the backup at ``path`` into ``target`` (module docstring), re-applying the
-    withdrawals in ``entries``; the verified manifest with ``reapplied`` (the participants
-    withdrawn again), ``target`` and, for a DuckDB file, ``replaced`` (where the old file
-    went, or None)."""
+    withdrawals in ``entries`` and keeping the audit rows in ``actions`` (the
+    ``researcher_actions`` of the database being replaced) that the backup lacks; the
+    verified manifest with ``reapplied`` (the participants withdrawn again), ``target``
+    and, for a DuckDB file, ``replaced`` (where the old file went, or None)."""
     from data.store import Store
 
     manifest = verify(path)
@@ -194,6 +197,9 @@ def restore(path: str | Path, target: str, entries: list[dict[str, Any]]) -> dic
             con.execute(f"DROP TABLE {MANIFEST_TABLE}")
         with Store(tmp) as built:  # migrated to this code's schema
             again = reapply(built, entries)
+            _keep_actions(built, actions or [])
+        with duckdb.connect(str(tmp), config=_CONFIG) as con:
+            _advance_sequences(con)
         Path(f"{tmp}{JOURNAL_SUFFIX}").unlink(missing_ok=True)
         if is_postgres(target):
             _load_postgres(tmp, target)
@@ -215,6 +221,16 @@ def restore(path: str | Path, target: str, entries: list[dict[str, Any]]) -> dic
         Path(f"{tmp}{JOURNAL_SUFFIX}").unlink(missing_ok=True)
     return {**manifest, "target": describe(target), "reapplied": again,
             "replaced": replaced}
+
+
+def _keep_actions(store: Any, actions: list[dict[str, Any]]) -> None:
+    """Add the audit rows the restored store lacks (by ``action_id``): what researchers
+    did after the backup stays on record."""
+    have = {r["action_id"] for r in store.query("SELECT action_id FROM researcher_actions")}
+    missing = [a for a in actions if a["action_id"] not in have]
+    if missing:
+        with store.transaction() as tx:
+            tx.insert("researcher_actions", missing)
 
 
 def _load_postgres(built: Path, target: str) -> None:

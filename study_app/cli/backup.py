@@ -59,7 +59,8 @@ def restore(
     nothing changes). Everyone who withdrew after the backup was taken is withdrawn again:
     the withdrawals of the database being replaced and of its withdrawal journal
     (DB.withdrawals.jsonl beside a DuckDB file) are re-applied before the restored database
-    takes its place. The study's server must be stopped. Audited as local:<user>.
+    takes its place; the researchers' audit rows of the replaced database stay. The study's
+    server must be stopped. Audited as local:<user>.
 
     JSON: file, sha256, sha256_checked, schema_version, created_at, source, tables {name:
     {rows, checksum}} (verified), target, reapplied [{study_id, participant_id,
@@ -75,6 +76,7 @@ def restore(
     from study_app.operations import OperationError, local_account
 
     entries: list[dict[str, Any]] = []
+    actions: list[dict[str, Any]] = []
     readable = None
     journal: Path | None = None
     try:
@@ -85,6 +87,7 @@ def restore(
             try:
                 with Store(db) as old:
                     entries += old.query("SELECT * FROM withdrawals ORDER BY withdrawal_id")
+                    actions = old.query("SELECT * FROM researcher_actions")
                     journal = journal_path(old)
                 readable = True
             except StoreError as e:
@@ -95,7 +98,7 @@ def restore(
         if journal is None and not is_postgres(db):
             journal = Path(f"{Path(db).expanduser().resolve()}.withdrawals.jsonl")
         from_journal = read_journal(journal) if journal is not None else []
-        doc = run(backup_file, db, from_journal + entries)
+        doc = run(backup_file, db, from_journal + entries, actions)
         with Store(db) as restored:
             accounts.record_action(restored, local_account(), "restore", "cli", {
                 "file": doc["file"], "sha256": doc["sha256"], "reapplied": doc["reapplied"]})

@@ -123,3 +123,39 @@ def test_damaged_and_foreign_files_are_refused(tmp_path) -> None:
         verify(tmp_path / "text.duckdb")
     assert file_sha256(db) == before
     assert sorted(p.name for p in tmp_path.iterdir() if "restoring" in p.name) == []
+
+
+def test_backup_and_restore_commands(store_target, tmp_path) -> None:
+    """The commands on both backends: --json reports the checksums; a restore re-applies a
+    withdrawal made after the backup (from the replaced database's withdrawals)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from study_app.cli import app
+
+    with Store(store_target) as store:
+        simulate(parse_protocol(PROTOCOL), store, 2)
+        later = _pids(store)[1]
+    run = CliRunner().invoke
+    made = run(app, ["backup", "--db", store_target, "--out", str(tmp_path / "b.duckdb"),
+                     "--json"])
+    assert made.exit_code == 0, made.output
+    saved = json.loads(made.stdout)
+    assert saved["via"] == "cli" and saved["tables"]["participants"]["rows"] == 2
+    with Store(store_target) as store:
+        withdraw(store, "bk", later, "participant")
+    back = run(app, ["restore", "--backup", str(tmp_path / "b.duckdb"), "--db", store_target,
+                     "--json"])
+    assert back.exit_code == 0, back.output
+    doc = json.loads(back.stdout)
+    assert doc["tables"] == saved["tables"] and doc["sha256"] == saved["sha256"]
+    assert [r["participant_id"] for r in doc["reapplied"]] == [later]
+    with Store(store_target) as store:
+        assert _withdrawn(store) == {later}
+        acts = [(r["action"], r["via"]) for r in store.query(
+            "SELECT action, via FROM researcher_actions ORDER BY action_id")]
+    assert acts == [("backup", "cli"), ("restore", "cli")]
+    bad = run(app, ["restore", "--backup", str(tmp_path / "none.duckdb"), "--db",
+                    store_target, "--json"])
+    assert bad.exit_code == 2 and "no backup file" in json.loads(bad.stdout)["error"]

@@ -14,6 +14,8 @@ import shutil
 import stat
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -75,6 +77,14 @@ def test_withdraw_export_backup_while_serving(trained_home, small_protocol_file,
     try:
         info = control_path(db).stat()
         assert stat.S_IMODE(info.st_mode) == 0o600
+        # the control endpoint answers nobody without the control file's token
+        forged = urllib.request.Request(
+            f"{srv.url}/_rs/control/export", method="POST", data=json.dumps(
+                {"op": "export", "args": {"out": str(tmp_path / "forged")}}).encode(),
+            headers={"Authorization": "Bearer " + "0" * 64})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(forged, timeout=30)
+        assert refused.value.code == 403 and not (tmp_path / "forged").exists()
         # the CLI while the server runs: through the server, audited with the account
         code, doc = _cli("withdraw", "--db", str(db), "--participant", by_cli, "--account",
                          "alice", password=ADMIN_PASSWORD)
