@@ -173,3 +173,7 @@ def test_withdraw_export_backup_while_serving(trained_home, small_protocol_file,
         assert {p for p, s in status.items() if s == "withdrawn"} == set(pids[:3])
         assert store.query("SELECT count(*) AS n FROM ratings WHERE participant_id = ?",
                            [after_backup]) == [{"n": 0}]
+        # what researchers did after the backup stays on record
+        kept = [(r["account"], r["action"], r["via"]) for r in store.query(
+            "SELECT account, action, via FROM researcher_actions ORDER BY action_id")]
+    assert kept[:len(acts)] == acts and kept[-1][1] == "restore"
