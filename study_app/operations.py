@@ -113,7 +113,8 @@ def perform(store: Store, request: Request, via: str, who: Actor | None = None,
 
 # what of a result and of the arguments goes into the audit row (never an answer)
 _AUDITED = ("study_id", "participant_id", "rows_deleted", "tables", "sha256", "file")
-_ARGS = {"withdraw": ("participant",), "export": ("out", "format", "free_text", "linkage"),
+# (never a resume token or a raw recruitment id: the withdrawal's result names the participant)
+_ARGS = {"withdraw": (), "export": ("out", "format", "free_text", "linkage"),
          "backup": ("path",), "accounts": ("change", "name", "role")}
 
 

@@ -8,16 +8,20 @@ from typing import Any
 import typer
 
 from study_app.cli.apps import app
-from study_app.cli.output import emit, err, json_file_option, json_option
+from study_app.cli.output import emit, err, fail, json_file_option, json_option
 from study_app.cli.researcher import account_option, run_action
 
 
 @app.command()
 def withdraw(
     db: str = typer.Option(..., help="The study database: a DuckDB file or postgresql://..."),
-    participant: str = typer.Option(
-        ..., help="The participant's id (participants.participant_id) or their resume token "
+    participant: str | None = typer.Option(
+        None, help="The participant's id (participants.participant_id) or their resume token "
         "(the p=... of their study link)."),
+    recruitment_id: str | None = typer.Option(
+        None, "--recruitment-id", help="Instead: the recruitment platform's id of the "
+        "participant (e.g. the PROLIFIC_PID of an e-mailed request), found by its salted "
+        "hash; while `serve` runs the study."),
     study: str | None = typer.Option(None, help="Study id (needed only when the id is in "
                                      "several studies)."),
     account: str | None = account_option(),
@@ -41,8 +45,11 @@ def withdraw(
     a stopped study, server: through the running server), was_active (they were still
     answering); on an error: {error, ...}.
     """
-    doc = run_action(db, "withdraw", {"participant": participant, "study": study}, account,
-                     json_out)
+    if (participant is None) == (recruitment_id is None):
+        fail("name the participant with --participant (id or resume token) or "
+             "--recruitment-id", 2, json_out=json_out)
+    doc = run_action(db, "withdraw", {"participant": participant, "study": study,
+                                      "recruitment_id": recruitment_id}, account, json_out)
     emit(doc, json_out=json_out, json_file=json_file, human=lambda: _report(doc))
 
 

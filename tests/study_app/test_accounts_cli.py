@@ -60,6 +60,10 @@ def test_roles_allow_and_refuse_with_the_account_audited(tmp_path) -> None:
     # no accounts: the command line acts as the file's owner
     code, doc = _cli("withdraw", "--db", db, "--participant", pids[0])
     assert code == 0 and (doc["account"], doc["via"]) == (local_account(), "cli")
+    code, doc = _cli("withdraw", "--db", db, "--recruitment-id", "PID-1")
+    assert code == 2 and "looked up by the running server or the dashboard" in doc["error"]
+    code, doc = _cli("withdraw", "--db", db)
+    assert code == 2 and "--participant" in doc["error"]
     for name, role in (("alice", "admin"), ("eve", "exporter"), ("vic", "viewer")):
         code, doc = _cli("accounts", "add", "--db", db, "--account", name, "--role", role,
                          password=PASSWORDS[name])

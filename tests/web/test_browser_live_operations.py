@@ -125,6 +125,9 @@ def test_withdraw_export_backup_while_serving(trained_home, small_protocol_file,
         code, doc = _cli("withdraw", "--db", str(db), "--participant", after_backup,
                          "--account", "alice", password=ADMIN_PASSWORD)
         assert code == 0, doc
+        code, doc = _cli("withdraw", "--db", str(db), "--recruitment-id", "nobody-77",
+                         "--account", "alice", password=ADMIN_PASSWORD)
+        assert code == 2 and "no participant with recruitment id 'nobody-77'" in doc["error"]
         code, live = _cli("export", "--db", str(db), "--out", str(tmp_path / "live"),
                           "--format", "csv", "--account", "alice", password=ADMIN_PASSWORD)
         assert code == 0 and live["via"] == "server", live
