@@ -200,6 +200,7 @@ def restore(path: str | Path, target: str, entries: list[dict[str, Any]],
             _keep_actions(built, actions or [])
         with duckdb.connect(str(tmp), config=_CONFIG) as con:
             _advance_sequences(con)
+            con.execute("CHECKPOINT")  # everything in the file itself, none in a WAL
         Path(f"{tmp}{JOURNAL_SUFFIX}").unlink(missing_ok=True)
         if is_postgres(target):
             _load_postgres(tmp, target)
