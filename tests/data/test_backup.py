@@ -153,9 +153,12 @@ def test_backup_and_restore_commands(store_target, tmp_path) -> None:
     assert [r["participant_id"] for r in doc["reapplied"]] == [later]
     with Store(store_target) as store:
         assert _withdrawn(store) == {later}
-        acts = [(r["action"], r["via"]) for r in store.query(
-            "SELECT action, via FROM researcher_actions ORDER BY action_id")]
-    assert acts == [("backup", "cli"), ("restore", "cli")]
+        acts = [(r["action_id"], r["action"], r["via"]) for r in store.query(
+            "SELECT action_id, action, via FROM researcher_actions ORDER BY action_id")]
+    # the backup's own audit row (written after the snapshot) is kept, and the restore's
+    # row continues the numbering after it
+    assert [(a, v) for _, a, v in acts] == [("backup", "cli"), ("restore", "cli")]
+    assert acts[0][0] < acts[1][0]
     bad = run(app, ["restore", "--backup", str(tmp_path / "none.duckdb"), "--db",
                     store_target, "--json"])
     assert bad.exit_code == 2 and "no backup file" in json.loads(bad.stdout)["error"]
