@@ -177,7 +177,9 @@ def render_participant() -> None:
     draft = widgets.take_draft(page.id)
     if answer is None and draft is not None:
         _speculate(session, page, draft)
-    withdraw_control(session, page)
+    if withdraw_control(session, page):
+        st.session_state[_SUBMITTED] = page.id  # the end page follows a step they took
+        st.rerun()
     if answer is not None and _submit(session, page, answer):
         st.session_state[_SUBMITTED] = page.id
         st.rerun()

@@ -278,10 +278,12 @@ def _stop(signum: int, frame: object) -> None:
     raise SystemExit(0)
 
 
-def run_server(address: str, port: int, allowed_hosts: list[str]) -> None:
+def run_server(address: str, port: int, allowed_hosts: list[str],
+               routes: list | None = None) -> None:
     """Run the Streamlit server of ``app.py`` in this process until it stops (``serve``
     preloads the study and sets the environment first), hardened: study_app.web.hardening
-    (options, security headers, closed routes) and study_app.web.errors (no tracebacks)."""
+    (options, security headers, closed routes) and study_app.web.errors (no tracebacks);
+    ``routes``: further HTTP routes (``serve``: study_app.web.control_routes)."""
     from starlette.middleware import Middleware
 
     from study_app.web import nodelay
@@ -289,7 +291,7 @@ def run_server(address: str, port: int, allowed_hosts: list[str]) -> None:
     from study_app.web.hardening import SecurityHeaders, server_options
 
     nodelay.install()  # no ~40 ms Nagle stall at the end of every page (study_app.web.nodelay)
-    app = st.App(APP_PATH, middleware=[Middleware(SecurityHeaders)],
+    app = st.App(APP_PATH, middleware=[Middleware(SecurityHeaders)], routes=routes or [],
                  on_script_error=on_script_error)
     # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal to the handler it
     # found: make that one return control here, so the caller closes the database cleanly.
