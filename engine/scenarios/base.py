@@ -167,7 +167,7 @@ class Scenario:
     """
 
     name: str
-    title: str
+    title: str  # participants read it
     features: tuple[FeatureSpec, ...]
     scm: StructuralCausalModel | None
     samples: DataSource = field(default_factory=SCMSamples)
@@ -182,6 +182,7 @@ class Scenario:
     truth: str | None = None
     truth_scm: StructuralCausalModel | None = None
     source: Path | None = None
+    about: str = ""  # for researchers only: the data set and what it stands for
 
     def __post_init__(self) -> None:
         if self.label_rule not in LABEL_RULES:

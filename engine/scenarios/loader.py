@@ -184,7 +184,8 @@ def load_scenario_file(path: str | Path) -> Scenario:
     spec = parse_scenario_file(path)
     features = tuple(feature_spec(f) for f in spec.features)
     common: dict[str, Any] = {
-        "name": spec.name, "title": spec.title, "features": features, "story": spec.story.strip(),
+        "name": spec.name, "title": spec.title, "about": spec.about, "features": features,
+        "story": spec.story.strip(),
         "favourable_label": spec.outcome.favourable,
         "unfavourable_label": spec.outcome.unfavourable, "source": path,
     }

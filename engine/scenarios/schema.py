@@ -3,7 +3,8 @@
 A scenario file states a world's features, the text people read, and the world itself::
 
     name: my-loan                      # registry name (lower case, digits, '-', '_')
-    title: Car loan
+    title: Car loan                    # participants read it (the scenario page, progress)
+    about: UCI Statlog German Credit   # researchers only: listings, reports; never a page
     story: You want to buy a car ...   # the scenario text of a study
     outcome: {favourable: approved, unfavourable: rejected}
     features:                          # in column order (a causal order for graph worlds)
@@ -277,6 +278,7 @@ class ScenarioFile(Strict):
 
     name: Identifier
     title: str = Field(min_length=1)
+    about: str = ""  # for researchers only: the data set and what it stands for
     story: str = ""
     outcome: Outcome = Outcome()
     features: list[FeatureFileSpec] = Field(min_length=1)
