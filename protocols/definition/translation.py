@@ -45,7 +45,7 @@ SOURCE_LANGUAGE = "en"
 TRANSLATION_DIR = Path(__file__).resolve().parents[1] / "translations"  # the shipped protocols'
 SECTIONS = ("texts", "scenario", "interface")
 MAX_PLANS_SHOWN = 20  # plan texts and titles are prepared for up to this many plans
-_PAYLOAD_INTERFACE = ("title", "end", "note")  # interface texts pages carry in English
+_PAYLOAD_INTERFACE = ("title", "end", "note", "hare")  # interface texts pages carry in English
 _FILE = re.compile(r"^(?P<protocol>[a-z0-9][a-z0-9_-]*)\.(?P<lang>[A-Za-z]{2,3}(?:_[A-Za-z0-9]+)?)"
                    r"\.ya?ml$")
 
