@@ -53,6 +53,7 @@ class DisplayMap:
     rate: float = 1.0
     decimals: int = 0
     categories: tuple[str, ...] = ()
+    codes: tuple[tuple[int, str], ...] = ()  # (whole number, its meaning) of a coded number
 
     def to_display(self, x: float | np.ndarray) -> float | np.ndarray:
         if self.kind == "affine":
@@ -86,7 +87,12 @@ class DisplayMap:
         v = float(self.to_display(x))
         if self.unit == "$":
             return f"${v:,.{self.decimals}f}"
-        return f"{v:,.{self.decimals}f} {self.unit}".strip()
+        return f"{v:,.{self.decimals}f} {self.unit}".strip() + self.meaning(v)
+
+    def meaning(self, v: float) -> str:
+        """" (its meaning)" of a display value that is a code with one, else ""."""
+        found = dict(self.codes).get(int(round(v)))
+        return f" ({found})" if found is not None else ""
 
 
 @dataclass(frozen=True)

@@ -215,7 +215,8 @@ def feature_spec(f: FeatureFileSpec) -> FeatureSpec:
     else:
         d = f.display or _IDENTITY
         display = DisplayMap("affine" if d.map == "affine" else "exp", d.unit, scale=d.scale,
-                             offset=d.offset, rate=d.rate, decimals=d.decimals)
+                             offset=d.offset, rate=d.rate, decimals=d.decimals,
+                             codes=tuple(sorted(d.codes.items())))
         lo, hi = d.min, d.max
     return FeatureSpec(f.name, f.title, Role(f.role), display, help=f.help.strip(),
                        direction=DIRECTIONS[f.direction],

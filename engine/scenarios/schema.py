@@ -64,7 +64,9 @@ _EDGE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*->\s*([A-Za-z_][A-Za-z0-9_]*
 class DisplaySpec(Strict):
     """Model units -> display units of a continuous feature: ``affine`` (display = offset +
     scale x) or ``exp`` (display = scale exp(rate x)); ``min``/``max`` bound the values a plan
-    shows (display units; default the training split's 0.1% / 99.9% quantiles)."""
+    shows (display units; default the training split's 0.1% / 99.9% quantiles); ``codes``
+    says what a number that is a code means (``{1: under a year, 4: four years or more}``),
+    shown beside the number wherever it is read."""
 
     map: Literal["affine", "exp"] = "affine"
     unit: str = ""
@@ -74,6 +76,8 @@ class DisplaySpec(Strict):
     decimals: int = Field(0, ge=0, le=6)
     min: float | None = None
     max: float | None = None
+    # what a number that is a code means, shown beside it ("4 (the largest)"); whole values
+    codes: dict[int, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _monotone(self) -> DisplaySpec:
@@ -86,6 +90,10 @@ class DisplaySpec(Strict):
             problems.append((("max",), f"must exceed min ({self.min}), got {self.max}"))
         if self.map == "exp" and self.min is not None and self.min <= 0:
             problems.append((("min",), "an exp display is positive; min must be > 0"))
+        if self.codes and self.decimals:
+            problems.append((("codes",), "codes name whole numbers; set decimals: 0"))
+        problems += [(("codes", k), "a code's meaning is a non-empty text")
+                     for k, v in self.codes.items() if not v.strip()]
         report(problems)
         return self
 
