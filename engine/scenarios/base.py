@@ -37,6 +37,9 @@ class Role(StrEnum):
     ACTIONABLE = "actionable"  # globally actionable
 
 
+CURRENCY_SIGNS = ("$", "€", "£")  # units written before the amount ("$15,000", "€2,290")
+
+
 @dataclass(frozen=True)
 class DisplayMap:
     """Monotone increasing map model units <-> display units.
@@ -85,8 +88,8 @@ class DisplayMap:
         if self.kind == "categorical":
             return self.categories[int(round(x))]
         v = float(self.to_display(x))
-        if self.unit == "$":
-            return f"${v:,.{self.decimals}f}"
+        if self.unit in CURRENCY_SIGNS:
+            return f"{self.unit}{v:,.{self.decimals}f}"
         return f"{v:,.{self.decimals}f} {self.unit}".strip() + self.meaning(v)
 
     def meaning(self, v: float) -> str:

@@ -214,9 +214,11 @@ def feature_spec(f: FeatureFileSpec) -> FeatureSpec:
         lo = hi = None
     else:
         d = f.display or _IDENTITY
-        display = DisplayMap("affine" if d.map == "affine" else "exp", d.unit, scale=d.scale,
-                             offset=d.offset, rate=d.rate, decimals=d.decimals,
-                             codes=tuple(sorted(d.codes.items())))
+        # a declared conversion multiplies the whole map (affine and exp alike)
+        factor = d.converted_from.factor if d.converted_from is not None else 1.0
+        display = DisplayMap("affine" if d.map == "affine" else "exp", d.unit,
+                             scale=d.scale * factor, offset=d.offset * factor, rate=d.rate,
+                             decimals=d.decimals, codes=tuple(sorted(d.codes.items())))
         lo, hi = d.min, d.max
     return FeatureSpec(f.name, f.title, Role(f.role), display, help=f.help.strip(),
                        direction=DIRECTIONS[f.direction],

@@ -61,12 +61,21 @@ DIRECTIONS: dict[str, int] = {"increase": 1, "decrease": -1, "any": 0}
 _EDGE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*->\s*([A-Za-z_][A-Za-z0-9_]*)\s*$")
 
 
+class ConversionSpec(Strict):
+    """Amounts the data states in another unit: shown value = ``factor`` x the data's value
+    in ``unit`` (Deutsche Mark shown in euro: ``{unit: DM, factor: 0.511292}``)."""
+
+    unit: str = Field(min_length=1)
+    factor: float = Field(gt=0)
+
+
 class DisplaySpec(Strict):
     """Model units -> display units of a continuous feature: ``affine`` (display = offset +
     scale x) or ``exp`` (display = scale exp(rate x)); ``min``/``max`` bound the values a plan
     shows (display units; default the training split's 0.1% / 99.9% quantiles); ``codes``
     says what a number that is a code means (``{1: under a year, 4: four years or more}``),
-    shown beside the number wherever it is read."""
+    shown beside the number wherever it is read; ``converted_from`` shows amounts the data
+    states in another unit (a currency) in ``unit`` by a declared factor."""
 
     map: Literal["affine", "exp"] = "affine"
     unit: str = ""
@@ -76,6 +85,7 @@ class DisplaySpec(Strict):
     decimals: int = Field(0, ge=0, le=6)
     min: float | None = None
     max: float | None = None
+    converted_from: ConversionSpec | None = None  # the data's unit and the factor to ``unit``
     # what a number that is a code means, shown beside it ("4 (the largest)"); whole values
     codes: dict[int, str] = Field(default_factory=dict)
 

@@ -169,8 +169,9 @@ def _minmax(f: FeatureSpec, col: pd.Series, file: str) -> FeatureSpec:
                                 "to scale (a constant or non-numeric column)")])
     lo, hi = float(v.min()), float(v.max())
     d = f.display
-    display = DisplayMap("affine", d.unit, scale=hi - lo, offset=lo, decimals=d.decimals,
-                         codes=d.codes)
+    factor = d.scale  # 1, or the file's declared conversion (display.converted_from)
+    display = DisplayMap("affine", d.unit, scale=(hi - lo) * factor, offset=lo * factor,
+                         decimals=d.decimals, codes=d.codes)
     return replace(f, display=display, range=f.range or (0.0, 1.0))
 
 

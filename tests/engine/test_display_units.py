@@ -1,6 +1,8 @@
-"""A number that is a code carries its meaning wherever it is read: "Repayment burden 4"
-reads "4 (the largest share of income)"; a code without a declared meaning stays a number;
-codes name whole numbers only; a translation translates the meaning beside the number."""
+"""Numbers as a participant reads them. A number that is a code carries its meaning:
+"Repayment burden 4" reads "4 (the largest share of income)"; a code without a declared
+meaning stays a number; codes name whole numbers only; a translation translates the meaning
+beside the number. Amounts the data states in another currency are shown in the study's at
+the declared factor (German Credit's Deutsche Mark in euro)."""
 
 from __future__ import annotations
 
@@ -38,3 +40,18 @@ def test_a_translation_translates_a_codes_meaning() -> None:
     assert ja.number(4.0, "", 0, "4 (the largest share of income)") == "4 (収入に占める割合が最大)"
     assert ja.number(3.0, "", 0, "3") == "3"
     assert Translator("en").number(4.0, "", 0, "4 (x)") == "4 (x)"
+
+
+def test_deutsche_mark_amounts_are_shown_in_euro_at_the_declared_rate() -> None:
+    import pandas as pd
+
+    sc = get_scenario("german-credit")
+    j = sc.feature_names.index("credit_amount")
+    amount = sc.features[j].display
+    raw = pd.read_csv(Path(sc.source).parent / "data" / "real" / "german.csv")["credit_amount"]
+    assert amount.unit == "€"
+    # model units 0 and 1 are the data's least and largest amounts (DM), times the factor
+    assert amount.to_display(0.0) == pytest.approx(raw.min() * 0.511292)
+    assert amount.to_display(1.0) == pytest.approx(raw.max() * 0.511292)
+    assert amount.format(0.0) == f"€{raw.min() * 0.511292:,.0f}"
+    assert not [level for f in sc.features for level in f.levels if "DM" in level]
