@@ -102,6 +102,12 @@ INTERFACE: dict[str, str] = {
     "table.sr_follows": "(changes as a result)",
     "table.legend_change": "an item the plan asks you to change",
     "table.legend_follows": "an item that changes as a result",
+    # why an item changes as a result (protocols.running.display: the English note's words)
+    "cause.follows": "follows from {causes}",
+    "cause.higher": "the higher {label}",
+    "cause.lower": "the lower {label}",
+    "cause.and": " and ",
+    "cause.comma": ", ",
     "progress": "{pct}% complete",
     "progress.label": "Study progress",
     # the end of a study (protocols.running.pages.close, study_app.web.render_close)

@@ -17,7 +17,7 @@ from protocols.definition.interface_text import english
 from protocols.running import pages as pg
 from study_app.web import widgets
 from study_app.web.i18n import current, t, ui
-from study_app.web.plan_table import legend_html, plan_table_html
+from study_app.web.plan_table import legend_html, plan_table_html, shown_cell
 from study_app.web.registry import LoadPage, load_answers, renders
 
 OPTION_LABELS = (english("hare.plan_a"), english("hare.plan_b"))  # values; shown translated
@@ -49,9 +49,12 @@ def render_plan(page: pg.Page) -> dict[str, Any] | None:
         marks.slot("acceptance_why")
         if p.impossible:
             st.markdown(f"**{t(p.impossible_text)}**")
+            rows = {row.feature: row for row in p.rows}  # numbers shown as in the table
             for item in p.impossible:
+                row = rows[item.feature]
                 impossible[item.feature] = widgets.yes_no(
-                    f"{t(item.label)}: {tr.level(item.current)} → {tr.level(item.suggested)}",
+                    f"{t(item.label)}: {shown_cell(row, 'current', tr)} → "
+                    f"{shown_cell(row, 'suggested', tr)}",
                     f"{page.id}:impossible:{item.feature}")
                 marks.slot(f"impossible:{item.feature}")
         action = widgets.seven_point(t(p.action.text), p.action.labels, f"{page.id}:action")

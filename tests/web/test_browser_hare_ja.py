@@ -27,7 +27,8 @@ PROTOCOL = "hare-interactive"
 # English words of the interface and of the HARE and ranking pages: none may be left
 ENGLISH = ("Continue", "Plan A", "Plan B", "Question", "Which plan", "Accept this plan",
            "Keep looking", "Move up", "Move down", "I cannot change", "The order above",
-           "Please", "Your profile now", "Suggested profile", "Strongly", "years", "months")
+           "Please", "Your profile now", "Suggested profile", "Strongly", "years", "months",
+           "follows from", "higher", "lower")
 
 
 @pytest.fixture
