@@ -216,9 +216,9 @@ def feature_spec(f: FeatureFileSpec) -> FeatureSpec:
         d = f.display or _IDENTITY
         # a declared conversion multiplies the whole map (affine and exp alike)
         factor = d.converted_from.factor if d.converted_from is not None else 1.0
-        display = DisplayMap("affine" if d.map == "affine" else "exp", d.unit,
-                             scale=d.scale * factor, offset=d.offset * factor, rate=d.rate,
-                             decimals=d.decimals, codes=tuple(sorted(d.codes.items())))
+        display = DisplayMap("affine" if d.map == "affine" else "exp", d.unit, scale=d.scale,
+                             offset=d.offset, rate=d.rate, decimals=d.decimals,
+                             codes=tuple(sorted(d.codes.items())), per_data_unit=factor)
         lo, hi = d.min, d.max
     return FeatureSpec(f.name, f.title, Role(f.role), display, help=f.help.strip(),
                        direction=DIRECTIONS[f.direction],

@@ -169,9 +169,8 @@ def _minmax(f: FeatureSpec, col: pd.Series, file: str) -> FeatureSpec:
                                 "to scale (a constant or non-numeric column)")])
     lo, hi = float(v.min()), float(v.max())
     d = f.display
-    factor = d.scale  # 1, or the file's declared conversion (display.converted_from)
-    display = DisplayMap("affine", d.unit, scale=(hi - lo) * factor, offset=lo * factor,
-                         decimals=d.decimals, codes=d.codes)
+    display = DisplayMap("affine", d.unit, scale=hi - lo, offset=lo, decimals=d.decimals,
+                         codes=d.codes, per_data_unit=d.per_data_unit)
     return replace(f, display=display, range=f.range or (0.0, 1.0))
 
 
