@@ -215,7 +215,7 @@ def warnings(p: Protocol) -> list[Finding]:
     if not p.attention_checks:
         out.append(Finding(("attention_checks",), "no attention check: exclusions cannot "
                            "use one"))
-    out += [Finding(_loc(f.path), f.message) for f in text_findings(p)]
+    out += wording_findings(p)
     if not _stated(p.plans, "shortfall"):
         out.append(Finding(("plans", "shortfall"), "when fewer plans can be shown than asked, "
                            "participants see fewer (default then: fewer); state "
@@ -223,10 +223,17 @@ def warnings(p: Protocol) -> list[Finding]:
     return out
 
 
+def wording_findings(p: Protocol) -> list[Finding]:
+    """Researcher words in what participants read (``text_findings``) as findings: the
+    warnings that are about the participant's text itself, not a design choice."""
+    return [Finding(_loc(f.path), f.message) for f in text_findings(p)]
+
+
 def text_findings(p: Protocol) -> list[TextFinding]:
     """Every researcher word a participant of ``p`` would read, its scenario's title, story,
-    labels, help, units and options included (protocols.definition.wording): what
-    ``validate`` warns about and a pre-launch report lists."""
+    outcome words, labels, help, units, options and codes included
+    (protocols.definition.wording): what ``validate`` warns about and a pre-launch report
+    lists."""
     return findings_of(participant_texts(p, texts(p)))
 
 
