@@ -99,6 +99,7 @@ def find_session(config: runtime.WebConfig, study: Study) -> ParticipantSession 
         notice(action.note)
     assert session.token is not None
     i18n.use(study.translators[session.language])
+    i18n.declare_language(session.language)
     st.session_state[_TOKEN] = session.token
     if st.query_params.get(links.TOKEN_PARAM) != session.token:
         st.query_params[links.TOKEN_PARAM] = session.token
