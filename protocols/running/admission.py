@@ -308,16 +308,18 @@ class Admission:
             for lock in locks:
                 lock.release()
 
-    def withdraw(self, participant_id: str, requested_by: str = "participant"
-                 ) -> dict[str, Any]:
-        """Delete the participant's answers and audit it (data.withdrawal), serialized with
-        their answers in this process; the audit record. Whatever they answer next is
-        refused (``SessionEndedError``) and writes nothing; their links show the end page."""
+    def withdraw(self, participant_id: str, requested_by: str = "participant",
+                 account: str | None = None) -> dict[str, Any]:
+        """Delete the participant's answers and audit it (data.withdrawal; ``account``: the
+        researcher account that asked), serialized with their answers in this process; the
+        audit record. Whatever they answer next is refused (``SessionEndedError``) and
+        writes nothing; their links show the end page."""
         locks = self._locks.for_keys([participant_id])
         for lock in locks:
             lock.acquire()
         try:
-            return withdrawal.withdraw(self.store, self.study_id, participant_id, requested_by)
+            return withdrawal.withdraw(self.store, self.study_id, participant_id, requested_by,
+                                       account)
         finally:
             self.forget([participant_id])
             for lock in locks:

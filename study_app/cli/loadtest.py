@@ -62,7 +62,8 @@ def loadtest(
     the time-is-up page), errors,
     error_list, reconnects, transitions {n, p50_ms, p95_ms, max_ms, by_kind {kind: {...}}},
     first_page {...}, killed_worker (null or {port, pid, after_finished,
-    participants_mid_study}), database_check {exact, participants_checked,
+    participants_mid_study}), server_memory {processes, rss_mb, pss_mb} (the peak of the
+    servers' processes and their children together), database_check {exact, participants_checked,
     answers_checked, problem_count, problems}, machine {cpus, load_avg_1m_before,
     load_avg_1m_end}.
     """

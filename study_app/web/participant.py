@@ -45,6 +45,7 @@ from study_app.web.renderers import RENDERERS
 from study_app.web.style import (
     apply_participant_style,
     notice,
+    outage_notice,
     page_heading,
     progress_indicator,
 )
@@ -98,6 +99,7 @@ def find_session(config: runtime.WebConfig, study: Study) -> ParticipantSession 
         notice(action.note)
     assert session.token is not None
     i18n.use(study.translators[session.language])
+    i18n.declare_language(session.language)
     st.session_state[_TOKEN] = session.token
     if st.query_params.get(links.TOKEN_PARAM) != session.token:
         st.query_params[links.TOKEN_PARAM] = session.token
@@ -161,6 +163,7 @@ def render_participant() -> None:
     except StoreError:
         show_error("a participant's session cannot be loaded", i18n.ui("error.unavailable"))
         return
+    outage_notice()
     shown = st.session_state.get(_SHOWN)
     if shown is not None and shown != page.id and st.session_state.get(_SUBMITTED) != shown:
         notice(i18n.ui("moved_on"))
@@ -175,7 +178,9 @@ def render_participant() -> None:
     draft = widgets.take_draft(page.id)
     if answer is None and draft is not None:
         _speculate(session, page, draft)
-    withdraw_control(session, page)
+    if withdraw_control(session, page):
+        st.session_state[_SUBMITTED] = page.id  # the end page follows a step they took
+        st.rerun()
     if answer is not None and _submit(session, page, answer):
         st.session_state[_SUBMITTED] = page.id
         st.rerun()

@@ -28,6 +28,7 @@ from variants import with_delay
 from data.store import Store
 from engine.scenarios import get_scenario
 from protocols.definition.schema import load_protocol
+from protocols.definition.translation import SOURCE_LANGUAGE
 
 pytestmark = [
     pytest.mark.e2e,  # keyboard-only walks of every protocol and width, the dashboard: make test-e2e
@@ -108,7 +109,9 @@ def test_keyboard_only_participants_complete_with_no_axe_violations(protocol, wi
     bot = KeyboardParticipant(page, spec, profile=_profile(protocol), on_page=scan,
                               timeout_ms=120_000)
     start = bot.open(server.url)
-    assert page.evaluate("document.documentElement.lang") == "en"
+    # the participant's language (a link without ?lang: the protocol's own; Japanese:
+    # test_browser_tominaga_ja, test_browser_hare_ja)
+    assert page.evaluate("document.documentElement.lang") == SOURCE_LANGUAGE
     assert bot.run(start) == ("debrief", "debrief")
     # someone who declines: the end page
     decliner = KeyboardParticipant(context.new_page(), spec, on_page=scan)

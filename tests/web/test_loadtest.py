@@ -155,6 +155,8 @@ def test_two_workers_on_postgres_survive_a_killed_worker(tmp_path, postgres_url,
     assert doc["reconnects"] >= 1  # the killed worker's participants came back elsewhere
     assert doc["database_check"]["exact"], doc["database_check"]["problems"]
     assert doc["transitions"]["p95_ms"] > 0
+    memory = doc["server_memory"]  # both servers' processes, shared pages once in PSS
+    assert memory["processes"] >= 2 and 0 < memory["pss_mb"] < memory["rss_mb"]
 
 
 def test_loadtest_refuses_workers_on_duckdb(tmp_path, run_cli) -> None:

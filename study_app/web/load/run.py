@@ -30,6 +30,7 @@ from typing import Any
 from protocols.definition.schema import Protocol
 from study_app.web.cluster import Cluster
 from study_app.web.load.participant import LoadParticipant
+from study_app.web.process_tree import PeakMemory
 
 
 def latency_stats(values_s: list[float]) -> dict[str, Any]:
@@ -131,7 +132,11 @@ def run_load(settings: LoadSettings, workdir: Path,
            f"{settings.concurrency} at a time")
     try:
         cpu_before = [w.cpu_seconds() for w in cluster.workers]
-        driven = asyncio.run(drive(settings, cluster.url, cluster, on_progress))
+        sampler = PeakMemory([w.pid for w in cluster.workers if w.pid is not None]).start()
+        try:
+            driven = asyncio.run(drive(settings, cluster.url, cluster, on_progress))
+        finally:
+            peak_memory = sampler.stop()
         load_during = os.getloadavg()
         cpu_used = sum(max(0.0, w.cpu_seconds() - b)
                        for w, b in zip(cluster.workers, cpu_before, strict=True))
@@ -161,6 +166,9 @@ def run_load(settings: LoadSettings, workdir: Path,
         # killed worker's share is lost): what a page costs, whatever else the machine runs;
         # 1000 / it = pages/s per core
         "server_cpu_ms_per_page": round(1000 * cpu_used / len(steps), 1) if steps else None,
+        # the largest memory the server processes and every process they started held at
+        # once while participants walked (study_app.web.process_tree: RSS and PSS)
+        "server_memory": peak_memory.as_dict(),
         "complete": complete, "lingered": sum(p.lingered for p in people),
         "timed_out": timed_out, "errors": len(errors), "error_list": errors[:20],
         "reconnects": sum(p.reconnects for p in people),
