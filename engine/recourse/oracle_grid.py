@@ -60,7 +60,7 @@ import torch
 from torch import Tensor
 
 from engine import metrics
-from engine.recourse.plan_rules import PlanRules, grid_allowed
+from engine.recourse.plan_rules import PlanRules, grid_allowed, grid_box
 from engine.scenarios.base import Scenario
 from engine.scm import StructuralCausalModel
 
@@ -83,7 +83,9 @@ class ActionGrid:
     """Per-feature grid values (module docstring): ``layout`` factual, carma or shared.
 
     ``features``: the globally actionable features; ``lo``/``hi``: their training range;
-    ``limit`` (x, values) -> bool: the values a study's plan rules allow (None: all).
+    ``limit`` (x, values) -> bool: the values a study's plan rules allow (None: all);
+    ``clip`` x -> (lo, hi) (p, K): the rules' interval each person's values are clipped into
+    (plan_rules.grid_box; None: none), so the bounds' edges are values of the grid.
     """
 
     features: tuple[int, ...]
@@ -92,6 +94,7 @@ class ActionGrid:
     hi: Tensor  # (K,) float64
     layout: str = "factual"
     limit: Callable[[Tensor, Tensor], Tensor] | None = None
+    clip: Callable[[Tensor], tuple[Tensor, Tensor]] | None = None
 
     @classmethod
     def from_scenario(
@@ -108,18 +111,21 @@ class ActionGrid:
         lo, hi = lo.to(torch.float64), hi.to(torch.float64)
         feats = scenario.actionable
         limit = None if rules is None else grid_allowed(scenario, rules, feats)
-        return cls(feats, bins, lo[list(feats)].clone(), hi[list(feats)].clone(), layout, limit)
+        clip = None if rules is None else grid_box(scenario, rules, feats)
+        return cls(feats, bins, lo[list(feats)].clone(), hi[list(feats)].clone(), layout, limit,
+                   clip)
 
     def values(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """(values (p, K, B), available (p, K, B) bool) of people x (p, d)."""
         p, k, b = x.shape[0], len(self.features), self.bins
         t = torch.linspace(0.0, 1.0, b, dtype=torch.float64)
+        xf = x[:, list(self.features)].to(torch.float64)  # (p, K)
         if self.layout == "shared":
             vals = self.lo[:, None] + (self.hi - self.lo)[:, None] * t
             vals = vals.expand(p, k, b).clone()
-            return vals, self._limited(x, vals, torch.ones(p, k, b, dtype=torch.bool))
-        xf = x[:, list(self.features)].to(torch.float64)  # (p, K)
-        if self.layout == "factual":  # x + k bins, k = -(B-1)/2 .. (B-1)/2 (k = 0 exactly x)
+            if self.clip is None:
+                return vals, self._limited(x, vals, torch.ones(p, k, b, dtype=torch.bool))
+        elif self.layout == "factual":  # x + k bins, k = -(B-1)/2 .. (B-1)/2 (k = 0 exactly x)
             k_bins = torch.arange(b, dtype=torch.float64) - (b - 1) / 2
             step = (self.hi - self.lo) / max(b - 1, 1)
             vals = xf[..., None] + step[:, None] * k_bins
@@ -127,6 +133,9 @@ class ActionGrid:
             start, stop = xf - 2.0 * (xf - self.lo), xf + 2.0 * (self.hi - xf)
             vals = start[..., None] + (stop - start)[..., None] * t
         vals = torch.minimum(torch.maximum(vals, self.lo[:, None]), self.hi[:, None])
+        if self.clip is not None:  # the plan rules' interval: its edges become grid values
+            lo, hi = self.clip(x)
+            vals = torch.minimum(torch.maximum(vals, lo[..., None]), hi[..., None])
         # the grid is increasing: a value equal to its predecessor is a clipped duplicate;
         # the centre bin is the factual value itself, which changes nothing
         available = torch.ones_like(vals, dtype=torch.bool)

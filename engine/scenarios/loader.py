@@ -221,7 +221,15 @@ def feature_spec(f: FeatureFileSpec) -> FeatureSpec:
                        discrete=f.kind in ("binary", "categorical"), display_min=lo,
                        display_max=hi, kind=f.kind, range=f.range, in_plan=f.in_plan,
                        derived_from=(None if f.derived_from is None else
-                                     (f.derived_from.feature, f.derived_from.factor)))
+                                     (f.derived_from.feature, f.derived_from.factor)),
+                       max_change=_max_change(f))
+
+
+def _max_change(f: FeatureFileSpec) -> tuple[float | None, float | None] | None:
+    """A feature's stated ``change`` as (relative, absolute); None when it states none."""
+    if f.change is None:
+        return None
+    return (None, None) if f.change.none else (f.change.relative, f.change.absolute)
 
 
 _IDENTITY = DisplaySpec()

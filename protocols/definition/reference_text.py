@@ -145,6 +145,18 @@ MEANING: dict[str, str] = {
     "PlanSpec.directions": "Allowed directions of change (feature: increase | decrease | any) "
     "on top of the scenario's; every method of the study obeys them with the other plan "
     "rules (no no-op or invisible change), HARE by projecting its candidates.",
+    "PlanSpec.bounds": "Plausible-change bounds in place of the scenario's (feature: "
+    "{relative, absolute, none, min, max}): how far one plan may move the feature and the "
+    "range it stays in; every method of the study searches within them.",
+    "BoundSpec.relative": "Largest step per plan as a share of the current value (0.5: by "
+    "half); with `absolute`, whichever allows more.",
+    "BoundSpec.absolute": "Largest step per plan in display units (levels of an ordinal "
+    "item).",
+    "BoundSpec.none": "No step limit (the range still holds).",
+    "BoundSpec.min": "Lowest value a plan may ask for, in display units (left out: what "
+    "the scenario's population has).",
+    "BoundSpec.max": "Highest value a plan may ask for, in display units (left out: what "
+    "the scenario's population has).",
     "PlanSpec.ties": "Which of several sparsest / most proximate candidates the tominaga "
     "design takes: random, or nearest (least on the other measure first; the smallest jump "
     "among the sparsest). Both follow the paper's rule.",

@@ -3,7 +3,8 @@
 ``review(id_or_path)`` gives every problem of the file at once (protocols.definition.validation), or,
 for a valid file, the *resolved* protocol: the page sequence of each arm, the arms and their
 share of participants, every text a participant reads with the defaults the protocol filled
-in marked as defaults, and warnings (not errors) for choices that are legal but suspicious:
+in marked as defaults, the plan rules per item a plan may change (direction and
+plausible-change bounds, protocols.definition.study_rules), and warnings (not errors) for choices that are legal but suspicious:
 
 - many plans per participant (more than ``MANY_PLANS``: the reference study used 5);
 - participant-visible text left to a default (consent, questions, debrief, ...);
@@ -32,6 +33,7 @@ from pydantic import BaseModel
 from engine.scenarios import get_scenario
 from protocols.definition.schema import Protocol, ProtocolError, line_of, parse_protocol, resolve
 from protocols.definition.sequence import page_sequence
+from protocols.definition.study_rules import rules_in_words
 from protocols.definition.translation import SOURCE_LANGUAGE, check, translation_files
 from protocols.definition.validation import Finding
 from protocols.definition.wording import participant_texts, researcher_words
@@ -106,8 +108,12 @@ def review_text(text: str, source: str = "<protocol>") -> Review:
     except ProtocolError as e:
         return Review(source, None, e.findings)
     root = yaml.compose(text)
+    try:  # the plan rules name features of the scenario (plans.directions, plans.bounds)
+        rules = rules_in_words(protocol, get_scenario(protocol.scenario))
+    except ValueError as e:
+        return Review(source, None, [Finding(("plans",), str(e), line=line_of(root, ("plans",)))])
     located = [dataclasses.replace(w, line=line_of(root, w.loc)) for w in warnings(protocol)]
-    return Review(source, protocol, [], located, resolved(protocol))
+    return Review(source, protocol, [], located, resolved(protocol) | {"plan_rules": rules})
 
 
 # ---- the resolved protocol ---------------------------------------------------------------

@@ -167,7 +167,7 @@ class Protocol(Strict):
             if name in data.get("recruitment", {}) and data["recruitment"][name] is None:
                 data["recruitment"].pop(name)
         for key, default in (("directions", {}), ("consequences", "explain"),
-                             ("ties", "random")):  # added later too
+                             ("ties", "random"), ("bounds", {})):  # added later too
             if data["plans"].get(key) == default:
                 data["plans"].pop(key)
         if not data["profile"]["from_screening"]:
