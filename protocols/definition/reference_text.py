@@ -191,6 +191,8 @@ MEANING: dict[str, str] = {
     "ExclusionSpec.failed_attention": "Leave out participants who failed an attention check.",
     "ExclusionSpec.fewer_plans": "Leave out participants who rated fewer plans than asked.",
     "DebriefSpec.text": "The debrief text.",
+    "DebriefSpec.fewer_plans": "The debrief text of a participant who rated fewer plans "
+    "than promised (null: `text` for everybody).",
     "DebriefSpec.completion_code": "Completion code shown (null: one per participant).",
     "SimulationSpec.seed": "Seed of the synthetic participants.",
     "SimulationSpec.ratings": "The rating model (per outcome).",
@@ -256,6 +258,7 @@ SHOWN: dict[str, str] = {
     "AttentionCheck.options": "attention page",
     "ShortfallSpec.message": "end page; debrief page when no plan was found",
     "DebriefSpec.text": "debrief page",
+    "DebriefSpec.fewer_plans": "debrief page",
     "DebriefSpec.completion_code": "debrief page",
     "Ending.code": "end page (debrief page for completion)",
 }

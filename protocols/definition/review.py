@@ -13,6 +13,8 @@ plausible-change bounds, protocols.definition.study_rules), and warnings (not er
   or whose text seems to say the opposite direction ("1 = impossible" with 1 = easiest);
 - no attention check (exclusions cannot use one);
 - a shortfall policy left to its default (fewer plans are shown without notice);
+- a debrief that counts the plans rated without a ``debrief.fewer_plans`` for those shown
+  fewer;
 - researcher words in a participant text: a citation ("et al."), an internal key
   (protocols.definition.wording).
 
@@ -156,6 +158,8 @@ def texts(p: Protocol) -> list[dict[str, Any]]:
         add("sessions.text", p.sessions.text, not _stated(p, "sessions")
             or not _stated(p.sessions, "text"))
     add("debrief.text", p.debrief.text, not _stated(p, "debrief") or not _stated(p.debrief, "text"))
+    if p.debrief.fewer_plans:
+        add("debrief.fewer_plans", p.debrief.fewer_plans, False)
     return out
 
 
@@ -225,6 +229,10 @@ def warnings(p: Protocol) -> list[Finding]:
         for what, words in researcher_words(text):
             out.append(Finding(_loc(path), f"participants read {what}, {words!r}, meant for "
                                "researchers: say it in the participant's words"))
+    if _PLANS_RATED.search(p.debrief.text) and not p.debrief.fewer_plans:
+        out.append(Finding(("debrief", "text"), "the debrief speaks of the plans a participant "
+                           "rated; one shown fewer (no plan found, a plan breaking a rule) "
+                           "reads it too: set debrief.fewer_plans"))
     if not _stated(p.plans, "shortfall"):
         out.append(Finding(("plans", "shortfall"), "when fewer plans can be shown than asked, "
                            "participants see fewer (default then: fewer); state "
@@ -249,6 +257,11 @@ def _likert_warnings(p: Protocol) -> list[Finding]:
                            f"but likert_low is {e.likert_low!r}: the answers would be read "
                            "the wrong way round"))
     return out
+
+
+# a debrief that counts the plans a participant rated ("one of the two plans you rated")
+_PLANS_RATED = re.compile(r"\b(two|three|four|five|both|\d+)\s+plans\b|\bplans you rated\b",
+                          re.IGNORECASE)
 
 
 def _loc(path: str) -> tuple[Any, ...]:

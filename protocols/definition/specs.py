@@ -343,5 +343,10 @@ class ExclusionSpec(Strict):
 
 
 class DebriefSpec(Strict):
+    """The last page. ``fewer_plans``: shown instead of ``text`` to a participant who rated
+    fewer plans than the protocol promises (a ``text`` that speaks of "the two plans you
+    rated" must not reach someone who rated one); None: ``text`` for everybody."""
+
     text: str = "Thank you for taking part."
+    fewer_plans: str | None = None
     completion_code: str | None = None  # None: a per-participant code
