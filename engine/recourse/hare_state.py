@@ -42,12 +42,9 @@ paper's released code does: rounds of T new candidates (B at T = 1) beside the i
 B // T of them, and no accept question, so the comparisons alone spend the budget; the loop
 above runs over ``config.rounds`` with ``config.new_candidates`` new candidates a round.
 
-Under a study's plan rules nobody is asked to choose between two plans that read the same
-as shown (plan_rules.reads_same: every item a plan page shows has the same shown value in both): the
-pair resolves itself (the winner stays) and ``unasked_same`` counts, per person, the
-comparisons left out for that reason; with fewer than two distinct contenders a person is
-asked no comparison in that iteration.
-
+Under plan rules nobody chooses between two plans that read the same as shown
+(plan_rules.reads_same): the pair resolves itself (the winner stays) and ``unasked_same``
+counts such pairs per person (fewer than two distinct contenders: no comparison that round).
 Nobody is asked about a plan the decision model rejects: a pair with an unfavourable plan
 resolves itself (the favourable one wins; two unfavourable ones keep the winner), and an
 unfavourable winner is not offered for acceptance; when no contender of an iteration is
@@ -82,8 +79,7 @@ from engine.recourse.hare_search import (
     is_favourable,
     random_directions,
 )
-from engine.recourse.plan_rules import shown_profile
-from engine.recourse.shift_actions import realize
+from engine.recourse.shift_actions import shown_counterfactuals
 
 Phase = Literal["compare", "accept", "done"]
 
@@ -125,7 +121,6 @@ class HareState:
         self.done = torch.tensor(data["done"], dtype=torch.bool)
         self.accepted = torch.tensor(data["accepted"], dtype=torch.bool)
         self.asked = torch.tensor(data["asked"], dtype=torch.long)
-        # comparisons not asked because both options read the same (module docstring)
         self.unasked_same = torch.tensor(data.get("unasked_same", [0] * n), dtype=torch.long)
         self._shown: Tensor | None = None  # (n, k, d) the contenders as shown, made once
 
@@ -209,26 +204,16 @@ class HareState:
         return self._both_valid() & ~self._same_reading()
 
     def _both_valid(self) -> Tensor:
-        both = self.valid[torch.arange(self.n), self.winner] & self.valid[:, self.pos]
-        return both & ~self.done
+        return self.valid[torch.arange(self.n), self.winner] & self.valid[:, self.pos] & ~self.done
 
     def _same_reading(self) -> Tensor:
-        """(n,) bool: the current pair reads the same as shown (module docstring); all
-        False in a context without plan rules (the paper's runs judge plans, not pages)."""
+        """(n,) bool: the pair reads the same as shown; never without rules (module docstring)."""
         if self.context.rules is None:
             return torch.zeros(self.n, dtype=torch.bool)
         if self._shown is None:
-            n, k, d = self.contenders.shape
-            with torch.no_grad():
-                x_cf = realize(self.context, self.x.repeat_interleave(k, dim=0),
-                               self.contenders.reshape(n * k, d),
-                               self.allowed.repeat_interleave(k, dim=0)).x_cf
-            self._shown = shown_profile(self.context.scenario, x_cf).reshape(n, k, d)
+            self._shown = shown_counterfactuals(self.context, self.x, self.contenders, self.allowed)
         rows = torch.arange(self.n)
         return (self._shown[rows, self.winner] == self._shown[rows, self.pos]).all(dim=1)
-
-    def _count_unasked_same(self) -> None:
-        self.unasked_same += (self._both_valid() & self._same_reading()).long()
 
     def _accept_mask(self) -> Tensor:
         return self.incumbent_valid & ~self.done
@@ -242,7 +227,7 @@ class HareState:
         choice = torch.as_tensor(choice, dtype=torch.long).reshape(-1)
         if choice.shape[0] != self.n or bool(((choice != 0) & (choice != 1) & ask).any()):
             raise ValueError(f"choice must hold {self.n} entries of 0 or 1")
-        self._count_unasked_same()
+        self.unasked_same += (self._both_valid() & self._same_reading()).long()
         self._resolve(ask & (choice == 1))
         self.asked += ask.long()
         self._advance()
@@ -278,7 +263,7 @@ class HareState:
         """Next challenger; pairs nobody has to judge resolve themselves."""
         self.pos += 1
         while self.pos < self.contenders.shape[1] and not bool(self._compare_mask().any()):
-            self._count_unasked_same()
+            self.unasked_same += (self._both_valid() & self._same_reading()).long()
             self._resolve(torch.zeros(self.n, dtype=torch.bool))
             self.pos += 1
         if self.pos >= self.contenders.shape[1]:

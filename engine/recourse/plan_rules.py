@@ -22,7 +22,7 @@ and, when the protocol forbids them (``consequences: forbid``),
 ``PlanRules`` holds s (the scenario's directions, with a study's own on top), the bounds
 (the scenario's, with a study's own on top) and the consequence mode; a ``RecourseContext``
 carrying rules makes every method obey them where it searches: the Oracle's grid offers only
-values that satisfy them, clipped into the bounds (``grid_allowed``, ``grid_box``), the shift
+values that satisfy them, clipped into the bounds (``grid_allowed``, ``GridLimit``), the shift
 methods (Wachter, Growing Spheres, HARE's candidates) realize their shifts clamped into
 ``search_box`` (engine.recourse.shift_actions.realize) and judge a point valid only when its
 actions break no rule (``action_obeys``), HARE projects its candidate shifts onto the
@@ -36,7 +36,7 @@ leaves the methods as published.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -224,58 +224,42 @@ def count_broken(scenario: Scenario, rules: PlanRules | None,
     return {k: int(v.sum()) for k, v in bad.items()}
 
 
-def grid_allowed(scenario: Scenario, rules: PlanRules,
-                 features: tuple[int, ...]) -> Callable[[Tensor, Tensor], Tensor]:
-    """For a search grid over ``features``: (x (p, d), values (p, K, B)) -> (p, K, B) bool,
-    the do-values an action may take under the rules (direction, visible change, bounds)."""
-    dirs = rules.tensor()[list(features)]
-    cols = list(features)
-    res = resolutions(scenario)[list(features)]
-    maps = [scenario.features[j].display for j in features]
+class GridLimit:
+    """For a search grid over ``features``: called with (x (p, d), values (p, K, B)), the
+    (p, K, B) bool do-values an action may take under the rules (direction, visible change,
+    bounds); ``clip`` puts the values into each person's interval (``search_box``), so the
+    bounds' edges are values of the grid."""
 
-    def allowed(x: Tensor, values: Tensor) -> Tensor:
-        xf = x[:, list(features)].to(torch.float64)[..., None]  # (p, K, 1)
-        ok = ~against_direction(dirs[None, :, None], values - xf)
-        for k, m in enumerate(maps):
+    def __init__(self, scenario: Scenario, rules: PlanRules, features: tuple[int, ...]):
+        self.scenario, self.rules, self.cols = scenario, rules, list(features)
+        self.dirs = rules.tensor()[self.cols]
+        self.res = resolutions(scenario)[self.cols]
+        self.maps = [scenario.features[j].display for j in features]
+
+    def __call__(self, x: Tensor, values: Tensor) -> Tensor:
+        xf = x[:, self.cols].to(torch.float64)[..., None]  # (p, K, 1)
+        ok = ~against_direction(self.dirs[None, :, None], values - xf)
+        for k, m in enumerate(self.maps):
             dv = torch.as_tensor(np.asarray(m.to_display(values[:, k].numpy()), dtype=float))
             dx = torch.as_tensor(np.asarray(m.to_display(xf[:, k].numpy()), dtype=float))
-            same = torch.round(dv / res[k]) == torch.round(dx / res[k])
-            ok[:, k] &= ~same & ((dv - dx).abs() >= res[k] - _TOL)
-        if rules.bounds:
-            lo, hi = plan_bounds.box(scenario, rules.bounds, x)
-            lo, hi = lo[:, cols, None], hi[:, cols, None]
+            same = torch.round(dv / self.res[k]) == torch.round(dx / self.res[k])
+            ok[:, k] &= ~same & ((dv - dx).abs() >= self.res[k] - _TOL)
+        if self.rules.bounds:
+            lo, hi = plan_bounds.box(self.scenario, self.rules.bounds, x)
+            lo, hi = lo[:, self.cols, None], hi[:, self.cols, None]
             tol = _TOL * (1.0 + values.abs())
             ok &= (values >= lo - tol) & (values <= hi + tol)
         return ok
 
-    return allowed
+    def clip(self, x: Tensor, values: Tensor) -> Tensor:
+        lo, hi = search_box(self.scenario, self.rules, x)
+        return torch.minimum(torch.maximum(values, lo[:, self.cols, None]),
+                             hi[:, self.cols, None])
 
 
-def inside_bounds(scenario: Scenario, rules: PlanRules | None, x: Tensor,
-                  values: Tensor) -> Tensor:
-    """Bool, shape of ``values`` (n, ..., d): candidate action values of person i (a pool's
-    donors) inside the rules' bounds B_j(x_i); all True without rules."""
-    if rules is None or not rules.bounds:
-        return torch.ones_like(values, dtype=torch.bool)
-    lo, hi = plan_bounds.box(scenario, rules.bounds, x)
-    shape = (x.shape[0],) + (1,) * (values.dim() - 2) + (x.shape[1],)
-    lo, hi = lo.reshape(shape), hi.reshape(shape)
-    v = values.to(torch.float64)
-    tol = _TOL * (1.0 + v.abs())
-    return (v >= lo - tol) & (v <= hi + tol)
-
-
-def grid_box(scenario: Scenario, rules: PlanRules,
-             features: tuple[int, ...]) -> Callable[[Tensor], tuple[Tensor, Tensor]]:
-    """For a search grid over ``features``: x (p, d) -> (lo, hi) (p, K), the interval its
-    values are clipped into (``search_box``), so that the bounds' edges are grid values."""
-    cols = list(features)
-
-    def clip(x: Tensor) -> tuple[Tensor, Tensor]:
-        lo, hi = search_box(scenario, rules, x)
-        return lo[:, cols], hi[:, cols]
-
-    return clip
+def grid_allowed(scenario: Scenario, rules: PlanRules, features: tuple[int, ...]) -> GridLimit:
+    """The rules' limit of a search grid over ``features`` (``GridLimit``)."""
+    return GridLimit(scenario, rules, features)
 
 
 def project_shifts(rules: PlanRules | None, z: Tensor) -> Tensor:

@@ -33,7 +33,7 @@ from torch import Tensor
 
 from engine.decision import favourable_logit as decision_logit
 from engine.recourse.base import RecourseContext
-from engine.recourse.plan_rules import project_shifts, search_box, snap_shifts
+from engine.recourse.plan_rules import project_shifts, search_box, shown_profile, snap_shifts
 
 # Shifts smaller than this (in units of the feature's range) are "not acted on".
 SHIFT_TOL = 1e-6
@@ -186,6 +186,17 @@ def obeying(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor) -> 
     with torch.no_grad():
         r = realize(context, x, z, allowed)
     return snap_shifts(context.scenario, context.rules, x, z, r.action_values, r.action_mask)
+
+
+def shown_counterfactuals(context: RecourseContext, x: Tensor, z: Tensor,
+                          allowed: Tensor) -> Tensor:
+    """(n, k, d) counterfactuals of k shifts per person (z (n, k, d)) as a plan page shows
+    them (plan_rules.shown_profile)."""
+    n, k, d = z.shape
+    with torch.no_grad():
+        x_cf = realize(context, x.repeat_interleave(k, dim=0), z.reshape(n * k, d),
+                       allowed.repeat_interleave(k, dim=0)).x_cf
+    return shown_profile(context.scenario, x_cf).reshape(n, k, d)
 
 
 def favourable_logit(context: RecourseContext, x_cf: Tensor) -> Tensor:

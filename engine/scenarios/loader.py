@@ -227,9 +227,8 @@ def feature_spec(f: FeatureFileSpec) -> FeatureSpec:
 
 def _max_change(f: FeatureFileSpec) -> tuple[float | None, float | None] | None:
     """A feature's stated ``change`` as (relative, absolute); None when it states none."""
-    if f.change is None:
-        return None
-    return (None, None) if f.change.none else (f.change.relative, f.change.absolute)
+    c = f.change
+    return None if c is None else (None, None) if c.none else (c.relative, c.absolute)
 
 
 _IDENTITY = DisplaySpec()
