@@ -224,6 +224,21 @@ def count_broken(scenario: Scenario, rules: PlanRules | None,
     return {k: int(v.sum()) for k, v in bad.items()}
 
 
+def within_rules(scenario: Scenario, rules: PlanRules | None, x: Tensor, mask: Tensor,
+                 values: Tensor) -> tuple[Tensor, Tensor]:
+    """A proposed action (mask, values) (n, d) as the rules allow it: each value clamped into
+    its interval (``search_box``), and an action that then shows no change, or one below the
+    display precision, left out of the mask; (mask, values) unchanged without rules."""
+    if rules is None:
+        return mask, values
+    x64 = x.to(torch.float64)
+    lo, hi = search_box(scenario, rules, x64)
+    values = torch.where(mask.bool(), values.to(torch.float64).clamp(lo, hi), x64)
+    bad = action_breaks(scenario, rules, x64, values, mask)
+    mask = mask.bool() & ~(bad["no_op"] | bad["below_precision"])
+    return mask, torch.where(mask, values, x64)
+
+
 class GridLimit:
     """For a search grid over ``features``: called with (x (p, d), values (p, K, B)), the
     (p, K, B) bool do-values an action may take under the rules (direction, visible change,

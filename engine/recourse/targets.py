@@ -30,7 +30,7 @@ from engine.artifact_store import torch_threads
 from engine.preferences import ActionabilityProfiles
 from engine.recourse.base import RecourseContext, RecourseMethod, Timer
 from engine.recourse.batch import RecourseBatch
-from engine.recourse.plan_rules import action_breaks, search_box
+from engine.recourse.plan_rules import within_rules
 from engine.recourse.shift_actions import Realized, allowed_mask
 from engine.scm import ArrayLike
 
@@ -70,15 +70,9 @@ def realize_targets(context: RecourseContext, x: Tensor, t: Tensor, allowed: Ten
     """Targets ``t`` (n, d) as plans for factuals ``x`` (module docstring)."""
     x = x.to(torch.float64)
     t = torch.where(allowed, t.to(torch.float64), x)
-    rules = context.rules
-    if rules is not None:  # the rules' interval (module docstring)
-        lo, hi = search_box(context.scenario, rules, x)
-        t = torch.maximum(torch.minimum(t, hi), lo)
     tol = TARGET_TOL * context.ranges.to(torch.float64)
     mask = allowed & ((t - x).abs() > tol)
-    if rules is not None:
-        bad = action_breaks(context.scenario, rules, x, t, mask)
-        mask &= ~(bad["no_op"] | bad["below_precision"])
+    mask, t = within_rules(context.scenario, context.rules, x, mask, t)  # module docstring
     with torch.no_grad():
         x_cf = (context.world.counterfactual(x, mask, t).to(torch.float64)
                 if bool(mask.any()) else x.clone())
