@@ -15,7 +15,9 @@ months, level codes) and x_j the person's value, a plan's action a_j obeys the b
 
 Defaults (a feature whose scenario states no ``change``, ``DEFAULT_RELATIVE`` and
 ``DEFAULT_SPREAD``): an amount may move by half of itself or a tenth of the population's
-range (so an amount near 0, savings of $0, may still grow), an ordinal item by one level; a
+range (so an amount near 0, savings of $0, may still grow), and at least by one display
+resolution (a count shown in whole numbers, 1 to 4, may move by 1), an ordinal item by one
+level; a
 binary or categorical item only within its levels. A scenario states its own per feature
 (``change: {relative, absolute}`` or ``none: true``), a protocol overrides them
 (``plans.bounds``).
@@ -86,9 +88,10 @@ def default_bound(scenario: Scenario, j: int) -> Bound:
         return Bound(*f.max_change)
     if f.kind == "ordinal":
         return Bound(absolute=DEFAULT_LEVELS)
-    if f.kind == "continuous":
+    if f.kind == "continuous":  # never below one resolution: the item can always move
         lo, hi = population_range(scenario, j)
-        return Bound(relative=DEFAULT_RELATIVE, absolute=DEFAULT_SPREAD * float(hi - lo))
+        spread = DEFAULT_SPREAD * float(hi - lo)
+        return Bound(relative=DEFAULT_RELATIVE, absolute=max(spread, f.resolution))
     return Bound()
 
 

@@ -100,6 +100,8 @@ def test_the_default_bounds_are_the_documented_ones(loan, credit) -> None:
     assert amount.relative == DEFAULT_RELATIVE == 0.5
     assert amount.absolute == pytest.approx(DEFAULT_SPREAD * spread)
     assert PlanRules.of(credit).bounds[_col(credit, "employment")] == Bound(absolute=1.0)
+    # a count shown in whole numbers (1 to 4) may move by one, not only by a tenth of 3
+    assert PlanRules.of(credit).bounds[_col(credit, "residence_years")].absolute == 1.0
     assert PlanRules.of(credit).bounds[_col(credit, "checking")] == Bound()  # levels only
 
 

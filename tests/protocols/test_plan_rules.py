@@ -113,6 +113,7 @@ def test_no_shown_plan_breaks_a_rule(tmp_path, trained_home, pid: str, n: int) -
     assert result["plans"] > 0
     assert result["plans_broken"] == dict.fromkeys(plan_rules.RULES, 0)
     assert result["options_broken"] == dict.fromkeys(plan_rules.RULES, 0)
+    assert result["pairs_same_reading"] == 0  # no choice between two plans reading the same
     if pid.startswith("hare-"):
         assert result["options"] > 0  # HARE's pairwise questions were audited too
 
