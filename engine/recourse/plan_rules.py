@@ -239,6 +239,20 @@ def within_rules(scenario: Scenario, rules: PlanRules | None, x: Tensor, mask: T
     return mask, torch.where(mask, values, x64)
 
 
+def inside_bounds(scenario: Scenario, rules: PlanRules | None, x: Tensor,
+                  values: Tensor) -> Tensor:
+    """Bool, shape of ``values`` (n, ..., d): candidate action values of person i (a pool's
+    donors) inside the rules' bounds B_j(x_i); all True without rules."""
+    if rules is None or not rules.bounds:
+        return torch.ones_like(values, dtype=torch.bool)
+    lo, hi = plan_bounds.box(scenario, rules.bounds, x)
+    shape = (x.shape[0],) + (1,) * (values.dim() - 2) + (x.shape[1],)
+    lo, hi = lo.reshape(shape), hi.reshape(shape)
+    v = values.to(torch.float64)
+    tol = _TOL * (1.0 + v.abs())
+    return (v >= lo - tol) & (v <= hi + tol)
+
+
 class GridLimit:
     """For a search grid over ``features``: called with (x (p, d), values (p, K, B)), the
     (p, K, B) bool do-values an action may take under the rules (direction, visible change,

@@ -249,3 +249,32 @@ def test_hare_never_asks_a_pair_that_reads_the_same(loan) -> None:
         == [1]
     # without rules (the paper's runs) the same pair is asked as published
     assert bool(HareState(_context(loan, None), HareConfig(), {**data, "pos": 1}).query().ask[0])
+
+
+@pytest.mark.parametrize(("method", "options"), [
+    ("pool", {}), ("pool-profiles", {}), ("gs", {"samples": 64, "max_layers": 60}),
+    ("wachter", {"steps": 60}),
+])
+def test_the_base_generators_search_inside_the_rules(loan, method: str, options: dict) -> None:
+    """Every plan the method returns under the rules breaks none (bounds, direction, no
+    invisible change), and some person gets one; without rules the same people get plans
+    the bounds would refuse (the paper's methods, unbounded)."""
+    from engine.preferences import all_actionable
+    from engine.recourse import get_method
+
+    rules = PlanRules.of(loan, {"income": "increase", "savings": "increase"})
+    x = loan.dataset["test"][0].to(torch.float64)
+    x = x[~BayesDecision(loan).decision(x.float()).bool()][:16]
+    profiles = all_actionable(loan.feature_names, loan.actionable, len(x))
+    plans = get_method(method, _context(loan, rules), **options).plans(x, profiles,
+                                                                        candidates=False)
+    shown = plans.found & plans.valid
+    assert bool(shown.any())
+    bad = plan_rules.action_breaks(loan, rules, plans.x, plans.action_values,
+                                   plans.action_mask)
+    for rule, hit in bad.items():
+        assert not bool(hit[shown].any()), rule
+    free = get_method(method, _context(loan, None), **options).plans(x, profiles,
+                                                                      candidates=False)
+    loose = plan_rules.action_breaks(loan, rules, free.x, free.action_values, free.action_mask)
+    assert bool((loose["bounds"] | loose["direction"])[free.found & free.valid].any())
