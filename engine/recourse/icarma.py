@@ -63,6 +63,9 @@ from engine.scm import ArrayLike
 from engine.trained import trained
 
 REPAIR_SCALES: tuple[float, ...] = (1.5, 2.0, 3.0)
+# Under plan rules the candidates also take the network's moves shortened, so that a move the
+# bounds clip still leaves distinct plans inside them.
+RULE_SCALES: tuple[float, ...] = (0.5, 0.75)
 
 
 class ICarma(RecourseMethod):
@@ -231,7 +234,8 @@ class ICarma(RecourseMethod):
         model. Invalid and duplicate plans are dropped; rows are sorted by person, then
         weighted cost. A person without a valid plan gets no row. Under a study's plan rules
         every plan is first put inside them (plan_rules.within_rules: values clamped into the
-        bounds and directions, changes too small to show left out), as in ``actions``.
+        bounds and directions, changes too small to show left out), as in ``actions``, and
+        the moves are also scaled by 0.5 and 0.75 (``RULE_SCALES``).
         """
         x = self.context.check_inputs(factuals, profiles)
         with Timer() as t:
@@ -251,7 +255,8 @@ class ICarma(RecourseMethod):
                 code = self.network_code(profiles, model)[person]
                 values = self._values(model, x32, m, code)
             lo, hi = self.context.scenario.bounds.to(torch.float32)
-            scaled = [values] + [(x32 + s * (values - x32)).clamp(lo, hi) for s in REPAIR_SCALES]
+            scales = REPAIR_SCALES if self.context.rules is None else RULE_SCALES + REPAIR_SCALES
+            scaled = [values] + [(x32 + s * (values - x32)).clamp(lo, hi) for s in scales]
             values = torch.cat(scaled)
             m = m.repeat(len(scaled), 1)
             person = person.repeat(len(scaled))
