@@ -82,7 +82,7 @@ class ActionGrid:
     """Per-feature grid values (module docstring): ``layout`` factual, carma or shared.
 
     ``features``: the globally actionable features; ``lo``/``hi``: their training range;
-    ``limit``: the values a study's plan rules allow, clipped into them (GridLimit; None: all).
+    ``limit``: a study's plan rules, which lay the bins (GridLimit.spread; None: the layout).
     """
 
     features: tuple[int, ...]
@@ -126,7 +126,7 @@ class ActionGrid:
             start, stop = xf - 2.0 * (xf - self.lo), xf + 2.0 * (self.hi - xf)
             vals = start[..., None] + (stop - start)[..., None] * t
         vals = torch.minimum(torch.maximum(vals, self.lo[:, None]), self.hi[:, None])
-        vals = vals if self.limit is None else self.limit.clip(x, vals)  # bounds' edges in
+        vals = vals if self.limit is None else self.limit.spread(x, t)  # the rules' bins
         # the grid is increasing: a value equal to its predecessor is a clipped duplicate;
         # the centre bin is the factual value itself, which changes nothing
         available = torch.ones_like(vals, dtype=torch.bool)

@@ -256,8 +256,8 @@ def inside_bounds(scenario: Scenario, rules: PlanRules | None, x: Tensor,
 class GridLimit:
     """For a search grid over ``features``: called with (x (p, d), values (p, K, B)), the
     (p, K, B) bool do-values an action may take under the rules (direction, visible change,
-    bounds); ``clip`` puts the values into each person's interval (``search_box``), so the
-    bounds' edges are values of the grid."""
+    bounds); ``spread`` lays the grid's values over each person's interval (``search_box``),
+    so every bin is a value the rules allow and the bounds' edges are among them."""
 
     def __init__(self, scenario: Scenario, rules: PlanRules, features: tuple[int, ...]):
         self.scenario, self.rules, self.cols = scenario, rules, list(features)
@@ -280,10 +280,15 @@ class GridLimit:
             ok &= (values >= lo - tol) & (values <= hi + tol)
         return ok
 
-    def clip(self, x: Tensor, values: Tensor) -> Tensor:
+    def spread(self, x: Tensor, t: Tensor) -> Tensor:
+        """(p, K, B) the grid's values under the rules: B values evenly over each person's
+        interval (``search_box``: its edges included; t (B,) in [0, 1]), level codes
+        rounded."""
         lo, hi = search_box(self.scenario, self.rules, x)
-        return torch.minimum(torch.maximum(values, lo[:, self.cols, None]),
-                             hi[:, self.cols, None])
+        lo, hi = lo[:, self.cols, None], hi[:, self.cols, None]
+        values = lo + (hi - lo) * t
+        level = torch.tensor([m.kind == "categorical" for m in self.maps])[None, :, None]
+        return torch.where(level, values.round(), values)
 
 
 def count_same_reading(scenario: Scenario,
