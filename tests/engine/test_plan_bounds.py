@@ -278,3 +278,30 @@ def test_the_base_generators_search_inside_the_rules(loan, method: str, options:
                                                                       candidates=False)
     loose = plan_rules.action_breaks(loan, rules, free.x, free.action_values, free.action_mask)
     assert bool((loose["bounds"] | loose["direction"])[free.found & free.valid].any())
+
+
+def test_a_scenario_states_its_own_change_limits(tmp_path) -> None:
+    """``change`` in a scenario file replaces the default of that feature only; a binary
+    feature with one, or a limit both lifted and stated, is refused at its path."""
+    from pathlib import Path
+
+
+    loan_text = (Path(__file__).resolve().parents[2] / "engine" / "scenarios" /
+                 "loan.yaml").read_text()
+    assert "  - name: savings\n" in loan_text
+    own = tmp_path / "bounded.yaml"
+    own.write_text(loan_text.replace("name: loan\n", "name: bounded-loan\n", 1).replace(
+        "  - name: savings\n", "  - name: savings\n    change: {relative: 2.0, absolute: 100}\n",
+        1).replace("  - name: income\n", "  - name: income\n    change: {none: true}\n", 1))
+    sc = get_scenario(str(own))
+    rules = PlanRules.of(sc)
+    assert rules.bounds[_col(sc, "savings")] == Bound(relative=2.0, absolute=100.0)
+    assert rules.bounds[_col(sc, "income")] == Bound()
+    assert rules.bounds[_col(sc, "loan_amount")].relative == DEFAULT_RELATIVE
+    for bad, where in (("change: {none: true, relative: 1}", "change"),
+                       ("change: {}", "change")):
+        wrong = tmp_path / "wrong.yaml"
+        wrong.write_text(own.read_text().replace("change: {none: true}", bad, 1).replace(
+            "name: bounded-loan", "name: wrong-loan", 1))
+        with pytest.raises(Exception, match=where):
+            get_scenario(str(wrong))
