@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export RECOURSE_STUDY_HOME ?= $(CURDIR)/.recourse-study
 
-.PHONY: install blas r run test test-e2e test-slow mutation lint browser proxy spreadsheet docs clean
+.PHONY: install blas r run test test-e2e test-slow audit mutation lint browser proxy spreadsheet docs clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH (or make PYTHON=...)"; exit 1; }
@@ -89,6 +89,17 @@ test-e2e: install browser proxy spreadsheet
 # killed mid-study, the analysis' parameter recovery, the paper reproductions): by hand (README).
 test-slow: install browser
 	$(PYTEST) -m slow
+
+# The pre-launch audit (docs/audit.md) of every shipped protocol at AUDIT_PARTICIPANTS synthetic
+# participants, on the quick artifacts of the test home `make test` builds (AUDIT_HOME); every
+# protocol is audited, then the target fails when any had an error-level finding.
+AUDIT_PARTICIPANTS ?= 40
+AUDIT_HOME ?= $(CURDIR)/.recourse-study/test-home
+audit: install
+	@status=0; for p in protocols/*.yaml; do \
+		RECOURSE_STUDY_HOME=$(AUDIT_HOME) $(BIN)/recourse-study audit --protocol $$p \
+			--participants $(AUDIT_PARTICIPANTS) --no-screenshots || status=1; \
+	done; exit $$status
 
 # Mutation testing of the core modules (scripts/mutation.py, docs/mutation.md): each module
 # against the tests that cover it; prints the killed share per module. Niced: a shared machine.

@@ -17,7 +17,13 @@ imported):
   data-quality flags name (data.quality; ``flagged``: participant id -> its flags).
 
 Excluded ratings and participants stay in the database and the export; the analysis
-summary counts them per reason (participants, and ratings for each rule).
+summary counts them per reason (participants, and ratings for each rule) and per arm
+(``by_arm``). An exclusion rule that removes a larger share of one arm's ratings than of
+another's biases the comparison of the arms (the excluded ratings are not missing at random:
+an arm whose plans change unchangeable items loses its ratings to ``impossible_items``);
+``uneven`` says when the largest and the smallest arm's rates differ by more than
+``UNEVEN_POINTS`` percentage points, and ``analyze`` then also fits the main model on every
+rating (intention to treat) beside the per-protocol fit.
 """
 
 from __future__ import annotations
@@ -28,11 +34,12 @@ import pandas as pd
 
 from data.columns import RATINGS_LONG
 
+UNEVEN_POINTS = 10.0  # percentage points between the arms' exclusion rates
 PARTICIPANT_RULES = ("failed_attention", "fewer_plans", "speeder", "straightliner")
 FLAG_RULES = ("speeder", "straightliner")
 # The ratings_long columns the rules read (data.columns).
-_PID, _ATTENTION, _IMPOSSIBLE = RATINGS_LONG.pick("participant_id", "attention_passed",
-                                                 "impossible")
+_PID, _ATTENTION, _IMPOSSIBLE, _ARM = RATINGS_LONG.pick(
+    "participant_id", "attention_passed", "impossible", "arm")
 
 
 def apply_exclusions(
@@ -81,3 +88,27 @@ def apply_exclusions(
         "n_ratings_kept": int(keep.sum()),
         "excluded": [{"participant_id": p, "reason": r} for p, r in sorted(reasons.items())],
     }
+
+
+def by_arm(ratings: pd.DataFrame, kept: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per arm of ``ratings`` (all of a study's) with ``kept`` (the ones ``apply_exclusions``
+    kept): [{arm, ratings, excluded, rate (excluded / ratings, in %), participants,
+    participants_excluded (with no rating left)}]."""
+    out = []
+    arms = ratings[_ARM].astype(str)
+    kept_arms = kept[_ARM].astype(str)
+    for arm in sorted(arms.unique()):
+        mine, left = ratings[arms == arm], kept[kept_arms == arm]
+        n, k = len(mine), len(left)
+        people = set(mine[_PID].astype(str))
+        out.append({"arm": arm, "ratings": n, "excluded": n - k,
+                    "rate": round(100.0 * (n - k) / n, 1) if n else 0.0,
+                    "participants": len(people),
+                    "participants_excluded": len(people - set(left[_PID].astype(str)))})
+    return out
+
+
+def uneven(rows: list[dict[str, Any]], points: float = UNEVEN_POINTS) -> bool:
+    """True when two arms' exclusion rates (``by_arm``) differ by more than ``points``."""
+    rates = [r["rate"] for r in rows if r["ratings"]]
+    return len(rates) > 1 and max(rates) - min(rates) > points

@@ -15,6 +15,13 @@ finishes, and summary.json is rewritten then (``complete`` false until the end).
 ``resume``, a stored result whose fingerprint matches (same data, model and sampler) is
 reused instead of refitted. A model whose fit fails is listed in ``failed`` and the others
 still run.
+
+When the exclusions leave out unevenly many ratings per arm (analysis.exclusions.uneven),
+the excluded ratings are not missing at random and the per-protocol fit may compare the arms
+on different people; ``intention_to_treat`` (every rating, none excluded) then adds the main
+ordinal model of each outcome (the main distance) fitted on all ratings, reported beside
+the per-protocol fit (summary ``intention_to_treat``; kept in the summary only, refitted on
+``resume``).
 """
 
 from __future__ import annotations
@@ -51,6 +58,9 @@ class Analysis:
     exclusions: dict[str, Any] | None = None  # analysis.exclusions' record
     mgcv: dict[str, Any] | None = None  # analysis.engines' mgcv block (null until run)
     languages: dict[str, Any] | None = None  # analysis.languages' summary
+    itt_ratings: pd.DataFrame | None = None  # every rating, when the exclusions are uneven
+    itt: list[ModelResult] = field(default_factory=list)  # the main models fitted on them
+    itt_failed: list[dict[str, str]] = field(default_factory=list)
 
     def truth_vs_recovered(self) -> dict[str, Any] | None:
         """analysis.truth's comparison (None: not a simulated study, or nothing fitted)."""
@@ -89,7 +99,18 @@ class Analysis:
             "truth_vs_recovered": self.truth_vs_recovered(),
             "mgcv": self.mgcv,
             "languages": self.languages,
+            "intention_to_treat": self.intention_to_treat(),
         })
+
+    def intention_to_treat(self) -> dict[str, Any] | None:
+        """The intention-to-treat block of the summary (None: not asked for)."""
+        if self.itt_ratings is None:
+            return None
+        return {"why": "the exclusions leave out unevenly many ratings per arm "
+                       "(exclusions.by_arm): the main model is also fitted on every rating",
+                "n_ratings": int(len(self.itt_ratings)),
+                "n_participants": int(self.itt_ratings["participant_id"].nunique()),
+                "models": [m.summary() for m in self.itt], "failed": self.itt_failed}
 
 
 def distance_family(distance: str) -> tuple[str, str]:
@@ -145,11 +166,14 @@ def run_analysis(
     on_log: Callable[[str], None] | None = None,
     truth: RatingBehaviour | None = None,
     exclusions: dict[str, Any] | None = None,
+    intention_to_treat: pd.DataFrame | None = None,
 ) -> Analysis:
     """Fit (or, with ``resume``, reuse) every model; results go to ``out`` as they finish.
     Sampler defaults: ``sampler_settings``; ``trace``: analysis.folder's levels; ``truth``:
     a simulated study's rating behaviour (adds truth_vs_recovered); ``exclusions``: the
-    record of analysis.exclusions for the summary (``ratings`` are already the kept ones)."""
+    record of analysis.exclusions for the summary (``ratings`` are already the kept ones);
+    ``intention_to_treat``: every rating, to fit the main models on them too (module
+    docstring)."""
     if trace not in TRACE_LEVELS:
         raise AnalysisDataError(f"trace must be one of {', '.join(TRACE_LEVELS)}, got {trace!r}")
     step, log = on_step or (lambda _m: None), on_log or (lambda _m: None)
@@ -157,8 +181,11 @@ def run_analysis(
     specs = plan_models(distance, gaussian)
     inputs = {s.name: prepare(ratings, s.outcome, s.distance) for s in specs}  # check all first
     folder = AnalysisFolder(out) if out is not None else None
+    itt_specs = [ModelSpec(o, distance, "ordinal") for o in OUTCOMES]
+    itt_inputs = ({s.name: prepare(intention_to_treat, s.outcome, s.distance)
+                   for s in itt_specs} if intention_to_treat is not None else {})
     result = Analysis(study_id, ratings, plans, specs, sampler, trace, truth=truth,
-                      exclusions=exclusions)
+                      exclusions=exclusions, itt_ratings=intention_to_treat)
     for i, spec in enumerate(specs, 1):
         data, fp = inputs[spec.name], fingerprint(spec, inputs[spec.name], sampler)
         stored = folder.reusable(spec, data, fp, trace) if folder else None
@@ -171,6 +198,19 @@ def run_analysis(
             step(f"fitting {spec.label} ({i}/{len(specs)})")
             _fit(result, spec, data, fp, folder, log)
         _compare(result, spec.outcome)
+        if folder is not None:
+            folder.write_summary(result.summary())
+    for spec in itt_specs if itt_inputs else []:
+        step(f"fitting {spec.label} on every rating (intention to treat)")
+        try:
+            model, _ = fit_one(spec, itt_inputs[spec.name], result.sampler)
+        except Exception as e:  # noqa: BLE001 - like _fit: the per-protocol models stay
+            message = " ".join(f"{type(e).__name__}: {e}".split())
+            result.itt_failed.append({"model": spec.name, "error": message})
+            log(f"FAILED {spec.label} (intention to treat): {message}")
+            continue
+        result.itt.append(model)
+        log(f"fitted {spec.label} on every rating in {model.seconds:.1f} s")
         if folder is not None:
             folder.write_summary(result.summary())
     return result

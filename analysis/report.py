@@ -223,9 +223,50 @@ def exclusions_section(analysis: Analysis) -> str:
     dropped = ", ".join(f"{k}: {v}" for k, v in ex.get("ratings_excluded", {}).items())
     kept = (f" Ratings analysed: {ex['n_ratings_kept']} of {ex['n_ratings_before']} "
             f"(left out by rule: {html.escape(dropped)})." if "n_ratings_kept" in ex else "")
-    return (f"<p>Rules (the protocol's <code>exclusions</code>): {html.escape(rules)}. "
+    text = (f"<p>Rules (the protocol's <code>exclusions</code>): {html.escape(rules)}. "
             f"Participants excluded: {html.escape(counts)}.{kept} They stay in the database "
             "and the export.</p>")
+    if ex.get("by_arm"):
+        table = pd.DataFrame([{"arm": r["arm"], "ratings": r["ratings"],
+                               "excluded": r["excluded"], "excluded (%)": r["rate"],
+                               "participants": r["participants"],
+                               "participants with no rating left": r["participants_excluded"]}
+                              for r in ex["by_arm"]])
+        text += "<p>Per arm:</p>" + _table(table, 1)
+    if ex.get("uneven"):
+        text += ("<div class='warn'><p><b>The exclusions hit the arms unevenly</b> (more than "
+                 "10 points apart): the ratings left out are not missing at random, so the "
+                 "per-protocol fit may compare the arms on different people. The main model "
+                 "is also fitted on every rating (intention to treat), below.</p></div>")
+    return text + intention_to_treat_section(analysis)
+
+
+def intention_to_treat_section(analysis: Analysis) -> str:
+    """The main model of each outcome, per protocol (after the exclusions) beside intention
+    to treat (every rating): each effect, arm contrast and variance with its 94% interval."""
+    if analysis.itt_ratings is None:
+        return ""
+    rows = []
+    for itt in analysis.itt:
+        per_protocol = next((m for m in analysis.models if m.spec.name == itt.spec.name), None)
+        pp = {c["name"]: c for c in per_protocol.coefficients} if per_protocol else {}
+        for c in itt.coefficients:
+            if c["group"] not in ("effect", "arm", "variance"):
+                continue
+            mine = pp.get(c["name"])
+            rows.append({"outcome": itt.outcome, "term": c["name"],
+                         "per protocol": _interval(mine) if mine else NOT_RECORDED,
+                         "intention to treat": _interval(c)})
+    failed = "".join(f"<p>Not fitted on every rating: {html.escape(f['model'])}: "
+                     f"{html.escape(f['error'])}</p>" for f in analysis.itt_failed)
+    head = (f"<p>Intention to treat: {len(analysis.itt_ratings)} ratings of "
+            f"{analysis.itt_ratings['participant_id'].nunique()} participants (none "
+            f"excluded), against {len(analysis.ratings)} per protocol.</p>")
+    return head + (_table(pd.DataFrame(rows)) if rows else "") + failed
+
+
+def _interval(c: dict[str, Any]) -> str:
+    return f"{c['mean']:.2f} [{c['lo']:.2f}, {c['hi']:.2f}]"
 
 
 def _main(models: list[ModelResult]) -> str:

@@ -21,6 +21,8 @@ from data.columns import (
     EVENT_KINDS,
     PARTICIPANTS,
     RATINGS,
+    RESEARCHER_ACCOUNTS,
+    RESEARCHER_ACTIONS,
     STUDIES,
     TOKENS,
     WITHDRAWALS,
@@ -59,7 +61,8 @@ NOT_EXPORTED: dict[str, tuple[str, ...]] = {
     STUDIES.name: STUDIES.pick("salt", "salt_check"),
     PARTICIPANTS.name: PARTICIPANTS.pick("token_hash"),
 }
-PRIVATE_TABLES: tuple[str, ...] = (TOKENS.name, DASHBOARD_LOGINS.name, WITHDRAWALS.name)
+PRIVATE_TABLES: tuple[str, ...] = (TOKENS.name, DASHBOARD_LOGINS.name, WITHDRAWALS.name,
+                                   RESEARCHER_ACCOUNTS.name, RESEARCHER_ACTIONS.name)
 FREE_TEXT: dict[str, tuple[str, ...]] = {RATINGS.name: RATINGS.pick("acceptance_why",
                                                                     "action_why")}
 # Keys of answer_json (responses) that hold free text; removed unless free text is asked for

@@ -40,7 +40,12 @@ EVENT_KINDS: dict[str, str] = {
     "token_issued": "a new resume token was issued to a returning participant (a visit by "
     "recruitment id with the same recruitment session); earlier tokens stay valid",
     "assigned": "the participant consented and counts for assignment (detail: consent_seq, "
-    "arm)",
+    "arm; under quotas, quota: every arm's target, counted, in_progress and shortfall the "
+    "decision saw)",
+    "study_full": "every arm had reached its quota when the participant came or consented; "
+    "the session ended on the study-full page (detail: the arms' standing)",
+    "timed_out": "the session passed the protocol's time limit and ended (detail: "
+    "limit_seconds)",
     "answer": "a page was answered (page_id)",
     "plans": "the participant's plans were generated (detail: n shown, asked, found, "
     "showable, short, fallback, reason of a shortfall)",
@@ -92,10 +97,13 @@ PARTICIPANTS = Table("participants", (
     Column("status", "VARCHAR NOT NULL",
            "the end state: active (still answering), complete, declined (did not "
            "consent), screened_out, approved (own profile approved, session ended), no_plans "
-           "(fewer plans than asked under plans.shortfall.then: end) or withdrawn (answers "
-           "deleted at the participant's or researcher's request; never exported)"),
+           "(fewer plans than asked under plans.shortfall.then: end), timed_out (past the "
+           "protocol's time limit), full (every arm's quota was reached when they came) or "
+           "withdrawn (answers deleted at the participant's or researcher's request; never "
+           "exported)"),
     Column("current_page", "VARCHAR", "id of the page the participant is on"),
-    Column("step", "INTEGER NOT NULL", "number of answers recorded (-1: withdrawn)"),
+    Column("step", "INTEGER NOT NULL", "number of answers recorded, plus one for a time-out "
+           "(-1: withdrawn)"),
     Column("state_json", "VARCHAR NOT NULL",
            "session state (answered pages, HARE state, the screening answers "
            "the profile takes) as JSON"),
@@ -293,6 +301,8 @@ DASHBOARD_LOGINS = Table("dashboard_logins", (
     Column("client", "VARCHAR", "the client address as the server saw it (a proxy's, behind one)"),
     Column("delay_seconds", "DOUBLE",
            "how long the answer was held back (grows with recent failures)"),
+    Column("account", "VARCHAR",
+           "the researcher account signing in (null: the single dashboard password)"),
 ))
 
 WITHDRAWALS = Table("withdrawals", (
@@ -310,7 +320,33 @@ WITHDRAWALS = Table("withdrawals", (
            "rows deleted per table as JSON (responses, profiles, elicitations, plans, "
            "ratings, comparisons, events, sim_participants, sim_ratings)"),
     Column("rows_deleted", "INTEGER NOT NULL", "rows deleted in all"),
+    Column("account", "VARCHAR",
+           "the researcher account that withdrew them (null: the participant themselves)"),
 ), constraints=("PRIMARY KEY (study_id, participant_id)",))
+
+RESEARCHER_ACCOUNTS = Table("researcher_accounts", (
+    Column("account", "VARCHAR NOT NULL", "the researcher's account name"),
+    Column("role", "VARCHAR NOT NULL",
+           "viewer (progress), exporter (also export) or admin (also withdraw, back up)"),
+    Column("password_hash", "VARCHAR NOT NULL",
+           "scrypt hash of the password with its parameters and salt (data.accounts)"),
+    Column("created_at", "TIMESTAMP NOT NULL", "when the account was added (UTC)"),
+    Column("updated_at", "TIMESTAMP NOT NULL", "last change of role or password (UTC)"),
+), constraints=("PRIMARY KEY (account)",))
+
+RESEARCHER_ACTIONS = Table("researcher_actions", (
+    Column("action_id", "BIGINT NOT NULL DEFAULT nextval('action_seq')",
+           "increasing action number"),
+    Column("acted_at", "TIMESTAMP NOT NULL", "when (UTC)"),
+    Column("account", "VARCHAR NOT NULL",
+           "the researcher account (dashboard: the single-password mode; local:USER: the "
+           "command line without accounts)"),
+    Column("action", "VARCHAR NOT NULL",
+           "sign_in, export, withdraw, backup, restore or accounts"),
+    Column("via", "VARCHAR NOT NULL", "dashboard, cli (a stopped study) or server (the CLI "
+           "through the running server)"),
+    Column("detail_json", "VARCHAR", "what was done, as JSON (no participant answers)"),
+))
 
 RATINGS_LONG = Table("ratings_long", view=True, columns=(
     Column("study_id", "VARCHAR", _STUDY),
@@ -340,7 +376,7 @@ RATINGS_LONG = Table("ratings_long", view=True, columns=(
 CATALOGUE: dict[str, Table] = {t.name: t for t in (
     STUDIES, PARTICIPANTS, EVENTS, RESPONSES, PROFILES, ELICITATIONS, PLANS, RATINGS,
     COMPARISONS, SIM_PARTICIPANTS, SIM_RATINGS, SCHEMA_VERSION, TOKENS, DASHBOARD_LOGINS,
-    WITHDRAWALS, RATINGS_LONG)}
+    WITHDRAWALS, RESEARCHER_ACCOUNTS, RESEARCHER_ACTIONS, RATINGS_LONG)}
 
 # A plan's measured columns, in the engine's order (engine.metric_names.METRIC_NAMES), the
 # distances among them, and the two measured against the stated constraints.

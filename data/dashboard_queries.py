@@ -18,6 +18,8 @@ Every function takes a ``Store`` and a study id (``source``: only participants f
   ratings.
 - ``plan_shortfalls``: arm, reason, participants (who got fewer plans than the protocol
   asks), missing (plans short in all), fallback (plans another method filled in).
+- ``plan_promises``: arm, participants (who reached the plans: a ``plans`` event), short
+  (who got fewer plans than the protocol asks), missing (plans short in all).
 - ``attention_failures``: arm, participants (who failed at least one attention check).
 - ``end_states``: ending (completed, screened_out, no_consent, withdrawn, ended_by_study,
   in_progress: ``ENDINGS``, the recruitment platform's round trip), participants.
@@ -186,6 +188,23 @@ def plan_shortfalls(store: Store, study_id: str, source: str | None = None) -> p
     )
 
 
+def plan_promises(store: Store, study_id: str, source: str | None = None) -> pd.DataFrame:
+    where, params = _where(study_id, source, "e")
+    return store.frame(
+        f"""SELECT pa.arm, count(*)::INTEGER AS participants,
+                   count(*) FILTER (WHERE coalesce(json_extract(e.detail_json,
+                       '$.short')::BOOLEAN, false))::INTEGER AS short,
+                   coalesce(sum(greatest(json_extract(e.detail_json, '$.asked')::INTEGER
+                       - json_extract(e.detail_json, '$.n')::INTEGER, 0)), 0)::INTEGER
+                       AS missing
+            FROM events e JOIN participants pa
+              ON pa.study_id = e.study_id AND pa.participant_id = e.participant_id
+            WHERE {where} AND e.event = 'plans'
+            GROUP BY pa.arm ORDER BY pa.arm""",
+        params,
+    )
+
+
 def attention_failures(store: Store, study_id: str, source: str | None = None) -> pd.DataFrame:
     where, params = _where(study_id, source, "r")
     return store.frame(
@@ -202,7 +221,7 @@ def attention_failures(store: Store, study_id: str, source: str | None = None) -
 ENDINGS: dict[str, str] = {
     "complete": "completed", "screened_out": "screened_out", "declined": "no_consent",
     "withdrawn": "withdrawn", "approved": "ended_by_study", "no_plans": "ended_by_study",
-    "active": "in_progress",
+    "active": "in_progress", "timed_out": "timed_out", "full": "study_full",
 }
 
 

@@ -17,11 +17,12 @@ from data.store import Store
 
 
 def record_login(store: Store, at: datetime, ok: bool, client: str | None,
-                 delay_seconds: float) -> None:
-    """Append one sign-in attempt."""
+                 delay_seconds: float, account: str | None = None) -> None:
+    """Append one sign-in attempt (``account``: the account name typed, in account mode)."""
     with store.transaction() as tx:
         tx.insert(DASHBOARD_LOGINS.name, [DASHBOARD_LOGINS.row(
-            attempted_at=at, ok=ok, client=client, delay_seconds=float(delay_seconds))])
+            attempted_at=at, ok=ok, client=client, delay_seconds=float(delay_seconds),
+            account=account)])
 
 
 def failures_since(store: Store, since: datetime) -> dict[str, Any]:
@@ -52,8 +53,9 @@ def failures_before(store: Store, at: datetime) -> int:
 
 
 def recent_logins(store: Store, limit: int = 50) -> pd.DataFrame:
-    """The latest attempts, newest first (attempted_at, ok, client, delay_seconds)."""
+    """The latest attempts, newest first (attempted_at, account, ok, client,
+    delay_seconds)."""
     return store.frame(
-        "SELECT attempted_at, ok, client, delay_seconds FROM dashboard_logins "
+        "SELECT attempted_at, account, ok, client, delay_seconds FROM dashboard_logins "
         "ORDER BY login_id DESC LIMIT ?", [int(limit)],
     )

@@ -263,6 +263,30 @@ _V5 = (
     _V3[1].replace("pa.source, att.attention_passed", "pa.source, att.attention_passed, r.language"),
 )
 
+# Researcher accounts with roles and the audit of what researchers did (sign-ins, exports,
+# withdrawals, backups, restores); which account withdrew a participant or signed in.
+_V6 = (
+    "ALTER TABLE withdrawals ADD COLUMN IF NOT EXISTS account VARCHAR",
+    "ALTER TABLE dashboard_logins ADD COLUMN IF NOT EXISTS account VARCHAR",
+    """CREATE TABLE IF NOT EXISTS researcher_accounts (
+        account VARCHAR NOT NULL,
+        role VARCHAR NOT NULL,
+        password_hash VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (account)
+    )""",
+    "CREATE SEQUENCE IF NOT EXISTS action_seq START 1",
+    """CREATE TABLE IF NOT EXISTS researcher_actions (
+        action_id BIGINT NOT NULL DEFAULT nextval('action_seq'),
+        acted_at TIMESTAMP NOT NULL,
+        account VARCHAR NOT NULL,
+        action VARCHAR NOT NULL,
+        via VARCHAR NOT NULL,
+        detail_json VARCHAR
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "studies, participants, events, answers, plans, ratings, simulation truth", _V1),
     Migration(2, "tokens, consent order, recruitment session, salt check, dashboard sign-ins",
@@ -270,6 +294,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "ratings_long: attention_passed", _V3),
     Migration(4, "responses.seconds (time per page), withdrawals (deletion audit)", _V4),
     Migration(5, "responses.language, ratings.language (and in ratings_long)", _V5),
+    Migration(6, "researcher accounts and actions; withdrawals.account, "
+              "dashboard_logins.account", _V6),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -93,12 +93,14 @@ def check_headline(h: dict[str, Any]) -> None:
 
 
 def arm_counts(store: Store, study_id: str, source: str | None = None) -> pd.DataFrame:
-    """arm, consented (participants assigned to it), in_progress, completed."""
+    """arm, consented (participants assigned to it), in_progress, completed, timed_out
+    (past the protocol's time limit)."""
     where, params = _where(study_id, source)
     return store.frame(
         f"""SELECT arm, count(*) AS consented,
                    count(*) FILTER (WHERE status = 'active') AS in_progress,
-                   count(*) FILTER (WHERE status = 'complete') AS completed
+                   count(*) FILTER (WHERE status = 'complete') AS completed,
+                   count(*) FILTER (WHERE status = 'timed_out') AS timed_out
             FROM participants WHERE {where} AND arm IS NOT NULL
             GROUP BY arm ORDER BY arm""", params)
 

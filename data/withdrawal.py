@@ -15,6 +15,14 @@ of starting the study again; their resume tokens stay private (never exported). 
 leave withdrawn participants out (data.export); analyses never see them (their ratings are
 gone).
 
+The withdrawal journal: a DuckDB store also appends each withdrawal (study, participant,
+who asked, when, account; no answers) to ``<database>.withdrawals.jsonl`` beside the file
+(``journal_path``), outside the database. A backup restored later (data.backup) re-applies
+every withdrawal of the journal and of the database it replaces, so a person who withdrew
+after the backup was taken stays withdrawn. A PostgreSQL store journals to the file named by
+``RECOURSE_STUDY_WITHDRAWAL_JOURNAL`` when it is set (its restore also reads the
+``withdrawals`` table it replaces).
+
 Concurrency: the participant row is updated under a guard on the ``step`` read at the
 start, so an answer committed meanwhile (another process) makes the withdrawal fail with
 ``WriteConflictError`` before anything is deleted (the caller retries), and an answer
@@ -24,7 +32,9 @@ computed before the withdrawal can no longer be written (its own guard sees step
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from data.columns import (
@@ -48,6 +58,8 @@ ANSWER_TABLES: tuple[str, ...] = tuple(t.name for t in (
 REQUESTERS = ("participant", "researcher")
 WITHDRAWN = "withdrawn"
 WITHDRAWN_STEP = -1
+JOURNAL_ENV = "RECOURSE_STUDY_WITHDRAWAL_JOURNAL"
+JOURNAL_SUFFIX = ".withdrawals.jsonl"
 
 
 class WithdrawalError(StoreError):
@@ -93,6 +105,14 @@ def find_participant(store: Store, who: str, study_id: str | None = None,
     return rows[0]
 
 
+def answer_rows(store: Any, study_id: str, participant_id: str) -> dict[str, int]:
+    """Rows of each table in ``ANSWER_TABLES`` the participant's answers made (what a
+    withdrawal deletes); ``store``: a Store or an open Transaction."""
+    return {table: int(store.query(f"SELECT count(*) AS n FROM {table} WHERE study_id = ? "
+                                   "AND participant_id = ?", [study_id, participant_id]
+                                   )[0]["n"]) for table in ANSWER_TABLES}
+
+
 def withdrawal_record(store: Any, study_id: str, participant_id: str) -> dict[str, Any] | None:
     """The audit row of the participant's withdrawal (``rows``: table -> rows deleted), or
     None. ``store``: a Store or an open Transaction."""
@@ -105,17 +125,54 @@ def withdrawal_record(store: Any, study_id: str, participant_id: str) -> dict[st
     return out
 
 
-def withdraw(store: Store, study_id: str, participant_id: str, requested_by: str
-             ) -> dict[str, Any]:
+def journal_path(store: Store) -> Path | None:
+    """Where the store's withdrawals are journaled (module docstring), or None."""
+    path = getattr(store, "path", None)
+    if store.backend == "duckdb" and path is not None and str(path) != ":memory:":
+        return Path(f"{path}{JOURNAL_SUFFIX}")
+    named = os.environ.get(JOURNAL_ENV, "")
+    return Path(named) if named else None
+
+
+def _journal(path: Path | None, record: dict[str, Any]) -> None:
+    if path is None:
+        return
+    entry = {k: record[k] for k in ("study_id", "participant_id", "requested_by", "account")}
+    entry["requested_at"] = record["requested_at"].isoformat()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    with os.fdopen(fd, "a", encoding="utf-8") as f:
+        f.write(json.dumps(entry) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def read_journal(path: Path) -> list[dict[str, Any]]:
+    """The journal's entries (module docstring), oldest first; [] without a journal. A torn
+    last line (a crash while appending) is skipped."""
+    if not path.is_file():
+        return []
+    entries = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entries.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return entries
+
+
+def withdraw(store: Store, study_id: str, participant_id: str, requested_by: str,
+             account: str | None = None, at: datetime | None = None) -> dict[str, Any]:
     """Delete the participant's answers and audit it, in one transaction (module
-    docstring); the audit row as ``withdrawal_record`` returns it. UnknownParticipantError,
+    docstring); the audit row as ``withdrawal_record`` returns it. ``account``: the
+    researcher account that asked; ``at``: when it was asked (default now; a restore
+    re-applying an earlier withdrawal passes its time). UnknownParticipantError,
     AlreadyWithdrawnError (the first withdrawal's record attached), WriteConflictError
     (an answer was committed meanwhile: nothing changed, try again)."""
     if requested_by not in REQUESTERS:
         raise ValueError(f"requested_by must be one of {', '.join(REQUESTERS)}, "
                          f"got {requested_by!r}")
     key = [study_id, participant_id]
-    at = datetime.now(UTC).replace(tzinfo=None)
+    at = at or datetime.now(UTC).replace(tzinfo=None)
     with store.transaction() as tx:
         found = tx.query("SELECT status, step, current_page FROM participants "
                          "WHERE study_id = ? AND participant_id = ?", key)
@@ -129,11 +186,9 @@ def withdraw(store: Store, study_id: str, participant_id: str, requested_by: str
             raise AlreadyWithdrawnError(
                 f"participant {participant_id!r} already withdrew ({when}); their answers "
                 "were deleted then; nothing was changed", first or {})
-        counts: dict[str, int] = {}
+        counts = answer_rows(tx, study_id, participant_id)
         where = "WHERE study_id = ? AND participant_id = ?"
         for table in ANSWER_TABLES:
-            counts[table] = int(tx.query(f"SELECT count(*) AS n FROM {table} {where}",
-                                         key)[0]["n"])
             if counts[table]:
                 tx.execute(f"DELETE FROM {table} {where}", key)
         tx.update(PARTICIPANTS.name, ["study_id", "participant_id"], [PARTICIPANTS.row(
@@ -145,7 +200,30 @@ def withdraw(store: Store, study_id: str, participant_id: str, requested_by: str
             study_id=study_id, participant_id=participant_id, requested_by=requested_by,
             requested_at=at, status_before=before["status"],
             page_before=before["current_page"], rows_json=json.dumps(counts),
-            rows_deleted=sum(counts.values()))])
+            rows_deleted=sum(counts.values()), account=account)])
         record = withdrawal_record(tx, study_id, participant_id)
     assert record is not None
+    _journal(journal_path(store), record)
     return record
+
+
+def reapply(store: Store, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Withdraw again everyone in ``entries`` (journal entries or ``withdrawals`` rows) who
+    is not withdrawn in ``store``: the (study_id, participant_id, rows_deleted) of each one
+    re-applied. Participants the store never had are skipped (nothing of them to delete)."""
+    done = []
+    seen: set[tuple[str, str]] = set()
+    for e in entries:
+        key = (e["study_id"], e["participant_id"])
+        if key in seen:
+            continue
+        seen.add(key)
+        at = e["requested_at"]
+        at = datetime.fromisoformat(at) if isinstance(at, str) else at
+        try:
+            record = withdraw(store, *key, e["requested_by"], e.get("account"), at)
+        except (UnknownParticipantError, AlreadyWithdrawnError):
+            continue
+        done.append({"study_id": key[0], "participant_id": key[1],
+                     "rows_deleted": record["rows_deleted"]})
+    return done

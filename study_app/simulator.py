@@ -15,6 +15,16 @@ transaction that stores the rating.
 Participants have sequence numbers 0..N-1. Running again on the same database continues:
 complete participants are skipped, started ones resume at their current page (after a crash
 or a kill, every participant is either complete or resumable), missing ones are started.
+
+Time is simulated (``SimulatedClock``): the study's clock starts at the real time and moves
+on by each lockstep step's longest simulated page time, and by ``arrival_seconds`` before
+each chunk arrives, so answers are stored at simulated times and a protocol's
+``time_limit`` is measured on them. ``dropout`` {arm: P}: a
+participant of that arm leaves with probability P, at a page drawn uniformly among those
+still ahead of them after consent (like closing the tab: their status stays ``active``
+until the time limit passes and a later visit times them out). Under ``quotas`` every
+quota decision depends on the outcomes before it, so participants arrive one after
+another (a chunk of one) instead of in lockstep chunks.
 """
 
 from __future__ import annotations
@@ -22,11 +32,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from data import dashboard_queries, records
+import numpy as np
+
+from data import dashboard_queries, records, study_progress
 from data import quality as quality_flags
 from data.columns import SIM_PARTICIPANTS, SIM_RATINGS
 from data.store import Store
@@ -34,20 +47,65 @@ from engine.synthetic.participants import Population
 from protocols.definition.schema import Protocol, load_protocol
 from protocols.definition.translation import shipped_dir, translations_dir, translators
 from protocols.running import pages as pg
-from protocols.running.context import SyntheticContext, after_every_pause
+from protocols.running.context import SyntheticContext, after_every_pause, now
 from protocols.running.resources import StudyResources
 from protocols.running.session import Study, SubmitItem, UnknownLanguageError
 from study_app.extensions import load_page_kinds
 
 Progress = Callable[[int, int], None]
+_STREAM_DROPOUT = 31  # the simulation seed's stream of who drops out, and where
+
+
+class SimulatedClock:
+    """The simulated time (module docstring): starts at ``start``, moves by ``advance``."""
+
+    def __init__(self, start: datetime) -> None:
+        self.t = start
+
+    def __call__(self) -> datetime:
+        return self.t
+
+    def advance(self, seconds: float) -> None:
+        self.t += timedelta(seconds=seconds)
 
 
 class SyntheticDriver:
     """Answers a study's pages for synthetic participants (the module docstring)."""
 
-    def __init__(self, study: Study, population: Population) -> None:
+    def __init__(self, study: Study, population: Population,
+                 clock: SimulatedClock | None = None,
+                 dropout: Mapping[str, float] | None = None) -> None:
         self.study = study
         self.population = population
+        self.clock = clock
+        self.dropout = dict(dropout or {})
+        self.leaves_at: dict[str, int | None] = {}  # participant -> the step they leave at
+        self.dropped = 0
+
+    def _leaves(self, pid: str) -> bool:
+        """Whether the participant leaves now, before answering their current page (drawn
+        once, when they first have an arm: module docstring). The page is drawn by its
+        place among the pages ahead; one whose study turns out shorter (fewer plans) leaves
+        at its last page instead."""
+        p = self.study.participant(pid)
+        if p.arm is None or p.arm not in self.dropout:
+            return False
+        if pid not in self.leaves_at:
+            rng = np.random.default_rng([self.population.seed, _STREAM_DROPOUT, p.seq])
+            ahead = [page for page in self.study.flow.page_ids(p)
+                     if page not in p.answered and page != "debrief"]
+            leaves = bool(ahead) and rng.random() < self.dropout[p.arm]
+            self.leaves_at[pid] = p.step + int(rng.integers(len(ahead))) if leaves else None
+        at = self.leaves_at[pid]
+        if at is None or not p.active:
+            return False
+        ids = self.study.flow.page_ids(p)
+        current = self.study.flow.current_id(p)
+        last = current in ids and ids[ids.index(current) + 1:] == ["debrief"]
+        if p.step >= at or last:
+            self.dropped += 1
+            return True
+        return False
 
     def truth_rows(self, participants: list[Any]) -> dict[str, list[dict[str, Any]]]:
         """The hidden parameters of new participants (written with their creation)."""
@@ -70,7 +128,8 @@ class SyntheticDriver:
         while active:
             sim = SyntheticContext(study.study_id, study.protocol, study.scenario,
                                    self.population)
-            pages = [(pid, study.current_page(pid)) for pid in active]
+            pages = [(pid, study.current_page(pid)) for pid in active
+                     if not (self.dropout and self._leaves(pid))]
             pages = [(pid, page) for pid, page in pages if not page.terminal]
             if not pages:
                 break
@@ -83,6 +142,8 @@ class SyntheticDriver:
                     answers[pid] = answer
             submits = [SubmitItem(pid, page.id, answers[pid], self._seconds(pid, page))
                        for pid, page in pages]
+            if self.clock is not None:  # the step's pages are read side by side
+                self.clock.advance(max(it.seconds or 0.0 for it in submits))
             study.submit_many(submits, {SIM_RATINGS.name: sim.extra[SIM_RATINGS.name]})
             active = [pid for pid, _ in pages if study.participant(pid).active]
 
@@ -101,6 +162,8 @@ def simulate(
     speeders: float = 0.0,
     straightliners: float = 0.0,
     languages: Sequence[str] | None = None,
+    dropout: Mapping[str, float] | None = None,
+    arrival_seconds: float = 60.0,
 ) -> dict[str, Any]:
     """Simulate ``participants`` synthetic participants into ``store`` (module docstring).
 
@@ -108,7 +171,10 @@ def simulate(
     closed here); ``speeders`` / ``straightliners``: the shares of careless participants
     (engine.synthetic.participants; their kind is simulation truth); ``languages``: the
     languages participants take part in, in turn by sequence number (default English; each
-    one the protocol's, protocols.running.session.UnknownLanguageError otherwise). Returns the summary
+    one the protocol's, protocols.running.session.UnknownLanguageError otherwise); ``dropout``:
+    {arm id: probability of leaving mid-study} (ValueError for an arm the protocol does not
+    have or a probability outside 0..1, before anything is written); ``arrival_seconds``: the
+    simulated time between the arrivals of two chunks (module docstring). Returns the summary
     documented by ``recourse-study simulate --json``.
     """
     load_page_kinds()  # kinds added through $RECOURSE_STUDY_PAGE_KINDS
@@ -122,26 +188,34 @@ def simulate(
     if unknown:  # before anything is written
         raise UnknownLanguageError(f"this study is not offered in {', '.join(unknown)} (it is "
                                    f"in {', '.join(offered)})")
+    check_dropout(protocol, dropout)
     if not isinstance(store, Store):
         with Store(store) as opened:
             return simulate(protocol, opened, participants, seed=seed, study_id=study_id,
                             decision_model=decision_model, resources=resources, chunk=chunk,
                             progress=progress, speeders=speeders,
-                            straightliners=straightliners, languages=languages)
+                            straightliners=straightliners, languages=languages,
+                            dropout=dropout, arrival_seconds=arrival_seconds)
     if participants < 1:
         raise ValueError(f"participants must be >= 1, got {participants}")
     if chunk < 1:
         raise ValueError(f"chunk must be >= 1, got {chunk}")
+    if arrival_seconds < 0:
+        raise ValueError(f"arrival_seconds must be >= 0, got {arrival_seconds}")
+    if protocol.quotas is not None:
+        chunk = 1  # one after another: each quota decision sees the outcomes before it
     start = time.perf_counter()
     sim_seed = protocol.simulation.seed if seed is None else int(seed)
     behaviour = dataclasses.replace(protocol.simulation.behaviour(), speeder_share=speeders,
                                     straightliner_share=straightliners)
+    clock = SimulatedClock(_last_time(store, study_id or protocol.id) or now())
     study = Study(protocol, store, study_id=study_id, resources=resources,
                   decision_model=decision_model, translations=folder, clock=after_every_pause,
+                  timer=clock,
                   simulation={"seed": sim_seed, "behaviour": behaviour.to_dict()})
     population = Population(study.scenario, behaviour, sim_seed,
                             study.rejected_population)
-    driver = SyntheticDriver(study, population)
+    driver = SyntheticDriver(study, population, clock, dropout)
     existing = {int(r["seq"]): r for r in records.participant_index(store, study.study_id)}
     started = resumed = 0
     done = sum(1 for s in range(participants)
@@ -154,6 +228,8 @@ def simulate(
         todo = [existing[s]["participant_id"] for s in seqs
                 if s in existing and existing[s]["status"] == "active"]
         resumed += len(todo)
+        if new or todo:
+            clock.advance(arrival_seconds)
         if new:
             todo += study.start_many(
                 new, source="synthetic", extra_rows=driver.truth_rows,
@@ -166,8 +242,32 @@ def simulate(
         done += len(todo)
         if progress:
             progress(done, participants)
+    standing = study.standing()
     return summary(store, study.study_id, time.perf_counter() - start,
-                   started=started, resumed=resumed, seed=sim_seed, protocol=protocol.id)
+                   started=started, resumed=resumed, seed=sim_seed, protocol=protocol.id,
+                   dropped_out=driver.dropped,
+                   quota=standing.detail() if standing is not None else None)
+
+
+def check_dropout(protocol: Protocol, dropout: Mapping[str, float] | None) -> None:
+    """ValueError for a dropout of an arm the protocol does not have, or a probability
+    outside 0..1."""
+    arms = [a.id for a in protocol.arms]
+    for arm, prob in (dropout or {}).items():
+        if arm not in arms:
+            raise ValueError(f"dropout names arm {arm!r}, but protocol {protocol.id!r} has "
+                             f"the arms {', '.join(arms)}")
+        if not 0.0 <= prob <= 1.0:
+            raise ValueError(f"the dropout of arm {arm!r} must be a probability from 0 to 1, "
+                             f"got {prob:g}")
+
+
+def _last_time(store: Store, study_id: str) -> datetime | None:
+    """When the study's last answer or start happened (a continued simulation's clock goes
+    on from there)."""
+    rows = store.query("SELECT max(updated_at) AS t FROM participants WHERE study_id = ?",
+                       [study_id])
+    return rows[0]["t"] if rows else None
 
 
 def summary(store: Store, study_id: str, seconds: float, **extra: Any) -> dict[str, Any]:
@@ -190,4 +290,10 @@ def summary(store: Store, study_id: str, seconds: float, **extra: Any) -> dict[s
         "participants_short": int(short),
         "attention_failed": int(failures["participants"].sum()) if len(failures) else 0,
     }
-    return {"study_id": study_id, **extra, **row, **quality, "seconds": round(seconds, 3)}
+    statuses = {r["status"]: int(r["n"]) for r in store.query(
+        "SELECT status, count(*) AS n FROM participants WHERE study_id = ? GROUP BY status "
+        "ORDER BY status", [study_id])}
+    arms = {r["arm"]: {k: int(v) for k, v in r.items() if k != "arm"}
+            for r in study_progress.arm_counts(store, study_id).to_dict(orient="records")}
+    return {"study_id": study_id, **extra, **row, **quality, "statuses": statuses,
+            "arms": arms, "seconds": round(seconds, 3)}

@@ -291,22 +291,6 @@ class GridLimit:
         return torch.where(level, values.round(), values)
 
 
-def count_same_reading(scenario: Scenario,
-                       pairs: list[tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]]
-                       ) -> int:
-    """Option pairs (stored plan records {x_cf: feature -> model value}, as ``count_broken``
-    reads them) that read the same as shown (``reads_same``): a choice that was none."""
-    if not pairs:
-        return 0
-    names = scenario.feature_names
-
-    def table(side: int) -> Tensor:
-        return torch.tensor([[float(p[side]["x_cf"][n]) for n in names] for p in pairs],
-                            dtype=torch.float64)
-
-    return int(reads_same(scenario, table(0), table(1)).sum())
-
-
 def grid_allowed(scenario: Scenario, rules: PlanRules, features: tuple[int, ...]) -> GridLimit:
     """The rules' limit of a search grid over ``features`` (``GridLimit``)."""
     return GridLimit(scenario, rules, features)

@@ -37,6 +37,9 @@ class Role(StrEnum):
     ACTIONABLE = "actionable"  # globally actionable
 
 
+CURRENCY_SIGNS = ("$", "€", "£")  # units written before the amount ("$15,000", "€2,290")
+
+
 @dataclass(frozen=True)
 class DisplayMap:
     """Monotone increasing map model units <-> display units.
@@ -53,8 +56,19 @@ class DisplayMap:
     rate: float = 1.0
     decimals: int = 0
     categories: tuple[str, ...] = ()
+    codes: tuple[tuple[int, str], ...] = ()  # (whole number, its meaning) of a coded number
+    per_data_unit: float = 1.0  # display units per unit of the data's tables (a conversion)
 
     def to_display(self, x: float | np.ndarray) -> float | np.ndarray:
+        """Model units -> display units: the map in the data's units, times
+        ``per_data_unit`` (a declared conversion; 1 for most features)."""
+        if self.kind == "categorical":
+            return np.asarray(x, dtype=float)
+        data = self.to_data(x)
+        return data if self.per_data_unit == 1.0 else self.per_data_unit * data
+
+    def to_data(self, x: float | np.ndarray) -> float | np.ndarray:
+        """Model units -> the data's units (display units before a conversion)."""
         if self.kind == "affine":
             return self.offset + self.scale * np.asarray(x, dtype=float)
         if self.kind == "exp":
@@ -64,6 +78,14 @@ class DisplayMap:
         raise ValueError(f"unknown display map kind {self.kind!r}")
 
     def from_display(self, v: float | np.ndarray) -> float | np.ndarray:
+        """Display units -> model units (``to_display``'s inverse)."""
+        arr = np.asarray(v, dtype=float)
+        if self.per_data_unit != 1.0 and self.kind != "categorical":
+            arr = arr / self.per_data_unit
+        return self.from_data(arr)
+
+    def from_data(self, v: float | np.ndarray) -> float | np.ndarray:
+        """The data's units (a table's values) -> model units."""
         arr = np.asarray(v, dtype=float)
         if not np.isfinite(arr).all():
             raise ValueError(f"display value must be finite, got {v!r}")
@@ -84,9 +106,14 @@ class DisplayMap:
         if self.kind == "categorical":
             return self.categories[int(round(x))]
         v = float(self.to_display(x))
-        if self.unit == "$":
-            return f"${v:,.{self.decimals}f}"
-        return f"{v:,.{self.decimals}f} {self.unit}".strip()
+        if self.unit in CURRENCY_SIGNS:
+            return f"{self.unit}{v:,.{self.decimals}f}"
+        return f"{v:,.{self.decimals}f} {self.unit}".strip() + self.meaning(v)
+
+    def meaning(self, v: float) -> str:
+        """" (its meaning)" of a display value that is a code with one, else ""."""
+        found = dict(self.codes).get(int(round(v)))
+        return f" ({found})" if found is not None else ""
 
 
 @dataclass(frozen=True)
@@ -170,7 +197,7 @@ class Scenario:
     """
 
     name: str
-    title: str
+    title: str  # participants read it
     features: tuple[FeatureSpec, ...]
     scm: StructuralCausalModel | None
     samples: DataSource = field(default_factory=SCMSamples)
@@ -185,6 +212,7 @@ class Scenario:
     truth: str | None = None
     truth_scm: StructuralCausalModel | None = None
     source: Path | None = None
+    about: str = ""  # for researchers only: the data set and what it stands for
 
     def __post_init__(self) -> None:
         if self.label_rule not in LABEL_RULES:
@@ -320,9 +348,10 @@ class Scenario:
 
     def display_columns(self, x: np.ndarray | Tensor) -> dict[str, np.ndarray]:
         """Profiles (n, d) in model units as feature -> display values (level codes for
-        level features): what a fixed rule reads."""
+        level features): what a fixed rule reads, in the units of the table it was written
+        for (before a declared conversion, ``DisplayMap.to_data``)."""
         arr = np.asarray(x, dtype=float).reshape(-1, self.d)
-        return {f.name: np.asarray(f.display.to_display(arr[:, i]), dtype=float)
+        return {f.name: np.asarray(f.display.to_data(arr[:, i]), dtype=float)
                 for i, f in enumerate(self.features)}
 
     def to_display(self, x: np.ndarray | Tensor) -> list[dict[str, float]]:

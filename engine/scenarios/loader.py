@@ -184,7 +184,8 @@ def load_scenario_file(path: str | Path) -> Scenario:
     spec = parse_scenario_file(path)
     features = tuple(feature_spec(f) for f in spec.features)
     common: dict[str, Any] = {
-        "name": spec.name, "title": spec.title, "features": features, "story": spec.story.strip(),
+        "name": spec.name, "title": spec.title, "about": spec.about, "features": features,
+        "story": spec.story.strip(),
         "favourable_label": spec.outcome.favourable,
         "unfavourable_label": spec.outcome.unfavourable, "source": path,
     }
@@ -213,8 +214,11 @@ def feature_spec(f: FeatureFileSpec) -> FeatureSpec:
         lo = hi = None
     else:
         d = f.display or _IDENTITY
+        # a declared conversion multiplies the whole map (affine and exp alike)
+        factor = d.converted_from.factor if d.converted_from is not None else 1.0
         display = DisplayMap("affine" if d.map == "affine" else "exp", d.unit, scale=d.scale,
-                             offset=d.offset, rate=d.rate, decimals=d.decimals)
+                             offset=d.offset, rate=d.rate, decimals=d.decimals,
+                             codes=tuple(sorted(d.codes.items())), per_data_unit=factor)
         lo, hi = d.min, d.max
     return FeatureSpec(f.name, f.title, Role(f.role), display, help=f.help.strip(),
                        direction=DIRECTIONS[f.direction],

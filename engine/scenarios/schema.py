@@ -3,7 +3,8 @@
 A scenario file states a world's features, the text people read, and the world itself::
 
     name: my-loan                      # registry name (lower case, digits, '-', '_')
-    title: Car loan
+    title: Car loan                    # participants read it (the scenario page, progress)
+    about: UCI Statlog German Credit   # researchers only: listings, reports; never a page
     story: You want to buy a car ...   # the scenario text of a study
     outcome: {favourable: approved, unfavourable: rejected}
     features:                          # in column order (a causal order for graph worlds)
@@ -60,10 +61,21 @@ DIRECTIONS: dict[str, int] = {"increase": 1, "decrease": -1, "any": 0}
 _EDGE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*->\s*([A-Za-z_][A-Za-z0-9_]*)\s*$")
 
 
+class ConversionSpec(Strict):
+    """Amounts the data states in another unit: shown value = ``factor`` x the data's value
+    in ``unit`` (Deutsche Mark shown in euro: ``{unit: DM, factor: 0.511292}``)."""
+
+    unit: str = Field(min_length=1)
+    factor: float = Field(gt=0)
+
+
 class DisplaySpec(Strict):
     """Model units -> display units of a continuous feature: ``affine`` (display = offset +
     scale x) or ``exp`` (display = scale exp(rate x)); ``min``/``max`` bound the values a plan
-    shows (display units; default the training split's 0.1% / 99.9% quantiles)."""
+    shows (display units; default the training split's 0.1% / 99.9% quantiles); ``codes``
+    says what a number that is a code means (``{1: under a year, 4: four years or more}``),
+    shown beside the number wherever it is read; ``converted_from`` shows amounts the data
+    states in another unit (a currency) in ``unit`` by a declared factor."""
 
     map: Literal["affine", "exp"] = "affine"
     unit: str = ""
@@ -73,6 +85,9 @@ class DisplaySpec(Strict):
     decimals: int = Field(0, ge=0, le=6)
     min: float | None = None
     max: float | None = None
+    converted_from: ConversionSpec | None = None  # the data's unit and the factor to ``unit``
+    # what a number that is a code means, shown beside it ("4 (the largest)"); whole values
+    codes: dict[int, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _monotone(self) -> DisplaySpec:
@@ -85,6 +100,10 @@ class DisplaySpec(Strict):
             problems.append((("max",), f"must exceed min ({self.min}), got {self.max}"))
         if self.map == "exp" and self.min is not None and self.min <= 0:
             problems.append((("min",), "an exp display is positive; min must be > 0"))
+        if self.codes and self.decimals:
+            problems.append((("codes",), "codes name whole numbers; set decimals: 0"))
+        problems += [(("codes", k), "a code's meaning is a non-empty text")
+                     for k, v in self.codes.items() if not v.strip()]
         report(problems)
         return self
 
@@ -299,6 +318,7 @@ class ScenarioFile(Strict):
 
     name: Identifier
     title: str = Field(min_length=1)
+    about: str = ""  # for researchers only: the data set and what it stands for
     story: str = ""
     outcome: Outcome = Outcome()
     features: list[FeatureFileSpec] = Field(min_length=1)

@@ -97,7 +97,7 @@ def _column(col: pd.Series, f: FeatureSpec) -> tuple[np.ndarray, np.ndarray]:
     if f.display.kind == "exp":
         bad |= ~(num > 0)
     safe = np.where(bad, 1.0, num)
-    return np.asarray(f.display.from_display(safe), dtype=float), bad
+    return np.asarray(f.display.from_data(safe), dtype=float), bad
 
 
 def _why(value: str, f: FeatureSpec) -> str:

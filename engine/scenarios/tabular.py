@@ -169,7 +169,8 @@ def _minmax(f: FeatureSpec, col: pd.Series, file: str) -> FeatureSpec:
                                 "to scale (a constant or non-numeric column)")])
     lo, hi = float(v.min()), float(v.max())
     d = f.display
-    display = DisplayMap("affine", d.unit, scale=hi - lo, offset=lo, decimals=d.decimals)
+    display = DisplayMap("affine", d.unit, scale=hi - lo, offset=lo, decimals=d.decimals,
+                         codes=d.codes, per_data_unit=d.per_data_unit)
     return replace(f, display=display, range=f.range or (0.0, 1.0))
 
 

@@ -26,7 +26,8 @@ against the rest). ``map`` names a level for each raw value and any other value 
 Without either, the raw values must be the level labels (or numbers, for a continuous
 feature). ``scaling: minmax`` sets each continuous feature's display map from the data
 (model units (v - min) / (max - min) over the file's kept rows, so the model sees [0, 1]);
-the file then gives only its unit, decimals and plan bounds.
+the file then gives only its unit, decimals, plan bounds, codes and a conversion of its
+amounts (``converted_from``).
 """
 
 from __future__ import annotations
@@ -145,5 +146,6 @@ def tabular_problems(world: TabularWorld, features: list[Any]) -> Problems:
             if f.kind == "continuous" and d is not None and (
                     d.map != "affine" or d.scale != 1.0 or d.offset != 0.0):
                 problems.append((("features", i, "display"), "minmax scaling sets the display "
-                                 "map from the data: give only unit, decimals, min and max"))
+                                 "map from the data: give only unit, decimals, min, max, codes and "
+                                 "converted_from"))
     return problems

@@ -10,7 +10,10 @@ each with its own code and/or return URL (``recruitment.<ending>``):
 - ``screened_out``: the screening answers made the participant ineligible;
 - ``no_consent``: the participant did not consent (the platform's "returned" submission);
 - ``withdrawn``: the participant withdrew (their answers deleted: data.withdrawal);
-  ``no_consent``'s code and URL when not given.
+  ``no_consent``'s code and URL when not given;
+- ``timed_out``: the session passed the protocol's ``time_limit`` (the platform's
+  "timed out" return; protocols.definition.quotas);
+- ``study_full``: every arm had reached its quota when the participant came (``quotas``).
 
 A return URL is ``http(s)://host/...`` and may hold ``{code}`` (the ending's code) and
 ``{id}`` (the participant id the recruitment link carried, e.g. ``PROLIFIC_PID``; a generic
@@ -29,11 +32,13 @@ from pydantic import Field, field_validator, model_validator
 from data.quality import DEFAULT_SPEEDER_FRACTION, DEFAULT_STRAIGHTLINER_MIN_RATINGS
 from protocols.definition.specs import Strict
 
-EndingName = Literal["completion", "screened_out", "no_consent", "withdrawn"]
+EndingName = Literal["completion", "screened_out", "no_consent", "withdrawn", "timed_out",
+                     "study_full"]
 # participants.status -> the ending it returns with
 ENDING_OF_STATUS: dict[str, EndingName] = {
     "complete": "completion", "approved": "completion", "no_plans": "completion",
     "screened_out": "screened_out", "declined": "no_consent", "withdrawn": "withdrawn",
+    "timed_out": "timed_out", "full": "study_full",
 }
 PLACEHOLDERS = ("code", "id")
 MAX_URL = 2000
@@ -108,6 +113,8 @@ class RecruitmentSpec(Strict):
     screened_out: Ending | None = None
     no_consent: Ending | None = None
     withdrawn: Ending | None = None
+    timed_out: Ending | None = None
+    study_full: Ending | None = None
 
     @field_validator("id_pattern")
     @classmethod

@@ -54,6 +54,10 @@ MEANING: dict[str, str] = {
     "platform's returned submission): code and return URL.",
     "RecruitmentSpec.withdrawn": "The ending of a participant who withdrew (default: "
     "no_consent's).",
+    "RecruitmentSpec.timed_out": "The ending of a participant past the protocol's "
+    "time_limit (the platform's timed-out return): code and return URL.",
+    "RecruitmentSpec.study_full": "The ending of a visit that finds every arm's quota "
+    "reached (the study-full page): code and return URL.",
     "Ending.code": "Code shown on the end page and put into the URL's {code} (letters, digits, "
     "'-' or '_').",
     "Ending.url": "Return URL, https://...; {code} and {id} (the recruitment id of the link) "
@@ -64,6 +68,23 @@ MEANING: dict[str, str] = {
     "under this fraction of the median is a speeder.",
     "QualitySpec.straightliner_min_ratings": "Straight-liner: the same acceptance and the "
     "same action rating on every plan, over at least this many plans.",
+    "Protocol.quotas": "Per-arm targets among completers: the next consenting participant "
+    "gets the arm of the largest shortfall (target - counted - in progress); when no arm "
+    "has a place left, new links end on the study-full page (docs/participants.md). "
+    "Absent: permuted blocks only.",
+    "QuotaSpec.targets": "Arm id -> how many participants who count it wants (every arm, "
+    "each at least 1).",
+    "QuotaSpec.counts": "Who counts towards a target: complete (reached the debrief); "
+    "complete_unflagged (and no data-quality flag: speeder, straight-liner, failed "
+    "attention check); not_excluded (and not left out as a whole by `exclusions`: a failed "
+    "attention check under failed_attention, fewer plans under fewer_plans).",
+    "Protocol.time_limit": "A session's time limit from the participant's first visit "
+    "(server time): past it the participant sees the time-is-up page, their status becomes "
+    "timed_out and their place frees for quotas. Absent: no limit.",
+    "TimeLimitSpec.seconds": "The limit in seconds (more than 0; longer than "
+    "sessions.delay_seconds in a study of two sessions).",
+    "TimeLimitSpec.warning_seconds": "From this many seconds on, every page says how many "
+    "minutes are left (less than the limit; absent: no warning).",
     "Protocol.simulation": "The hidden behaviour of synthetic participants (pilots, power); "
     "see 'The synthetic behaviour model' below.",
     "ScreeningQuestion.id": "Question id (answers are stored under it).",

@@ -15,8 +15,8 @@ plausible-change bounds, protocols.definition.study_rules), and warnings (not er
 - a shortfall policy left to its default (fewer plans are shown without notice);
 - a debrief that counts the plans rated without a ``debrief.fewer_plans`` for those shown
   fewer;
-- researcher words in a participant text: a citation ("et al."), an internal key
-  (protocols.definition.wording).
+- researcher words in a participant text, the scenario's included: a citation ("et al."),
+  an internal key, a data set's name (protocols.definition.wording; ``text_findings``).
 
 Nothing is created: no database, no artifact.
 """
@@ -38,7 +38,7 @@ from protocols.definition.sequence import page_sequence
 from protocols.definition.study_rules import rules_in_words
 from protocols.definition.translation import SOURCE_LANGUAGE, check, translation_files
 from protocols.definition.validation import Finding
-from protocols.definition.wording import participant_texts, researcher_words
+from protocols.definition.wording import TextFinding, findings_of, participant_texts
 
 MANY_PLANS = 6
 _HARD_FIRST = re.compile(r"\b1\s*(=|:|-|is)\s*(very\s+|extremely\s+)?(hard|difficult|impossible)",
@@ -225,10 +225,7 @@ def warnings(p: Protocol) -> list[Finding]:
     if not p.attention_checks:
         out.append(Finding(("attention_checks",), "no attention check: exclusions cannot "
                            "use one"))
-    for path, text in participant_texts(p, texts(p)):
-        for what, words in researcher_words(text):
-            out.append(Finding(_loc(path), f"participants read {what}, {words!r}, meant for "
-                               "researchers: say it in the participant's words"))
+    out += wording_findings(p)
     if _PLANS_RATED.search(p.debrief.text) and not p.debrief.fewer_plans:
         out.append(Finding(("debrief", "text"), "the debrief speaks of the plans a participant "
                            "rated; one shown fewer (no plan found, a plan breaking a rule) "
@@ -238,6 +235,20 @@ def warnings(p: Protocol) -> list[Finding]:
                            "participants see fewer (default then: fewer); state "
                            "plans.shortfall.then: fewer, fallback or end"))
     return out
+
+
+def wording_findings(p: Protocol) -> list[Finding]:
+    """Researcher words in what participants read (``text_findings``) as findings: the
+    warnings that are about the participant's text itself, not a design choice."""
+    return [Finding(_loc(f.path), f.message) for f in text_findings(p)]
+
+
+def text_findings(p: Protocol) -> list[TextFinding]:
+    """Every researcher word a participant of ``p`` would read, its scenario's title, story,
+    outcome words, labels, help, units, options and codes included
+    (protocols.definition.wording): what ``validate`` warns about and a pre-launch report
+    lists."""
+    return findings_of(participant_texts(p, texts(p)))
 
 
 def _likert_warnings(p: Protocol) -> list[Finding]:

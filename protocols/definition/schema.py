@@ -4,8 +4,9 @@ A protocol says what a study is: the scenario, consent and debrief texts, screen
 questions, where the participant's profile comes from, the pre-hoc elicitation scheme, the
 arms (recourse method + options), how many plans each participant rates and how they are
 chosen (distance design), the rating questions, attention checks, the completion code, the
-seed, what a recruitment link's participant id looks like (``recruitment.id_pattern``), and
-the ``simulation`` block of the synthetic participants' behaviour.
+seed, what a recruitment link's participant id looks like (``recruitment.id_pattern``), the
+per-arm quotas and session time limit (protocols.definition.quotas), and the
+``simulation`` block of the synthetic participants' behaviour.
 
 ``load_protocol(id_or_path)`` accepts a shipped protocol's id (``protocols/<id>.yaml``) or a
 path. Every problem of a broken file is reported at once, each with its path in the file
@@ -38,6 +39,7 @@ import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from protocols.definition import registries, validation
+from protocols.definition.quotas import QuotaSpec, TimeLimitSpec, quota_problems
 from protocols.definition.recruitment import QualitySpec, RecruitmentSpec
 from protocols.definition.screening import ScreeningQuestion, SessionsSpec, pause_problems
 from protocols.definition.simulation import SimulationSpec
@@ -57,8 +59,10 @@ from protocols.definition.specs import (
 )
 
 PROTOCOL_DIR = Path(__file__).resolve().parents[1]  # the shipped protocols/<id>.yaml
-_LATER_BLOCKS = ("recruitment", "plan_view", "quality", "screening_first", "sessions")  # see Protocol.canonical_json
-_LATER_ENDINGS = ("completion", "screened_out", "no_consent", "withdrawn")
+_LATER_BLOCKS = ("recruitment", "plan_view", "quality", "screening_first", "sessions",
+                 "quotas", "time_limit")  # see Protocol.canonical_json
+_LATER_ENDINGS = ("completion", "screened_out", "no_consent", "withdrawn", "timed_out",
+                  "study_full")
 
 
 class Protocol(Strict):
@@ -92,6 +96,8 @@ class Protocol(Strict):
     debrief: DebriefSpec = DebriefSpec()
     recruitment: RecruitmentSpec = RecruitmentSpec()
     quality: QualitySpec = QualitySpec()
+    quotas: QuotaSpec | None = None
+    time_limit: TimeLimitSpec | None = None
     simulation: SimulationSpec = SimulationSpec()
 
     @field_validator("scenario")
@@ -259,8 +265,13 @@ def _code_problems(p: Protocol) -> registries.Problems:
     return []
 
 
+def _quota_problems(p: Protocol) -> registries.Problems:
+    return quota_problems(p.quotas, p.time_limit, [a.id for a in p.arms], p.assignment,
+                          p.sessions)
+
+
 Protocol.CROSS_CHECKS = (_arm_problems, _id_problems, _simulation_problems, _code_problems,
-                         _screening_problems)
+                         _screening_problems, _quota_problems)
 
 
 class ProtocolError(ValueError):

@@ -45,7 +45,8 @@ SOURCE_LANGUAGE = "en"
 TRANSLATION_DIR = Path(__file__).resolve().parents[1] / "translations"  # the shipped protocols'
 SECTIONS = ("texts", "scenario", "interface")
 MAX_PLANS_SHOWN = 20  # plan texts and titles are prepared for up to this many plans
-_PAYLOAD_INTERFACE = ("title", "end", "note")  # interface texts pages carry in English
+_PAYLOAD_INTERFACE = ("title", "end", "note", "hare")  # interface texts pages carry in English
+_MEANING = re.compile(r" \(([^()]+)\)$")
 _FILE = re.compile(r"^(?P<protocol>[a-z0-9][a-z0-9_-]*)\.(?P<lang>[A-Za-z]{2,3}(?:_[A-Za-z0-9]+)?)"
                    r"\.ya?ml$")
 
@@ -319,7 +320,9 @@ class Translator:
             return format_currency(amount, spec["currency"], locale=self.language)
         shown = format_decimal(value, format="#,##0" + ("." + "0" * decimals if decimals else ""),
                                locale=self.language)
-        return spec.format(value=shown) if isinstance(spec, str) else f"{shown} {unit}".strip()
+        text = spec.format(value=shown) if isinstance(spec, str) else f"{shown} {unit}".strip()
+        meaning = _MEANING.search(english)  # a code's meaning (DisplayMap.meaning)
+        return text + (f" ({self.text(meaning[1])})" if meaning else "")
 
     def unit(self, unit: str) -> str:
         """The unit a number is typed in ("million JPY": 百万円)."""

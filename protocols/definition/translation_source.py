@@ -13,7 +13,8 @@ A translation file (protocols.definition.translation) has three sections, each a
   with a unit: a pattern with ``{value}`` ("{value} 年"), or a currency,
   ``{currency: JPY, factor: 1000000}`` (the number in display units times ``factor`` is
   the amount, formatted for the language by Babel; ``entry``: the unit a number is typed
-  in, e.g. 百万円).
+  in, e.g. 百万円), and ``<item>.codes`` (a list) for a number that is a code: what each
+  code means, shown beside it.
 - ``interface``: the words of the study interface itself (protocols.definition.interface_text).
 
 Templates keep their fields: a translated text has the same ``{fields}`` as its English
@@ -95,6 +96,8 @@ def scenario_texts(p: Protocol) -> dict[str, Any]:
             out[f"{f.name}.levels"] = list(f.display.categories)
         elif f.display.unit:
             out[f"{f.name}.unit"] = f.display.unit
+        if f.display.codes:  # what a coded number means, in the order of the codes
+            out[f"{f.name}.codes"] = [meaning for _, meaning in f.display.codes]
     return out
 
 

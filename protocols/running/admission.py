@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from data import records, withdrawal
 from data.columns import EVENTS, PARTICIPANTS, TOKENS
 from protocols.definition.translation import Translator
-from protocols.running import design
+from protocols.running import design, quotas
 from protocols.running.context import ROW_TABLES, Answering, Rows, now
 from protocols.running.participation import (
     IdRefusedError,
@@ -83,6 +83,8 @@ class Admission:
     persona: Callable[[int], np.ndarray]  # Study.persona
     _locks: StripedLocks
     forget: Callable[[Sequence[str] | None], None]  # Study.forget
+    sweep: Callable[..., list[str]]  # Limits.sweep
+    standing: Callable[[], quotas.Standing | None]  # Limits.standing
     translators: dict[str, Translator]  # language -> its translator (English first)
 
     def completion_code(self, participant_id: str) -> str:
@@ -141,7 +143,8 @@ class Admission:
             with self.store.transaction() as tx:
                 seq = records.next_seq(tx, self.study_id)
                 (p,) = self._new_participants(tx, [seq], source, [token], [ext_hash], None,
-                                              session_hash=session_hash, languages=[language])
+                                              session_hash=session_hash, languages=[language],
+                                              full=self._full_now(tx))
                 if ext_hash is not None or hashes:
                     tx.insert(EVENTS.name, [self.event(p.participant_id, None, "recruitment",
                                                        {"outcome": "started", "hashes": hashes})])
@@ -181,9 +184,10 @@ class Admission:
         ``languages``: each one's language (default English)."""
         for language in set(languages or ()):
             self._check_language(language)
-        with self.store.transaction() as tx:
+        with self.store.lock, self.store.transaction() as tx:
             ps = self._new_participants(tx, list(seqs), source, None, None, extra_rows,
-                                        languages=list(languages) if languages else None)
+                                        languages=list(languages) if languages else None,
+                                        full=self._full_now(tx))
         for p in ps:
             self._cache[p.participant_id] = p
         return [p.participant_id for p in ps]
@@ -199,8 +203,10 @@ class Admission:
         *,
         session_hash: str | None = None,
         languages: list[str] | None = None,
+        full: dict[str, Any] | None = None,
     ) -> list[Participant]:
-        """Participants before consent: no arm, no profile yet (``_enrol``)."""
+        """Participants before consent: no arm, no profile yet (``_enrol``); ``full``: the
+        quota standing of a full study (they start as ``full``: protocols.running.limits)."""
         w = Answering(self.context)
         ps: list[Participant] = []
         rows = w.rows
@@ -208,7 +214,8 @@ class Admission:
         for i, seq in enumerate(seqs):
             pid = f"{self.study_id[:16]}-{seq:05d}-{secrets.token_hex(4)}"
             p = Participant(self.study_id, pid, seq, source, None, updated_at=w.at,
-                            language=languages[i] if languages else "en")
+                            started_at=w.at, language=languages[i] if languages else "en",
+                            status="full" if full is not None else "active")
             p.completion_code = self.completion_code(pid)
             token_hash = hash_token(tokens[i]) if tokens else None
             part_rows.append(PARTICIPANTS.row(
@@ -223,6 +230,8 @@ class Admission:
                     token_hash=token_hash, study_id=self.study_id, participant_id=pid,
                     issued_at=w.at, via="start"))
             rows[EVENTS.name].append(self.event(pid, None, "start", {"seq": seq}))
+            if full is not None:
+                rows[EVENTS.name].append(self.event(pid, None, "study_full", {"arms": full}))
             ps.append(p)
         tx.insert(PARTICIPANTS.name, part_rows)
         if extra_rows is not None:
@@ -232,19 +241,41 @@ class Admission:
             tx.insert(table, rows.get(table, []))
         return ps
 
-    def _enrol(self, tx: Any, w: Answering) -> None:
+    def _full_now(self, tx: Any) -> dict[str, Any] | None:
+        """Time out whoever is past the limit (their places free); then, with quotas, the
+        standing when the study is full, else None (call under ``store.lock``)."""
+        self.forget(self.sweep(tx))
+        if self.protocol.quotas is None:
+            return None
+        standing = self.standing()
+        return standing.detail() if standing is not None and standing.full else None
+
+    def _enrol(self, tx: Any, w: Answering, standing: quotas.Standing | None) -> None:
         """Number the participants who consented in this transaction (by arrival) and assign
-        them: arm, and a persona when the protocol gives one."""
+        them: arm (by ``standing`` under quotas: a full study ends them as ``full``), and a
+        persona when the protocol gives one."""
         if not w.enrolling:
             return
         first = records.next_consent_seq(tx, self.study_id)
         for k, p in enumerate(sorted(w.enrolling, key=lambda q: q.seq)):
             p.consent_seq = first + k
-            p.arm = design.assign_arm(self.protocol, p.consent_seq)
+            detail: dict[str, Any] = {"consent_seq": p.consent_seq}
+            if standing is None:
+                p.arm = design.assign_arm(self.protocol, p.consent_seq)
+            else:
+                detail["quota"] = standing.detail()  # what the decision saw
+                arm = standing.choose(self.protocol, p.consent_seq)
+                if arm is None:
+                    p.status = "full"
+                    w.rows["events"].append(self.event(p.participant_id, None, "study_full",
+                                                       detail))
+                    continue
+                p.arm = arm
+                standing.take(arm)
             if self.protocol.profile.source == "persona":
                 w.set_profile(p, self.persona(p.consent_seq), "persona")
             w.rows["events"].append(self.event(p.participant_id, None, "assigned",
-                                               {"consent_seq": p.consent_seq, "arm": p.arm}))
+                                               {**detail, "arm": p.arm}))
 
     def _check_language(self, language: str) -> None:
         if language not in self.translators:
@@ -277,16 +308,18 @@ class Admission:
             for lock in locks:
                 lock.release()
 
-    def withdraw(self, participant_id: str, requested_by: str = "participant"
-                 ) -> dict[str, Any]:
-        """Delete the participant's answers and audit it (data.withdrawal), serialized with
-        their answers in this process; the audit record. Whatever they answer next is
-        refused (``SessionEndedError``) and writes nothing; their links show the end page."""
+    def withdraw(self, participant_id: str, requested_by: str = "participant",
+                 account: str | None = None) -> dict[str, Any]:
+        """Delete the participant's answers and audit it (data.withdrawal; ``account``: the
+        researcher account that asked), serialized with their answers in this process; the
+        audit record. Whatever they answer next is refused (``SessionEndedError``) and
+        writes nothing; their links show the end page."""
         locks = self._locks.for_keys([participant_id])
         for lock in locks:
             lock.acquire()
         try:
-            return withdrawal.withdraw(self.store, self.study_id, participant_id, requested_by)
+            return withdrawal.withdraw(self.store, self.study_id, participant_id, requested_by,
+                                       account)
         finally:
             self.forget([participant_id])
             for lock in locks:

@@ -91,6 +91,9 @@ class SessionContext:
     interactive: InteractiveFlow
     # The time that decides whether a second session is open yet (protocols.running.flow).
     clock: Callable[[], datetime] = now
+    # The time answers are stored at and time limits measured by (protocols.running.quotas):
+    # the server's; the simulator's simulated clock.
+    timer: Callable[[], datetime] = now
 
     def event(self, pid: str, page_id: str | None, event: str,
               detail: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -109,13 +112,16 @@ class Answering:
     """One transaction's answers: the rows they write and the plans they ask for."""
 
     ctx: SessionContext
-    at: datetime = field(default_factory=now)
+    at: datetime = field(init=False)  # the context's timer when the answers came
     rows: Rows = field(default_factory=lambda: defaultdict(list))
     plan_requests: list[PlanRequest] = field(default_factory=list)
     enrolling: list[Participant] = field(default_factory=list)
     # interactions whose next search and question wait for ``finish_interactions``
     interactions: list[Waiting] = field(default_factory=list)
     _needs_plans: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.at = self.ctx.timer()
 
     @property
     def protocol(self) -> Protocol:

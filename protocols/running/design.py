@@ -39,10 +39,19 @@ def assign_arm(protocol: Protocol, seq: int) -> str:
     """The arm of participant ``seq`` (permuted blocks; 'within' when every arm is shown)."""
     if protocol.assignment == "within":
         return "within"
+    return block_preference(protocol, seq)[0]
+
+
+def block_preference(protocol: Protocol, seq: int) -> list[str]:
+    """Participant ``seq``'s permuted block read from their position on, wrapping around:
+    their own arm (``assign_arm``) first, then the arms the block gives next. Quotas break
+    ties between arms of equal shortfall by it (protocols.definition.quotas): with equal
+    targets and weights and nobody leaving, the arms given earlier in the block have the
+    smaller shortfalls, so quotas assign exactly as the blocks do."""
     block = [a.id for a in protocol.arms for _ in range(int(a.weight))]
     b, pos = divmod(seq, len(block))
     order = rng_for(protocol.seed, STREAM_ASSIGN, b).permutation(len(block))
-    return block[int(order[pos])]
+    return [block[int(order[(pos + k) % len(block)])] for k in range(len(block))]
 
 
 def williams(n: int) -> list[list[int]]:

@@ -55,6 +55,8 @@ class PlanRow(_Row):
     suggested_value: float
     kind: Literal["action", "consequence", "same"]
     note: str = ""  # a consequence's cause in plain words
+    # the note's parts, for another language: (acted item's label, "higher" or "lower")
+    causes: list[tuple[str, str]] = Field(default_factory=list)
     numeric: bool = False  # a number (else a category): shown with ``unit``, ``decimals``
     unit: str = ""
     decimals: int = 0
@@ -115,12 +117,14 @@ def plan_rows_of(scenario: Scenario, x: np.ndarray, x_cf: np.ndarray, action_mas
             continue
         kind = "action" if action_mask[j] else "consequence" if changed[j] else "same"
         d = f.display
+        causes = consequence_causes(scenario, j, x, x_cf, action_mask) \
+            if kind == "consequence" else []
         rows.append(PlanRow.model_construct(
             feature=f.name, label=f.label, current=shown_value(scenario, j, x[j]),
             suggested=shown_value(scenario, j, x_cf[j]), current_value=float(d.to_display(float(x[j]))),
             suggested_value=float(d.to_display(float(x_cf[j]))), kind=kind,
-            note=consequence_note(scenario, j, x, x_cf, action_mask) if kind == "consequence"
-            else "", numeric=d.kind != "categorical", unit=d.unit, decimals=d.decimals,
+            note=note_of(causes), causes=causes, numeric=d.kind != "categorical", unit=d.unit,
+            decimals=d.decimals,
         ))
     return rows
 
@@ -129,6 +133,22 @@ def consequence_note(scenario: Scenario, j: int, x: np.ndarray, x_cf: np.ndarray
                      action_mask: np.ndarray) -> str:
     """Why item j changes without being acted on: "follows from the lower loan amount and
     the higher savings" (the acted items among its causal ancestors, in feature order)."""
+    return note_of(consequence_causes(scenario, j, x, x_cf, action_mask))
+
+
+def note_of(causes: list[tuple[str, str]]) -> str:
+    """The English note of a consequence's causes ((label, way) pairs; "" for none)."""
+    words = [f"the {way} {label[:1].lower() + label[1:]}" for label, way in causes]
+    if not words:
+        return ""
+    return "follows from " + (" and ".join(words) if len(words) < 3
+                              else ", ".join(words[:-1]) + " and " + words[-1])
+
+
+def consequence_causes(scenario: Scenario, j: int, x: np.ndarray, x_cf: np.ndarray,
+                       action_mask: np.ndarray) -> list[tuple[str, str]]:
+    """(label, "higher" or "lower") of the acted items among item j's causal ancestors, in
+    feature order (what ``consequence_note`` says)."""
     parents = scenario.parents
     seen: set[int] = set()
     todo = list(parents.get(j, ()))
@@ -137,16 +157,8 @@ def consequence_note(scenario: Scenario, j: int, x: np.ndarray, x_cf: np.ndarray
         if k not in seen:
             seen.add(k)
             todo.extend(parents.get(k, ()))
-    causes = []
-    for k in sorted(seen):
-        if action_mask[k]:
-            f = scenario.features[k]
-            way = "higher" if x_cf[k] > x[k] else "lower"
-            causes.append(f"the {way} {f.label[:1].lower() + f.label[1:]}")
-    if not causes:
-        return ""
-    return "follows from " + (" and ".join(causes) if len(causes) < 3
-                              else ", ".join(causes[:-1]) + " and " + causes[-1])
+    return [(scenario.features[k].label, "higher" if x_cf[k] > x[k] else "lower")
+            for k in sorted(seen) if action_mask[k]]
 
 
 def profile_from_answer(scenario: Scenario, values: dict[str, float | int | str]) -> np.ndarray:

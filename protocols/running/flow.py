@@ -24,7 +24,10 @@ from protocols.running import pages as pg
 from protocols.running.context import SessionContext
 from protocols.running.state import Participant
 
-ENDED = ("declined", "screened_out", "approved", "no_plans", "withdrawn")
+ENDED = ("declined", "screened_out", "approved", "no_plans", "withdrawn", "timed_out",
+         "full")
+# ended outside the page sequence (by the study, not by an answer)
+ENDED_OUTSIDE = ("no_plans", "withdrawn", "timed_out", "full")
 
 
 class Flow:
@@ -38,7 +41,7 @@ class Flow:
     def page_ids(self, p: Participant) -> list[str]:
         """Every page of the participant, answered or not (module docstring)."""
         proto = self.protocol
-        if p.status in ("no_plans", "withdrawn"):  # ended outside the page sequence
+        if p.status in ENDED_OUTSIDE:
             return [*p.answered, "end"]
         ids: list[str] = []
         for slot in proto.page_slots():

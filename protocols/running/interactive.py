@@ -107,6 +107,14 @@ class InteractiveFlow:
         # the prefetches' searches queue apart, so a page's search never waits for one
         self.speculative = SearchBatcher(runner=speculative_runner) if prefetch else None
 
+    def run_searches_with(self, runner: Runner, speculative_runner: Runner) -> None:
+        """From now on the pages' searches go to ``runner`` and the prefetches' to
+        ``speculative_runner`` (the web server's worker processes, started once the study is
+        warm); only with ``prefetch``, whose batchers run them."""
+        assert self.batcher is not None and self.speculative is not None, "needs prefetch"
+        self.batcher.runner = runner
+        self.speculative.runner = speculative_runner
+
     @contextmanager
     def serving(self) -> Iterator[None]:
         """Marks an answer being processed: speculative work waits until none is

@@ -26,7 +26,8 @@ class ServesParticipants(Protocol):
 
     def speculate(self, participant_id: str, page_id: str, answer: Any) -> bool: ...
 
-    def withdraw(self, participant_id: str, requested_by: str = "participant") -> Any: ...
+    def withdraw(self, participant_id: str, requested_by: str = "participant",
+                 account: str | None = None) -> Any: ...
 
 
 class UnknownTokenError(LookupError):

@@ -66,6 +66,10 @@ Guarantees.
   plans as without. ``search_runner`` runs those searches elsewhere (the web server: in a
   worker process), ``speculative_runner`` the prefetches' (another one); speculative work
   waits while an answer is being processed.
+- Under the protocol's ``quotas`` a consent gets the arm of the largest shortfall, and a
+  full study ends new visits on the study-full page; under its ``time_limit`` a session
+  past the limit ends as ``timed_out`` when the study next sees it (``timer``: the clock
+  it is measured by, the simulator's simulated one) - protocols.running.limits.
 - Memory is bounded: participants' state and built pages are cached for at most
   ``CACHE_SIZE`` participants (least recently used out; reloaded from the store), answers
   are serialized by striped locks (protocols.running.cache).
@@ -97,6 +101,7 @@ from protocols.running.cache import BoundedCache, StripedLocks
 from protocols.running.context import ROW_TABLES, Answering, Rows, SessionContext, now
 from protocols.running.flow import Flow
 from protocols.running.interactive import InteractiveFlow
+from protocols.running.limits import Limits, SessionTimedOutError
 from protocols.running.participation import (
     IdRefusedError,
     InvalidExternalIdError,
@@ -120,7 +125,8 @@ from protocols.running.state import Participant, profiles_from_row
 
 __all__ = [
     "SALT_ENV", "IdRefusedError", "InvalidExternalIdError", "PageMismatchError",
-    "ParticipantSession", "SaltMismatchError", "SessionEndedError", "Study",
+    "ParticipantSession", "SaltMismatchError", "SessionEndedError", "SessionTimedOutError",
+    "Study",
     "StudyMismatchError", "SubmitItem", "UnknownLanguageError", "UnknownTokenError",
     "hash_token",
 ]
@@ -130,7 +136,7 @@ CACHE_SIZE = 4096
 TOKEN_CACHE_SIZE = 50_000
 
 
-class Study(Admission):
+class Study(Admission, Limits):
     """A protocol run in a store (module docstring).
 
     >>> import tempfile
@@ -162,6 +168,7 @@ class Study(Admission):
         speculative_runner: Runner | None = None,
         translations: Path | None = None,  # the folder of its translation files
         clock: Callable[[], datetime] | None = None,
+        timer: Callable[[], datetime] | None = None,
     ) -> None:
         self.protocol = protocol
         # the protocol's languages: its translation files (a broken one fails here); a
@@ -178,7 +185,7 @@ class Study(Admission):
                                            speculative_runner=speculative_runner)
         self.context = SessionContext(self.study_id, protocol, self.scenario,
                                       self.resources.classifier, self.persona, self.interactive,
-                                      clock or now)
+                                      clock or now, timer or now)
         self.flow = Flow(self.context)
         self._salt = register_study(store, self.study_id, protocol, simulation)
         self._cache: BoundedCache[str, Participant] = BoundedCache(CACHE_SIZE)
@@ -229,7 +236,7 @@ class Study(Admission):
             p = Participant(self.study_id, pid, int(row["seq"]), row["source"], row["arm"],
                             consent_seq=row["consent_seq"], status=row["status"],
                             step=int(row["step"]), completion_code=row["completion_code"] or "",
-                            updated_at=row["updated_at"])
+                            updated_at=row["updated_at"], started_at=row["created_at"])
             p.load_state(row["state_json"])
             if b["profile"] is not None:
                 x = json.loads(b["profile"]["x_json"])
@@ -242,6 +249,9 @@ class Study(Admission):
     def current_page(self, participant_id: str) -> pg.Page:
         """The participant's current page (built once per state; the state is immutable)."""
         p = self.participant(participant_id)
+        if self.past_limit(p):  # a visit after the limit: the time-is-up page, never a form
+            self.time_out([participant_id])
+            p = self.participant(participant_id)
         cached = self._pages.get(participant_id)
         if cached is not None and cached[0] is p and cached[1].kind != "pause":
             return cached[1]  # a pause ends by the clock, not by an answer: never kept
@@ -317,6 +327,7 @@ class Study(Admission):
         missing = [it.participant_id for it in items if it.participant_id not in self._cache]
         if missing:
             self.load(missing)
+        self.check_in_time(items)
         results: list[pg.Page | None] = [None] * len(items)
         work: list[tuple[int, Participant, Participant, pg.Page, Any]] = []
         for i, it in enumerate(items):
@@ -367,7 +378,11 @@ class Study(Admission):
         answers and the participants' new state (guarded by their step)."""
         at, rows = w.at, w.rows
         with self.store.transaction() as tx:
-            self._enrol(tx, w)
+            standing = None
+            if w.enrolling:  # places of those past the time limit free, then quotas decide
+                self.forget(self.sweep(tx, keep={p.participant_id for _, _, p, _, _ in work}))
+                standing = self.standing()
+            self._enrol(tx, w, standing)
             for table in ROW_TABLES:
                 tx.insert(table, rows.get(table, []) + (extra or {}).get(table, []))
             tx.update(

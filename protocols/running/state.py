@@ -23,7 +23,7 @@ from engine.preferences import ActionabilityProfiles
 from protocols.running.shown_plan import ShownPlan
 
 STATUSES = ("active", "complete", "declined", "screened_out", "approved", "no_plans",
-            "withdrawn")
+            "withdrawn", "timed_out", "full")
 
 
 @dataclass
@@ -51,6 +51,7 @@ class Participant:
     language: str = "en"  # the language the pages are shown in (protocols.definition.translation)
     screened: dict[str, Any] = field(default_factory=dict)  # screening answers the profile takes
     updated_at: datetime | None = None  # the last answer (or the start): page times count from it
+    started_at: datetime | None = None  # the first visit (participants.created_at): time limits
 
     @property
     def active(self) -> bool:

@@ -22,6 +22,8 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "simulate",
     "export",
     "withdraw",
+    "backup",
+    "accounts",
     "import_ratings",
     "analyze",
     "bench_analysis",
@@ -32,6 +34,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "validate",
     "protocol_docs",
     "preview",
+    "audit",
     "docs_site",
 )
 

@@ -87,8 +87,12 @@ def analyze(
     exclusions {rules {impossible_items, failed_attention, fewer_plans, speeder,
     straightliner}, counts {reason:
     participants}, ratings_excluded {rule: ratings}, n_ratings_before, n_ratings_kept,
-    excluded [{participant_id, reason}]} (the stored protocol's exclusions; excluded
-    participants are left out of every model; --exclude adds the flag rules),
+    excluded [{participant_id, reason}], by_arm [{arm, ratings, excluded, rate (%),
+    participants, participants_excluded}], uneven (two arms' rates differ by more than 10
+    points)} (the stored protocol's exclusions; excluded participants are left out of every
+    model; --exclude adds the flag rules), intention_to_treat (null unless the exclusions
+    are uneven: {why, n_ratings, n_participants, models [the main ordinal model of each
+    outcome fitted on every rating, shaped like models], failed [{model, error}]}),
     truth_vs_recovered (simulated studies, else
     null: {distance, outcomes [{outcome, model, truth_shape (falls | rises | flat),
     recovered, true_change, recovered_change (mean rating at d_min minus at d_max),
@@ -113,6 +117,7 @@ def analyze(
     under --mgcv require), after writing everything that was done; 2 for bad input.
     """
     from analysis.folder import TRACE_LEVELS
+    from study_app.exclusion_rules import study_rules
 
     if trace not in TRACE_LEVELS:
         fail(f"--trace must be one of {', '.join(TRACE_LEVELS)}, got {trace!r}", 2)
@@ -125,15 +130,24 @@ def analyze(
     distance = distance or protocol_distance(settings)
     sampler = _sampler(distance, backend, draws, tune, chains, seed, target_accept)
     flagged = load_flags(db, study_id) if asked else None
-    ratings, exclusions, truth = study_rules(ratings, settings, flagged=flagged, asked=asked)
+    everyone = ratings
+    ratings, exclusions, truth = study_rules(
+        ratings, settings, flagged=flagged, asked=asked,
+        note=lambda m: err.print(m, highlight=False, markup=False))
     if exclusions["excluded"] or exclusions["ratings_excluded"]["impossible_items"]:
         dropped = ", ".join(f"{k}: {v}" for k, v in exclusions["ratings_excluded"].items())
         err.print(f"excluding {len(exclusions['excluded'])} participant(s) and "
                   f"{exclusions['n_ratings_before'] - exclusions['n_ratings_kept']} rating(s) "
                   f"by the protocol's exclusions{' and --exclude' if asked else ''} "
                   f"(ratings by rule: {dropped})", highlight=False)
+    if exclusions["uneven"]:
+        rates = ", ".join(f"{r['arm']} {r['rate']:.0f}%" for r in exclusions["by_arm"])
+        err.print(f"warning: the exclusions leave out unevenly many ratings per arm ({rates}); "
+                  "the main model is also fitted on every rating (intention to treat)",
+                  highlight=False, markup=False)
     result = _fit_all(ratings, plans, study_id, distance, sampler, gaussian, out, resume, trace,
-                      truth=truth, exclusions=exclusions)
+                      truth=truth, exclusions=exclusions,
+                      intention_to_treat=everyone if exclusions["uneven"] else None)
     result.mgcv = _mgcv(result, distance, mgcv, mgcv_method)
     result.languages = languages
     summary = _write_outputs(result, out)
@@ -265,46 +279,6 @@ def load_flags(db: str, study_id: str) -> dict[str, tuple[str, ...]]:
         flags = participant_flags(store, study_id)
     return {row["participant_id"]: tuple(f for f in FLAGS if row[f] is True)
             for row in flags.astype(object).where(flags.notna(), None).to_dict("records")}
-
-
-def study_rules(ratings: pd.DataFrame, settings: dict[str, Any], *,
-                flagged: dict[str, tuple[str, ...]] | None = None,
-                asked: tuple[str, ...] = ()) -> tuple[pd.DataFrame, dict[str, Any], Any]:
-    """(the ratings kept by the stored protocol's exclusions and the ``asked`` flag rules,
-    the exclusion record, the synthetic participants' rating behaviour or None). A stored
-    protocol this version cannot read applies no exclusion of its own (said on stderr)."""
-    import json
-
-    from analysis.exclusions import apply_exclusions
-    from engine.synthetic.rating_model import RatingBehaviour
-    from protocols.definition.schema import Protocol
-
-    failed_attention, expected, impossible_items = False, None, False
-    try:
-        if not settings.get("protocol_json"):
-            raise LookupError("an imported study has no protocol")
-        protocol = Protocol.model_validate_json(settings["protocol_json"])
-        failed_attention = protocol.exclusions.failed_attention
-        impossible_items = protocol.exclusions.impossible_items
-        if protocol.exclusions.fewer_plans:
-            first_arm = ratings.groupby(ratings["participant_id"].astype(str))["arm"].first()
-            expected = {pid: protocol.plans_per_participant(arm)
-                        for pid, arm in first_arm.items() if arm in {a.id for a in protocol.arms}}
-    except LookupError as e:
-        err.print(f"note: {e}; no protocol exclusions applied", highlight=False)
-    except Exception as e:  # noqa: BLE001 - older protocol versions
-        err.print(f"note: the stored protocol cannot be read here ({type(e).__name__}); no "
-                  "exclusions applied", highlight=False)
-    kept, record = apply_exclusions(ratings, expected=expected,
-                                    failed_attention=failed_attention
-                                    or "failed_attention" in asked,
-                                    impossible_items=impossible_items, flagged=flagged,
-                                    flag_rules=asked)
-    truth = None
-    sim = json.loads(settings.get("simulation_json") or "null")
-    if isinstance(sim, dict) and isinstance(sim.get("behaviour"), dict):
-        truth = RatingBehaviour.from_dict(sim["behaviour"]["ratings"])
-    return kept, record, truth
 
 
 def _choose_study(db: str, studies: list[str], study: str | None) -> str:

@@ -8,6 +8,7 @@ import typer
 
 from study_app.cli.apps import app
 from study_app.cli.output import emit, err, fail, json_file_option, json_option
+from study_app.cli.researcher import account_option, run_action
 
 
 @app.command()
@@ -25,6 +26,7 @@ def export(
         False, "--coding-sheet", help="Also write coding_sheet.csv: one row per free-text "
         "reason with its plan's distances and ratings and empty code columns, for the "
         "qualitative analysis (needs --free-text; docs/analysis-mgcv.md)."),
+    account: str | None = account_option(),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
@@ -37,25 +39,23 @@ def export(
     --linkage. In CSV, a text cell starting with = + - @ tab or CR gets a leading ' so a
     spreadsheet shows it as text (Parquet keeps the exact text).
 
+    While `recourse-study serve` runs the study on a DuckDB file, the server writes the
+    export (it owns the file; the same rows as the export of the stopped study) and the
+    study keeps running. Needs an exporter or admin account when the database has accounts;
+    every export is audited with the account.
+
     JSON (the manifest, also written as OUT/manifest.json): format, schema_version, tables
     {name: rows}, free_text, linkage, withheld {table: [columns]}, csv_formulas (CSV only),
-    files, coding_sheet {file, rows, code_columns} (with --coding-sheet).
+    files, coding_sheet {file, rows, code_columns} (with --coding-sheet), account, via.
     """
-    from data.export import export as run
-    from data.store import Store, StoreError, is_postgres
-
     if format not in ("parquet", "csv"):
-        fail(f"--format: expected parquet or csv, got {format!r}", 2)
+        fail(f"--format: expected parquet or csv, got {format!r}", 2, json_out=json_out)
     if coding_sheet and not free_text:
-        fail("--coding-sheet holds what participants typed: add --free-text", 2)
-    if not is_postgres(db) and not Path(db).exists():
-        fail(f"no database at {db}", 2)
-    try:
-        with Store(db, read_only=True) as store:
-            manifest = run(store, out, format,  # type: ignore[arg-type]
-                           free_text=free_text, linkage=linkage, coding=coding_sheet)
-    except StoreError as e:
-        fail(e, 2)
+        fail("--coding-sheet holds what participants typed: add --free-text", 2,
+             json_out=json_out)
+    manifest = run_action(db, "export", {
+        "out": str(out.expanduser().resolve()), "format": format, "free_text": free_text,
+        "linkage": linkage, "coding": coding_sheet}, account, json_out)
     rows = sum(manifest["tables"].values())
     emit(manifest, json_out=json_out, json_file=json_file, human=lambda: err.print(
         f"{len(manifest['tables'])} tables ({rows} rows) + codebook -> {out}", highlight=False))

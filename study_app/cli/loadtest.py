@@ -36,6 +36,13 @@ def loadtest(
         False, "--batch-answers", help="Send a page's answers with its Continue in one "
         "script run (default: as a browser, one run per change of a widget outside a form, "
         "then the click with the form's widgets; only the click is timed)."),
+    linger_share: float = typer.Option(
+        0.0, min=0.0, max=1.0, help="Share of participants who go away mid-study (close "
+        "the connection before their 2nd to 4th page) and come back --linger seconds later "
+        "by their resume link; past the protocol's time_limit they land on the time-is-up "
+        "page."),
+    linger: float = typer.Option(0.0, min=0.0, help="Seconds a lingering participant stays "
+                                 "away (--linger-share)."),
     seed: int = typer.Option(0, help="Seed of the participants' answers."),
     timeout: float = typer.Option(120.0, min=1.0, help="Seconds one page may take."),
     quick: bool = typer.Option(False, "--quick", help="Serve with the reduced ('quick') "
@@ -50,10 +57,13 @@ def loadtest(
     Exit 1 when a participant failed or the database check found a problem.
 
     --json prints: protocol, study_id, backend, participants, concurrency, workers,
-    think_s, act_s, widget_reruns, server_start_s, wall_s, pages_per_s, complete, errors,
+    think_s, act_s, widget_reruns, server_start_s, wall_s, pages_per_s, complete, lingered
+    (participants who went away mid-study, --linger-share), timed_out (of them, landed on
+    the time-is-up page), errors,
     error_list, reconnects, transitions {n, p50_ms, p95_ms, max_ms, by_kind {kind: {...}}},
     first_page {...}, killed_worker (null or {port, pid, after_finished,
-    participants_mid_study}), database_check {exact, participants_checked,
+    participants_mid_study}), server_memory {processes, rss_mb, pss_mb} (the peak of the
+    servers' processes and their children together), database_check {exact, participants_checked,
     answers_checked, problem_count, problems}, machine {cpus, load_avg_1m_before,
     load_avg_1m_end}.
     """
@@ -72,7 +82,8 @@ def loadtest(
         fail("--kill-one-at needs --workers 2 or more (someone must take over)", 2)
     settings = LoadSettings(proto, protocol, participants, concurrency, db, workers, think,
                             quick, kill_one_at, seed, timeout,
-                            widget_reruns=not batch_answers, act=act)
+                            widget_reruns=not batch_answers, act=act,
+                            linger_share=linger_share, linger=linger)
     workdir = Path(tempfile.mkdtemp(prefix="rs-loadtest-"))
     try:
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),

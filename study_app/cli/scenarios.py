@@ -17,6 +17,7 @@ def describe(scenario: Any) -> dict[str, Any]:
     return {
         "name": scenario.name,
         "title": scenario.title,
+        "about": scenario.about,
         "world": scenario.world_kind,
         "features": [
             {"name": f.name, "label": f.label, "kind": f.kind, "role": str(f.role),
@@ -54,7 +55,8 @@ def scenarios(
     scenario file's path is accepted too). A file given here is validated (every problem by
     its path, exit 2) and listed; nothing is trained.
 
-    JSON: {scenarios: [{name, title, world (equations | pool | data), features [{name,
+    JSON: {scenarios: [{name, title (what participants read), about (for researchers: the
+    data set), world (equations | pool | data), features [{name,
     label, kind, role, direction, levels, unit}], actionable [names], data (where its samples
     come from), truth (a data world's exact SCM scenario, or null), source (the file)}]}.
     On a broken file: {error, source, problems [{path, message}]}.

@@ -199,10 +199,20 @@ def serve(
         _console.print("links without a participant id start anonymous participants "
                        "(--require-id refuses them)", highlight=False)
     _log_to_stderr()
+    from data.store import is_postgres
+    from study_app import live_server
+    from study_app.web.control_routes import ROUTES, set_token
+
+    # the researcher's withdraw / export / backup reach a served DuckDB file through this
+    # process (study_app.live_server); PostgreSQL takes them directly
+    if not is_postgres(config.db):
+        set_token(live_server.write_control(config.db, address, port).token)
     try:
-        runtime.run_server(address, port, hosts)
+        runtime.run_server(address, port, hosts, ROUTES)
     finally:
         runtime.release_all()  # close the database cleanly when the server stops
+        if not is_postgres(config.db):
+            live_server.remove_control(config.db)
 
 
 def _serve_workers(scenario: str | None, db: str, forwarded: list[str], workers: int,

@@ -33,6 +33,12 @@ def simulate(
     languages: str | None = typer.Option(
         None, help="Comma-separated languages the synthetic participants take part in, in "
         "turn (e.g. en,ja; each one the protocol is translated into). Default: English."),
+    dropout: list[str] = typer.Option(  # noqa: B008 - typer's way of a repeatable option
+        [], help="ARM=P: participants of arm ARM leave mid-study with probability P (like "
+        "closing the tab; with the protocol's time_limit they time out). Repeatable."),
+    arrival_seconds: float = typer.Option(
+        60.0, min=0.0, help="Simulated seconds between the arrivals of two chunks (one "
+        "participant each under the protocol's quotas)."),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
@@ -41,6 +47,8 @@ def simulate(
     Participants get sequence numbers 0..N-1; running again on the same database continues an
     interrupted run (complete participants are kept, started ones resume). Needs the
     scenario's trained artifacts when the protocol uses them (`recourse-study train`).
+    Time is simulated (each page takes its simulated time), so a protocol's time_limit
+    applies; under the protocol's quotas participants arrive one after another.
 
     --json prints: study_id, protocol, seed, started (new this run), resumed (continued this
     run), participants (in the study), complete, plans, ratings, comparisons,
@@ -48,14 +56,18 @@ def simulate(
     arm and reason: participants, missing plans, fallback plans), participants_short (got
     fewer plans than the protocol asks), attention_failed (participants who failed an
     attention check), flag_recovery {speeder, straightliner: {truth, flagged, both,
-    precision, recall}} (the data-quality flags against the simulation truth), seconds
-    (this run).
+    precision, recall}} (the data-quality flags against the simulation truth), dropped_out
+    (participants who left mid-study this run, --dropout), quota (per arm: target, counted,
+    in_progress, shortfall; null without the protocol's quotas), statuses (participants per
+    status: complete, active, timed_out, full = ended on the study-full page, ...), arms
+    (per arm: consented, in_progress, completed, timed_out), seconds (this run).
     """
     from data.store import Store, StoreError
     from protocols.definition.schema import ProtocolError, load_protocol
     from protocols.definition.translation import TranslationError
     from protocols.running.resources import MethodUnavailableError
     from protocols.running.session import StudyMismatchError, UnknownLanguageError
+    from study_app.simulator import check_dropout
     from study_app.simulator import simulate as run
 
     if speeders + straightliners > 1:
@@ -66,10 +78,15 @@ def simulate(
         raise typer.BadParameter("expected trained, bayes or rule (a pool world's fixed rule)",
                                  param_hint="--decision-model")
     langs = [x.strip() for x in languages.split(",") if x.strip()] if languages else None
+    leave = _dropout(dropout)
     try:
         proto = load_protocol(protocol)
     except ProtocolError as e:
         fail(e, 2, keep_lines=True)
+    try:
+        check_dropout(proto, leave)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--dropout") from None
     try:
         store = Store(db)
     except StoreError as e:
@@ -92,7 +109,7 @@ def simulate(
             summary = run(protocol, store, participants, seed=seed, study_id=study,
                           decision_model=decision_model, chunk=chunk, progress=report,
                           speeders=speeders, straightliners=straightliners,
-                          languages=langs)
+                          languages=langs, dropout=leave, arrival_seconds=arrival_seconds)
     except (StudyMismatchError, MethodUnavailableError, FileNotFoundError,
             UnknownLanguageError, TranslationError) as e:
         fail(e, 2)
@@ -101,11 +118,34 @@ def simulate(
     emit(summary, json_out=json_out, json_file=json_file, human=lambda: _report(summary, db))
 
 
+def _dropout(given: list[str]) -> dict[str, float]:
+    """{arm: P} of the --dropout ARM=P options."""
+    out: dict[str, float] = {}
+    for item in given:
+        arm, sep, prob = item.partition("=")
+        try:
+            if not sep or not arm.strip():
+                raise ValueError
+            out[arm.strip()] = float(prob)
+        except ValueError:
+            raise typer.BadParameter(f"{item!r} is not ARM=P (e.g. carma=0.25)",
+                                     param_hint="--dropout") from None
+    return out
+
+
 def _report(summary: dict, db: Path) -> None:
     """The human-readable summary, data-quality problems spelled out."""
     err.print(f"{summary['complete']} of {summary['participants']} participants complete, "
               f"{summary['plans']} plans, {summary['ratings']} ratings in "
               f"{summary['seconds']:.1f} s -> {db}", highlight=False)
+    if summary["quota"]:
+        for arm, row in summary["quota"].items():
+            err.print(f"  arm {arm}: {row['counted']} of {row['target']} counted, "
+                      f"{row['in_progress']} in progress, shortfall {row['shortfall']}",
+                      highlight=False, markup=False)
+    if summary["statuses"].get("full"):
+        err.print(f"{summary['statuses']['full']} participant(s) found the study full",
+                  highlight=False)
     if summary["participants_short"]:
         err.print(f"warning: {summary['participants_short']} participant(s) got fewer plans "
                   "than the protocol asks:", highlight=False, markup=False)

@@ -1,5 +1,12 @@
 """The researcher dashboard's password gate: throttled, logged, idle-limited.
 
+Two modes. With researcher accounts in the study database (data.accounts, ``recourse-study
+accounts``), the dashboard asks for an account name and its password, and what the
+researcher sees follows the account's role (``current_account``): viewer the progress,
+exporter also the export, admin also the withdraw control. Without accounts (a one-person
+pilot), one password, below, signs in as the account ``dashboard`` with every role. Every
+sign-in is audited in ``researcher_actions`` with the account.
+
 The password comes from the environment variable ``RECOURSE_STUDY_DASHBOARD_PASSWORD`` or,
 failing that, from Streamlit secrets (``dashboard_password`` in .streamlit/secrets.toml). With
 neither configured, or with one shorter than ``MIN_PASSWORD_CHARS``, the dashboard stays
@@ -36,7 +43,7 @@ from datetime import UTC, datetime, timedelta
 
 import streamlit as st
 
-from data import logins
+from data import accounts, logins
 from data.store import Store
 from study_app.web import auth_token
 
@@ -54,6 +61,9 @@ _SIGNED_IN_AT = "rs_dashboard_signed_in_at"
 _TOKEN = "rs_dashboard_token"  # this session's signed token (auth_token)
 _COOKIE_PENDING = "rs_dashboard_cookie"  # a cookie script to send on the next run
 _CLEAR_COOKIE = "rs_dashboard_clear_cookie"  # set after a sign-out: delete the cookie
+_ACCOUNT = "rs_dashboard_account"  # the signed-in account (``dashboard`` without accounts)
+_ROLE = "rs_dashboard_role"
+_SINGLE = "dashboard"
 _ATTEMPT_LOCK = threading.Lock()  # one password check at a time in this process
 
 log = logging.getLogger("study_app.web.auth")
@@ -119,15 +129,18 @@ def _client() -> str | None:
     return address if isinstance(address, str) and address else None
 
 
-def check_password(store: Store, given: str, expected: str) -> bool:
-    """Wait the throttle's delay, check, log the attempt (module docstring)."""
+def check_password(store: Store, given: str, expected: str, account: str | None = None
+                   ) -> bool:
+    """Wait the throttle's delay, check, log the attempt (module docstring). With
+    ``account``, ``expected`` is that account's stored scrypt hash (data.accounts)."""
     with _ATTEMPT_LOCK:
         recent = logins.failures_since(store, now() - FAILURE_WINDOW)["failures"]
         wait = delay(recent)
         time.sleep(wait)
-        ok = password_matches(given, expected)
+        ok = (accounts.check_password(given, expected) if account is not None
+              else password_matches(given, expected))
         client = _client()
-        logins.record_login(store, now(), ok, client, wait)
+        logins.record_login(store, now(), ok, client, wait, account)
     if not ok:
         log.warning("dashboard sign-in failed (client %s; %d failures in the last %s, this "
                     "one waited %.1f s)", client or "unknown", recent + 1, FAILURE_WINDOW, wait)
@@ -140,9 +153,16 @@ def idle_expired() -> bool:
     return last is not None and time.monotonic() - last > 60.0 * idle_limit()
 
 
+def current_account() -> tuple[str, str]:
+    """(account, role) of the signed-in researcher (module docstring)."""
+    return (st.session_state.get(_ACCOUNT, _SINGLE), st.session_state.get(_ROLE, "admin"))
+
+
 def require_password(store: Store) -> bool:
     """Render the login form unless this browser session is authenticated; True when it is
     (and it counts as activity)."""
+    if accounts.has_accounts(store):
+        return _require_account(store)
     expected = configured_password()
     problem = password_problem(expected) if expected is not None else None
     if expected is None or problem:
@@ -175,10 +195,81 @@ def require_password(store: Store) -> bool:
         if check_password(store, given, expected):
             token = auth_token.issue(expected)
             _signed_in(token, now())
+            accounts.record_action(store, _SINGLE, "sign_in", "dashboard")
             st.session_state[_COOKIE_PENDING] = auth_token.cookie_script(token)
             st.rerun()
         st.error("Wrong password.")
     return False
+
+
+def _stored_hash(store: Store, account: str | None) -> str | None:
+    rows = store.query("SELECT password_hash FROM researcher_accounts WHERE account = ?",
+                       [account or ""])
+    return rows[0]["password_hash"] if rows else None
+
+
+def _require_account(store: Store) -> bool:
+    """``require_password`` in account mode: the token is signed with the account's stored
+    hash (a new password signs every session of it out), the role is read on every run (a
+    changed role counts at once), a removed account is signed out."""
+    if st.session_state.get(_SESSION_FLAG) and st.session_state.get(_ACCOUNT) != _SINGLE:
+        account = st.session_state.get(_ACCOUNT)
+        stored = _stored_hash(store, account)
+        if idle_expired():
+            sign_out()
+            st.info(f"You were signed out after {idle_limit():g} minutes without activity.")
+        elif stored is None or not auth_token.verify(st.session_state.get(_TOKEN), stored):
+            sign_out()
+            st.info("Your sign-in expired; please sign in again.")
+        else:
+            st.session_state[_ROLE] = accounts.get_account(store, account)["role"]
+            st.session_state[_ACTIVE_AT] = time.monotonic()
+            _send_cookie()
+            return True
+    elif _resume_account(store):
+        return True
+    if st.session_state.pop(_CLEAR_COOKIE, False):
+        st.html(auth_token.cookie_script(None), unsafe_allow_javascript=True)
+    with st.form("rs_dashboard_login"):
+        name = st.text_input("Account", max_chars=64)
+        given = st.text_input("Password", type="password", max_chars=256)
+        submitted = st.form_submit_button("Sign in")
+    if submitted:
+        stored = _stored_hash(store, name.strip())
+        # an unknown account is checked against a dummy hash: it costs the same time
+        if check_password(store, given, stored or _DUMMY_HASH, name.strip()) and stored:
+            token = auth_token.issue(stored)
+            _signed_in(token, now())
+            found = accounts.get_account(store, name.strip())
+            st.session_state[_ACCOUNT], st.session_state[_ROLE] = found["account"], found["role"]
+            accounts.record_action(store, found["account"], "sign_in", "dashboard")
+            st.session_state[_COOKIE_PENDING] = auth_token.cookie_script(token,
+                                                                         found["account"])
+            st.rerun()
+        st.error("Wrong account name or password.")
+    return False
+
+
+_DUMMY_HASH = accounts.hash_password("no account has this password")
+
+
+def _resume_account(store: Store) -> bool:
+    """Sign this new browser session in from a valid ``account!token`` cookie."""
+    try:
+        value = st.context.cookies.get(auth_token.COOKIE)
+    except Exception:  # no request (AppTest)
+        return False
+    if not isinstance(value, str):
+        return False
+    account, _, token = value.partition("!")
+    stored = _stored_hash(store, account)
+    if stored is None or not auth_token.verify(token, stored):
+        return False
+    issued = auth_token.expires_at(token) - 3600 * auth_token.session_hours()
+    _signed_in(token, datetime.fromtimestamp(issued, UTC).replace(tzinfo=None))
+    st.session_state[_ACCOUNT] = account
+    st.session_state[_ROLE] = accounts.get_account(store, account)["role"]
+    return True
 
 
 def _signed_in(token: str, at: datetime) -> None:

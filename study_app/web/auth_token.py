@@ -104,13 +104,15 @@ def revoke(token: str | None) -> None:
             _REVOKED.add(token.split(".")[1])
 
 
-def cookie_script(token: str | None) -> str:
+def cookie_script(token: str | None, account: str | None = None) -> str:
     """The script that stores ``token`` in the session cookie (SameSite=Strict, Secure on
-    https, expiring with it), or deletes the cookie for None."""
+    https, expiring with it), or deletes the cookie for None. With a researcher ``account``
+    the cookie holds ``<account>!<token>`` (study_app.web.auth)."""
     if token is None:
         value, age = "", 0
     else:
-        value, age = token, max(0, expires_at(token) - int(time.time()))
+        value = f"{account}!{token}" if account else token
+        age = max(0, expires_at(token) - int(time.time()))
     cookie = json.dumps(f"{COOKIE}={value}; Max-Age={age}; Path=/; SameSite=Strict")
     return (f"<script>document.cookie = {cookie} + (location.protocol === 'https:' ? "
             "'; Secure' : '');</script>")

@@ -15,7 +15,6 @@ signal), so nothing is left listening when a test or a load test is killed.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
 import signal
@@ -28,22 +27,9 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
+from study_app.web.process_tree import die_with_parent, proc_stats, process_tree
+
 HAPROXY_TEMPLATE = Path(__file__).resolve().parents[2] / "deploy" / "haproxy.cfg"
-_PR_SET_PDEATHSIG = 1
-
-
-def _proc_stats() -> dict[int, tuple[int, int]]:
-    """pid -> (parent pid, user + system CPU ticks) of every live process (/proc)."""
-    out = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        out[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
-    return out
 
 
 class ClusterError(RuntimeError):
@@ -52,8 +38,7 @@ class ClusterError(RuntimeError):
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
     os.setsid()
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    die_with_parent(signal.SIGTERM)
 
 
 def free_port(address: str = "127.0.0.1") -> int:
@@ -112,17 +97,8 @@ class Process:
         (the search worker: study_app.web.search_processes) used so far; 0 when gone."""
         if self.proc is None:
             return 0.0
-        stats = _proc_stats()
-        if self.proc.pid not in stats:
-            return 0.0
-        children: dict[int, list[int]] = {}
-        for pid, (ppid, _) in stats.items():
-            children.setdefault(ppid, []).append(pid)
-        tree, ticks = [self.proc.pid], 0
-        while tree:
-            pid = tree.pop()
-            ticks += stats[pid][1]
-            tree += children.get(pid, [])
+        stats = proc_stats()
+        ticks = sum(stats[pid][1] for pid in process_tree(self.proc.pid, stats))
         return ticks / os.sysconf("SC_CLK_TCK")
 
     def tail(self, lines: int = 30) -> str:

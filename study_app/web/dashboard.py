@@ -1,6 +1,9 @@
 """The researcher dashboard (``/dashboard``): progress of the running study (live, redrawn
-every few seconds: ``study_app.web.dashboard_live``), export, pilots and the latest analysis
-report, behind the password gate of ``study_app.web.auth``.
+every few seconds: ``study_app.web.dashboard_live``), export, withdrawal
+(``study_app.web.dashboard_withdraw``), pilots and the latest analysis report, behind the
+gate of ``study_app.web.auth``. What a researcher sees follows their account's role:
+viewer the progress and the report, exporter also the export, admin also withdrawals,
+pilots and the audit of researchers' actions (data.accounts).
 
 It reads the served database through the server's own connection (DuckDB allows one writer
 process per file, and that is the server), with the read-only summaries of
@@ -26,13 +29,21 @@ from pathlib import Path
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from data import accounts, logins
 from data import dashboard_queries as q
-from data import logins
 from data.store import describe
 from protocols.running.session import Study
+from study_app.operations import Actor, Request, perform
 from study_app.web import runtime
-from study_app.web.auth import idle_expired, require_password, sign_out, signed_in_at
+from study_app.web.auth import (
+    current_account,
+    idle_expired,
+    require_password,
+    sign_out,
+    signed_in_at,
+)
 from study_app.web.dashboard_live import live_view
+from study_app.web.dashboard_withdraw import withdraw_section
 from study_app.web.errors import show_error
 from study_app.web.style import apply_base_style
 
@@ -57,14 +68,14 @@ def report_roots(config: runtime.WebConfig) -> list[Path]:
 
 
 def export_zip(study: Study, fmt: str, *, free_text: bool = False,
-               linkage: bool = False) -> bytes:
+               linkage: bool = False, who: Actor | None = None) -> bytes:
     """Every exported table of the database plus the codebook (data.export: free text and
-    linkage columns only when asked), zipped in memory."""
-    from data.export import export
-
+    linkage columns only when asked), zipped in memory; audited with ``who`` (the
+    signed-in account; study_app.operations)."""
     with tempfile.TemporaryDirectory(prefix="rs-export-") as tmp:
-        export(study.store, tmp, fmt, free_text=free_text,  # type: ignore[arg-type]
-               linkage=linkage)
+        perform(study.store, Request("export", {"out": tmp, "format": fmt,
+                                                "free_text": free_text, "linkage": linkage}),
+                "dashboard", who=who or Actor("dashboard", "admin"), study=study)
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
             for path in sorted(Path(tmp).iterdir()):
@@ -88,7 +99,7 @@ def run_pilot(study: Study, more: int, progress: DeltaGenerator) -> dict:
                     resources=study.resources, progress=report)
 
 
-def _export(study: Study) -> None:
+def _export(study: Study, who: Actor) -> None:
     st.subheader("Export")
     st.caption("Every table of the database (all studies in it, pilots included) with a "
                "codebook; secrets such as token hashes are never exported. CSV cells that a "
@@ -103,17 +114,21 @@ def _export(study: Study) -> None:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     # Built on click (a deferred download): the zip is never held in the session.
     st.download_button(f"Download export ({fmt}, zip)",
-                       partial(export_zip, study, fmt, free_text=free_text, linkage=linkage),
+                       partial(export_zip, study, fmt, free_text=free_text, linkage=linkage,
+                               who=who),
                        file_name=f"{study.study_id}-{stamp}-{fmt}.zip", mime="application/zip",
                        key="rs_export_download", on_click="ignore")
 
 
-def _sign_ins(store) -> None:
+def _sign_ins(store, who: Actor) -> None:
     since = signed_in_at()
     failed = logins.failures_before(store, since) if since is not None else 0
     with st.expander(f"Sign-ins ({failed} failed attempt(s) before yours)"
                      if failed else "Sign-ins"):
         st.dataframe(logins.recent_logins(store), hide_index=True)
+    if who.role == "admin":
+        with st.expander("Researchers' actions (sign-ins, exports, withdrawals, backups)"):
+            st.dataframe(accounts.actions(store), hide_index=True)
 
 
 def _pilot(study: Study) -> None:
@@ -191,12 +206,16 @@ def render_dashboard() -> None:
     if out.button("Sign out", key="rs_sign_out"):
         sign_out()
         st.rerun()
+    who = Actor(*current_account())
     st.caption(f"Serving `{study.study_id}` ({study.protocol.title}) from "
-               f"`{describe(config.db)}`.")
+               f"`{describe(config.db)}`. Signed in as `{who.account}` ({who.role}).")
     protocol_of = dict(zip(studies["study_id"], studies["protocol_id"], strict=True))
     same = protocol_of.get(chosen, study.protocol.id) == study.protocol.id
     live_view(study, chosen, None if src == "all" else src, same)
-    _export(study)
-    _pilot(study)
+    if who.role in ("exporter", "admin"):
+        _export(study, who)
+    if who.role == "admin":
+        withdraw_section(study, who)
+        _pilot(study)
     _report(config)
-    _sign_ins(live)
+    _sign_ins(live, who)

@@ -20,6 +20,7 @@ import streamlit as st
 
 from data import dashboard_queries as q
 from data import study_progress as sp
+from protocols.running import quotas
 from protocols.running.design import assign_arm
 from protocols.running.session import Study
 
@@ -109,6 +110,24 @@ def _arms(store, study_id: str, source: str | None, study: Study | None) -> None
         st.caption("target: the arm the design (permuted blocks by arm weight) gives each of "
                    f"the {total} consent numbers so far; off_target = consented - target.")
     st.dataframe(arms, hide_index=True)
+    if study is not None and study.protocol.quotas is not None:
+        _quotas(store, study_id, study)
+
+
+def _quotas(store, study_id: str, study: Study) -> None:
+    """Each arm's quota: target, counted, in progress and shortfall (the numbers the next
+    assignment decides by: protocols.definition.quotas)."""
+    st.subheader("Quotas")
+    standing = quotas.standing(store, study.protocol, study_id, study.now())
+    assert standing is not None
+    rule = study.protocol.quotas.counts  # type: ignore[union-attr]
+    table = pd.DataFrame([{"arm": arm, **row} for arm, row in standing.detail().items()])
+    st.dataframe(table.rename(columns={"counted": f"completed ({rule})"}), hide_index=True)
+    st.caption(f"completed: participants who count towards the target ({rule}); in progress: "
+               "consented, still answering and within the time limit; shortfall = target - "
+               "completed - in progress. The next consenting participant gets the arm of the "
+               "largest shortfall" + (" - the study is full: new links end on the study-full "
+                                      "page." if standing.full else "."))
 
 
 def _flags(store, study_id: str, source: str | None) -> None:

@@ -7,12 +7,15 @@ pages with, where it comes from, and the first page's choice.
 - On the first page (consent), a study offered in several languages shows a choice; the
   participant's choice is stored with them (``ParticipantSession.choose_language``) and
   every answer carries it (``responses.language``, ``ratings.language``).
+- Every participant page declares the participant's language (``declare_language``).
 - Renderers show every text through ``t`` (an English text as shown), ``level`` (an item's
   option), ``ui`` (an interface text) and ``number`` (protocols.definition.translation.Translator).
 """
 
 from __future__ import annotations
 
+import html
+import json
 from collections.abc import Mapping, Sequence
 
 import streamlit as st
@@ -34,6 +37,16 @@ def current() -> Translator:
 
 def use(translator: Translator) -> None:
     st.session_state[_KEY] = translator
+
+
+def declare_language(language: str) -> None:
+    """The page's ``<html lang>`` set to the participant's language (WCAG 3.1.1: a screen
+    reader reads Japanese as Japanese). Streamlit's page declares "en" and has no setting
+    for it, so a small script sets it; the element changes with the language, so the script
+    runs again when the participant chooses another one."""
+    code = json.dumps(language.replace("_", "-"))
+    st.html(f"<script>/* rs-lang {html.escape(language)} */ document.documentElement.lang = "
+            f"{code};</script>", unsafe_allow_javascript=True)
 
 
 def t(english: str) -> str:

@@ -21,6 +21,7 @@ study. Errors show an error id, never a traceback (study_app.web.errors).
 from __future__ import annotations
 
 import logging
+import math
 
 import streamlit as st
 
@@ -33,6 +34,7 @@ from protocols.running.session import (
     PageMismatchError,
     ParticipantSession,
     SessionEndedError,
+    SessionTimedOutError,
     Study,
     StudyMismatchError,
     UnknownTokenError,
@@ -43,6 +45,7 @@ from study_app.web.renderers import RENDERERS
 from study_app.web.style import (
     apply_participant_style,
     notice,
+    outage_notice,
     page_heading,
     progress_indicator,
 )
@@ -96,6 +99,7 @@ def find_session(config: runtime.WebConfig, study: Study) -> ParticipantSession 
         notice(action.note)
     assert session.token is not None
     i18n.use(study.translators[session.language])
+    i18n.declare_language(session.language)
     st.session_state[_TOKEN] = session.token
     if st.query_params.get(links.TOKEN_PARAM) != session.token:
         st.query_params[links.TOKEN_PARAM] = session.token
@@ -116,6 +120,8 @@ def _submit(session: ParticipantSession, page: pg.Page, answer: dict) -> bool:
     """Submit; True when the session moved on, False after an explanatory message."""
     try:
         session.submit(page.id, answer)
+    except SessionTimedOutError:
+        return True  # the time limit passed: the next run shows the time-is-up page
     except (PageMismatchError, SessionEndedError):
         notice(i18n.ui("moved_on"))
         st.button(i18n.ui("show_current"), key=f"{page.id}:reload")
@@ -157,6 +163,7 @@ def render_participant() -> None:
     except StoreError:
         show_error("a participant's session cannot be loaded", i18n.ui("error.unavailable"))
         return
+    outage_notice()
     shown = st.session_state.get(_SHOWN)
     if shown is not None and shown != page.id and st.session_state.get(_SUBMITTED) != shown:
         notice(i18n.ui("moved_on"))
@@ -166,14 +173,25 @@ def render_participant() -> None:
     st.session_state.pop(_SUBMITTED, None)
     if page.progress.step == 1:  # the first page: the participant may choose the language
         i18n.language_choice(session, study.translators)
+    time_warning(study, session, page)
     answer = draw_page(page)
     draft = widgets.take_draft(page.id)
     if answer is None and draft is not None:
         _speculate(session, page, draft)
-    withdraw_control(session, page)
+    if withdraw_control(session, page):
+        st.session_state[_SUBMITTED] = page.id  # the end page follows a step they took
+        st.rerun()
     if answer is not None and _submit(session, page, answer):
         st.session_state[_SUBMITTED] = page.id
         st.rerun()
+
+
+def time_warning(study: Study, session: ParticipantSession, page: pg.Page) -> None:
+    """Once the protocol's warning time has passed, how many minutes are left (rounded
+    up: never fewer than there are)."""
+    left = None if page.terminal else study.seconds_left(session.participant_id)
+    if left is not None:
+        notice(i18n.ui("time.warning", minutes=max(1, math.ceil(left / 60))))
 
 
 def draw_page(page: pg.Page) -> dict | None:

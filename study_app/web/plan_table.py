@@ -43,7 +43,20 @@ def _tag(kind: str, tr: Translator) -> str:
     return ""
 
 
-def _shown(row: object, which: str, tr: Translator) -> str:
+def note_text(row: object, tr: Translator) -> str:
+    """A consequence's note in the translator's language: the English note as the session
+    wrote it, else rebuilt from its causes ("ローン金額の減少に伴って変わります")."""
+    note = str(getattr(row, "note", ""))
+    causes = getattr(row, "causes", [])
+    if tr.english or not note or not causes:
+        return note
+    parts = [tr.ui(f"cause.{way}", label=tr.text(label)) for label, way in causes]
+    joined = (tr.ui("cause.and").join(parts) if len(parts) < 3
+              else tr.ui("cause.comma").join(parts[:-1]) + tr.ui("cause.and") + parts[-1])
+    return tr.ui("cause.follows", causes=joined)
+
+
+def shown_cell(row: object, which: str, tr: Translator) -> str:
     """A row's current or suggested value in the translator's language: a number formatted
     for it (currency, digits), an item's option translated."""
     text = str(getattr(row, which))
@@ -73,15 +86,15 @@ def plan_table_html(rows: Sequence[PlanRowLike], *, title: str = "", legend: boo
             raise ValueError(f"row kind must be action, consequence or same, got {row.kind!r}")
         arrow = "&rarr;" if row.kind != "same" else ""
         sr = sr_text.get(row.kind, "")
-        note = getattr(row, "note", "") if row.kind == "consequence" else ""
+        note = note_text(row, tr) if row.kind == "consequence" else ""
         note_html = (f'<span class="rs-note">{html.escape(note[:1].upper() + note[1:])}'
                      "</span>" if note else "")
         body.append(
             f'<tr class="rs-{row.kind}"><th scope="row">{html.escape(tr.text(row.label))}'
             f"{_tag(row.kind, tr)}</th>"
-            f"<td>{html.escape(_shown(row, 'current', tr))}</td>"
+            f"<td>{html.escape(shown_cell(row, 'current', tr))}</td>"
             f'<td class="rs-arrow" aria-hidden="true">{arrow}</td>'
-            f'<td class="rs-new">{html.escape(_shown(row, "suggested", tr))}'
+            f'<td class="rs-new">{html.escape(shown_cell(row, "suggested", tr))}'
             f'<span class="rs-sr">{html.escape(sr)}</span>{note_html}</td></tr>'
         )
     caption = (
@@ -117,7 +130,7 @@ def profile_table_html(rows: Sequence[ProfileRowLike], *, title: str = "",
     tr = tr or _ENGLISH
     body = "".join(
         f'<tr><th scope="row">{html.escape(tr.text(r.label))}</th>'
-        f'<td>{html.escape(_shown(r, "value", tr))}</td></tr>'
+        f'<td>{html.escape(shown_cell(r, "value", tr))}</td></tr>'
         for r in rows
     )
     caption = (

@@ -13,11 +13,13 @@ from typing import Any
 
 import streamlit as st
 
+from protocols.definition.interface_text import english
 from protocols.running import pages as pg
 from study_app.web import widgets
+from study_app.web.i18n import t, ui
 from study_app.web.registry import LoadPage, load_answers, renders
 
-CANNOT = "I cannot change this"
+CANNOT = english("elicitation.cannot")  # the option's value; shown in the participant's words
 
 
 @renders("elicitation_binary")
@@ -25,9 +27,10 @@ def render_elicitation_binary(page: pg.Page) -> dict[str, Any] | None:
     payload: pg.ElicitationPayload = page.payload  # type: ignore[assignment]
     answers = widgets.item_form(
         page.id, payload.items,
-        lambda item, key: widgets.yes_no(f"Could you change: {item.label}?", key,
-                                         help=item.help or None),
-        key=lambda item: item.feature, label=lambda item: item.label, intro=payload.text,
+        lambda item, key: widgets.yes_no(ui("elicitation.could_change", label=t(item.label)),
+                                         key, help=t(item.help) or None),
+        key=lambda item: item.feature, label=lambda item: t(item.label),
+        intro=t(payload.text),
         required=payload.default is None)
     return None if answers is None else with_default(answers, payload.default)
 
@@ -48,23 +51,21 @@ def render_elicitation_ranking(page: pg.Page) -> dict[str, Any] | None:
     """The ordering widget re-runs the page on every move, so it lives outside a form; the
     Continue button submits the order shown."""
     payload: pg.ElicitationPayload = page.payload  # type: ignore[assignment]
-    st.markdown(payload.text)
-    st.caption("1 = easiest. Use the buttons to reorder; mark items you could not change.")
-    ranks = widgets.ranking([(i.feature, i.label) for i in payload.items],
-                            f"{page.id}:ranking", cannot_label=CANNOT)
+    st.markdown(t(payload.text))
+    st.caption(ui("elicitation.ranking_hint"))
+    ranks = widgets.ranking([(i.feature, t(i.label)) for i in payload.items],
+                            f"{page.id}:ranking", cannot_label=ui("elicitation.cannot"))
     widgets.offer_draft(page.id, {"answers": ranks})  # what Continue would submit now
     declared = payload.default == "shown_order"  # the protocol takes an untouched order
-    as_shown = not declared and st.checkbox("The order above is already my answer",
+    as_shown = not declared and st.checkbox(ui("elicitation.as_shown"),
                                             key=f"{page.id}:as-shown")
-    if not st.button("Continue", type="primary", key=f"{page.id}:submit"):
+    if not st.button(ui("continue"), type="primary", key=f"{page.id}:submit"):
         return None
     touched = widgets.ranking_touched(f"{page.id}:ranking")
     if declared and not touched:
         return {"answers": ranks, "left_at_default": list(ranks)}
     if not (touched or as_shown):
-        st.error("Please put the items in your order (or mark the ones you cannot change) "
-                 "before you continue. If the order shown is already yours, tick \"The order "
-                 "above is already my answer\".")
+        st.error(ui("elicitation.untouched"))
         return None
     return {"answers": ranks}
 
@@ -76,18 +77,21 @@ def render_elicitation_likert(page: pg.Page) -> dict[str, Any] | None:
     options: list[int | str] = [*range(1, levels + 1), CANNOT]
 
     def fmt(v: int | str) -> str:
+        if v == CANNOT:
+            return ui("elicitation.cannot")
         if v == 1:
-            return "1 · very easy"
+            return f"1 · {ui('elicitation.very_easy')}"
         if v == levels:
-            return f"{levels} · very hard"
+            return f"{levels} · {ui('elicitation.very_hard')}"
         return str(v)
 
     answers = widgets.item_form(
         page.id, payload.items,
         lambda item, key: st.radio(
-            f"How hard would it be for you to change: {item.label}?", options, index=None,
-            format_func=fmt, horizontal=True, key=key, help=item.help or None),
-        key=lambda item: item.feature, label=lambda item: item.label, intro=payload.text,
+            ui("elicitation.how_hard", label=t(item.label)), options, index=None,
+            format_func=fmt, horizontal=True, key=key, help=t(item.help) or None),
+        key=lambda item: item.feature, label=lambda item: t(item.label),
+        intro=t(payload.text),
         required=payload.default is None)
     if answers is None:
         return None

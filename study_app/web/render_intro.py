@@ -17,9 +17,11 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from engine.scenarios import get_scenario
 from protocols.definition.interface_text import english
 from protocols.definition.schema import Protocol
 from protocols.running import pages as pg
+from protocols.running.display import profile_fields
 from study_app.web import widgets
 from study_app.web.i18n import current, t, ui
 from study_app.web.plan_table import profile_table_html
@@ -50,14 +52,19 @@ def render_screening(page: pg.Page) -> dict[str, Any] | None:
     def ask(q: pg.Question, key: str) -> Any:
         if q.kind == "multiple":
             return widgets.select_all(t(q.question), list(q.options), key)
-        if q.kind == "number":
-            return widgets.number_field(t(q.question), key, unit=current().unit(q.unit),
+        if q.kind == "number":  # the unit is the protocol's text ("years old")
+            return widgets.number_field(t(q.question), key, unit=t(q.unit),
                                         minimum=q.min, maximum=q.max, decimals=q.decimals,
                                         whole=True)
         return widgets.choice(t(q.question), list(q.options), key)
 
+    def problem(q: pg.Question, value: Any) -> str | None:
+        if q.kind != "number":
+            return None
+        return widgets.range_problem(value, q.min, q.max, q.decimals)
+
     answers = widgets.item_form(page.id, payload.questions, ask, key=lambda q: q.id,
-                                label=lambda q: t(q.question))
+                                label=lambda q: t(q.question), problem=problem)
     return None if answers is None else {"answers": answers}
 
 
@@ -111,8 +118,14 @@ def render_profile_entry(page: pg.Page) -> dict[str, Any] | None:
                                     minimum=f.min, maximum=f.max, decimals=f.decimals,
                                     help=t(f.help) or None)
 
+    def problem(f: pg.ProfileField, value: Any) -> str | None:
+        if f.kind == "category":
+            return None
+        return widgets.range_problem(value, f.min, f.max, f.decimals)
+
     values = widgets.item_form(page.id, payload.fields, ask, key=lambda f: f.feature,
-                               label=lambda f: t(f.label), intro=t(payload.text))
+                               label=lambda f: t(f.label), intro=t(payload.text),
+                               problem=problem)
     return None if values is None else {"values": values}
 
 
@@ -148,6 +161,8 @@ def screening_widgets(protocol: Protocol,
 def load_profile_entry(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
     shown: dict[str, Any] = {}
     rng = page.rng
+    ranges = {f.feature: (f.min, f.max) for f in profile_fields(get_scenario(
+        page.protocol.scenario))}  # the page checks them; the widget does not carry them
     for f, x in page.widgets.items():
         # The lower part of every list and range: a profile someone could improve on
         # (in a pool world, a random 16-item profile has no richer pool member that is
@@ -155,6 +170,6 @@ def load_profile_entry(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
         if x.type == "selectbox":
             shown[f] = rng.choice(x.options[:max(1, (len(x.options) + 1) // 2)])
         elif x.type == "number_input":
-            lo, hi, step = x.proto.min, x.proto.max, x.proto.step or 1.0
+            (lo, hi), step = ranges[f], x.proto.step or 1.0
             shown[f] = round(lo + round(rng.uniform(0.1, 0.6) * (hi - lo) / step) * step, 6)
     return dict(shown), {"values": shown}

@@ -13,13 +13,15 @@ from typing import Any
 
 import streamlit as st
 
+from protocols.definition.interface_text import english
 from protocols.running import pages as pg
 from study_app.web import widgets
 from study_app.web.i18n import current, t, ui
-from study_app.web.plan_table import legend_html, plan_table_html
+from study_app.web.plan_table import legend_html, plan_table_html, shown_cell
 from study_app.web.registry import LoadPage, load_answers, renders
 
-OPTION_LABELS = ("Plan A", "Plan B")
+OPTION_LABELS = (english("hare.plan_a"), english("hare.plan_b"))  # values; shown translated
+_OPTION_KEYS = {OPTION_LABELS[0]: "hare.plan_a", OPTION_LABELS[1]: "hare.plan_b"}
 ACCEPT_PROBABILITY = 0.35  # the load participant accepts HARE's shown plan (else goes on)
 
 
@@ -47,9 +49,12 @@ def render_plan(page: pg.Page) -> dict[str, Any] | None:
         marks.slot("acceptance_why")
         if p.impossible:
             st.markdown(f"**{t(p.impossible_text)}**")
+            rows = {row.feature: row for row in p.rows}  # numbers shown as in the table
             for item in p.impossible:
+                row = rows[item.feature]
                 impossible[item.feature] = widgets.yes_no(
-                    f"{t(item.label)}: {tr.level(item.current)} → {tr.level(item.suggested)}",
+                    f"{t(item.label)}: {shown_cell(row, 'current', tr)} → "
+                    f"{shown_cell(row, 'suggested', tr)}",
                     f"{page.id}:impossible:{item.feature}")
                 marks.slot(f"impossible:{item.feature}")
         action = widgets.seven_point(t(p.action.text), p.action.labels, f"{page.id}:action")
@@ -59,19 +64,22 @@ def render_plan(page: pg.Page) -> dict[str, Any] | None:
         if not widgets.submit_button(page.id):
             return None
     missing: dict[str, str] = {}
+    problems: dict[str, str] = {}
     if acceptance is None:
         missing["acceptance"] = ui("missing.acceptance")
     missing |= {f"impossible:{i.feature}": ui("missing.impossible", label=t(i.label))
                 for i in p.impossible if impossible[i.feature] is None}
     if action is None:
         missing["action"] = ui("missing.action")
-    if p.why is not None and p.why.min_chars:
-        for name, text in (("first", acceptance_why), ("second", action_why)):
-            if len(text or "") < p.why.min_chars:
-                missing[f"{'acceptance' if name == 'first' else 'action'}_why"] = ui(
-                    f"missing.reason_{name}", n=p.why.min_chars)
+    if p.why is not None:
+        for slot, order, text in (("acceptance_why", "first", acceptance_why),
+                                  ("action_why", "second", action_why)):
+            if (found := widgets.length_problem(text, p.why.max_chars)) is not None:
+                missing[slot], problems[slot] = ui(f"missing.reason_{order}_text"), found
+            elif len(text or "") < p.why.min_chars:
+                missing[slot] = ui(f"missing.reason_{order}", n=p.why.min_chars)
     if missing:
-        marks.show(missing)
+        marks.show(missing, problems)
         return None
     return {"acceptance": acceptance, "action": action,
             "acceptance_why": acceptance_why or "", "action_why": action_why or "",
@@ -79,40 +87,51 @@ def render_plan(page: pg.Page) -> dict[str, Any] | None:
 
 
 def _query_caption(query: int, budget: int | None) -> None:
-    st.caption(f"Question {query}" + (f" of at most {budget}" if budget else ""))
+    st.caption(ui("hare.question_of", query=query, budget=budget) if budget
+               else ui("hare.question", query=query))
 
 
 @renders("hare_choice")
 def render_hare_choice(page: pg.Page) -> dict[str, Any] | None:
     p: pg.HareChoicePayload = page.payload  # type: ignore[assignment]
+    tr = current()
     _query_caption(p.query, p.budget)
-    st.markdown(p.text)
+    st.markdown(t(p.text))
     # the two plans side by side from 900 px (comparing without scrolling), stacked below
     tables = [f'<div class="rs-pair-item" data-testid="rs-pair-item">'
-              f'{plan_table_html(option.rows, title=label, legend=False)}</div>'
+              f'{_plan_html(option.rows, ui(_OPTION_KEYS[label]))}</div>'
               for label, option in zip(OPTION_LABELS, p.options, strict=True)]
-    st.html(f'{legend_html(p.options[0].rows + p.options[1].rows)}'
+    st.html(f'{legend_html(p.options[0].rows + p.options[1].rows, tr)}'
             f'<div class="rs-pair" data-testid="rs-pair">{"".join(tables)}</div>')
     choice = widgets.one_question_form(
-        page.id, "which plan you prefer", lambda: widgets.choice(
-            "Which plan would you rather carry out?", list(OPTION_LABELS), f"{page.id}:choice"))
+        page.id, ui("hare.missing_choice"), lambda: widgets.choice(
+            ui("hare.choice"), list(OPTION_LABELS), f"{page.id}:choice",
+            shown=lambda o: ui(_OPTION_KEYS[o])))
     if choice is None:
         return None
     return {"choice": OPTION_LABELS.index(choice)}
 
 
-ACCEPT, GO_ON = "Accept this plan", "Keep looking for a better plan"
+def _plan_html(rows: list, title: str) -> str:
+    """A HARE candidate's table, its headings in the participant's language."""
+    return plan_table_html(rows, title=title, legend=False, tr=current(),
+                           current_label=ui("hare.now"), suggested_label=ui("hare.suggested"))
+
+
+ACCEPT, GO_ON = english("hare.accept"), english("hare.go_on")  # values; shown translated
 
 
 @renders("hare_accept")
 def render_hare_accept(page: pg.Page) -> dict[str, Any] | None:
     p: pg.HareAcceptPayload = page.payload  # type: ignore[assignment]
     _query_caption(p.query, p.budget)
-    st.markdown(p.text)
-    st.html(plan_table_html(p.rows, title="The plan"))
+    st.markdown(t(p.text))
+    st.html(legend_html(p.rows, current()) + _plan_html(p.rows, ui("hare.the_plan")))
     choice = widgets.one_question_form(
-        page.id, "whether you accept the plan",
-        lambda: widgets.choice("Your decision", [ACCEPT, GO_ON], f"{page.id}:accept"))
+        page.id, ui("hare.missing_accept"),
+        lambda: widgets.choice(ui("hare.decision"), [ACCEPT, GO_ON], f"{page.id}:accept",
+                               shown=lambda o: ui("hare.accept" if o == ACCEPT
+                                                  else "hare.go_on")))
     if choice is None:
         return None
     return {"accept": choice == ACCEPT}

@@ -187,26 +187,29 @@ def search_worker() -> bool:
 
 
 def build_study(config: WebConfig) -> Study:
-    """The Study of ``config`` (built once per process; ``serve`` builds it before starting)."""
+    """The Study of ``config`` (built once per process; ``serve`` builds it before starting).
+    With search workers (``search_worker``), the study is warmed up in this process first and
+    the workers are forked from it then (study_app.web.search_processes)."""
     with _LOCK:
         study = _STUDIES.get(config.key)
         if study is None:
             protocol = load_protocol(config.protocol)
-            worker = search_worker()
+            worker = search_worker() and any(arm.interactive for arm in protocol.arms)
             store = Store(config.db)
             try:
                 resources = study_resources(protocol, decision_model=config.decision_model)
-                searchers: list[SearchProcesses | None] = [None, None]
-                if worker and any(arm.interactive for arm in protocol.arms):
-                    # pages' searches and prefetches' in a worker each: a page's search never
-                    # waits for a speculative one
-                    searchers = [SearchProcesses(config.protocol, protocol, resources,
-                                                 config.decision_model) for _ in range(2)]
-                    _SEARCHERS.extend(s for s in searchers if s is not None)
                 study = Study(protocol, store, study_id=config.study_id, resources=resources,
-                              prefetch=True, search_runner=searchers[0],
-                              speculative_runner=searchers[1],
-                              translations=translations_dir(config.protocol))
+                              prefetch=True, translations=translations_dir(config.protocol))
+                if worker:
+                    # as while a page is served, no prefetch starts here meanwhile: nothing
+                    # computes in the resources while they are copied into the workers
+                    with study.interactive.serving():
+                        _warm_interactive(study)
+                        # pages' searches and prefetches' in a worker each: a page's search
+                        # never waits for a speculative one
+                        searchers = [SearchProcesses(protocol, resources) for _ in range(2)]
+                    _SEARCHERS.extend(searchers)
+                    study.interactive.run_searches_with(*searchers)
             except BaseException:
                 store.close()
                 raise
@@ -214,18 +217,15 @@ def build_study(config: WebConfig) -> Study:
         return study
 
 
-def preload(config: WebConfig) -> Study:
-    """Build the study and warm it up, so the first participant waits for nothing: the
-    persona pool exists, every arm has generated plans (or started a HARE interaction) once
-    for a persona. A dry run: the rows it would write are dropped."""
-    study = build_study(config)
+def _warm_interactive(study: Study) -> None:
+    """One interaction of every interactive arm for a persona, its first searches in the
+    search runners (both, at once: their first search pays torch's first use). A dry run:
+    nothing is stored."""
     persona = study.persona(0)
-    requests = []
     for arm in study.protocol.arms:
         if arm.interactive:
             p = Participant(study.study_id, "warm-up", 0, "web", arm.id, consent_seq=0)
             p.x = persona
-            # both search workers (their first search pays torch's first use), at once
             w = study.interactive.start(p)
             speculative = threading.Thread(target=study.interactive.complete,
                                            args=([(w.method, w.session)],),
@@ -233,8 +233,16 @@ def preload(config: WebConfig) -> Study:
             speculative.start()
             study.interactive.finish([study.interactive.start(p)])
             speculative.join()
-        else:
-            requests.append(PlanRequest("warm-up", 0, arm.id, persona, None))
+
+
+def preload(config: WebConfig) -> Study:
+    """Build the study and warm it up, so the first participant waits for nothing: the
+    persona pool exists, every arm has generated plans (or started a HARE interaction) once
+    for a persona. A dry run: the rows it would write are dropped."""
+    study = build_study(config)
+    _warm_interactive(study)
+    requests = [PlanRequest("warm-up", 0, arm.id, study.persona(0), None)
+                for arm in study.protocol.arms if not arm.interactive]
     if requests:
         generate_plans(study.protocol, study.resources, requests)
     return study
@@ -270,10 +278,12 @@ def _stop(signum: int, frame: object) -> None:
     raise SystemExit(0)
 
 
-def run_server(address: str, port: int, allowed_hosts: list[str]) -> None:
+def run_server(address: str, port: int, allowed_hosts: list[str],
+               routes: list | None = None) -> None:
     """Run the Streamlit server of ``app.py`` in this process until it stops (``serve``
     preloads the study and sets the environment first), hardened: study_app.web.hardening
-    (options, security headers, closed routes) and study_app.web.errors (no tracebacks)."""
+    (options, security headers, closed routes) and study_app.web.errors (no tracebacks);
+    ``routes``: further HTTP routes (``serve``: study_app.web.control_routes)."""
     from starlette.middleware import Middleware
 
     from study_app.web import nodelay
@@ -281,7 +291,7 @@ def run_server(address: str, port: int, allowed_hosts: list[str]) -> None:
     from study_app.web.hardening import SecurityHeaders, server_options
 
     nodelay.install()  # no ~40 ms Nagle stall at the end of every page (study_app.web.nodelay)
-    app = st.App(APP_PATH, middleware=[Middleware(SecurityHeaders)],
+    app = st.App(APP_PATH, middleware=[Middleware(SecurityHeaders)], routes=routes or [],
                  on_script_error=on_script_error)
     # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal to the handler it
     # found: make that one return control here, so the caller closes the database cleanly.

@@ -9,10 +9,20 @@ pending sessions goes to a worker process as JSON (``HareSession.to_json(pending
 the worker resumes them with the study's own method, searches them together
 (``Hare.complete_sessions``) and sends the searched states back with each one's next
 question (its options evaluated: realized and measured plans), which the sessions take
-(``HareSession.take_state``). The worker builds the study's resources once (the protocol,
-the decision model and the method's artifacts from the same files), with one torch thread
-as the server has, so a session gets the same candidates as searched in the server (floats
-round-trip exactly through JSON; ``tests/web/test_search_processes.py``).
+(``HareSession.take_state``).
+
+The workers are forked from the server once its study is loaded and warmed up (one
+interaction searched in the server's own process, so torch's lazily imported parts are
+loaded too: ``runtime.build_study``): a forked worker starts with the server's memory, the
+same protocol and resources objects, shared copy-on-write with the server until either side
+writes a page. Python's cyclic garbage collector would write to every object it inspects,
+so everything alive at the fork is moved out of its reach first (``gc.freeze``) in the
+server and thus in the workers. Torch runs one thread in each, as in the server. A study is
+built before any participant can reach it (``serve`` builds it before it listens;
+``streamlit run`` in the first session's script run), and prefetches wait while it is built,
+so no other thread is inside the resources while they are copied. The worker searches with
+the server's own objects, so a session gets the same candidates as searched in the server
+(floats round-trip exactly through JSON; ``tests/web/test_search_processes.py``).
 
 ``serve`` starts two: one for the pages' searches and one for the prefetches' (speculative:
 protocols.running.prefetch), so a page's search never queues behind a speculative one.
@@ -20,40 +30,40 @@ protocols.running.prefetch), so a page's search never queues behind a speculativ
 A method that is not an arm's own (a test's injected one) and a worker that died are
 searched in the server's process as before.
 
-The worker is started when the runner is built, from a bare ``__main__``: a spawned process
-runs its parent's ``__main__`` file again, and in a server that can be a page script
-(Streamlit runs each page as ``__main__``), which must not run in the worker.
+A worker ends with the server however the server ends: on a normal stop the pool is shut
+down; when the server is killed, the worker's watch (study_app.web.process_tree.
+exit_with_parent) sees it handed to another parent and exits. Forked workers need no
+multiprocessing resource tracker (their semaphores are unlinked at once), so none is left
+behind either.
 """
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
-import sys
+import os
 import threading
-import types
-from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from typing import Any
 
 from protocols.definition.schema import Protocol
 from protocols.running.resources import StudyResources
+from study_app.web.process_tree import exit_with_parent
 
-# The worker's study (built by ``_start_worker`` in the worker process).
+# The worker's study (set by ``_start_worker`` in the worker process).
 _WORKER: tuple[Protocol, StudyResources] | None = None
 
 
-def _start_worker(protocol_file: str, decision_model: str | None) -> None:
+def _start_worker(server: int, protocol: Protocol, resources: StudyResources) -> None:
+    """In the forked worker: exit when the server ``server`` is gone, search with its study
+    (passed through the fork, not pickled)."""
     import torch
 
-    from protocols.definition.schema import load_protocol
-    from protocols.running.resources import study_resources
-
     global _WORKER
+    exit_with_parent(server)
     torch.set_num_threads(1)  # as serve: tiny tensors, one core per process
-    protocol = load_protocol(protocol_file)
-    _WORKER = (protocol, study_resources(protocol, decision_model=decision_model))
+    _WORKER = (protocol, resources)
 
 
 def _search(arm_id: str, states: list[str]) -> list[tuple[str, Any]]:
@@ -67,32 +77,22 @@ def _search(arm_id: str, states: list[str]) -> list[tuple[str, Any]]:
     return [(s.to_json(), s.next_query()) for s in sessions]
 
 
-@contextmanager
-def _bare_main() -> Iterator[None]:
-    """``__main__`` replaced by an empty module while a process is spawned (module
-    docstring)."""
-    saved = sys.modules["__main__"]
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        sys.modules["__main__"] = saved
-
-
 class SearchProcesses:
     """The search runner of a served study (module docstring); thread-safe."""
 
-    def __init__(self, protocol_file: str, protocol: Protocol, resources: StudyResources,
-                 decision_model: str | None = None) -> None:
+    def __init__(self, protocol: Protocol, resources: StudyResources) -> None:
         self.protocol = protocol
         self.resources = resources
+        # what lives now is shared with the worker: kept out of the collector's reach
+        # (module docstring)
+        gc.collect()
+        gc.freeze()
         # One process: the batcher runs one batch at a time, and a batch of ten costs about
         # what one costs (protocols.running.batching); the server's process has the other core.
         self._pool = ProcessPoolExecutor(
-            max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_start_worker, initargs=(protocol_file, decision_model))
-        with _bare_main():
-            self._pool.submit(int)  # spawns the worker now (module docstring)
+            max_workers=1, mp_context=multiprocessing.get_context("fork"),
+            initializer=_start_worker, initargs=(os.getpid(), protocol, resources))
+        self._pool.submit(int).result()  # forks the worker now (module docstring)
         self._lock = threading.Lock()
         self.broken: str | None = None  # why the worker is not used any more
         self.batches = 0  # batches searched in the worker (tests and load reports)

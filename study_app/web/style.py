@@ -11,6 +11,15 @@ Accessibility (WCAG 2.1 AA; checked by axe-core in the browser tests, docs/acces
 - every focusable control shows a clear focus ring (3 px, 3:1 against white and the control);
 - on every new page, keyboard focus moves to the page heading (``page_heading``), so a
   screen reader announces the page and the first Tab reaches its first question.
+
+When the browser loses the server (a restart, a network outage), Streamlit opens its own
+"Connection error" dialog, written for developers ("Is Streamlit still running? ...
+streamlit run yourscript.py"); Streamlit has no setting to replace it. On participant pages
+the dialog says ours instead (``outage_notice``): a short message in the participant's
+language that they are being reconnected and their answers are saved. The dialog is kept as
+the carrier because it is modal: it takes focus and the page behind it becomes inert, so a
+screen reader reads the message in it (a banner on the page would be inert too). Participant
+pages open no dialog of their own, so any dialog there is Streamlit's.
 """
 
 from __future__ import annotations
@@ -124,8 +133,65 @@ div[role="radiogroup"] { flex-wrap: wrap; gap: 0.2rem 0.9rem; }
   .rs-plan th, .rs-plan td { padding: 0.35rem 0.25rem; }
   .rs-plan .rs-tag { display: block; margin: 0.15rem 0 0 0; width: max-content; }
 }
+/* The outage message (outage_notice): inside Streamlit's dialog in place of its own text
+   (its close button kept), and on the page while the server is away once the dialog was
+   closed. */
+[data-testid="stElementContainer"]:has(.rs-outage) { display: none; }
+body[data-rs-outage]:not(:has([data-testid="stDialog"]))
+  [data-testid="stElementContainer"]:has(.rs-outage) {
+  display: block; position: fixed; top: 0.75rem; left: 0.75rem; right: 0.75rem;
+  z-index: 1000; max-width: 40rem; margin: 0 auto;
+}
+.rs-outage, .rs-outage-box {
+  border-left: 4px solid #2b6cb0; background: #f3f7fc; padding: 0.8rem 1rem;
+  border-radius: 0.25rem; color: #1f2328;
+}
+.rs-outage-box h2 { font-size: 1.2rem; margin: 0 0 0.4rem 0; padding: 0; }
+.rs-outage-box p { margin: 0; }
+[data-testid="stDialog"] section[role="dialog"]:has(.rs-outage-box)
+  > :not(.rs-outage-box):not(button[aria-label]) {
+  display: none !important;
+}
 </style>
 """
+
+# Installs once per browser tab (outage_notice): whenever a Streamlit dialog appears, its
+# content is replaced by the newest outage message of the page, and the page is marked as
+# in an outage (body[data-rs-outage]) until the server answers its health check again.
+_OUTAGE_SCRIPT = """<script>(function () {
+ if (window.rsOutage) { return; }
+ window.rsOutage = true;
+ var health = window.location.origin + '/_stcore/health';
+ function message() { return document.querySelector('[data-testid="rs-outage"]'); }
+ function watchHealth() {
+  fetch(health, {cache: 'no-store'}).then(function (r) {
+   if (r.ok) { delete document.body.dataset.rsOutage; } else { setTimeout(watchHealth, 2000); }
+  }, function () { setTimeout(watchHealth, 2000); });
+ }
+ function replace(dialog) {
+  var m = message();
+  if (!m || dialog.querySelector('.rs-outage-box')) { return; }
+  var box = document.createElement('div');
+  box.className = 'rs-outage-box';
+  box.setAttribute('data-testid', 'rs-outage-dialog');
+  var title = document.createElement('h2');
+  title.id = 'rs-outage-title';
+  title.textContent = m.dataset.title;
+  var text = document.createElement('p');
+  text.textContent = m.dataset.text;
+  box.appendChild(title);
+  box.appendChild(text);
+  dialog.appendChild(box);
+  dialog.setAttribute('aria-labelledby', 'rs-outage-title');
+  if (!document.body.dataset.rsOutage) {
+   document.body.dataset.rsOutage = '1';
+   setTimeout(watchHealth, 2000);
+  }
+ }
+ new MutationObserver(function () {
+  document.querySelectorAll('[data-testid="stDialog"] section[role="dialog"]').forEach(replace);
+ }).observe(document.body, {childList: true, subtree: true});
+})();</script>"""
 
 
 def apply_base_style() -> None:
@@ -137,6 +203,16 @@ def apply_participant_style() -> None:
     """Inject the participant CSS (once per run; Streamlit dedupes identical markdown)."""
     apply_base_style()
     st.html(_PARTICIPANT_CSS)
+
+
+def outage_notice() -> None:
+    """The message shown while the server cannot be reached (module docstring), in the
+    participant's language; hidden otherwise."""
+    title, text = ui("outage.title"), ui("outage")
+    st.html(f'<div class="rs-outage" data-testid="rs-outage" '
+            f'data-title="{html.escape(title)}" data-text="{html.escape(text)}">'
+            f'<strong>{html.escape(title)}</strong> {html.escape(text)}</div>')
+    st.html(_OUTAGE_SCRIPT, unsafe_allow_javascript=True)
 
 
 def page_heading(title: str, page_id: str) -> None:

@@ -7,6 +7,7 @@ survey tool, and the page asks for what is missing.
 
 from __future__ import annotations
 
+import html
 import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -83,15 +84,23 @@ def yes_no(question: str, key: str, *, help: str | None = None) -> bool | None:
 def free_text(
     label: str, key: str, *, max_chars: int, min_chars: int = 0, placeholder: str = ""
 ) -> str:
-    """A text area with a hard length limit; returns the cleaned text."""
+    """A text area whose length limit is stated under it; returns the cleaned text.
+
+    The limit is the page's check (``length_problem``), not the browser's: with Streamlit's
+    ``max_chars`` a paste that would pass the limit is dropped whole, without a word. Here
+    the paste stays in the box and Continue says how long it is and how long it may be."""
     if max_chars <= 0:
         raise ValueError(f"max_chars must be positive, got {max_chars}")
     hint = ui("at_least_chars", n=min_chars) + " " if min_chars else ""
-    raw = st.text_area(
-        label, key=key, max_chars=max_chars, placeholder=placeholder,
-        help=hint + ui("at_most_chars", n=max_chars),
-    )
+    raw = st.text_area(label, key=key, placeholder=placeholder)
+    st.caption(hint + ui("at_most_chars", n=max_chars))
     return clean_text(raw or "")
+
+
+def length_problem(text: str | None, max_chars: int) -> str | None:
+    """What the participant is told about a text over ``max_chars`` (None: within it)."""
+    n = len(text or "")
+    return ui("too_long", n=f"{n:,}", max=f"{max_chars:,}") if n > max_chars else None
 
 
 def choice(
@@ -107,7 +116,7 @@ def choice(
 def ranking(items: list[tuple[str, str]], key: str, *, cannot_label: str) -> dict[str, int | None]:
     """An accessible ordering widget: move items up and down, or mark them unchangeable.
 
-    ``items`` are (name, label) pairs. Returns name -> rank (1 = easiest) among the items the
+    ``items`` are (name, label) pairs, labels in the participant's language. Returns name -> rank (1 = easiest) among the items the
     person can change, None for the ones marked "cannot". Buttons carry their full meaning in
     text ("Move Savings up"), so the widget works by keyboard and with a screen reader. Must
     be rendered outside a form (its buttons rerun the page).
@@ -151,13 +160,14 @@ def ranking(items: list[tuple[str, str]], key: str, *, cannot_label: str) -> dic
             left, up, down, off = st.columns([5, 2, 2, 3], vertical_alignment="center")
             left.markdown(f"**{pos + 1}.** {labels[name]}")
             up.button(
-                "Move up", key=f"{key}:up:{name}", on_click=move, args=(name, -1),
-                disabled=pos == 0, help=f"Move {labels[name]} up", width="stretch",
+                ui("elicitation.move_up"), key=f"{key}:up:{name}", on_click=move,
+                args=(name, -1), disabled=pos == 0,
+                help=ui("elicitation.move_up_item", label=labels[name]), width="stretch",
             )
             down.button(
-                "Move down", key=f"{key}:down:{name}", on_click=move, args=(name, +1),
-                disabled=pos == len(active) - 1, help=f"Move {labels[name]} down",
-                width="stretch",
+                ui("elicitation.move_down"), key=f"{key}:down:{name}", on_click=move,
+                args=(name, +1), disabled=pos == len(active) - 1,
+                help=ui("elicitation.move_down_item", label=labels[name]), width="stretch",
             )
             off.button(
                 cannot_label, key=f"{key}:off:{name}", on_click=toggle, args=(name,),
@@ -168,8 +178,8 @@ def ranking(items: list[tuple[str, str]], key: str, *, cannot_label: str) -> dic
             left, back = st.columns([7, 5], vertical_alignment="center")
             left.markdown(f"~~{labels[name]}~~ — *{cannot_label}*")
             back.button(
-                "I can change this", key=f"{key}:on:{name}", on_click=toggle, args=(name,),
-                help=f"{labels[name]}: I can change this", width="stretch",
+                ui("elicitation.can"), key=f"{key}:on:{name}", on_click=toggle, args=(name,),
+                help=f"{labels[name]}: {ui('elicitation.can')}", width="stretch",
             )
     return {n: (active.index(n) + 1 if n in active else None) for n in names}
 
@@ -209,13 +219,48 @@ class MissingMarks:
     def slot(self, name: str) -> None:
         self.slots[name] = st.empty()
 
-    def show(self, missing: dict[str, str]) -> None:
+    def show(self, missing: dict[str, str], problems: dict[str, str] | None = None) -> None:
+        """Mark the unanswered questions (``missing``: name -> label) and the answered
+        ones that cannot be taken (``problems``: name -> what is wrong, beside the question
+        and, after its label, in the summary)."""
+        problems = problems or {}
         for name in missing:
             if name in self.slots:
                 self.slots[name].markdown(
                     f'<p class="rs-missing" role="alert" data-testid="rs-missing">'
-                    f"{ui('missing.mark')}</p>", unsafe_allow_html=True)
-        ask_for_missing(list(missing.values()))
+                    f"{html.escape(problems.get(name, ui('missing.mark')))}</p>",
+                    unsafe_allow_html=True)
+        ask_for_missing([f"{label}: {problems[name]}" if name in problems else label
+                         for name, label in missing.items()])
+        focus_first_missing()
+
+
+# Keyboard focus to the first unanswered question's control: its mark sits right after the
+# question's widget (and what the widget shows under it, such as a length hint), so the
+# control is in the nearest element before the mark's that has one. A keyboard user who
+# sent the page with a question left out lands on it instead of tabbing the page again.
+_FOCUS_MISSING = """<script>/* %d */ (function () {
+ var tries = 0;
+ var CONTROL = 'input:not([type="hidden"]), textarea, select, button';
+ (function focus() {
+  var mark = document.querySelector('[data-testid="stMain"] .rs-missing');
+  var box = mark && mark.closest('[data-testid="stElementContainer"]');
+  var control = null;
+  for (var el = box && box.previousElementSibling, n = 0; el && !control && n < 4;
+       el = el.previousElementSibling, n++) {
+   control = el.querySelector('input[type="radio"]:checked') || el.querySelector(CONTROL);
+  }
+  if (!control) { if (tries++ < 50) { setTimeout(focus, 20); } return; }
+  control.focus();
+ })(); })();</script>"""
+
+
+def focus_first_missing() -> None:
+    """Move keyboard focus to the first question marked unanswered (``MissingMarks``). A
+    counter makes the script new on every send, so it runs again on each."""
+    sends = st.session_state.get("rs_missing_sends", 0) + 1
+    st.session_state["rs_missing_sends"] = sends
+    st.html(_FOCUS_MISSING % sends, unsafe_allow_javascript=True)
 
 
 def item_form(
@@ -227,13 +272,16 @@ def item_form(
     label: Callable[[Item], str],
     intro: str | None = None,
     required: bool = True,
+    problem: Callable[[Item, Any], str | None] = lambda item, answer: None,
 ) -> dict[str, Any] | None:
     """A page form with one question per item: ``intro`` (markdown), then
     ``ask(item, widget_key)`` for each item, its widget keyed ``<page>:<key(item)>``.
 
     None until submitted with every item answered (else each missing one is marked beside
-    its question and named by its ``label`` under the form); then {key(item): answer}.
-    ``required=False``: submitted as it is, None for the items left unanswered."""
+    its question and named by its ``label`` under the form) and no answer with a
+    ``problem`` (a number out of range: its message beside the question and in the list);
+    then {key(item): answer}. ``required=False``: submitted as it is, None for the items
+    left unanswered."""
     answers: dict[str, Any] = {}
     marks = MissingMarks()
     with st.form(f"{page_id}:form"):
@@ -244,9 +292,12 @@ def item_form(
             marks.slot(key(item))
         if not submit_button(page_id):
             return None
-    missing = {key(item): label(item) for item in items if answers[key(item)] is None}
-    if missing and required:
-        marks.show(missing)
+    problems = {key(item): found for item in items
+                if (found := problem(item, answers[key(item)])) is not None}
+    missing = {key(item): label(item) for item in items
+               if (answers[key(item)] is None and required) or key(item) in problems}
+    if missing:
+        marks.show(missing, problems)
         return None
     return answers
 
@@ -272,20 +323,43 @@ def number_field(
     label: str, key: str, *, unit: str, minimum: float | None, maximum: float | None,
     decimals: int, help: str | None = None, whole: bool = False,
 ) -> float | int | None:
-    """A number in display units, empty until typed, bounded to [minimum, maximum]
-    (``whole`` with no decimals: an int, e.g. an age in years)."""
+    """A number in display units, empty until typed (``whole`` with no decimals: an int,
+    e.g. an age in years). The range [minimum, maximum] is the placeholder's hint and is
+    checked by the page (``range_problem``), not by the browser: Streamlit's own bound
+    check answers an out-of-range number with an English tooltip and a Continue that does
+    nothing, where the page says what is wrong in the participant's language."""
     step = 10.0 ** -decimals
     shown = f"{label} ({unit})" if unit else label
     hint = ui("type_number")
     if minimum is not None and maximum is not None:
-        hint = ui("range", min=f"{minimum:,.{decimals}f}", max=f"{maximum:,.{decimals}f}")
+        hint = ui("range", min=_shown_number(minimum, decimals),
+                  max=_shown_number(maximum, decimals))
     value = st.number_input(
-        shown, min_value=minimum, max_value=maximum, value=None, step=step,
-        format=f"%.{decimals}f", key=key, help=help, placeholder=hint,
+        shown, value=None, step=step, format=f"%.{decimals}f", key=key, help=help,
+        placeholder=hint,
     )
     if value is None:
         return None
     return int(round(value)) if whole and decimals == 0 else float(value)
+
+
+def _shown_number(value: float, decimals: int) -> str:
+    return f"{value:,.{decimals}f}"
+
+
+def range_problem(value: float | None, minimum: float | None, maximum: float | None,
+                  decimals: int) -> str | None:
+    """What the participant is told about a number outside [minimum, maximum], in their
+    language (None: no number yet, or one inside)."""
+    if value is None or ((minimum is None or value >= minimum)
+                         and (maximum is None or value <= maximum)):
+        return None
+    if minimum is not None and maximum is not None:
+        return ui("out_of_range", min=_shown_number(minimum, decimals),
+                  max=_shown_number(maximum, decimals))
+    if minimum is not None:
+        return ui("below_minimum", min=_shown_number(minimum, decimals))
+    return ui("above_maximum", max=_shown_number(maximum or 0.0, decimals))
 
 
 def select_all(question: str, options: list[str], key: str) -> list[str] | None:

@@ -7,8 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.exclusions import apply_exclusions
+from analysis.exclusions import apply_exclusions, by_arm, uneven
 from analysis.fit import Diagnostics
+from analysis.pipeline import Analysis
+from analysis.report import exclusions_section
 from analysis.results import ModelResult, ModelSpec
 from analysis.truth import compare
 from engine.synthetic.rating_model import (
@@ -125,3 +127,57 @@ def test_impossible_items_leave_out_ratings_and_are_counted() -> None:
                                        "impossible_items": 1}
     kept, rec = apply_exclusions(ratings)
     assert len(kept) == 5 and rec["ratings_excluded"]["impossible_items"] == 0
+
+
+def _arm_ratings() -> pd.DataFrame:
+    """Two arms of 10 ratings each: arm b has 4 impossible ratings (all of b0's and b1's),
+    arm a 1."""
+    return pd.DataFrame({
+        "participant_id": [f"a{i // 2}" for i in range(10)] + ["b0", "b0"]
+        + [f"b{1 + i // 2}" for i in range(8)],
+        "arm": ["a"] * 10 + ["b"] * 10,
+        "impossible": [True] + [False] * 9 + [True, True, True, True] + [False] * 6,
+        "acceptance": [4] * 20,
+    })
+
+
+def test_exclusions_are_counted_per_arm_and_uneven_above_ten_points() -> None:
+    ratings = _arm_ratings()
+    kept, _ = apply_exclusions(ratings, impossible_items=True)
+    rows = by_arm(ratings, kept)
+    assert rows == [
+        {"arm": "a", "ratings": 10, "excluded": 1, "rate": 10.0, "participants": 5,
+         "participants_excluded": 0},
+        {"arm": "b", "ratings": 10, "excluded": 4, "rate": 40.0, "participants": 5,
+         "participants_excluded": 2}]  # b0 and b1 have no rating left
+    assert uneven(rows)  # 30 points apart
+    assert not uneven([{**rows[0], "rate": 10.0}, {**rows[1], "rate": 20.0}])  # exactly 10
+    assert uneven([{**rows[0], "rate": 10.0}, {**rows[1], "rate": 20.1}])
+    assert not uneven(rows[:1])  # one arm has nothing to differ from
+    kept, _ = apply_exclusions(ratings)
+    assert [r["rate"] for r in by_arm(ratings, kept)] == [0.0, 0.0]
+
+
+def test_the_report_puts_intention_to_treat_beside_the_per_protocol_fit() -> None:
+    """Uneven exclusions: the per-arm table, the warning, and each effect of the main model
+    per protocol and on every rating side by side."""
+    ratings = _arm_ratings()
+    kept, record = apply_exclusions(ratings, impossible_items=True)
+    record["by_arm"] = by_arm(ratings, kept)
+    record["uneven"] = uneven(record["by_arm"])
+    smooth = pd.DataFrame({"d": [0.0], "mean": [0.0], "lo": [0.0], "hi": [0.0]})
+    cuts = np.zeros(6)
+    pp = _result("acceptance", smooth, cuts, {"arm[b]": (0.50, 0.10, 0.90)})
+    itt = _result("acceptance", smooth, cuts, {"arm[b]": (-0.20, -0.60, 0.20)})
+    analysis = Analysis("s", kept, pd.DataFrame(), exclusions=record, itt_ratings=ratings)
+    analysis.models, analysis.itt = [pp], [itt]
+    section = exclusions_section(analysis)
+    assert "unevenly" in section and "40.0" in section
+    assert "0.50 [0.10, 0.90]" in section and "-0.20 [-0.60, 0.20]" in section
+    assert f"{len(ratings)} ratings" in section
+    summary = Analysis("s", kept, pd.DataFrame(), exclusions=record,
+                       itt_ratings=ratings).intention_to_treat()
+    assert summary is not None and (summary["n_ratings"], summary["n_participants"]) == (20, 10)
+    even = Analysis("s", kept, pd.DataFrame(), exclusions={**record, "uneven": False})
+    assert even.intention_to_treat() is None and "intention to treat" not in \
+        exclusions_section(even).lower()

@@ -61,7 +61,7 @@ def test_the_codebook_describes_exactly_the_schema(migrated) -> None:
 def test_a_catalogue_table_creates_the_migrated_table(migrated) -> None:
     """``create_sql`` of every table (nullability, defaults, keys) matches the history."""
     con = duckdb.connect()
-    for seq in ("event_seq", "login_seq", "withdrawal_seq"):
+    for seq in ("event_seq", "login_seq", "withdrawal_seq", "action_seq"):
         con.execute(f"CREATE SEQUENCE {seq} START 1")
     for table in CATALOGUE.values():
         if not table.view:

@@ -30,7 +30,7 @@ def _fill(store: Store) -> None:
                 "AND table_schema = current_schema() AND is_nullable = 'NO'", [table])}
             full = {n: SAMPLE[t] for n, t in cols if n != "event_id"}
             sparse = {n: SAMPLE[t] for n, t in cols if n in notnull and n != "event_id"}
-            for key in ("participant_id", "plan_id", "page_id", "study_id"):
+            for key in ("participant_id", "plan_id", "page_id", "study_id", "account"):
                 if key in sparse:
                     sparse[key] = "second"
             if "step" in sparse:

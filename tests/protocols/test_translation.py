@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from data.store import Store
+from protocols.definition.interface_text import INTERFACE
 from protocols.definition.review import review
 from protocols.definition.schema import PROTOCOL_DIR, load_protocol, shipped_protocols
 from protocols.definition.translation import TRANSLATION_DIR, check, translation_files, translators
@@ -34,11 +35,21 @@ def _ja() -> dict:
 def test_shipped_languages(tominaga) -> None:
     assert list(translation_files("tominaga-replication", TRANSLATION_DIR)) == ["ja"]
     assert check(tominaga, _ja(), "ja") == []
+    in_japanese = ("tominaga-replication", "hare-interactive")  # a HARE study too
     for pid in shipped_protocols():  # the others in English only, and valid
-        if pid != "tominaga-replication":
+        if pid not in in_japanese:
             assert translation_files(pid, TRANSLATION_DIR) == {}
-    result = review("tominaga-replication")
-    assert result.valid and result.resolved["languages"] == ["en", "ja"]
+    for pid in in_japanese:
+        result = review(pid)
+        assert result.valid and result.resolved["languages"] == ["en", "ja"], pid
+    # every text of the HARE and ranking pages has its translation (no English left)
+    hare = load_protocol("hare-interactive")
+    ja = translators(hare, TRANSLATION_DIR)["ja"]
+    for key in INTERFACE:
+        if key.startswith(("hare.", "elicitation.", "title.hare", "title.elicitation")):
+            assert ja.ui(key) != INTERFACE[key], key
+    assert ja.text("Which of these two plans would you rather carry out?") == \
+        "この2つのプランのうち、どちらを実行したいと思いますか。"
 
 
 def test_every_participant_text_has_a_key(tominaga) -> None:

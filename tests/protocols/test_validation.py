@@ -3,13 +3,15 @@ defaults marked, warnings for suspicious choices, the Likert direction, the refe
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from engine.scenarios import scenario_names
 from protocols.definition.reference import fields
 from protocols.definition.reference_text import MEANING
-from protocols.definition.review import review, review_text
+from protocols.definition.review import review, review_text, text_findings
 from protocols.definition.schema import (
     Protocol,
     ProtocolError,
@@ -17,6 +19,7 @@ from protocols.definition.schema import (
     parse_protocol,
     shipped_protocols,
 )
+from protocols.definition.wording import scenario_findings
 
 # Ten distinct mistakes, structural and across fields, several in one block.
 TEN = """\
@@ -229,3 +232,33 @@ plans: {per_participant: 2, design: stratified}
     assert not any("researchers" in m for m in flagged if "default text" in m)
     for pid in ("hare-interactive", "icarma-personalization", "tominaga-replication"):
         assert not [w for w in review(pid).warnings if "meant for researchers" in w.message]
+
+
+def test_validate_strict_flags_a_data_set_name_in_a_scenario_title(tmp_path, run_cli,
+                                                                   monkeypatch) -> None:
+    """A scenario's title is on the scenario page and the progress bar: a data set's name or
+    a stand-in there is flagged (exit 1 with --strict); the same name in ``about`` (for
+    researchers) and in the debrief (where a study discloses its records) is not. The
+    shipped scenarios and protocols read as a participant's page should."""
+    shipped = scenario_names()  # before the file's scenario is registered
+    (tmp_path / "named.yaml").write_text(
+        "extends: loan\nname: named\ntitle: Car loan (German Credit, standing in for "
+        "GiveMeSomeCredit)\nabout: German Credit data\n", encoding="utf-8")
+    protocol = tmp_path / "p.yaml"
+    protocol.write_text(
+        f"id: p\ntitle: P\nscenario: {tmp_path / 'named.yaml'}\narms: [{{id: o, method: "
+        "oracle}]\nplans: {per_participant: 2, design: stratified}\n"
+        "debrief: {text: The applicant is a record of the German Credit data.}\n",
+        encoding="utf-8")
+    monkeypatch.setenv("RECOURSE_STUDY_HOME", str(tmp_path / "home"))
+    r = run_cli("validate", str(protocol), "--strict", "--json")
+    assert r.code == 1
+    flagged = {(w["path"], w["message"].split(",")[0]) for w in json.loads(r.stdout)["warnings"]
+               if "meant for researchers" in w["message"]}
+    assert flagged == {("scenario named: title", "participants read a data set's name"),
+                       ("scenario named: title", "participants read a stand-in for another "
+                        "data set")}
+    for name in shipped:
+        assert scenario_findings(name) == [], name
+    for pid in shipped_protocols():
+        assert text_findings(load_protocol(pid)) == [], pid

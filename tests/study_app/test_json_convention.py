@@ -21,6 +21,8 @@ import pytest
 import typer.main
 
 from analysis.simdata import simulate_import
+from data.accounts import add_account
+from data.backup import backup
 from data.imports import import_ratings
 from data.store import Store
 from study_app.cli import app
@@ -52,6 +54,7 @@ def _options(cmd) -> set[str]:
 def _cheap(tmp: Path) -> dict[str, list[str]]:
     """Small arguments per command (files under ``tmp``)."""
     db = str(tmp / "imported.duckdb")
+    accounts = str(tmp / "accounts.duckdb")  # its own: accounts would need --account above
     return {
         "scenarios": [],
         "train": ["--quick", "--only", "decision"],
@@ -59,6 +62,14 @@ def _cheap(tmp: Path) -> dict[str, list[str]]:
                      str(tmp / "sim.duckdb"), "--decision-model", "bayes"],
         "export": ["--db", db, "--out", str(tmp / "export"), "--format", "csv"],
         "withdraw": ["--db", db, "--participant", "p0009"],  # an imported participant
+        "backup": ["--db", db, "--out", str(tmp / "backup.duckdb")],
+        "restore": ["--backup", str(tmp / "walk-backup.duckdb"), "--db",
+                    str(tmp / "restored.duckdb")],
+        "accounts add": ["--db", accounts, "--account", "walker", "--role", "viewer"],
+        "accounts list": ["--db", accounts],
+        "accounts remove": ["--db", accounts, "--account", "leaver"],
+        "accounts set-role": ["--db", accounts, "--account", "stayer", "--role", "admin"],
+        "accounts set-password": ["--db", accounts, "--account", "stayer"],
         "import-ratings": ["--csv", str(tmp / "r.csv"), "--db", str(tmp / "new.duckdb"),
                            "--study", "walk"],
         "analyze": ["--db", db, "--out", str(tmp / "analysis"), "--backend", "pymc",
@@ -82,6 +93,9 @@ def _cheap(tmp: Path) -> dict[str, list[str]]:
         "reproduce": ["hare-calibration", "--scenario", "loan", "--quick", "--fast", "--n", "3",
                       "--seeds", "1"],
         "validate": ["tominaga-replication"],
+        "audit": ["--protocol", "tominaga-replication", "--participants", "2",
+                  "--decision-model", "bayes", "--out", str(tmp / "audit"),
+                  "--no-screenshots"],
         "protocol docs": ["--out", str(tmp / "reference" / "protocol.md")],
         "docs generate": ["--out", str(tmp)],
         "preview": ["tominaga-replication", "--out", str(tmp / "preview"),
@@ -110,6 +124,10 @@ def walk_dir(tmp_path_factory, trained_home):
     simulate_import(10, 3, seed=0).to_csv(tmp / "r.csv", index=False)
     with Store(tmp / "imported.duckdb") as store:
         import_ratings(store, tmp / "r.csv", "walked")
+        backup(store, tmp / "walk-backup.duckdb")
+    with Store(tmp / "accounts.duckdb") as store:
+        for name in ("leaver", "stayer"):
+            add_account(store, name, "viewer", "a long enough pass phrase")
     return tmp
 
 
@@ -122,6 +140,7 @@ LONG = {"analyze", "power", "benchmark analysis", "loadtest", "reproduce"}
                                   for p in WITH_JSON])
 def test_json_prints_exactly_one_object_on_stdout(path, walk_dir, run_cli, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("RECOURSE_STUDY_PASSWORD", "the walker's pass phrase")  # accounts
     file = walk_dir / f"{path.replace(' ', '-')}.json"
     r = run_cli(*path.split(), *_cheap(walk_dir)[path], "--json", "--json-file", str(file))
     _one_object(r.code, r.stdout, r.stderr, file)

@@ -9,7 +9,8 @@ import typer
 
 from data.store import Store
 from protocols.definition.schema import parse_protocol
-from study_app.cli.analyze import exclusion_flags, load_flags, study_rules
+from study_app.cli.analyze import exclusion_flags, load_flags
+from study_app.exclusion_rules import study_rules
 from study_app.simulator import simulate
 
 PROTOCOL = """\
@@ -63,15 +64,14 @@ def test_exclude_names_are_checked() -> None:
     assert e.value.exit_code == 2
 
 
-def test_an_imported_study_says_it_has_no_protocol(capsys) -> None:
+def test_an_imported_study_says_it_has_no_protocol() -> None:
     """An imported study stores no protocol: the note says so (not a validation error), and
     no protocol exclusion drops anyone."""
     import pandas as pd
 
     ratings = pd.DataFrame({"participant_id": ["a", "a", "b"], "arm": ["x", "x", "x"],
                             "acceptance": [1, 2, 3], "action": [3, 2, 1]})
-    kept, record, truth = study_rules(ratings, {"protocol_json": None})
-    err = capsys.readouterr().err
-    assert "an imported study has no protocol; no protocol exclusions applied" in err
-    assert "ValidationError" not in err
+    notes: list[str] = []
+    kept, record, truth = study_rules(ratings, {"protocol_json": None}, note=notes.append)
+    assert notes == ["note: an imported study has no protocol; no protocol exclusions applied"]
     assert len(kept) == 3 and record["excluded"] == [] and truth is None

@@ -18,7 +18,7 @@ from study_app.simulator import simulate
 SUMMARY_KEYS = {"study_id", "protocol", "seed", "started", "resumed", "participants",
                 "complete", "plans", "ratings", "comparisons", "mean_acceptance",
                 "mean_action", "plan_shortfalls", "participants_short", "attention_failed",
-                "flag_recovery", "seconds"}
+                "flag_recovery", "dropped_out", "quota", "statuses", "arms", "seconds"}
 
 
 @pytest.fixture(scope="module")

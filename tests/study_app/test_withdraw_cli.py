@@ -102,7 +102,7 @@ def test_withdraw_deletes_one_participant_with_an_exact_audit(store_target, tmp_
     assert "withdrawals" not in back
 
 
-def test_a_duckdb_file_a_server_holds_is_refused_clearly(tmp_path) -> None:
+def test_a_duckdb_file_another_process_holds_is_refused_clearly(tmp_path) -> None:
     import subprocess
     import sys
 
@@ -115,7 +115,7 @@ def test_a_duckdb_file_a_server_holds_is_refused_clearly(tmp_path) -> None:
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
         code, doc = _withdraw(str(db), "anyone")
-        assert code == 2 and "stop it first" in doc["error"]
+        assert code == 2 and "stop that process" in doc["error"] and "serve" in doc["error"]
     finally:
         holder.kill()
         holder.wait()

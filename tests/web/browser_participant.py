@@ -59,7 +59,8 @@ class BrowserParticipant:
     page: Page
     protocol: Protocol
     timeout_ms: float = 60_000
-    long_text_on: str | None = None  # page id whose second reason is typed over-long
+    long_text_on: str | None = None  # page id whose second reason is pasted over-long
+    too_long_told: list[str] = field(default_factory=list)  # the messages that refused it
     reasons: list[str] = field(default_factory=list)  # typed as the reasons, in order
     steps: list[Step] = field(default_factory=list)
     profile: dict[str, Any] = field(default_factory=dict)  # entered values (else defaults)
@@ -249,12 +250,20 @@ class BrowserParticipant:
                 text = self.reasons.pop(0)
                 second.fill(text)
             elif page_id == self.long_text_on:
-                # Type up to the limit, then keep typing: the widget refuses the rest.
+                # Paste past the limit: the box keeps the paste, Continue says how long it
+                # is and how long it may be (beside the box and in the summary); shortened
+                # to the limit it is taken.
                 limit = self.protocol.questions.why.max_chars
+                pasted = LONG_REASON[:limit] + "overflow"
                 second.click()
-                self.page.keyboard.insert_text(LONG_REASON[:limit])
-                second.press_sequentially("overflow")
+                self.page.keyboard.insert_text(pasted)
+                self._press(page_id)
+                told = self.translator.ui("too_long", n=f"{len(pasted):,}", max=f"{limit:,}")
+                self.page.locator("[data-testid='rs-missing']").filter(has_text=told) \
+                    .first.wait_for(timeout=self.timeout_ms)
+                self.too_long_told.append(told)
                 text = LONG_REASON[:limit]
+                second.fill(text)
             else:
                 text = f"Reason {k}"
                 second.fill(text)
@@ -264,16 +273,21 @@ class BrowserParticipant:
 
     def submit(self, page_id: str) -> tuple[str, str]:
         """Press Continue; the next page once it is ready (timed into ``steps``)."""
+        start = self._press(page_id)
+        nxt = self.wait_page(page_id)
+        self.steps[-1].seconds = time.perf_counter() - start
+        self.steps[-1].clicked = start
+        return nxt
+
+    def _press(self, page_id: str) -> float:
+        """Click the page's Continue once it takes clicks; when it was clicked."""
         target = self.page.locator(button(f"{page_id}:submit"))
         # The app ignores clicks on a page's button for its first half second (double-click
         # guard); time from the moment it takes clicks.
         target.evaluate("el => Promise.all(el.getAnimations().map(a => a.finished))")
         start = time.perf_counter()
         target.click()
-        nxt = self.wait_page(page_id)
-        self.steps[-1].seconds = time.perf_counter() - start
-        self.steps[-1].clicked = start
-        return nxt
+        return start
 
     def answer_page(self, page_id: str, kind: str) -> tuple[str, str]:
         answer = self.fill(page_id, kind)

@@ -61,6 +61,9 @@ class KeyboardParticipant:
     pages: list[str] = field(default_factory=list)
     radio_groups: list[str] = field(default_factory=list)  # accessible names met
     no_ring: list[str] = field(default_factory=list)  # controls focused without a 2px ring
+    leave_out: set[str] = field(default_factory=set)  # questions tabbed past unanswered
+    resent: list[str] = field(default_factory=list)  # pages sent back with a question left
+    # out, answered again from where the page put focus
     first_tab_elsewhere: list[str] = field(default_factory=list)  # pages whose first Tab
     # (from the heading) did not reach one of the page's own controls
 
@@ -111,12 +114,39 @@ class KeyboardParticipant:
         return self.wait_page(None)
 
     def run(self, start: tuple[str, str]) -> tuple[str, str]:
-        """Answer pages by keyboard until a terminal page."""
+        """Answer pages by keyboard until a terminal page. A page sent back with a question
+        marked unanswered is answered again from where focus lands (``resend``)."""
         page_id, kind = start
         while kind not in ("debrief", "end"):
             self.answer(page_id, kind)
+            for _ in range(2):
+                if not self.sent_back(page_id):
+                    break
+                self.resend(page_id, kind)
             page_id, kind = self.wait_page(page_id)
         return page_id, kind
+
+    def sent_back(self, page_id: str) -> bool:
+        """Whether the page came back with a question marked unanswered (else a new page
+        is on its way)."""
+        self.page.wait_for_function(
+            "prev => { const e = document.querySelector('.rs-progress');"
+            " return (e !== null && e.dataset.page !== prev)"
+            " || document.querySelector('[data-testid=\"rs-missing\"]') !== null; }",
+            arg=page_id, timeout=self.timeout_ms)
+        return self.page.locator("[data-testid='rs-missing']").count() > 0 and \
+            self.page.locator(".rs-progress").get_attribute("data-page") == page_id
+
+    def resend(self, page_id: str, kind: str) -> None:
+        """What a keyboard user does with a page sent back: focus is on the first question
+        left out (the page moves it there); answer from there and send again."""
+        self.page.wait_for_function(
+            "prefix => { const h = document.activeElement &&"
+            " document.activeElement.closest('[class*=\"st-key-\"]');"
+            " return h && [...h.classList].some(c => c.startsWith('st-key-' + prefix)); }",
+            arg=re.sub(r"[^a-zA-Z0-9_-]", "-", page_id + ":"), timeout=self.timeout_ms)
+        self.resent.append(page_id)
+        self.answer(page_id, kind, from_focus=True)
 
     # ---- one page ------------------------------------------------------------------------
     def _radio_choice(self, page_id: str, kind: str, key: str, options: list[str]) -> int:
@@ -144,8 +174,9 @@ class KeyboardParticipant:
             return 0  # impossible? No
         return min(1, len(options) - 1)  # elicitation: Yes / 2
 
-    def answer(self, page_id: str, kind: str) -> None:
-        """Tab through the page answering every control, then press Enter on Continue."""
+    def answer(self, page_id: str, kind: str, *, from_focus: bool = False) -> None:
+        """Tab through the page answering every control, then press Enter on Continue
+        (``from_focus``: start with the control that has focus now, not with a Tab)."""
         prefix = re.sub(r"[^a-zA-Z0-9_-]", "-", page_id + ":")
         done: set[str] = set()
         ranking: list[str] = []  # items of a ranking page, in the order shown
@@ -155,14 +186,17 @@ class KeyboardParticipant:
                 "els => els.flatMap(e => [...e.classList].filter(c =>"
                 " c.includes('ranking-down-')).map(c => c.split('ranking-down-')[1]))")
         for tab in range(400):
-            self.press("Tab")
+            if not (from_focus and tab == 0):
+                self.press("Tab")
             f = self.focus()
             key = f.get("key") or ""
-            if tab == 0 and not key.startswith(prefix):
+            if tab == 0 and not from_focus and not key.startswith(prefix):
                 self.first_tab_elsewhere.append(f"{page_id}: {f}")
             if not key.startswith(prefix):
                 continue
             name = key[len(prefix):]
+            if name in self.leave_out:
+                continue
             if f["ring"] < 2:
                 self.no_ring.append(f"{page_id}: {f['tag']} {name}")
             if f.get("options") is not None:
@@ -179,6 +213,7 @@ class KeyboardParticipant:
                 option = self.profile[name]
                 self.type(option)
                 self.press("Enter")
+                self.see_chosen(option)
                 done.add(key)
             elif f["tag"] == "input" and f["type"] in ("number", "text") and key not in done:
                 q = self._question(name) if kind == "screening" else None
@@ -196,6 +231,17 @@ class KeyboardParticipant:
             elif f["tag"] == "button" and kind == "elicitation_ranking":
                 self._rank_step(name, ranking, done, prefix)
         raise AssertionError(f"Continue never reached by Tab on {page_id}")
+
+    def see_chosen(self, option: str) -> None:
+        """Look at the select box before moving on, as a sighted keyboard user does: the
+        option typed and chosen with Enter shows in it (if it never does, the page's
+        "please answer" on Continue says so and ``resend`` answers it again)."""
+        try:
+            self.page.wait_for_function(
+                "want => document.activeElement && document.activeElement.value === want",
+                arg=option, timeout=5_000)
+        except Exception:  # noqa: BLE001 - left for the page's own check of missing answers
+            pass
 
     def _question(self, name: str) -> Any:
         """The screening question of a widget name (None: not a screening question)."""

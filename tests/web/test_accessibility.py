@@ -28,6 +28,7 @@ from variants import with_delay
 from data.store import Store
 from engine.scenarios import get_scenario
 from protocols.definition.schema import load_protocol
+from protocols.definition.translation import SOURCE_LANGUAGE
 
 pytestmark = [
     pytest.mark.e2e,  # keyboard-only walks of every protocol and width, the dashboard: make test-e2e
@@ -108,7 +109,9 @@ def test_keyboard_only_participants_complete_with_no_axe_violations(protocol, wi
     bot = KeyboardParticipant(page, spec, profile=_profile(protocol), on_page=scan,
                               timeout_ms=120_000)
     start = bot.open(server.url)
-    assert page.evaluate("document.documentElement.lang") == "en"
+    # the participant's language (a link without ?lang: the protocol's own; Japanese:
+    # test_browser_tominaga_ja, test_browser_hare_ja)
+    assert page.evaluate("document.documentElement.lang") == SOURCE_LANGUAGE
     assert bot.run(start) == ("debrief", "debrief")
     # someone who declines: the end page
     decliner = KeyboardParticipant(context.new_page(), spec, on_page=scan)
@@ -121,10 +124,44 @@ def test_keyboard_only_participants_complete_with_no_axe_violations(protocol, wi
     assert bot.first_tab_elsewhere == [] and decliner.first_tab_elsewhere == []
     assert bot.radio_groups and all(name.strip() for name in bot.radio_groups)
     report = {"violations": {k: len(v) for k, v in found.items()},
-              "keys": bot.keys, "typed": bot.typed, "pages": len(bot.pages)}
+              "keys": bot.keys, "typed": bot.typed, "pages": len(bot.pages),
+              "pages_sent_back": bot.resent}
     ARTIFACT_DIR.mkdir(parents=True, exist_ok=True)
     (ARTIFACT_DIR / f"accessibility-{protocol}-{width}.json").write_text(
         json.dumps(report, indent=1))
+
+
+def test_a_question_left_out_has_focus_when_the_page_comes_back(servers,
+                                                               module_browser) -> None:
+    """A keyboard user who sends the profile page with one item left out gets the page back
+    with that item marked, named under the form and focused, answers it there and goes on
+    (no tabbing through the page again)."""
+    protocol = "tominaga-replication"
+    spec = load_protocol(protocol)
+    context = module_browser.new_context(viewport=a11y.PHONE)
+    bot = KeyboardParticipant(context.new_page(), spec, profile=_profile(protocol),
+                              timeout_ms=120_000)
+    page_id, kind = bot.open(servers.get(protocol).url)
+    while kind != "profile_entry":
+        bot.answer(page_id, kind)
+        page_id, kind = bot.wait_page(page_id)
+    bot.leave_out = {"overseas_study"}
+    bot.answer(page_id, kind)
+    assert bot.sent_back(page_id)
+    assert bot.page.locator("[data-testid='rs-missing']").count() == 1
+    alerts = " ".join(bot.page.locator("[data-testid='stAlert']").all_inner_texts())
+    assert "Overseas study experience" in alerts
+    bot.page.wait_for_function(  # focus moved to the item left out
+        "() => { const h = document.activeElement"
+        " && document.activeElement.closest('[class*=\"st-key-\"]');"
+        " return h && [...h.classList].some(c => c.endsWith(':overseas_study')"
+        " || c.endsWith('-overseas_study')); }", timeout=10_000)
+    bot.leave_out = set()
+    bot.resend(page_id, kind)
+    assert bot.resent == [page_id]
+    assert not bot.sent_back(page_id)
+    assert bot.wait_page(page_id)[1] != "profile_entry"
+    context.close()
 
 
 _METRIC = """label => { const m = [...document.querySelectorAll('[data-testid="stMetric"]')]

@@ -148,7 +148,10 @@ def test_complete_session_with_reload_and_back_button(server, browser) -> None:
     raw = server.db.read_bytes()
     assert pid_raw.encode() not in raw and study_raw.encode() not in raw
     long = next(s for s in bot.steps if s.page_id == "plan-1").answer["action_why"]
-    assert len(long) >= 995 and "overflow" not in long  # typing stopped at max_chars
+    assert len(long) >= 995 and "overflow" not in long  # shortened to max_chars
+    # the paste over the limit was refused with a message saying so
+    assert bot.too_long_told == ["This reason is 1,008 characters long; please shorten it to "
+                                 "at most 1,000 characters."]
 
 
 @pytest.mark.slow  # a server start, a SIGKILL and a restart (make test-slow)

@@ -1,6 +1,8 @@
 """tominaga-replication in Japanese, end to end in a real browser at phone width (390 px):
-the recruitment link asks for Japanese (``?lang=ja``), every page of both sessions reads in
-Japanese (the pause between them too, the time it opens formatted for Japanese), amounts
+the recruitment link asks for Japanese (``?lang=ja``), the page declares it (``<html
+lang="ja">``), every page of both sessions reads in Japanese (the pause between them too,
+the time it opens formatted for Japanese; the age's unit and an out-of-range age's message
+too, which Continue respects), amounts
 are yen formatted for Japanese, the answers are stored as given (the protocol's options)
 with their language. The same server refuses a link asking for a language the study is
 not offered in (a clear page, nothing stored) and lets a participant choose Japanese on the
@@ -71,6 +73,17 @@ def test_tominaga_replication_in_japanese_at_phone_width(server, browser) -> Non
     bot = BrowserParticipant(page, protocol, profile={**defaults, **PROFILE}, translator=ja)
     start = bot.open(server.url + "/?lang=ja")
     assert start == ("screening", "screening")  # screened before consent, as the paper
+    assert page.evaluate("document.documentElement.lang") == "ja"  # WCAG 3.1.1
+    age = page.locator(".st-key-screening-age")
+    assert "(歳)" in age.inner_text() and "years old" not in age.inner_text()
+    # an age out of range: our message in Japanese beside the question, and 次へ holds
+    age.locator("input").fill("7")
+    age.locator("input").press("Tab")
+    bot._press("screening")
+    told = page.locator("[data-testid='rs-missing']").filter(
+        has_text="15～100の数値を入力してください。")
+    told.first.wait_for(timeout=30_000)
+    assert bot.current() == ("screening", "screening")
     body = page.inner_text("body")
     assert "あなたのご職業を教えてください。" in body and "会社員（正社員）" in body
     assert "400万～500万円未満" in body and "ローンは利用していない" in body

@@ -155,3 +155,77 @@ def test_dashboard_flags_ids_used_from_another_link_and_counts_visits_apart(smal
     metrics = {m.label: str(m.value) for m in at.metric}
     assert (metrics["Visits"], metrics["Consented"], metrics["In progress"]) == ("2", "1", "1")
     assert "Visits 2 = consented 1 + declined 0 + not yet consented 1" in _texts(at)
+
+
+def test_dashboard_shows_each_arms_quota(serve_app, small_protocol_file, monkeypatch) -> None:
+    """Target, completed, in progress and shortfall per arm (the numbers the next
+    assignment decides by)."""
+    path = small_protocol_file(("arms:", "quotas: {targets: {oracle: 2}}\narms:"))
+    protocol = load_protocol(path)
+    serve_app(path)
+    web = AppDriver()  # one participant in progress: consented, left at the decision page
+    for _ in range(4):
+        page = web.page()
+        web.answer(page, chosen_answer(page, protocol))
+    at = _signed_in(monkeypatch)
+    assert "Quotas" in {s.value for s in at.subheader}
+    table = next(df.value for df in at.dataframe if "shortfall" in df.value.columns)
+    assert table.to_dict(orient="records") == [
+        {"arm": "oracle", "target": 2, "completed (complete)": 0, "in_progress": 1,
+         "shortfall": 1}]
+
+
+def test_accounts_see_what_their_role_allows_and_withdrawals_are_audited(small,
+                                                                         monkeypatch) -> None:
+    """With accounts: a viewer sees progress without export or withdraw; an admin
+    withdraws a participant found by recruitment id after a confirmation naming the rows."""
+    from data import accounts
+    from data.store import Store
+
+    protocol, db = small
+    monkeypatch.delenv(PASSWORD_ENV, raising=False)  # accounts need no shared password
+    walker = AppDriver({"PROLIFIC_PID": "mail-request-7", "SESSION_ID": "s7"})
+    page = walker.page()
+    for _ in range(3):
+        walker.answer(page, chosen_answer(page, protocol))
+        page = walker.page()
+    pid = walker.session.participant_id
+    store = walker.study.store
+    accounts.add_account(store, "vic", "viewer", "vic's long pass phrase")
+    accounts.add_account(store, "ada", "admin", "ada's long pass phrase")
+
+    def sign_in(name: str, password: str) -> AppTest:
+        at = AppTest.from_function(_dashboard_app, default_timeout=120).run()
+        assert at.text_input, (_texts(at), at.exception)
+        at.text_input[0].input(name)
+        at.text_input[1].input(password)
+        at.button[0].click().run()
+        assert not at.exception, at.exception
+        return at
+
+    wrong = sign_in("ada", "not ada's password")
+    assert "Wrong account name or password." in _texts(wrong)
+    viewer = sign_in("vic", "vic's long pass phrase")
+    assert any("Signed in as `vic` (viewer)" in c.value for c in viewer.caption)
+    sections = ["Export", "Withdraw a participant", "Pilot with synthetic participants",
+                "Latest analysis report"]
+    assert [h.value for h in viewer.subheader if h.value in sections] == [
+        "Latest analysis report"]
+    admin = sign_in("ada", "ada's long pass phrase")
+    assert [h.value for h in admin.subheader if h.value in sections] == sections
+    admin.radio(key="rs_wd_by").set_value("Recruitment id")
+    admin.text_input(key="rs_wd_who").input("mail-request-7")
+    admin.button(key="rs_wd_find").click().run()
+    text = _texts(admin)
+    assert f"Withdraw participant `{pid}`" in text and "3 responses" in text
+    admin.button(key="rs_wd_yes").click().run()
+    (done,) = [s.value for s in admin.success if s.value.startswith("Withdrew")]
+    assert done.startswith(f"Withdrew {pid} from small-web") and done.endswith("by ada.")
+    with Store(db) as check:
+        (row,) = check.query("SELECT participant_id, account, requested_by FROM withdrawals")
+        acts = [(r["account"], r["action"], r["via"]) for r in check.query(
+            "SELECT account, action, via FROM researcher_actions ORDER BY action_id")]
+    assert (row["participant_id"], row["account"], row["requested_by"]) == (pid, "ada",
+                                                                            "researcher")
+    assert acts == [("vic", "sign_in", "dashboard"), ("ada", "sign_in", "dashboard"),
+                    ("ada", "withdraw", "dashboard")]

@@ -155,6 +155,8 @@ def test_two_workers_on_postgres_survive_a_killed_worker(tmp_path, postgres_url,
     assert doc["reconnects"] >= 1  # the killed worker's participants came back elsewhere
     assert doc["database_check"]["exact"], doc["database_check"]["problems"]
     assert doc["transitions"]["p95_ms"] > 0
+    memory = doc["server_memory"]  # both servers' processes, shared pages once in PSS
+    assert memory["processes"] >= 2 and 0 < memory["pss_mb"] < memory["rss_mb"]
 
 
 def test_loadtest_refuses_workers_on_duckdb(tmp_path, run_cli) -> None:
@@ -299,3 +301,36 @@ def test_a_widget_in_a_form_sends_nothing_before_the_forms_submit() -> None:
     values = {"p:rating": "2", "p:more": True, "p:other": False}
     asyncio.run(person._change_widgets(Session(), screen, "p", values))
     assert sent == [[outside.id], [outside.id, other.id]]
+
+
+def test_participants_who_go_away_past_the_time_limit_time_out(tmp_path,
+                                                               small_protocol_file) -> None:
+    """The load generator's lingering participants come back after the protocol's time
+    limit: the time-is-up page, status timed_out, and the answers before they left kept
+    exactly (the database check)."""
+    proto_file = small_protocol_file(("arms:", "time_limit: {seconds: 6}\n"
+                                               "recruitment: {timed_out: {code: LATE-1}}\n"
+                                               "arms:"))
+    db = tmp_path / "load.duckdb"
+    settings = LoadSettings(load_protocol(str(proto_file)), str(proto_file), 4, 4, str(db),
+                            linger_share=0.5, linger=8.0)
+    cluster = Cluster(["--protocol", str(proto_file), "--db", str(db), "--study", "lt"], 1,
+                      tmp_path)
+    cluster.start(timeout=300)
+    try:
+        driven = asyncio.run(drive(settings, cluster.url, cluster, None))
+    finally:
+        cluster.stop()
+    assert driven["failures"] == {}
+    people = driven["people"]
+    away = [p for p in people if p.lingered]
+    assert away, "nobody went away: the seed draws none of four at 0.5"
+    assert [(p.end_kind, p.ending) for p in away] == [("end", "timed_out")] * len(away)
+    assert all(p.end_kind == "debrief" for p in people if not p.lingered)
+    with Store(db) as store:
+        result = check(store, "lt", people)
+        assert result["exact"], result["problems"]
+        statuses = store.query("SELECT status, count(*) AS n FROM participants GROUP BY ALL")
+        assert {r["status"]: r["n"] for r in statuses} == \
+            {"timed_out": len(away), "complete": 4 - len(away)} if len(away) < 4 else \
+            {"timed_out": 4}

@@ -9,6 +9,7 @@ import json
 from apptest_driver import AppDriver, chosen_answer
 
 from protocols.definition.schema import load_protocol
+from study_app.web.participant import MOVED_ON
 from study_app.web.runtime import ID_PARAM_ENV
 
 ENDINGS = """recruitment:
@@ -66,6 +67,9 @@ def test_a_participant_withdraws_mid_study(serve_app, small_protocol_file) -> No
     driver = AppDriver({"PROLIFIC_PID": "pp-w", "SESSION_ID": "sw"})
     page = driver.page()
     for _ in range(3):  # consent, screening, scenario
+        # nothing to withdraw before the consent and screening are answered
+        offered = any(b.key == "rs-withdraw" for b in driver.at.button)
+        assert offered == (page.kind not in ("consent", "screening")), page.kind
         driver.answer(page, chosen_answer(page, protocol))
         page = driver.page()
     pid = driver.session.participant_id
@@ -80,6 +84,7 @@ def test_a_participant_withdraws_mid_study(serve_app, small_protocol_file) -> No
     assert (end.kind, end.payload.reason, end.payload.ending) == ("end", "withdrawn",
                                                                   "withdrawn")
     assert "every answer you gave has been deleted" in driver.texts()
+    assert MOVED_ON.split(",")[0] not in driver.texts()  # one message: they withdrew
     assert _link(driver) == "https://platform.example/returned?pid=pp-w"  # no_consent's
     store = driver.study.store
     for table in ("responses", "profiles", "elicitations", "plans", "events"):

@@ -4,9 +4,6 @@ model, real HARE), and the searches really ran in the worker."""
 
 from __future__ import annotations
 
-import sys
-import types
-
 from data.store import Store
 from protocols.definition.schema import parse_protocol
 from protocols.running.session import Study
@@ -15,18 +12,9 @@ from tests.protocols.test_hare_prefetch import _answer, _record, _walk
 
 
 def test_searches_in_a_worker_process_give_the_same_sessions(tmp_path, trained_home,
-                                                              small_hare, monkeypatch):
-    # the process's __main__ is a page script, as while Streamlit runs a page: the worker
-    # must not run it (a spawned process runs its parent's __main__ file again)
-    page = tmp_path / "page.py"
-    page.write_text("raise SystemExit('a page script ran in the search worker')\n")
-    main = types.ModuleType("__main__")
-    main.__file__ = str(page)
-    monkeypatch.setitem(sys.modules, "__main__", main)
+                                                              small_hare):
     text = small_hare("hare-worker", 11).replace("decision_model: bayes",
                                                  "decision_model: trained")
-    path = tmp_path / "hare-worker.yaml"
-    path.write_text(text)
     proto = parse_protocol(text)
     runs = {}
     for worker in (False, True):
@@ -36,9 +24,8 @@ def test_searches_in_a_worker_process_give_the_same_sessions(tmp_path, trained_h
                 _walk(study, 2, _answer)
             else:
                 study = Study(proto, store, prefetch=True)
-                searcher = SearchProcesses(str(path), proto, study.resources)
-                study.interactive.batcher.runner = searcher
-                study.interactive.speculative.runner = searcher
+                searcher = SearchProcesses(proto, study.resources)
+                study.interactive.run_searches_with(searcher, searcher)
                 try:
                     _walk(study, 2, _answer)
                 finally:

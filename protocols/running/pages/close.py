@@ -1,5 +1,6 @@
 """Attention checks and the terminal pages: debrief (with the completion code) and end
-(the session ended early: declined, screened out, or the own profile was approved)."""
+(the session ended early: declined, screened out, the own profile was approved, the time
+limit passed, or the study was full)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from protocols.running.pages.base import Page, PageKind, PageModel, register
 from protocols.running.state import Participant
 
 END_TEXTS = {reason: english(f"end.{reason}")
-             for reason in ("declined", "screened_out", "approved", "withdrawn")}
+             for reason in ("declined", "screened_out", "approved", "withdrawn", "timed_out",
+                            "full")}
 
 NOTHING_CHANGEABLE = english("note.nothing_changeable")
 
@@ -145,7 +147,8 @@ class EndPayload(PageModel):
     ``code`` (null: none to show) and return ``url`` ({code} and {id} to fill in; null:
     none) (protocols.definition.recruitment)."""
 
-    reason: Literal["declined", "screened_out", "approved", "no_plans", "withdrawn"]
+    reason: Literal["declined", "screened_out", "approved", "no_plans", "withdrawn",
+                    "timed_out", "full"]
     text: str
     ending: str = "no_consent"
     code: str | None = None

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import StrictBool, StrictInt, model_serializer
 
 from engine.preferences import profiles_from_elicitation
+from protocols.definition.interface_text import english
 from protocols.running.context import Answering, SessionContext, SyntheticContext
 from protocols.running.pages.base import Page, PageKind, PageModel, keys_problems, register
 from protocols.running.state import Participant
@@ -61,7 +62,7 @@ class _Elicitation(PageKind):
         items = [Item(feature=sc.features[j].name, label=sc.features[j].label,
                       help=sc.features[j].help) for j in sc.actionable]
         levels = (spec.likert_levels or len(items)) if self.scheme == "likert" else None
-        return "What could you change?", ElicitationPayload(
+        return english("title.elicitation"), ElicitationPayload(
             scheme=self.scheme, items=items, levels=levels,  # type: ignore[arg-type]
             text=spec.shown_text(), default=spec.default)
 

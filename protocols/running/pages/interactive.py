@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import StrictBool
 
 from engine.recourse import RecourseBatch
+from protocols.definition.interface_text import english
 from protocols.running import display
 from protocols.running.context import Answering, SessionContext, SyntheticContext
 from protocols.running.pages.base import Page, PageKind, PageModel, register
@@ -89,9 +90,9 @@ class HareChoice(_Question):
 
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
         options = [HareOption(rows=r) for r in self.option_rows(ctx, p)]
-        return "Which plan do you prefer?", HareChoicePayload(
+        return english("title.hare_choice"), HareChoicePayload(
             **self.numbering(ctx, p, page_id), options=options,
-            text="Which of these two plans would you rather carry out?")
+            text=english("hare.choice_text"))
 
     def synthetic_answer(self, sim: SyntheticContext, p: Participant, page: Page) -> Any:
         left, right = self.option_costs(sim, p)
@@ -104,9 +105,9 @@ class HareAccept(_Question):
     answer_model = HareAcceptAnswer
 
     def build(self, ctx: SessionContext, p: Participant, page_id: str) -> tuple[str, Any]:
-        return "Is this plan good enough?", HareAcceptPayload(
+        return english("title.hare_accept"), HareAcceptPayload(
             **self.numbering(ctx, p, page_id), rows=self.option_rows(ctx, p)[0],
-            text="Would you accept this plan, or keep looking for a better one?")
+            text=english("hare.accept_text"))
 
     def synthetic_answer(self, sim: SyntheticContext, p: Participant, page: Page) -> Any:
         return {"accept": sim.population.accepts(p.seq, self.option_costs(sim, p)[0])}

@@ -1,6 +1,7 @@
 """The load test's database check: every participant's answers present exactly once.
 
-For each load participant (found by the hash of its resume token): it completed; the pages
+For each load participant (found by the hash of its resume token): it completed (or timed
+out, when it went away mid-study and came back past the time limit); the pages
 the database holds answers for are exactly the pages it answered; each page's answer is the
 one it gave (every field it set) and its ``answer`` event was recorded once; every plan page
 left exactly one rating with the two ratings given; the session ended once. Beyond that, the
@@ -49,6 +50,8 @@ def check(store: Store, study_id: str, participants: list[LoadParticipant]) -> d
         # the pause between two sessions leaves the participant active; any other end
         # they reach with eligible answers completes them
         want_status = "active" if p.end_kind == "pause" else "complete"
+        if p.lingered and p.end_kind == "end":  # away past the protocol's time limit
+            want_status = "timed_out"
         if p.end_kind is not None and row["status"] != want_status:
             problems.append(f"{pid}: status {row['status']} after reaching {p.end_kind}")
         extra = sorted(set(got["responses"]) - set(p.expected))

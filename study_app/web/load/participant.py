@@ -72,12 +72,20 @@ class LoadParticipant:
     # before the click (a form's widgets travel with its submit: _change_widgets) (False:
     # a page's answers travel with the click in one run, half the server's work per page).
     widget_reruns: bool = True
+    # Away mid-study: with probability ``linger_share`` the participant closes the
+    # connection before their 2nd, 3rd or 4th page and comes back by their resume link
+    # ``linger`` seconds later (past a protocol's time limit: the time-is-up page).
+    linger_share: float = 0.0
+    linger: float = 0.0
     steps: list[Step] = field(default_factory=list)
     expected: dict[str, dict[str, Any]] = field(default_factory=dict)
     token: str | None = None
     end_kind: str | None = None
+    ending: str | None = None  # the ending the end page's code is of (e.g. timed_out)
     reconnects: int = 0
     opened: float | None = None  # seconds to draw the first page
+    lingered: bool = False
+    _seen: int = 0  # pages drawn, for where to linger
 
     @property
     def external_id(self) -> str:
@@ -99,6 +107,9 @@ class LoadParticipant:
         while True:
             try:
                 await self._walk()
+                if self.end_kind is None:  # went away mid-study: back by the resume link
+                    await asyncio.sleep(self.linger)
+                    continue
                 return
             except (TimeoutError, StreamlitProtocolError, OSError):
                 if self.reconnects >= self.reconnects_allowed:
@@ -119,11 +130,24 @@ class LoadParticipant:
                     raise PageStuckError(f"no page drawn: {screen.errors or screen.text()[:300]}")
                 if kind in TERMINAL:
                     self.end_kind = kind
+                    self.ending = screen.attribute("ending")
+                    return
+                self._seen += 1
+                if self._goes_away():
+                    self.lingered = True
                     return
                 if self.think > 0:
                     await asyncio.sleep(self._rng(page_id + ":think").expovariate(1 / self.think))
                 screen = await self._answer(session, screen, page_id, kind)
                 self._remember_token(session)
+
+    def _goes_away(self) -> bool:
+        """Whether to leave now (before the 2nd to 4th page drawn; drawn once per
+        participant from its seed)."""
+        if self.lingered or self.linger_share <= 0:
+            return False
+        rng = self._rng("linger")
+        return rng.random() < self.linger_share and self._seen == 2 + rng.randrange(3)
 
     def _remember_token(self, session: StreamlitSession) -> None:
         for part in session.query_string.split("&"):

@@ -30,6 +30,7 @@ from typing import Any
 from protocols.definition.schema import Protocol
 from study_app.web.cluster import Cluster
 from study_app.web.load.participant import LoadParticipant
+from study_app.web.process_tree import PeakMemory
 
 
 def latency_stats(values_s: list[float]) -> dict[str, Any]:
@@ -57,6 +58,8 @@ class LoadSettings:
     timeout: float = 120.0
     widget_reruns: bool = True  # a script run per change outside a form, as a browser
     act: float = 0.0  # mean seconds per action on a page (LoadParticipant.act)
+    linger_share: float = 0.0  # share who go away mid-study (LoadParticipant.linger_share)
+    linger: float = 0.0  # seconds they stay away
 
 
 def is_postgres(db: str) -> bool:
@@ -68,7 +71,8 @@ async def drive(settings: LoadSettings, url: str, cluster: Cluster,
     gate = asyncio.Semaphore(settings.concurrency)
     people = [LoadParticipant(k, settings.protocol, url, seed=settings.seed,
                               think=settings.think, timeout=settings.timeout,
-                              widget_reruns=settings.widget_reruns, act=settings.act)
+                              widget_reruns=settings.widget_reruns, act=settings.act,
+                              linger_share=settings.linger_share, linger=settings.linger)
               for k in range(settings.participants)]
     failures: dict[int, str] = {}
     done = 0
@@ -128,7 +132,11 @@ def run_load(settings: LoadSettings, workdir: Path,
            f"{settings.concurrency} at a time")
     try:
         cpu_before = [w.cpu_seconds() for w in cluster.workers]
-        driven = asyncio.run(drive(settings, cluster.url, cluster, on_progress))
+        sampler = PeakMemory([w.pid for w in cluster.workers if w.pid is not None]).start()
+        try:
+            driven = asyncio.run(drive(settings, cluster.url, cluster, on_progress))
+        finally:
+            peak_memory = sampler.stop()
         load_during = os.getloadavg()
         cpu_used = sum(max(0.0, w.cpu_seconds() - b)
                        for w, b in zip(cluster.workers, cpu_before, strict=True))
@@ -143,6 +151,7 @@ def run_load(settings: LoadSettings, workdir: Path,
     for s in steps:
         by_kind.setdefault(s.kind, []).append(s.seconds)
     complete = sum(1 for p in people if p.end_kind == "debrief")
+    timed_out = sum(1 for p in people if p.ending == "timed_out")
     errors = [{"participant": k, "error": v} for k, v in sorted(driven["failures"].items())]
     return {
         "protocol": settings.protocol.id, "study_id": study_id,
@@ -157,7 +166,11 @@ def run_load(settings: LoadSettings, workdir: Path,
         # killed worker's share is lost): what a page costs, whatever else the machine runs;
         # 1000 / it = pages/s per core
         "server_cpu_ms_per_page": round(1000 * cpu_used / len(steps), 1) if steps else None,
-        "complete": complete, "errors": len(errors), "error_list": errors[:20],
+        # the largest memory the server processes and every process they started held at
+        # once while participants walked (study_app.web.process_tree: RSS and PSS)
+        "server_memory": peak_memory.as_dict(),
+        "complete": complete, "lingered": sum(p.lingered for p in people),
+        "timed_out": timed_out, "errors": len(errors), "error_list": errors[:20],
         "reconnects": sum(p.reconnects for p in people),
         "transitions": {**latency_stats([s.seconds for s in steps]),
                         "by_kind": {k: latency_stats(v) for k, v in sorted(by_kind.items())}},

@@ -35,7 +35,7 @@ STREAM_PATH = "/_stcore/stream"
 # Element types that carry a widget id (the ones our pages use, and a few more).
 WIDGET_TYPES = ("radio", "button", "selectbox", "number_input", "text_area", "text_input",
                 "checkbox", "slider", "multiselect")
-_DATA_ATTR = re.compile(r'data-(page|kind)="([^"]*)"')
+_DATA_ATTR = re.compile(r'data-(page|kind|ending)="([^"]*)"')
 
 
 def run_finished(fwd: ForwardMsg) -> bool:
@@ -89,7 +89,7 @@ class Screen:
 
     def attribute(self, name: str) -> str | None:
         """A ``data-<name>`` attribute of the app's HTML (the progress bar carries
-        ``data-page`` and ``data-kind``)."""
+        ``data-page`` and ``data-kind``; an ending's code ``data-ending``)."""
         for body in self.html:
             for attr, value in _DATA_ATTR.findall(body):
                 if attr == name:
