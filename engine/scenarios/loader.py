@@ -226,13 +226,7 @@ def feature_spec(f: FeatureFileSpec) -> FeatureSpec:
                        display_max=hi, kind=f.kind, range=f.range, in_plan=f.in_plan,
                        derived_from=(None if f.derived_from is None else
                                      (f.derived_from.feature, f.derived_from.factor)),
-                       max_change=_max_change(f))
-
-
-def _max_change(f: FeatureFileSpec) -> tuple[float | None, float | None] | None:
-    """A feature's stated ``change`` as (relative, absolute); None when it states none."""
-    c = f.change
-    return None if c is None else (None, None) if c.none else (c.relative, c.absolute)
+                       max_change=f.max_change)
 
 
 _IDENTITY = DisplaySpec()

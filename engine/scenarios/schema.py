@@ -202,6 +202,12 @@ class FeatureFileSpec(Strict):
     def title(self) -> str:
         return self.label or self.name.replace("_", " ").capitalize()
 
+    @property
+    def max_change(self) -> tuple[float | None, float | None] | None:
+        """The stated ``change`` as (relative, absolute); None when it states none."""
+        c = self.change
+        return None if c is None else (None, None) if c.none else (c.relative, c.absolute)
+
 
 class ScmSamplesSpec(Strict):
     """``n`` draws from the exact SCM at ``seed``, split train / validation / test."""
