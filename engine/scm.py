@@ -203,7 +203,7 @@ class StructuralCausalModel(ABC):
 
         Equals hard interventions do(x_j = x'_j) on the shifted features (what
         engine.recourse.shift_actions computes for any world model), differentiable in s.
-        ``noise``: ``abduct(x)`` computed already (searches that move the same people many
+        ``lower``/``upper``: (d,) or per person (n, d). ``noise``: ``abduct(x)`` computed already (searches that move the same people many
         times abduct them once; the result is the same).
         """
         t, dtype = as_batch(x, self.d)
@@ -232,7 +232,7 @@ class StructuralCausalModel(ABC):
                     x_j = self.equation(j, _Columns(columns, u.shape[0]),  # type: ignore[arg-type]
                                         u[:, j])
                 if j in shifted:
-                    x_j = torch.where(mask[:, j], torch.clamp(x_j + s[:, j], lower[j], upper[j]),
+                    x_j = torch.where(mask[:, j], torch.clamp(x_j + s[:, j], lower[..., j], upper[..., j]),
                                       x_j)
                 columns.append(x_j)
             return torch.stack(columns, dim=1)
@@ -241,7 +241,7 @@ class StructuralCausalModel(ABC):
         for j in range(self.d):
             x_j = self.equation(j, x_cf, u[:, j])
             if j in shifted:
-                x_j = torch.where(mask[:, j], torch.clamp(x_j + s[:, j], lower[j], upper[j]), x_j)
+                x_j = torch.where(mask[:, j], torch.clamp(x_j + s[:, j], lower[..., j], upper[..., j]), x_j)
             x_cf = torch.where(cols == j, x_j[:, None], x_cf)
         return x_cf
 

@@ -17,6 +17,15 @@ uniformly in a ball of radius eta (L2 over z on A_i) and halve eta while the bal
 holds a valid point; then grow spherical layers [a, a + eta) outward until one holds a valid
 point and keep the closest valid one (L2). Feature selection: repeatedly drop the smallest
 non-zero coordinate of z while the plan stays valid (sparser plans).
+
+**Under a study's plan rules** (``context.rules``; a context without rules runs both as
+published) both search only what the rules allow: a point's actions are realized inside the
+rules' interval (shift_actions.realize: the plausible-change bounds with the direction
+folded in) and a point is valid only when its actions also break no rule
+(plan_rules.action_obeys). Wachter keeps the cheapest iterate as the rules allow it
+(shift_actions.obeying); Growing Spheres samples the direction cone only (each sample
+projected onto it and stripped of the moves too small to show, shift_actions.obeying); the
+radius and the layers are the published ones.
 """
 
 from __future__ import annotations
@@ -27,7 +36,8 @@ from torch import Tensor
 from engine.preferences import ActionabilityProfiles
 from engine.recourse.base import RecourseContext, RecourseMethod, Timer
 from engine.recourse.batch import RecourseBatch
-from engine.recourse.shift_actions import allowed_mask, favourable_logit, realize
+from engine.recourse.plan_rules import action_obeys
+from engine.recourse.shift_actions import allowed_mask, favourable_logit, obeying, realize
 from engine.scm import ArrayLike
 
 
@@ -52,9 +62,14 @@ class ShiftMethod(RecourseMethod):
         )
 
     def valid(self, x: Tensor, z: Tensor, allowed: Tensor) -> Tensor:
+        """(n,) bool: h(x'(z)) favourable and, under plan rules, no action breaking one."""
         with torch.no_grad():
             r = realize(self.context, x, z, allowed)
-            return self.context.classifier.decision(r.x_cf.float()).bool()
+            ok = self.context.classifier.decision(r.x_cf.float()).bool()
+            if self.context.rules is None:
+                return ok
+            return ok & action_obeys(self.context.scenario, self.context.rules, x,
+                                     r.action_values, r.action_mask)
 
 
 class Wachter(ShiftMethod):
@@ -93,9 +108,16 @@ class Wachter(ShiftMethod):
             cost = (w * z.abs() * allowed).sum(dim=1)
             loss = (lam * torch.relu(self.margin - logit) + cost).sum()
             with torch.no_grad():
-                ok = ctx.classifier.decision(r.x_cf.float()).bool() & (cost < best_cost)
-                best = torch.where(ok[:, None], z.detach(), best)
-                best_cost = torch.where(ok, cost.detach(), best_cost)
+                seen, seen_cost = z.detach(), cost.detach()
+                if ctx.rules is None:
+                    ok = ctx.classifier.decision(r.x_cf.float()).bool()
+                else:  # the iterate as the rules allow it (module docstring)
+                    seen = obeying(ctx, x, seen, allowed)
+                    seen_cost = (w * seen.abs() * allowed).sum(dim=1)
+                    ok = self.valid(x, seen, allowed)
+                ok &= seen_cost < best_cost
+                best = torch.where(ok[:, None], seen, best)
+                best_cost = torch.where(ok, seen_cost, best_cost)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -139,9 +161,10 @@ class GrowingSpheres(ShiftMethod):
         lo, hi = inner[:, None] ** k, outer[:, None] ** k
         radius = (lo + t * (hi - lo)) ** (1.0 / k)  # uniform in volume
         z = u * radius[:, :, None]
-        flat = z.reshape(n * s, d)
-        valid = self.valid(x.repeat_interleave(s, dim=0), flat, allowed.repeat_interleave(s, 0))
-        return z, valid.reshape(n, s)
+        xs, allowed_s = x.repeat_interleave(s, dim=0), allowed.repeat_interleave(s, 0)
+        flat = obeying(self.context, xs, z.reshape(n * s, d), allowed_s)
+        valid = self.valid(xs, flat, allowed_s)
+        return flat.reshape(n, s, d), valid.reshape(n, s)
 
     def shifts(self, x: Tensor, profiles: ActionabilityProfiles) -> tuple[Tensor, Tensor]:
         allowed = allowed_mask(self.context, profiles.hard_mask)

@@ -48,8 +48,14 @@ from torch import Tensor
 from engine.decision import DecisionModel
 from engine.recourse.adam_step import AdamStep
 from engine.recourse.base import RecourseContext
-from engine.recourse.plan_rules import project_shifts, snap_shifts
-from engine.recourse.shift_actions import Counterfactuals, abduction, favourable_logit, realize
+from engine.recourse.plan_rules import project_shifts
+from engine.recourse.shift_actions import (
+    Counterfactuals,
+    abduction,
+    favourable_logit,
+    obeying,
+    realize,
+)
 
 Groups = Sequence[int] | None  # rows per independent machine (module docstring); None: one
 
@@ -232,8 +238,5 @@ def _snapped(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor,
              valid: Tensor, margin: float) -> tuple[Tensor, Tensor]:
     """Shifts projected onto the direction cone, without the moves too small to show, and
     their validity again."""
-    z = project_shifts(context.rules, z)
-    with torch.no_grad():
-        r = realize(context, x, z, allowed)
-    z = snap_shifts(context.scenario, context.rules, x, z, r.action_values, r.action_mask)
+    z = obeying(context, x, z, allowed)
     return z, valid & is_favourable(context, x, z, allowed, margin=margin)

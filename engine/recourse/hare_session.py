@@ -136,6 +136,12 @@ class HareSession:
     def queries_asked(self) -> int:
         return int(self.state.asked[0])
 
+    @property
+    def unasked_same(self) -> int:
+        """Comparisons not asked because both options read the same as shown
+        (engine.recourse.hare_state)."""
+        return int(self.state.unasked_same[0])
+
     def final(self) -> dict[str, Any]:
         """The final plan's record (when the base and HARE found nothing: no actions)."""
         if not self.done:

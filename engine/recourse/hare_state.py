@@ -42,6 +42,9 @@ paper's released code does: rounds of T new candidates (B at T = 1) beside the i
 B // T of them, and no accept question, so the comparisons alone spend the budget; the loop
 above runs over ``config.rounds`` with ``config.new_candidates`` new candidates a round.
 
+Under plan rules nobody chooses between two plans that read the same as shown
+(plan_rules.reads_same): the pair resolves itself (the winner stays) and ``unasked_same``
+counts such pairs per person (fewer than two distinct contenders: no comparison that round).
 Nobody is asked about a plan the decision model rejects: a pair with an unfavourable plan
 resolves itself (the favourable one wins; two unfavourable ones keep the winner), and an
 unfavourable winner is not offered for acceptance; when no contender of an iteration is
@@ -76,6 +79,7 @@ from engine.recourse.hare_search import (
     is_favourable,
     random_directions,
 )
+from engine.recourse.shift_actions import shown_counterfactuals
 
 Phase = Literal["compare", "accept", "done"]
 
@@ -117,6 +121,8 @@ class HareState:
         self.done = torch.tensor(data["done"], dtype=torch.bool)
         self.accepted = torch.tensor(data["accepted"], dtype=torch.bool)
         self.asked = torch.tensor(data["asked"], dtype=torch.long)
+        self.unasked_same = torch.tensor(data.get("unasked_same", [0] * n), dtype=torch.long)
+        self._shown: Tensor | None = None  # (n, k, d) the contenders as shown, made once
 
     # ---- construction and persistence -------------------------------------------------
     @classmethod
@@ -161,6 +167,7 @@ class HareState:
             "contenders": self.contenders.tolist(), "valid": self.valid.tolist(),
             "winner": self.winner.tolist(), "done": self.done.tolist(),
             "accepted": self.accepted.tolist(), "asked": self.asked.tolist(),
+            "unasked_same": self.unasked_same.tolist(),
         }
 
     @classmethod
@@ -194,8 +201,19 @@ class HareState:
         return Query("done", [self.incumbent], torch.zeros(self.n, dtype=torch.bool))
 
     def _compare_mask(self) -> Tensor:
-        both = self.valid[torch.arange(self.n), self.winner] & self.valid[:, self.pos]
-        return both & ~self.done
+        return self._both_valid() & ~self._same_reading()
+
+    def _both_valid(self) -> Tensor:
+        return self.valid[torch.arange(self.n), self.winner] & self.valid[:, self.pos] & ~self.done
+
+    def _same_reading(self) -> Tensor:
+        """(n,) bool: the pair reads the same as shown; never without rules (module docstring)."""
+        if self.context.rules is None:
+            return torch.zeros(self.n, dtype=torch.bool)
+        if self._shown is None:
+            self._shown = shown_counterfactuals(self.context, self.x, self.contenders, self.allowed)
+        rows = torch.arange(self.n)
+        return (self._shown[rows, self.winner] == self._shown[rows, self.pos]).all(dim=1)
 
     def _accept_mask(self) -> Tensor:
         return self.incumbent_valid & ~self.done
@@ -209,6 +227,7 @@ class HareState:
         choice = torch.as_tensor(choice, dtype=torch.long).reshape(-1)
         if choice.shape[0] != self.n or bool(((choice != 0) & (choice != 1) & ask).any()):
             raise ValueError(f"choice must hold {self.n} entries of 0 or 1")
+        self.unasked_same += (self._both_valid() & self._same_reading()).long()
         self._resolve(ask & (choice == 1))
         self.asked += ask.long()
         self._advance()
@@ -244,6 +263,7 @@ class HareState:
         """Next challenger; pairs nobody has to judge resolve themselves."""
         self.pos += 1
         while self.pos < self.contenders.shape[1] and not bool(self._compare_mask().any()):
+            self.unasked_same += (self._both_valid() & self._same_reading()).long()
             self._resolve(torch.zeros(self.n, dtype=torch.bool))
             self.pos += 1
         if self.pos >= self.contenders.shape[1]:
@@ -369,6 +389,7 @@ class HareState:
         """Take iteration t's searched candidates (and the incumbent as contender 0, ``first``)
         and start its tournament."""
         self.pending = False
+        self._shown = None
         self.contenders, self.valid = contenders, valid
         if first is not None:
             self.contenders = torch.cat([first[0][:, None], self.contenders], dim=1)

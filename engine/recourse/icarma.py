@@ -30,6 +30,11 @@ alternatives the flow predicts favourable, the one with the lowest individually 
 is kept; if none is, the one with the highest decision logit. Only h-allowed features are ever
 switched on, so the hard constraint still holds.
 
+Under a study's plan rules (``context.rules``) the network's actions and candidates are put
+inside them before they are judged (plan_rules.within_rules: each value clamped into its
+plausible-change bounds and direction, a change too small to show left out); a context
+without rules (the paper's tables) gets the network's actions as they are.
+
 CARMA (population level) uses the same machinery with a model trained for everybody being able
 to act on every globally actionable feature at constant cost; it never sees the profile. At
 deployment its mask is intersected with the person's hard mask (so it never violates a hard
@@ -53,10 +58,14 @@ from engine.recourse.batch import RecourseBatch
 from engine.recourse.icarma_config import TRAININGS
 from engine.recourse.icarma_networks import AmortizedRecourse, profile_code
 from engine.recourse.paper_names import paper_model_name
+from engine.recourse.plan_rules import within_rules
 from engine.scm import ArrayLike
 from engine.trained import trained
 
 REPAIR_SCALES: tuple[float, ...] = (1.5, 2.0, 3.0)
+# Under plan rules the candidates also take the network's moves shortened, so that a move the
+# bounds clip still leaves distinct plans inside them.
+RULE_SCALES: tuple[float, ...] = (0.5, 0.75)
 
 
 class ICarma(RecourseMethod):
@@ -159,7 +168,7 @@ class ICarma(RecourseMethod):
                 m, values = self._repair(model, x, hard, code, m, values, profiles)
         mask = model.full_mask(m).bool()
         values = torch.where(mask, values.to(torch.float64), x.to(torch.float64))
-        return mask, values
+        return within_rules(self.context.scenario, self.context.rules, x, mask, values)
 
     def _repair(
         self,
@@ -223,7 +232,10 @@ class ICarma(RecourseMethod):
         values with S as the mask, and the same moves scaled by 1.5, 2 and 3 (kept inside the
         training range): up to (2^|F_i| - 1) * 4 plans, evaluated on the context's world
         model. Invalid and duplicate plans are dropped; rows are sorted by person, then
-        weighted cost. A person without a valid plan gets no row.
+        weighted cost. A person without a valid plan gets no row. Under a study's plan rules
+        every plan is first put inside them (plan_rules.within_rules: values clamped into the
+        bounds and directions, changes too small to show left out), as in ``actions``, and
+        the moves are also scaled by 0.5 and 0.75 (``RULE_SCALES``).
         """
         x = self.context.check_inputs(factuals, profiles)
         with Timer() as t:
@@ -243,13 +255,16 @@ class ICarma(RecourseMethod):
                 code = self.network_code(profiles, model)[person]
                 values = self._values(model, x32, m, code)
             lo, hi = self.context.scenario.bounds.to(torch.float32)
-            scaled = [values] + [(x32 + s * (values - x32)).clamp(lo, hi) for s in REPAIR_SCALES]
+            scales = REPAIR_SCALES if self.context.rules is None else RULE_SCALES + REPAIR_SCALES
+            scaled = [values] + [(x32 + s * (values - x32)).clamp(lo, hi) for s in scales]
             values = torch.cat(scaled)
             m = m.repeat(len(scaled), 1)
             person = person.repeat(len(scaled))
             mask = model.full_mask(m).bool()
             x_rows = x[person]
             values = torch.where(mask, values.to(torch.float64), x_rows)
+            mask, values = within_rules(self.context.scenario, self.context.rules, x_rows, mask,
+                                        values)
         batch = self.context.evaluate(
             self.name, x_rows, mask, values, profiles[person], runtime=t.seconds, person=person
         )

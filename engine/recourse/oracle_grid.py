@@ -53,14 +53,13 @@ log-density. The tests check the Oracle against it.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
 from engine import metrics
-from engine.recourse.plan_rules import PlanRules, grid_allowed
+from engine.recourse.plan_rules import GridLimit, PlanRules, grid_allowed
 from engine.scenarios.base import Scenario
 from engine.scm import StructuralCausalModel
 
@@ -83,7 +82,7 @@ class ActionGrid:
     """Per-feature grid values (module docstring): ``layout`` factual, carma or shared.
 
     ``features``: the globally actionable features; ``lo``/``hi``: their training range;
-    ``limit`` (x, values) -> bool: the values a study's plan rules allow (None: all).
+    ``limit``: a study's plan rules, which lay the bins (GridLimit.spread; None: the layout).
     """
 
     features: tuple[int, ...]
@@ -91,7 +90,7 @@ class ActionGrid:
     lo: Tensor  # (K,) float64
     hi: Tensor  # (K,) float64
     layout: str = "factual"
-    limit: Callable[[Tensor, Tensor], Tensor] | None = None
+    limit: GridLimit | None = None
 
     @classmethod
     def from_scenario(
@@ -114,12 +113,12 @@ class ActionGrid:
         """(values (p, K, B), available (p, K, B) bool) of people x (p, d)."""
         p, k, b = x.shape[0], len(self.features), self.bins
         t = torch.linspace(0.0, 1.0, b, dtype=torch.float64)
-        if self.layout == "shared":
-            vals = self.lo[:, None] + (self.hi - self.lo)[:, None] * t
-            vals = vals.expand(p, k, b).clone()
-            return vals, self._limited(x, vals, torch.ones(p, k, b, dtype=torch.bool))
         xf = x[:, list(self.features)].to(torch.float64)  # (p, K)
-        if self.layout == "factual":  # x + k bins, k = -(B-1)/2 .. (B-1)/2 (k = 0 exactly x)
+        if self.layout == "shared":
+            vals = (self.lo[:, None] + (self.hi - self.lo)[:, None] * t).expand(p, k, b).clone()
+            if self.limit is None:
+                return vals, torch.ones(p, k, b, dtype=torch.bool)
+        elif self.layout == "factual":  # x + k bins, k = -(B-1)/2 .. (B-1)/2 (k = 0 exactly x)
             k_bins = torch.arange(b, dtype=torch.float64) - (b - 1) / 2
             step = (self.hi - self.lo) / max(b - 1, 1)
             vals = xf[..., None] + step[:, None] * k_bins
@@ -127,6 +126,7 @@ class ActionGrid:
             start, stop = xf - 2.0 * (xf - self.lo), xf + 2.0 * (self.hi - xf)
             vals = start[..., None] + (stop - start)[..., None] * t
         vals = torch.minimum(torch.maximum(vals, self.lo[:, None]), self.hi[:, None])
+        vals = vals if self.limit is None else self.limit.spread(x, t)  # the rules' bins
         # the grid is increasing: a value equal to its predecessor is a clipped duplicate;
         # the centre bin is the factual value itself, which changes nothing
         available = torch.ones_like(vals, dtype=torch.bool)

@@ -10,24 +10,33 @@ the feature's allowed direction, an action on feature j (m_j = 1) must satisfy
 - **no no-op**: D(a_j) != D(x_j) (a row marked "change" that shows the same value);
 - **no change below precision**: |d(a_j) - d(x_j)| >= r_j with d the unrounded display map
   (a change of $0.40 that rounding happens to show as $1);
+- **bounds**: d(a_j) within the plausible-change bounds B_j(x) (engine.recourse.plan_bounds:
+  at most a step t_j(x) from the current value, inside the range people in the population
+  have; a loan of $17,514 is not raised to $60,429);
 
 and, when the protocol forbids them (``consequences: forbid``),
 
 - **consequence**: no item the person marked unchangeable changes as a causal consequence of
   the actions (x'_j != x_j with m_j = 0 and j outside the person's actionable set).
 
-``PlanRules`` holds s (the scenario's directions, with a study's own on top) and the
-consequence mode; a ``RecourseContext`` carrying rules makes every method obey them: the
-Oracle's grid offers only values that satisfy them (``grid_allowed``), HARE projects its
-candidate shifts onto the direction cone and drops the invisible ones (``project_shifts``,
-``snap_shifts``), the pool methods take their directions from here (``directions_of``), and
-the planner shows only plans with no broken rule (``broken``). A context without rules (the
-paper reproductions and benchmarks) leaves the methods as published.
+``PlanRules`` holds s (the scenario's directions, with a study's own on top), the bounds
+(the scenario's, with a study's own on top) and the consequence mode; a ``RecourseContext``
+carrying rules makes every method obey them where it searches: the Oracle's grid offers only
+values that satisfy them, clipped into the bounds (``grid_allowed``, ``GridLimit``), the shift
+methods (Wachter, Growing Spheres, HARE's candidates) realize their shifts clamped into
+``search_box`` (engine.recourse.shift_actions.realize) and judge a point valid only when its
+actions break no rule (``action_obeys``), HARE projects its candidate shifts onto the
+direction cone and drops the invisible ones (``project_shifts``, ``snap_shifts``), the
+target methods (FACE, CCHVAE, CLUE, CRUDS) clamp their targets into ``search_box``
+(engine.recourse.targets.realize_targets), the pool methods take their directions and boxes
+from here (``directions_of``, ``search_box``), and the planner shows only plans with no
+broken rule (``broken``). A context without rules (the paper reproductions and benchmarks)
+leaves the methods as published.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -35,9 +44,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from engine.recourse import plan_bounds
+from engine.recourse.plan_bounds import Bound
 from engine.scenarios.base import Scenario
 
-RULES: tuple[str, ...] = ("direction", "no_op", "below_precision", "consequence")
+RULES: tuple[str, ...] = ("direction", "no_op", "below_precision", "bounds", "consequence")
 DIRECTION_CODES: dict[str, int] = {"increase": 1, "decrease": -1, "any": 0}
 Consequences = Literal["explain", "forbid"]
 _TOL = 1e-9
@@ -45,33 +56,42 @@ _TOL = 1e-9
 
 @dataclass(frozen=True)
 class PlanRules:
-    """Allowed directions per feature (+1 up only, -1 down only, 0 either) and what happens
-    to a consequence on an item the person cannot change (``explain``: the page says what it
-    follows from; ``forbid``: the plan is not shown).
+    """Allowed directions per feature (+1 up only, -1 down only, 0 either), the
+    plausible-change bounds per feature (engine.recourse.plan_bounds; empty: none) and what
+    happens to a consequence on an item the person cannot change (``explain``: the page says
+    what it follows from; ``forbid``: the plan is not shown).
 
     >>> from engine import get_scenario
     >>> from engine.recourse import PlanRules
     >>> rules = PlanRules.of(get_scenario("loan"), {"income": "increase"})
     >>> rules.directions, rules.consequences
     ((0, 0, 1, 0, 0, 1, 0), 'explain')
+    >>> rules.bounds[5].relative  # income: half of itself per plan (the default)
+    0.5
     """
 
     directions: tuple[int, ...]
     consequences: Consequences = "explain"
+    bounds: tuple[Bound, ...] = ()
 
     @classmethod
     def of(cls, scenario: Scenario, directions: Mapping[str, str] | None = None,
-           consequences: Consequences = "explain") -> PlanRules:
+           consequences: Consequences = "explain",
+           bounds: Mapping[str, Bound] | None = None) -> PlanRules:
         """The scenario's directions with ``directions`` (feature -> increase | decrease |
-        any) on top."""
+        any) on top, and its bounds (plan_bounds.default_bound) with ``bounds`` (feature ->
+        Bound) in place of theirs."""
         own = dict(directions or {})
-        unknown = sorted(set(own) - set(scenario.feature_names))
+        own_bounds = dict(bounds or {})
+        unknown = sorted((set(own) | set(own_bounds)) - set(scenario.feature_names))
         if unknown:
             raise ValueError(f"plan rules name unknown feature(s) {', '.join(unknown)} "
                              f"(features: {', '.join(scenario.feature_names)})")
         dirs = tuple(DIRECTION_CODES[own[f.name]] if f.name in own else f.direction
                      for f in scenario.features)
-        return cls(dirs, consequences)
+        limits = tuple(own_bounds.get(f.name) or plan_bounds.default_bound(scenario, j)
+                       for j, f in enumerate(scenario.features))
+        return cls(dirs, consequences, limits)
 
     def tensor(self) -> Tensor:
         return torch.tensor(self.directions, dtype=torch.long)
@@ -107,10 +127,23 @@ def displayed(scenario: Scenario, x: Tensor) -> Tensor:
     return torch.round(display_raw(scenario, x) / res) * res
 
 
+def shown_profile(scenario: Scenario, x: Tensor) -> Tensor:
+    """(n, d) profiles as a plan page shows them: each in-plan item's shown value
+    (``displayed``), 0 for the items a plan never shows (``in_plan`` False)."""
+    in_plan = torch.tensor([f.in_plan for f in scenario.features])
+    return torch.where(in_plan, displayed(scenario, x), torch.zeros((), dtype=torch.float64))
+
+
+def reads_same(scenario: Scenario, a: Tensor, b: Tensor) -> Tensor:
+    """(n,) bool: counterfactual profiles a, b (n, d) model units that read the same as
+    shown (every in-plan item's shown value equal): two such plans are no choice."""
+    return (shown_profile(scenario, a) == shown_profile(scenario, b)).all(dim=1)
+
+
 def action_breaks(scenario: Scenario, rules: PlanRules | None, x: Tensor, values: Tensor,
                   mask: Tensor) -> dict[str, Tensor]:
-    """(n, d) bool per action rule (direction, no_op, below_precision): the actions that
-    break it (module docstring)."""
+    """(n, d) bool per action rule (direction, no_op, below_precision, bounds): the actions
+    that break it (module docstring); no bounds without rules."""
     mask = mask.bool()
     move = values.to(torch.float64) - x.to(torch.float64)
     dirs = directions_of(scenario, rules)
@@ -120,7 +153,25 @@ def action_breaks(scenario: Scenario, rules: PlanRules | None, x: Tensor, values
         "direction": mask & against_direction(dirs, move),
         "no_op": mask & (shown_a == shown_x),
         "below_precision": mask & (step < resolutions(scenario) - _TOL),
+        "bounds": plan_bounds.outside(scenario, () if rules is None else rules.bounds,
+                                      x, values, mask),
     }
+
+
+def action_obeys(scenario: Scenario, rules: PlanRules | None, x: Tensor, values: Tensor,
+                 mask: Tensor) -> Tensor:
+    """(n,) bool: the actions of each plan break no action rule (all True without rules:
+    a search judges its points as published)."""
+    if rules is None:
+        return torch.ones(x.shape[0], dtype=torch.bool)
+    bad = action_breaks(scenario, rules, x, values, mask)
+    return ~torch.stack(list(bad.values()), dim=0).any(dim=(0, 2))
+
+
+def search_box(scenario: Scenario, rules: PlanRules, x: Tensor) -> tuple[Tensor, Tensor]:
+    """(lo, hi) (n, d) model units an action of each person may take under the rules: the
+    bounds with the direction folded in (plan_bounds.search_box)."""
+    return plan_bounds.search_box(scenario, rules.bounds, rules.tensor(), x)
 
 
 def consequences_on_fixed(scenario: Scenario, x: Tensor, x_cf: Tensor, mask: Tensor,
@@ -173,25 +224,76 @@ def count_broken(scenario: Scenario, rules: PlanRules | None,
     return {k: int(v.sum()) for k, v in bad.items()}
 
 
-def grid_allowed(scenario: Scenario, rules: PlanRules,
-                 features: tuple[int, ...]) -> Callable[[Tensor, Tensor], Tensor]:
-    """For a search grid over ``features``: (x (p, d), values (p, K, B)) -> (p, K, B) bool,
-    the do-values an action may take under the rules (direction, visible change)."""
-    dirs = rules.tensor()[list(features)]
-    res = resolutions(scenario)[list(features)]
-    maps = [scenario.features[j].display for j in features]
+def within_rules(scenario: Scenario, rules: PlanRules | None, x: Tensor, mask: Tensor,
+                 values: Tensor) -> tuple[Tensor, Tensor]:
+    """A proposed action (mask, values) (n, d) as the rules allow it: each value clamped into
+    its interval (``search_box``), and an action that then shows no change, or one below the
+    display precision, left out of the mask; (mask, values) unchanged without rules."""
+    if rules is None:
+        return mask, values
+    x64 = x.to(torch.float64)
+    lo, hi = search_box(scenario, rules, x64)
+    values = torch.where(mask.bool(), values.to(torch.float64).clamp(lo, hi), x64)
+    bad = action_breaks(scenario, rules, x64, values, mask)
+    mask = mask.bool() & ~(bad["no_op"] | bad["below_precision"])
+    return mask, torch.where(mask, values, x64)
 
-    def allowed(x: Tensor, values: Tensor) -> Tensor:
-        xf = x[:, list(features)].to(torch.float64)[..., None]  # (p, K, 1)
-        ok = ~against_direction(dirs[None, :, None], values - xf)
-        for k, m in enumerate(maps):
+
+def inside_bounds(scenario: Scenario, rules: PlanRules | None, x: Tensor,
+                  values: Tensor) -> Tensor:
+    """Bool, shape of ``values`` (n, ..., d): candidate action values of person i (a pool's
+    donors) inside the rules' bounds B_j(x_i); all True without rules."""
+    if rules is None or not rules.bounds:
+        return torch.ones_like(values, dtype=torch.bool)
+    lo, hi = plan_bounds.box(scenario, rules.bounds, x)
+    shape = (x.shape[0],) + (1,) * (values.dim() - 2) + (x.shape[1],)
+    lo, hi = lo.reshape(shape), hi.reshape(shape)
+    v = values.to(torch.float64)
+    tol = _TOL * (1.0 + v.abs())
+    return (v >= lo - tol) & (v <= hi + tol)
+
+
+class GridLimit:
+    """For a search grid over ``features``: called with (x (p, d), values (p, K, B)), the
+    (p, K, B) bool do-values an action may take under the rules (direction, visible change,
+    bounds); ``spread`` lays the grid's values over each person's interval (``search_box``),
+    so every bin is a value the rules allow and the bounds' edges are among them."""
+
+    def __init__(self, scenario: Scenario, rules: PlanRules, features: tuple[int, ...]):
+        self.scenario, self.rules, self.cols = scenario, rules, list(features)
+        self.dirs = rules.tensor()[self.cols]
+        self.res = resolutions(scenario)[self.cols]
+        self.maps = [scenario.features[j].display for j in features]
+
+    def __call__(self, x: Tensor, values: Tensor) -> Tensor:
+        xf = x[:, self.cols].to(torch.float64)[..., None]  # (p, K, 1)
+        ok = ~against_direction(self.dirs[None, :, None], values - xf)
+        for k, m in enumerate(self.maps):
             dv = torch.as_tensor(np.asarray(m.to_display(values[:, k].numpy()), dtype=float))
             dx = torch.as_tensor(np.asarray(m.to_display(xf[:, k].numpy()), dtype=float))
-            same = torch.round(dv / res[k]) == torch.round(dx / res[k])
-            ok[:, k] &= ~same & ((dv - dx).abs() >= res[k] - _TOL)
+            same = torch.round(dv / self.res[k]) == torch.round(dx / self.res[k])
+            ok[:, k] &= ~same & ((dv - dx).abs() >= self.res[k] - _TOL)
+        if self.rules.bounds:
+            lo, hi = plan_bounds.box(self.scenario, self.rules.bounds, x)
+            lo, hi = lo[:, self.cols, None], hi[:, self.cols, None]
+            tol = _TOL * (1.0 + values.abs())
+            ok &= (values >= lo - tol) & (values <= hi + tol)
         return ok
 
-    return allowed
+    def spread(self, x: Tensor, t: Tensor) -> Tensor:
+        """(p, K, B) the grid's values under the rules: B values evenly over each person's
+        interval (``search_box``: its edges included; t (B,) in [0, 1]), level codes
+        rounded."""
+        lo, hi = search_box(self.scenario, self.rules, x)
+        lo, hi = lo[:, self.cols, None], hi[:, self.cols, None]
+        values = lo + (hi - lo) * t
+        level = torch.tensor([m.kind == "categorical" for m in self.maps])[None, :, None]
+        return torch.where(level, values.round(), values)
+
+
+def grid_allowed(scenario: Scenario, rules: PlanRules, features: tuple[int, ...]) -> GridLimit:
+    """The rules' limit of a search grid over ``features`` (``GridLimit``)."""
+    return GridLimit(scenario, rules, features)
 
 
 def project_shifts(rules: PlanRules | None, z: Tensor) -> Tensor:

@@ -16,7 +16,8 @@ For a person x with individually actionable set F_i:
    immutable feature: the person keeps their own age; the donor is "an approved applicant
    like you".
 2. Allowed items. Feature j may take the donor's value when j is in F_i, z_j != x_j and the
-   move respects the feature's allowed direction (FeatureSpec.direction: +1 only up, -1 only
+   move respects the feature's allowed direction and, under plan rules, its plausible-change
+   bounds (engine.recourse.plan_bounds; FeatureSpec.direction: +1 only up, -1 only
    down, 0 either).
 3. Plans. With ``partial`` (default) every non-empty subset S of the allowed items gives the
    action do(x_S = z_S); without it only S = all allowed items (the reference study's literal
@@ -43,7 +44,7 @@ from torch import Tensor
 from engine.preferences import ActionabilityProfiles
 from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod, Timer
 from engine.recourse.batch import RecourseBatch
-from engine.recourse.plan_rules import against_direction, directions_of
+from engine.recourse.plan_rules import against_direction, directions_of, inside_bounds
 from engine.scm import ArrayLike
 
 
@@ -130,6 +131,7 @@ class PoolSamples(RecourseMethod):
             profiles.hard_mask[:, None, act]
             & (move != 0)
             & ~against_direction(direction, move)
+            & inside_bounds(self.context.scenario, self.context.rules, x, z)[:, :, act]
             & has[:, :, None]
         )  # (n, k, g)
         if self.partial:

@@ -30,7 +30,12 @@ from torch import Tensor
 from engine.preferences import ActionabilityProfiles
 from engine.recourse.base import Capabilities, RecourseContext, RecourseMethod, Timer
 from engine.recourse.batch import RecourseBatch
-from engine.recourse.plan_rules import against_direction, directions_of
+from engine.recourse.plan_rules import (
+    action_obeys,
+    against_direction,
+    directions_of,
+    inside_bounds,
+)
 from engine.recourse.pool import _cheapest
 from engine.scenarios.base import Role
 from engine.scm import ArrayLike
@@ -61,6 +66,8 @@ class PoolProfiles(RecourseMethod):
         move = x_cf - xe
         ok = ~against_direction(self._direction, move).any(dim=2)
         acted = (move != 0) & self._actionable
+        sc = self.context.scenario
+        ok &= ~(acted & ~inside_bounds(sc, self.context.rules, x, x_cf)).any(dim=2)
         ok &= ~(acted & ~hard_mask[:, None, :]).any(dim=2)
         ok &= acted.any(dim=2)
         person, donor = ok.nonzero(as_tuple=True)
@@ -69,6 +76,9 @@ class PoolProfiles(RecourseMethod):
         cf = x_cf[person, donor]
         with torch.no_grad():
             valid = self.context.classifier.decision(cf.float()).bool()
+        # under plan rules, no donor whose adoption asks for a change too small to show
+        valid &= action_obeys(sc, self.context.rules, x[person], cf,
+                              acted[person, donor])
         return person[valid], donor[valid], cf[valid]
 
     def candidates(self, factuals: ArrayLike, profiles: ActionabilityProfiles) -> RecourseBatch:

@@ -7,6 +7,11 @@ ancestors, and leaves every other feature to the world model:
     v_j = x'_j(upstream) + z_j * M_j,   clamped into the training bounds,
     x'  = CF(x, do(x_S = v_S)),          S = { j in A : |z_j| > tol }.
 
+Under a study's plan rules (``context.rules``) an action's value is clamped into the rules'
+interval instead (engine.recourse.plan_rules.search_box: the plausible-change bounds with the
+allowed direction folded in), so every point a search looks at asks only for changes the
+rules allow; the features a plan does not act on keep the training bounds.
+
 ``realize`` computes this in index order (a topological order: the world models compute
 features in index order), one world-model call per actionable feature, so that
 
@@ -28,6 +33,7 @@ from torch import Tensor
 
 from engine.decision import favourable_logit as decision_logit
 from engine.recourse.base import RecourseContext
+from engine.recourse.plan_rules import project_shifts, search_box, shown_profile, snap_shifts
 
 # Shifts smaller than this (in units of the feature's range) are "not acted on".
 SHIFT_TOL = 1e-6
@@ -69,13 +75,13 @@ def realize(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor,
     ``abduction(context, x)``, or None to abduct here.
     """
     ranges = context.ranges.to(x.dtype)
-    lo, hi = context.scenario.bounds.to(x.dtype)
     z = torch.where(allowed, z.to(x.dtype), torch.zeros_like(x))
     # Intervening on an allowed feature with z_j = 0 sets it to the value it takes anyway, so
     # the computation intervenes on every allowed feature (keeping d x'/d z_j non-zero at
     # z = 0) and only the features actually shifted are reported as acted on.
     world = context.world
     acted = allowed & (z.detach().abs() > SHIFT_TOL)
+    lo, hi = action_limits(context, x, acted)
     one_pass = getattr(world, "shift_counterfactual", None)
     if one_pass is not None:  # the exact SCM computes the same thing in one pass
         x_cf = one_pass(x, allowed, z * ranges, lo, hi, **({} if noise is None else
@@ -90,11 +96,25 @@ def realize(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor,
             continue
         if bool(mask.any()):
             x_cf = world.counterfactual(x, mask, values)
-        v_j = torch.clamp(x_cf[:, j] + z[:, j] * ranges[j], lo[j], hi[j])
+        v_j = torch.clamp(x_cf[:, j] + z[:, j] * ranges[j], lo[..., j], hi[..., j])
         values = torch.where(on, v_j.unsqueeze(1), values)
         mask = mask | on
     x_cf = world.counterfactual(x, mask, values) if bool(mask.any()) else x.clone()
     return Realized(acted, torch.where(acted, values, x), x_cf)
+
+
+def action_limits(context: RecourseContext, x: Tensor, acted: Tensor) -> tuple[Tensor, Tensor]:
+    """(lo, hi) the shifted values are clamped into: the training bounds (d,), or under plan
+    rules (n, d) with each acted feature's interval of ``plan_rules.search_box`` inside."""
+    lo, hi = context.scenario.bounds.to(x.dtype)
+    rules = context.rules
+    if rules is None:
+        return lo, hi
+    box_lo, box_hi = search_box(context.scenario, rules, x)
+    box_lo, box_hi = box_lo.to(x.dtype), box_hi.to(x.dtype)
+    on = acted.to(x.device)
+    return (torch.where(on, torch.maximum(box_lo, lo), lo),
+            torch.where(on, torch.minimum(box_hi, hi), hi))
 
 
 class Counterfactuals:
@@ -117,14 +137,21 @@ class Counterfactuals:
             self.mask = world._as_mask(allowed, x.shape[0])
             self.shifted = [j for j in range(x.shape[1]) if bool(self.mask[:, j].any())]
             self.fixed = world.fixed_equations(noise, self.shifted)
+            # under plan rules: each person's interval where acted (action_limits), made once
+            self.box = None if context.rules is None else action_limits(
+                context, x, torch.ones_like(allowed))
 
     def __call__(self, z: Tensor) -> Tensor:
         """x' of shifts z (n, d) (differentiable in z)."""
         if not self.fast:
             return realize(self.context, self.x, z, self.allowed, self.noise).x_cf
         z = torch.where(self.allowed, z.to(self.x.dtype), self.zeros)
-        return self.context.world.shift_pass(self.noise, self.mask, z * self.ranges, self.lo,
-                                             self.hi, self.shifted, self.fixed)
+        lo, hi = self.lo, self.hi
+        if self.box is not None:
+            acted = self.allowed & (z.detach().abs() > SHIFT_TOL)
+            lo, hi = torch.where(acted, self.box[0], lo), torch.where(acted, self.box[1], hi)
+        return self.context.world.shift_pass(self.noise, self.mask, z * self.ranges, lo,
+                                             hi, self.shifted, self.fixed)
 
 
 def shift_of(
@@ -146,6 +173,30 @@ def shift_of(
             z[:, j] = torch.where(on, (values[:, j] - upstream[:, j]) / ranges[j], z[:, j])
             mask = mask | (on.unsqueeze(1) & _column(j, x))
     return z
+
+
+def obeying(context: RecourseContext, x: Tensor, z: Tensor, allowed: Tensor) -> Tensor:
+    """Shifts z (n, d) a search may look at under the context's plan rules: projected onto
+    the direction cone (plan_rules.project_shifts), realized inside the bounds (``realize``)
+    and without the moves too small to show (plan_rules.snap_shifts); z itself without
+    rules."""
+    if context.rules is None:
+        return z
+    z = project_shifts(context.rules, z)
+    with torch.no_grad():
+        r = realize(context, x, z, allowed)
+    return snap_shifts(context.scenario, context.rules, x, z, r.action_values, r.action_mask)
+
+
+def shown_counterfactuals(context: RecourseContext, x: Tensor, z: Tensor,
+                          allowed: Tensor) -> Tensor:
+    """(n, k, d) counterfactuals of k shifts per person (z (n, k, d)) as a plan page shows
+    them (plan_rules.shown_profile)."""
+    n, k, d = z.shape
+    with torch.no_grad():
+        x_cf = realize(context, x.repeat_interleave(k, dim=0), z.reshape(n * k, d),
+                       allowed.repeat_interleave(k, dim=0)).x_cf
+    return shown_profile(context.scenario, x_cf).reshape(n, k, d)
 
 
 def favourable_logit(context: RecourseContext, x_cf: Tensor) -> Tensor:

@@ -8,7 +8,10 @@ than an action. A target becomes a plan by keeping only what the person may chan
     plan = do(x_S = t'_S),  S = { j in A_i : |t_j - x_j| > tol * M_j },
     x'   = CF(x, plan)      through the context's world model,
 
-so an immutable (or individually non-actionable) feature is never acted on, and the plan is
+so an immutable (or individually non-actionable) feature is never acted on (under a study's
+plan rules t'_j is first clamped into the rules' interval, plan_rules.search_box: the
+plausible-change bounds with the direction folded in, and a change too small to show is not
+made), so every candidate a search judges asks only what the rules allow, and the plan is
 an ordinary hard intervention measured by ``RecourseContext.evaluate`` like every other
 method's. A target is *valid* when h(x') is favourable; the bases judge their candidates on
 x' (consequences included), so ``found`` means a valid plan was found.
@@ -27,6 +30,7 @@ from engine.artifact_store import torch_threads
 from engine.preferences import ActionabilityProfiles
 from engine.recourse.base import RecourseContext, RecourseMethod, Timer
 from engine.recourse.batch import RecourseBatch
+from engine.recourse.plan_rules import within_rules
 from engine.recourse.shift_actions import Realized, allowed_mask
 from engine.scm import ArrayLike
 
@@ -68,6 +72,7 @@ def realize_targets(context: RecourseContext, x: Tensor, t: Tensor, allowed: Ten
     t = torch.where(allowed, t.to(torch.float64), x)
     tol = TARGET_TOL * context.ranges.to(torch.float64)
     mask = allowed & ((t - x).abs() > tol)
+    mask, t = within_rules(context.scenario, context.rules, x, mask, t)  # module docstring
     with torch.no_grad():
         x_cf = (context.world.counterfactual(x, mask, t).to(torch.float64)
                 if bool(mask.any()) else x.clone())

@@ -134,6 +134,8 @@ class FeatureSpec:
     ``derived_from``: (feature, factor): not entered by a participant but set to factor x
     that feature's model-unit value when a profile is entered (the reference study's loan,
     one third of the entered income).
+    ``max_change``: (relative, absolute) display-unit limit on how far one plan may move it
+    (engine.recourse.plan_bounds); None: that module's default; (None, None): no limit.
 
     >>> from engine import get_scenario
     >>> income = get_scenario("loan").features[5]
@@ -156,6 +158,7 @@ class FeatureSpec:
     range: tuple[float, float] | None = None
     in_plan: bool = True
     derived_from: tuple[str, float] | None = None
+    max_change: tuple[float | None, float | None] | None = None
 
     @property
     def levels(self) -> tuple[str, ...]:

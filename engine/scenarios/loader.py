@@ -225,7 +225,8 @@ def feature_spec(f: FeatureFileSpec) -> FeatureSpec:
                        discrete=f.kind in ("binary", "categorical"), display_min=lo,
                        display_max=hi, kind=f.kind, range=f.range, in_plan=f.in_plan,
                        derived_from=(None if f.derived_from is None else
-                                     (f.derived_from.feature, f.derived_from.factor)))
+                                     (f.derived_from.feature, f.derived_from.factor)),
+                       max_change=f.max_change)
 
 
 _IDENTITY = DisplaySpec()

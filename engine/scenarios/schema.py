@@ -116,6 +116,24 @@ class DerivedSpec(Strict):
     factor: float
 
 
+class ChangeSpec(Strict):
+    """How far one plan may move a feature, in display units (engine.recourse.plan_bounds):
+    at most ``relative`` x |current value| or ``absolute`` (levels for an ordinal feature),
+    whichever is larger; one of them may be left out, ``none: true`` lifts the limit."""
+
+    relative: float | None = Field(None, gt=0)
+    absolute: float | None = Field(None, gt=0)
+    none: bool = False
+
+    @model_validator(mode="after")
+    def _one_limit(self) -> ChangeSpec:
+        if self.none and (self.relative is not None or self.absolute is not None):
+            report([((), "'none: true' lifts the limit: leave out relative and absolute")])
+        if not self.none and self.relative is None and self.absolute is None:
+            report([((), "state relative, absolute (or both), or none: true")])
+        return self
+
+
 class FeatureFileSpec(Strict):
     """One feature (module docstring). Level features are coded 0..k-1 in model units, in
     the order of ``levels`` (an ordinal feature's order is its ranking)."""
@@ -131,6 +149,7 @@ class FeatureFileSpec(Strict):
     help: str = ""
     in_plan: bool = True  # False: a condition of the decision, never a plan row
     derived_from: DerivedSpec | None = None  # not entered: factor x another feature
+    change: ChangeSpec | None = None  # how far a plan may move it (None: plan_bounds' default)
 
     @field_validator("levels", mode="before")
     @classmethod
@@ -170,6 +189,9 @@ class FeatureFileSpec(Strict):
         elif self.levels is not None:
             problems.append((("levels",), "a continuous feature has no levels (use display "
                              "for its units)"))
+        if self.change is not None and self.kind in ("binary", "categorical"):
+            problems.append((("change",), f"a {self.kind} feature has no size of change; "
+                             "limit ordinal and continuous features"))
         if self.range is not None and not self.range[0] < self.range[1]:
             problems.append((("range",), f"must be [low, high] with low < high, got "
                              f"{list(self.range)}"))
@@ -179,6 +201,12 @@ class FeatureFileSpec(Strict):
     @property
     def title(self) -> str:
         return self.label or self.name.replace("_", " ").capitalize()
+
+    @property
+    def max_change(self) -> tuple[float | None, float | None] | None:
+        """The stated ``change`` as (relative, absolute); None when it states none."""
+        c = self.change
+        return None if c is None else (None, None) if c.none else (c.relative, c.absolute)
 
 
 class ScmSamplesSpec(Strict):

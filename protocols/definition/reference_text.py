@@ -166,6 +166,18 @@ MEANING: dict[str, str] = {
     "PlanSpec.directions": "Allowed directions of change (feature: increase | decrease | any) "
     "on top of the scenario's; every method of the study obeys them with the other plan "
     "rules (no no-op or invisible change), HARE by projecting its candidates.",
+    "PlanSpec.bounds": "Plausible-change bounds in place of the scenario's (feature: "
+    "{relative, absolute, none, min, max}): how far one plan may move the feature and the "
+    "range it stays in; every method of the study searches within them.",
+    "BoundSpec.relative": "Largest step per plan as a share of the current value (0.5: by "
+    "half); with `absolute`, whichever allows more.",
+    "BoundSpec.absolute": "Largest step per plan in display units (levels of an ordinal "
+    "item).",
+    "BoundSpec.none": "No step limit (the range still holds).",
+    "BoundSpec.min": "Lowest value a plan may ask for, in display units (left out: what "
+    "the scenario's population has).",
+    "BoundSpec.max": "Highest value a plan may ask for, in display units (left out: what "
+    "the scenario's population has).",
     "PlanSpec.ties": "Which of several sparsest / most proximate candidates the tominaga "
     "design takes: random, or nearest (least on the other measure first; the smallest jump "
     "among the sparsest). Both follow the paper's rule.",
@@ -200,6 +212,8 @@ MEANING: dict[str, str] = {
     "ExclusionSpec.failed_attention": "Leave out participants who failed an attention check.",
     "ExclusionSpec.fewer_plans": "Leave out participants who rated fewer plans than asked.",
     "DebriefSpec.text": "The debrief text.",
+    "DebriefSpec.fewer_plans": "The debrief text of a participant who rated fewer plans "
+    "than promised (null: `text` for everybody).",
     "DebriefSpec.completion_code": "Completion code shown (null: one per participant).",
     "SimulationSpec.seed": "Seed of the synthetic participants.",
     "SimulationSpec.ratings": "The rating model (per outcome).",
@@ -265,6 +279,7 @@ SHOWN: dict[str, str] = {
     "AttentionCheck.options": "attention page",
     "ShortfallSpec.message": "end page; debrief page when no plan was found",
     "DebriefSpec.text": "debrief page",
+    "DebriefSpec.fewer_plans": "debrief page",
     "DebriefSpec.completion_code": "debrief page",
     "Ending.code": "end page (debrief page for completion)",
 }

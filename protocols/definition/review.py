@@ -3,7 +3,8 @@
 ``review(id_or_path)`` gives every problem of the file at once (protocols.definition.validation), or,
 for a valid file, the *resolved* protocol: the page sequence of each arm, the arms and their
 share of participants, every text a participant reads with the defaults the protocol filled
-in marked as defaults, and warnings (not errors) for choices that are legal but suspicious:
+in marked as defaults, the plan rules per item a plan may change (direction and
+plausible-change bounds, protocols.definition.study_rules), and warnings (not errors) for choices that are legal but suspicious:
 
 - many plans per participant (more than ``MANY_PLANS``: the reference study used 5);
 - participant-visible text left to a default (consent, questions, debrief, ...);
@@ -12,6 +13,8 @@ in marked as defaults, and warnings (not errors) for choices that are legal but 
   or whose text seems to say the opposite direction ("1 = impossible" with 1 = easiest);
 - no attention check (exclusions cannot use one);
 - a shortfall policy left to its default (fewer plans are shown without notice);
+- a debrief that counts the plans rated without a ``debrief.fewer_plans`` for those shown
+  fewer;
 - researcher words in a participant text, the scenario's included: a citation ("et al."),
   an internal key, a data set's name (protocols.definition.wording; ``text_findings``).
 
@@ -32,6 +35,7 @@ from pydantic import BaseModel
 from engine.scenarios import get_scenario
 from protocols.definition.schema import Protocol, ProtocolError, line_of, parse_protocol, resolve
 from protocols.definition.sequence import page_sequence
+from protocols.definition.study_rules import rules_in_words
 from protocols.definition.translation import SOURCE_LANGUAGE, check, translation_files
 from protocols.definition.validation import Finding
 from protocols.definition.wording import TextFinding, findings_of, participant_texts
@@ -106,8 +110,12 @@ def review_text(text: str, source: str = "<protocol>") -> Review:
     except ProtocolError as e:
         return Review(source, None, e.findings)
     root = yaml.compose(text)
+    try:  # the plan rules name features of the scenario (plans.directions, plans.bounds)
+        rules = rules_in_words(protocol, get_scenario(protocol.scenario))
+    except ValueError as e:
+        return Review(source, None, [Finding(("plans",), str(e), line=line_of(root, ("plans",)))])
     located = [dataclasses.replace(w, line=line_of(root, w.loc)) for w in warnings(protocol)]
-    return Review(source, protocol, [], located, resolved(protocol))
+    return Review(source, protocol, [], located, resolved(protocol) | {"plan_rules": rules})
 
 
 # ---- the resolved protocol ---------------------------------------------------------------
@@ -150,6 +158,8 @@ def texts(p: Protocol) -> list[dict[str, Any]]:
         add("sessions.text", p.sessions.text, not _stated(p, "sessions")
             or not _stated(p.sessions, "text"))
     add("debrief.text", p.debrief.text, not _stated(p, "debrief") or not _stated(p.debrief, "text"))
+    if p.debrief.fewer_plans:
+        add("debrief.fewer_plans", p.debrief.fewer_plans, False)
     return out
 
 
@@ -216,6 +226,10 @@ def warnings(p: Protocol) -> list[Finding]:
         out.append(Finding(("attention_checks",), "no attention check: exclusions cannot "
                            "use one"))
     out += wording_findings(p)
+    if _PLANS_RATED.search(p.debrief.text) and not p.debrief.fewer_plans:
+        out.append(Finding(("debrief", "text"), "the debrief speaks of the plans a participant "
+                           "rated; one shown fewer (no plan found, a plan breaking a rule) "
+                           "reads it too: set debrief.fewer_plans"))
     if not _stated(p.plans, "shortfall"):
         out.append(Finding(("plans", "shortfall"), "when fewer plans can be shown than asked, "
                            "participants see fewer (default then: fewer); state "
@@ -254,6 +268,11 @@ def _likert_warnings(p: Protocol) -> list[Finding]:
                            f"but likert_low is {e.likert_low!r}: the answers would be read "
                            "the wrong way round"))
     return out
+
+
+# a debrief that counts the plans a participant rated ("one of the two plans you rated")
+_PLANS_RATED = re.compile(r"\b(two|three|four|five|both|\d+)\s+plans\b|\bplans you rated\b",
+                          re.IGNORECASE)
 
 
 def _loc(path: str) -> tuple[Any, ...]:

@@ -173,9 +173,11 @@ class Protocol(Strict):
             if name in data.get("recruitment", {}) and data["recruitment"][name] is None:
                 data["recruitment"].pop(name)
         for key, default in (("directions", {}), ("consequences", "explain"),
-                             ("ties", "random")):  # added later too
+                             ("ties", "random"), ("bounds", {})):  # added later too
             if data["plans"].get(key) == default:
                 data["plans"].pop(key)
+        if data["debrief"].get("fewer_plans") is None:  # added later too
+            data["debrief"].pop("fewer_plans", None)
         if not data["profile"]["from_screening"]:
             data["profile"].pop("from_screening")
         for q in data["screening"]:  # question kinds came later

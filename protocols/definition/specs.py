@@ -180,6 +180,31 @@ class ShortfallSpec(Strict):
         return self
 
 
+class BoundSpec(Strict):
+    """A study's own plausible-change bound of one feature (engine.recourse.plan_bounds), in
+    display units: the largest step per plan, ``relative`` x |current value| or
+    ``absolute`` (levels of an ordinal item), whichever is larger (``none: true``: no step
+    limit; both left out: the scenario's step), and the range ``min`` .. ``max`` a plan
+    keeps it in (left out: the scenario's population)."""
+
+    relative: float | None = Field(None, gt=0)
+    absolute: float | None = Field(None, gt=0)
+    none: bool = False
+    min: float | None = None
+    max: float | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> BoundSpec:
+        problems = []
+        if self.none and (self.relative is not None or self.absolute is not None):
+            problems.append(((), "'none: true' lifts the step limit: leave out relative and "
+                             "absolute"))
+        if self.min is not None and self.max is not None and not self.min < self.max:
+            problems.append((("min",), f"min ({self.min:g}) must be below max ({self.max:g})"))
+        report(problems)
+        return self
+
+
 class PlanSpec(Strict):
     """How many plans each participant rates and how they are chosen from a candidate set.
 
@@ -197,7 +222,8 @@ class PlanSpec(Strict):
     (engine.recourse.plan_rules: no no-op or invisible change); ``consequences``: an item
     the person cannot change that moves as a consequence of the plan's actions is
     ``explain``-ed on the plan page ("follows from ...") or ``forbid``-den (such plans are
-    not shown).
+    not shown). ``bounds``: how far a plan may move a feature and the range it stays in
+    (feature -> BoundSpec), in place of the scenario's (engine.recourse.plan_bounds).
     """
 
     per_participant: int = Field(default=5, ge=1, le=20)
@@ -210,6 +236,7 @@ class PlanSpec(Strict):
     shortfall: ShortfallSpec = ShortfallSpec()
     directions: dict[str, Literal["increase", "decrease", "any"]] = Field(default_factory=dict)
     consequences: Literal["explain", "forbid"] = "explain"
+    bounds: dict[str, BoundSpec] = Field(default_factory=dict)
     ties: Literal["random", "nearest"] = "random"
 
     @model_validator(mode="after")
@@ -316,5 +343,10 @@ class ExclusionSpec(Strict):
 
 
 class DebriefSpec(Strict):
+    """The last page. ``fewer_plans``: shown instead of ``text`` to a participant who rated
+    fewer plans than the protocol promises (a ``text`` that speaks of "the two plans you
+    rated" must not reach someone who rated one); None: ``text`` for everybody."""
+
     text: str = "Thank you for taking part."
+    fewer_plans: str | None = None
     completion_code: str | None = None  # None: a per-participant code

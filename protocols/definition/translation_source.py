@@ -75,6 +75,8 @@ def protocol_texts(p: Protocol) -> Source:
         out[f"attention_checks.{c.id}.options"] = list(c.options)
     out["plans.shortfall.message"] = p.plans.shortfall.message
     out["debrief.text"] = p.debrief.text
+    if p.debrief.fewer_plans:
+        out["debrief.fewer_plans"] = p.debrief.fewer_plans
     return {k: v.strip() if isinstance(v, str) else v for k, v in out.items()}
 
 

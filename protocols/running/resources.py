@@ -33,6 +33,7 @@ from engine.scenarios import get_scenario
 from engine.scenarios.base import Scenario
 from protocols.definition.schema import Protocol
 from protocols.definition.specs import ArmSpec
+from protocols.definition.study_rules import study_rules
 
 __all__ = ["MethodUnavailableError", "StudyResources", "load_classifier", "plan_rules",
            "study_resources"]
@@ -122,6 +123,6 @@ def study_resources(
 
 
 def plan_rules(protocol: Protocol, scenario: Scenario) -> PlanRules:
-    """The study's plan rules: the scenario's directions with the protocol's on top and its
-    consequence mode (``plans.directions``, ``plans.consequences``)."""
-    return PlanRules.of(scenario, protocol.plans.directions, protocol.plans.consequences)
+    """The study's plan rules (protocols.definition.study_rules: the scenario's directions
+    and bounds with the protocol's on top and its consequence mode)."""
+    return study_rules(protocol, scenario)

@@ -30,7 +30,9 @@ def validate(
     suggestions), resolved (null when invalid: id, title, scenario, seed, assignment, arms
     [id, method, options, personalized, cost_profile, source, base, interactive, share,
     plans], page_sequence {arm: [page ids]}, plans, exclusions, texts [path, text,
-    default], defaults [paths left to their default], fingerprint).
+    default], defaults [paths left to their default], fingerprint, plan_rules [feature,
+    direction, bounds, from_protocol]: per item a plan may change, the direction and
+    plausible-change bounds every method obeys).
     """
     from protocols.definition.review import review
 
@@ -72,6 +74,11 @@ def _print(doc: dict[str, Any], out: Any) -> None:
     p("\n[bold]Page sequence[/bold]", highlight=False)
     for arm, ids in r["page_sequence"].items():
         p(f"  {arm}: {' > '.join(ids)}", highlight=False, markup=False)
+    p("\n[bold]Plan rules[/bold] (per item a plan may change)", highlight=False)
+    for rule in r.get("plan_rules", []):
+        own = " (protocol)" if rule["from_protocol"] else ""
+        p(f"  {rule['feature']}: {rule['direction']}; {rule['bounds']}{own}", highlight=False,
+          markup=False)
     p("\n[bold]What participants read[/bold] ([dim](default)[/dim] = filled in by the "
       "platform)", highlight=False)
     for t in r["texts"]:

@@ -24,10 +24,17 @@ elicitation: {scheme: ranking}
 arms:
   - {id: pool, method: pool, options: {donors: 10}}
   - {id: oracle, method: oracle, options: {bins: 6, plausibility: false}}
-plans: {per_participant: 3, design: stratified, distance: l1_profile}
+plans: {per_participant: 3, design: stratified,
+        bounds: {loan_amount: {none: true}, loan_duration: {none: true}, income: {none: true},
+                 savings: {none: true}},
+        distance: l1_profile}
 attention_checks:
   - {id: c1, after: plan-1, question: "Pick b", options: [a, b], correct: b}
 """
+
+
+# The display bounds and invisible changes are this module's subject: the pilot lifts the
+# plausible-change step limits (tests/engine/test_plan_bounds.py pins those).
 
 
 def _shown(store: Store, study_id: str) -> list[ShownPlan]:
