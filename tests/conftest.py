@@ -36,6 +36,7 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
+import analysis  # noqa: F401  (writes ArviZ's daily stamp before a test module imports ArviZ)
 from engine.artifact_provenance import training_code_files as training_code_files
 from engine.artifact_provenance import training_code_hash
 

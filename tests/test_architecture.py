@@ -61,6 +61,7 @@ LAYERS = {"engine": 0, "data": 0, "protocols": 1, "analysis": 1, "study_app": 2}
 ENGINE_LAYERS = (
     ("engine.recourse", 1),
     ("engine.artifacts", 2), ("engine.artifact_builders", 2), ("engine.artifact_cache", 2),
+    ("engine.artifact_shipped", 2), ("engine.artifact_plan", 2),
     ("engine.paper_models", 2), ("engine.paper_plan", 2),
     ("engine.synthetic", 3),
     ("engine.benchmarks", 4), ("engine.workbench", 4),
