@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import platform
-import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -76,6 +75,4 @@ def library_versions() -> dict[str, Any]:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             out[name] = None
-    if "torch" in sys.modules:
-        out["torch_threads"] = sys.modules["torch"].get_num_threads()
     return out

@@ -46,40 +46,43 @@ def ship(scenario: str, out_root: Path = PACKAGE_DIR) -> dict:
     """Train ``scenario``'s artifacts in an empty home and write them with their
     provenance to ``out_root/<scenario>``; the provenance."""
     os.environ[SHIPPED_ENV] = "off"
-    with tempfile.TemporaryDirectory(prefix="ship-artifacts-") as tmp:
-        os.environ[HOME_ENV] = tmp
-        from engine.artifacts import artifact_dir, build_artifacts
+    tmp = tempfile.mkdtemp(prefix="ship-artifacts-")  # kept when something fails below
+    os.environ[HOME_ENV] = tmp
+    from engine.artifacts import TRAINING_THREADS, artifact_dir, build_artifacts
 
-        load = os.getloadavg()
-        start = time.perf_counter()
-        records = build_artifacts(scenario, progress=_reporter())
-        seconds = time.perf_counter() - start
-        source = artifact_dir(scenario)
-        staging = Path(tempfile.mkdtemp(prefix=f".{scenario}.", dir=out_root))
-        provenance = {
-            "command": f"python scripts/ship_artifacts.py --scenario {scenario}",
-            "scenario": scenario,
-            "training_code_sha256": training_code_hash(),
-            "libraries": library_versions(),
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "seconds": round(seconds, 1),
-            "load_average_at_start": [round(x, 2) for x in load],
-            "artifacts": {},
+    load = os.getloadavg()
+    start = time.perf_counter()
+    records = build_artifacts(scenario, progress=_reporter())
+    seconds = time.perf_counter() - start
+    source = artifact_dir(scenario)
+    staging = Path(tempfile.mkdtemp(prefix=f".{scenario}.", dir=out_root))
+    provenance = {
+        "command": f"python scripts/ship_artifacts.py --scenario {scenario}",
+        "scenario": scenario,
+        "training_code_sha256": training_code_hash(),
+        "libraries": library_versions(),
+        "torch_threads": TRAINING_THREADS,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "seconds": round(seconds, 1),
+        "load_average_at_start": [round(x, 2) for x in load],
+        "artifacts": {},
+    }
+    for r in records:
+        for suffix in (".pt", ".json"):
+            shutil.copy2(source / f"{r.name}{suffix}", staging / f"{r.name}{suffix}")
+        meta = json.loads((source / f"{r.name}.json").read_text())
+        provenance["artifacts"][r.name] = {
+            "fingerprint": meta["fingerprint"],
+            "sha256": meta["sha256"],
+            "bytes": (source / f"{r.name}.pt").stat().st_size,
+            "seconds": round(meta["seconds"], 1),
+            "metrics": r.metadata["metrics"],
         }
-        for r in records:
-            for suffix in (".pt", ".json"):
-                shutil.copy2(source / f"{r.name}{suffix}", staging / f"{r.name}{suffix}")
-            provenance["artifacts"][r.name] = {
-                "fingerprint": r.metadata["fingerprint"],
-                "sha256": r.metadata["sha256"],
-                "bytes": (source / f"{r.name}.pt").stat().st_size,
-                "seconds": round(r.seconds, 1),
-                "metrics": r.metadata["metrics"],
-            }
-        (staging / PROVENANCE).write_text(json.dumps(provenance, indent=2) + "\n")
-        target = out_root / scenario
-        shutil.rmtree(target, ignore_errors=True)
-        os.replace(staging, target)
+    (staging / PROVENANCE).write_text(json.dumps(provenance, indent=2) + "\n")
+    target = out_root / scenario
+    shutil.rmtree(target, ignore_errors=True)
+    os.replace(staging, target)
+    shutil.rmtree(tmp)
     return provenance
 
 

@@ -106,9 +106,11 @@ def serve(
     """Serve a protocol to participants at http://ADDRESS:PORT/ and the researcher dashboard
     at /dashboard.
 
-    Validates the protocol, builds missing trained artifacts with progress (the first start
-    trains; later starts find them cached), opens the database and loads every model BEFORE
-    the server starts: the app never trains or loads a model on a participant's click.
+    Validates the protocol, makes the trained artifacts ready (a new home copies those shipped
+    with the code when they fit, engine/shipped_artifacts; what is missing or stale is trained,
+    with what and an estimate stated first, then progress and the time left), opens the
+    database and loads every model BEFORE the server starts: the app never trains or loads a
+    model on a participant's click.
 
     Participant links: ?PROLIFIC_PID=...&STUDY_ID=...&SESSION_ID=... (hashed, never stored
     raw); the app adds ?p=<token>, which brings a participant back to their exact page after
