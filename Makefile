@@ -1,5 +1,5 @@
 # recourse-study: `make run` starts the platform, `make test` runs lint + tests.
-# Both are self-sufficient on a fresh clone: they create .venv and install what is needed.
+# Both are self-sufficient on a fresh clone: they create .venv and install what each needs.
 PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -45,8 +45,11 @@ $(R_STAMP): scripts/install_r.sh
 	@bash scripts/install_r.sh $@
 
 # The default study at http://localhost:8501 (dashboard: /dashboard, password from
-# RECOURSE_STUDY_DASHBOARD_PASSWORD); the first start trains the artifacts, later ones reuse them.
-run: install
+# RECOURSE_STUDY_DASHBOARD_PASSWORD). Only the virtualenv: serving needs neither R (analyze's
+# second engine: `make r`) nor the BLAS PyTensor links (the sampler: `make blas`), which
+# `make install` and the test targets add. A new home copies the Loan artifacts shipped with
+# the code (engine/shipped_artifacts) instead of training them.
+run: $(STAMP)
 	$(BIN)/recourse-study serve --protocol icarma-personalization \
 		--db $(RECOURSE_STUDY_HOME)/studies.duckdb --port 8501
 
@@ -111,8 +114,9 @@ mutation: install
 
 # The documentation site (MkDocs, Material theme, mkdocstrings) into build/site, in strict
 # mode: a broken link, a missing page or an API name that does not resolve fails the build.
-# The generated pages (command line, Python API) are rewritten first.
-docs: install
+# The generated pages (command line, Python API) are rewritten first. Needs neither R nor
+# PyTensor's BLAS: the virtualenv and the docs extras only.
+docs: $(STAMP)
 	$(BIN)/pip install --quiet -e ".[docs]"
 	$(BIN)/recourse-study docs generate
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet

@@ -2,11 +2,16 @@
 diagnostics (ArviZ) and the HTML report. Imports data, and engine for metric definitions.
 
 Names are imported on first use (engine.exports): ``import analysis`` does not import PyMC.
+It writes ArviZ's daily stamp first (analysis.arviz_stamp), so that processes importing
+ArviZ at the same moment on a new machine do not race on ArviZ's fixed temporary file.
 """
 
 from __future__ import annotations
 
+from analysis.arviz_stamp import write_arviz_stamp
 from engine.exports import lazy_exports
+
+write_arviz_stamp()
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
     "analysis.pipeline": ("Analysis", "ModelResult", "run_analysis"),

@@ -17,7 +17,9 @@ Each model artifact is ``<name>.pt`` (state dict) plus ``<name>.json`` (metadata
 metrics, training time, the fingerprint and the SHA-256 of the .pt file). The fingerprint
 hashes the scenario's data, the configuration and the fingerprints of the artifacts it was
 trained with (iCARMA depends on the decision model and the flow), so changing any of them
-rebuilds exactly what is stale, and an unchanged request is a cache hit. Files are written
+rebuilds exactly what is stale, and an unchanged request is a cache hit; a stale or missing
+artifact whose shipped copy has the fingerprint needed is copied from it instead of trained
+(engine.artifact_shipped: a new home of the default scenario trains nothing). Files are written
 to temporary names and renamed into place, under a lock file per artifact, so a killed build
 or two processes building at once never leave a half-written artifact that loads (and two
 processes may build different artifacts at the same time).
@@ -64,6 +66,7 @@ from engine.artifact_cache import (
 from engine.artifact_cache import (  # part of this module's interface too
     train_command as train_command,
 )
+from engine.artifact_shipped import install_shipped
 from engine.artifact_store import (  # part of this module's interface too
     HOME_ENV as HOME_ENV,
 )
@@ -123,15 +126,19 @@ def data_fingerprint(scenario: Scenario) -> str:
 
 @dataclass(frozen=True)
 class ArtifactRecord:
-    """What ``build_artifacts`` did for one artifact."""
+    """What ``build_artifacts`` did for one artifact (``shipped``: copied from the shipped
+    artifacts, engine.artifact_shipped; a cache hit too)."""
 
     name: str
     cache_hit: bool
     seconds: float
     metadata: dict[str, Any]
+    shipped: bool = False
 
 
-def _fingerprint(data_fp: str, config: dict[str, Any], deps: dict[str, str]) -> str:
+def artifact_fingerprint(data_fp: str, config: dict[str, Any], deps: dict[str, str]) -> str:
+    """The fingerprint of an artifact trained with ``config`` on the data of fingerprint
+    ``data_fp`` and the artifacts of fingerprints ``deps`` (name -> fingerprint)."""
     payload = json.dumps({"data": data_fp, "config": config, "deps": deps}, sort_keys=True)
     return sha256_hex(payload.encode())
 
@@ -247,16 +254,20 @@ def ensure_together(
     artifact's)."""
     scenario_name = scenario.name
     data_fp = data_fingerprint(scenario)
-    fps = [_fingerprint(data_fp, c.to_dict(), deps) for c in configs]
+    fps = [artifact_fingerprint(data_fp, c.to_dict(), deps) for c in configs]
     records: dict[int, ArtifactRecord] = {}
     with ExitStack() as locks:
         for name in sorted(names):
             locks.enter_context(artifact_lock(scenario_name, name))
         _save_splits(scenario, data_fp)
         for i, (name, fp) in enumerate(zip(names, fps, strict=True)):
+            if force:
+                continue
             meta = read_metadata(scenario_name, name)
-            if meta is not None and meta.get("fingerprint") == fp and not force:
+            if meta is not None and meta.get("fingerprint") == fp:
                 records[i] = ArtifactRecord(name, True, 0.0, meta)
+            elif (shipped := install_shipped(scenario_name, name, fp)) is not None:
+                records[i] = ArtifactRecord(name, True, 0.0, shipped, shipped=True)
         stale = [i for i in range(len(names)) if i not in records]
         if not stale:
             return [records[i] for i in range(len(names))]

@@ -26,8 +26,6 @@ skip (``pytest_runtest_makereport``).
 
 from __future__ import annotations
 
-import ast
-import hashlib
 import os
 import shutil
 import sys
@@ -37,6 +35,10 @@ from pathlib import Path
 
 import pytest
 from filelock import FileLock
+
+import analysis  # noqa: F401  (writes ArviZ's daily stamp before a test module imports ArviZ)
+from engine.artifact_provenance import training_code_files as training_code_files
+from engine.artifact_provenance import training_code_hash
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,52 +51,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
                   "NUMBA_NUM_THREADS"):
         os.environ.setdefault(_name, "1")
 CODE_HASH_FILE = "training-code.sha256"
-# engine.paper_models trains the paper's iCARMA models that tests build on demand and the
-# cache keeps (_add_new_artifacts); the builders do not import it
-TRAINING_ROOTS = ("engine/artifacts.py", "engine/artifact_builders.py", "engine/paper_models.py")
 KEEP_CACHED_HOMES = 3  # the user cache keeps the homes of this many code versions
-
-
-def _engine_imports(path: Path) -> set[Path]:
-    """The engine modules (files) one module imports."""
-    out: set[Path] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        names: list[str] = []
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-        elif isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        for name in names:
-            if not name.startswith("engine"):
-                continue
-            base = REPO / Path(*name.split("."))
-            for cand in (base.with_suffix(".py"), base / "__init__.py"):
-                if cand.is_file():
-                    out.add(cand)
-    return out
-
-
-def training_code_files() -> list[Path]:
-    """Every engine module the artifact builders depend on, and the scenario modules and
-    files (the scenario files name them by string)."""
-    todo = [REPO / p for p in TRAINING_ROOTS] + sorted((REPO / "engine/scenarios").glob("*.py"))
-    todo += sorted((REPO / "engine/scenarios").glob("*.yaml"))  # the scenario files
-    seen: set[Path] = set()
-    while todo:
-        path = todo.pop()
-        if path in seen:
-            continue
-        seen.add(path)
-        if path.suffix == ".py":
-            todo.extend(_engine_imports(path) - seen)
-    return sorted(seen)
-
-
-def training_code_hash() -> str:
-    h = hashlib.sha256()
-    for path in training_code_files():
-        h.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
 
 
 def shared_cache(code: str) -> Path | None:

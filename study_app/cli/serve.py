@@ -8,7 +8,6 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from study_app.cli.apps import app
 from study_app.cli.output import fail as _fail
@@ -40,21 +39,17 @@ def _port_free(address: str, port: int) -> bool:
 
 def _ensure_artifacts(scenario: str, quick: bool) -> None:
     from engine.artifacts import ensure_artifacts
+    from study_app.cli.training_progress import announce_training, training_progress
 
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                  TextColumn("{task.fields[note]}"), TimeElapsedColumn(),
-                  console=_console) as progress:
-        tasks: dict[str, int] = {}
-
-        def report(name: str, done: int, total: int, note: str) -> None:
-            if name not in tasks:
-                tasks[name] = progress.add_task(f"training {name}", total=total, note="")
-            progress.update(tasks[name], completed=done, total=total, note=note)
-
+    announce_training(_console, scenario, quick)
+    with training_progress(_console) as report:
         records = ensure_artifacts(scenario, quick=quick, progress=report)
     built = [r.name for r in records if not r.cache_hit]
-    _console.print(f"artifacts of {scenario!r}: "
-                   + (f"built {', '.join(built)}" if built else "all cached"))
+    shipped = [r.name for r in records if r.shipped]
+    done = [f"built {', '.join(built)}"] if built else []
+    done += [f"installed the shipped {', '.join(shipped)}"] if shipped else []
+    _console.print(f"artifacts of {scenario!r}: " + ("; ".join(done) or "all cached"),
+                   highlight=False)
 
 
 @app.command()
@@ -111,9 +106,11 @@ def serve(
     """Serve a protocol to participants at http://ADDRESS:PORT/ and the researcher dashboard
     at /dashboard.
 
-    Validates the protocol, builds missing trained artifacts with progress (the first start
-    trains; later starts find them cached), opens the database and loads every model BEFORE
-    the server starts: the app never trains or loads a model on a participant's click.
+    Validates the protocol, makes the trained artifacts ready (a new home copies those shipped
+    with the code when they fit, engine/shipped_artifacts; what is missing or stale is trained,
+    with what and an estimate stated first, then progress and the time left), opens the
+    database and loads every model BEFORE the server starts: the app never trains or loads a
+    model on a participant's click.
 
     Participant links: ?PROLIFIC_PID=...&STUDY_ID=...&SESSION_ID=... (hashed, never stored
     raw); the app adds ?p=<token>, which brings a participant back to their exact page after

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from study_app.cli.apps import app, scenario_or_fail, split_list
@@ -35,6 +34,7 @@ def _summary(scenario: str, records: list[Any], seconds: float) -> dict[str, Any
     out["artifacts"] = {
         r.name: {
             "cache_hit": r.cache_hit,
+            "shipped": r.shipped,
             "seconds": r.seconds,
             "training_seconds": r.metadata["seconds"],
             "quick": r.metadata["quick"],
@@ -124,7 +124,10 @@ def train(
     each setup both ways and reports both times (docs/benchmarks.md).
 
     Artifacts are cached under $RECOURSE_STUDY_HOME/artifacts/<scenario> (default home:
-    ./.recourse-study); a second run with nothing changed is a cache hit.
+    ./.recourse-study); a second run with nothing changed is a cache hit. An artifact shipped
+    with the code (engine/shipped_artifacts: the loan scenario's) is copied into the home
+    instead of trained when its fingerprint is the one needed; --force trains it anyway. The
+    command states what it will train and an estimate first.
 
     --json prints one object: scenario, decision_accuracy (test split), bayes_accuracy (test
     accuracy of "favourable iff the true P(Y=1|x) > 0.5"), flow_test_nll and exact_test_nll
@@ -132,6 +135,7 @@ def train(
     flow vs exact SCM, nats), flow_cf_rmse (RMSE of flow vs exact counterfactuals for random
     actions, over the features the action does not set, in feature standard deviations),
     seconds (this run), cache_hit (nothing was rebuilt), artifacts {name: {cache_hit,
+    shipped (copied from the artifacts shipped with the code, engine/shipped_artifacts),
     seconds, training_seconds, quick, metrics, created}}; with --icarma-training paper also
     selected {<artifact>: {seed, val_scores}} (the best seed on validation per setup) and
     plan {estimate_seconds, ensemble, missing {setup: [seeds]}} (what was missing and the
@@ -197,21 +201,10 @@ def train(
             scenario, setups, seeds, quick=quick, force=force, ensemble=ensemble == "on",
             changes=changes, json_out=json_out)
     else:
-        with Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            TextColumn("{task.fields[note]}"),
-            TimeElapsedColumn(),
-            console=err,
-            transient=json_out,
-        ) as progress:
-            tasks: dict[str, Any] = {}
+        from study_app.cli.training_progress import announce_training, training_progress
 
-            def report(name: str, done: int, total: int, note: str) -> None:
-                if name not in tasks:
-                    tasks[name] = progress.add_task(f"training {name}", total=total, note="")
-                progress.update(tasks[name], completed=done, total=total, note=note)
-
+        announce_training(err, scenario, quick, wanted, force=force)
+        with training_progress(err, transient=json_out) as report:
             records = build_artifacts(
                 scenario, quick=quick, force=force, only=wanted, progress=report
             )
