@@ -14,7 +14,8 @@ from study_app.cli.output import emit, err, fail, json_file_option, json_option
 def export(
     db: str = typer.Option(..., help="The study database: a DuckDB file or postgresql://..."),
     out: Path = typer.Option(..., help="Directory to write into (created if missing)."),
-    format: str = typer.Option("parquet", "--format", help="parquet | csv."),
+    format: str = typer.Option("parquet", "--format", help="parquet | csv | psych-ds (a "
+                               "Psych-DS data package of one study: docs/export.md)."),
     free_text: bool = typer.Option(
         False, "--free-text", help="Include text participants typed (their reasons), which "
         "may identify them."),
@@ -32,10 +33,15 @@ def export(
 
     Files: <table>.<format> per table, quality_flags.<format> (speeders, straight-liners,
     attention failures per participant: docs/participants.md), codebook.csv and codebook.json (table, column, type,
-    meaning), manifest.json. Secrets (the external-id salt, token hashes, the dashboard's
+    meaning, levels: the 7-point scales' labels), manifest.json. Secrets (the external-id salt, token hashes, the dashboard's
     sign-in log), the withdrawals audit and withdrawn participants are never exported; free text and linkage columns only with --free-text /
     --linkage. In CSV, a text cell starting with = + - @ tab or CR gets a leading ' so a
     spreadsheet shows it as text (Parquet keeps the exact text).
+
+    With --format psych-ds: a Psych-DS data package of the study (OUT must not exist; see
+    docs/export.md): dataset_description.json, data/ (ratings, one row per participant),
+    codebook.csv with value labels, analysis/primary.R. JSON: format, study_id, out,
+    files, rows {file: rows}, variables, primary_model {outcome, distance, script}.
 
     JSON (the manifest, also written as OUT/manifest.json): format, schema_version, tables
     {name: rows}, free_text, linkage, withheld {table: [columns]}, csv_formulas (CSV only),
@@ -44,12 +50,17 @@ def export(
     from data.export import export as run
     from data.store import Store, StoreError, is_postgres
 
-    if format not in ("parquet", "csv"):
-        fail(f"--format: expected parquet or csv, got {format!r}", 2)
+    if format not in ("parquet", "csv", "psych-ds"):
+        fail(f"--format: expected parquet, csv or psych-ds, got {format!r}", 2)
     if coding_sheet and not free_text:
         fail("--coding-sheet holds what participants typed: add --free-text", 2)
     if not is_postgres(db) and not Path(db).exists():
         fail(f"no database at {db}", 2)
+    if format == "psych-ds":
+        from study_app.cli.export_package import export_package
+
+        export_package(db, out, free_text or linkage or coding_sheet, json_out, json_file)
+        return
     try:
         with Store(db, read_only=True) as store:
             manifest = run(store, out, format,  # type: ignore[arg-type]
