@@ -56,7 +56,19 @@ _WIDE_FIXED = {"participant_id": MEANINGS["participants"]["participant_id"],
 
 
 class PackageError(ValueError):
-    """The study cannot be packaged as asked (the message says why); nothing was written."""
+    """The study cannot be packaged as asked (the message says why); nothing was written.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from data import PackageError, Store, write_package
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> with Store(folder / "empty.duckdb") as store:
+    ...     try:
+    ...         write_package(store, folder / "package")
+    ...     except PackageError as e:
+    ...         print(e)
+    the database holds no study: there is nothing to package
+    """
 
 
 def keyword_value(study_id: str) -> str:
@@ -80,7 +92,22 @@ def write_package(store: Any, out_dir: str | Path, items: list[ProfileItem] | No
                   distance: str = "l1_profile") -> dict[str, Any]:
     """Write the package of the module docstring into ``out_dir`` (which must not exist);
     return its manifest (study_id, files, rows per data file, variables, primary_model).
-    ``distance`` is the primary model's distance (the protocol's: analyze's default)."""
+    ``distance`` is the primary model's distance (the protocol's: analyze's default).
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from data import Store, import_ratings, write_package
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> pd.DataFrame({"participant_id": ["p1", "p1", "p2"], "plan_id": ["a", "b", "a"],
+    ...               "l0": [1, 2, 1], "l1": [0.2, 0.6, 0.3], "acceptance": [5, 3, 6],
+    ...               "action": [4, 2, 5]}).to_csv(folder / "ratings.csv", index=False)
+    >>> store = Store(folder / "study.duckdb")
+    >>> _ = import_ratings(store, folder / "ratings.csv", study_id="pilot")
+    >>> manifest = write_package(store, folder / "package")
+    >>> sorted(manifest["rows"].items())
+    [('study-pilot_description-participants_data.csv', 2), ('study-pilot_description-ratings_data.csv', 3)]
+    """
     if distance not in DISTANCE_COLUMNS:
         raise PackageError(f"unknown distance {distance!r}; expected one of "
                            f"{', '.join(DISTANCE_COLUMNS)}")

@@ -38,15 +38,19 @@ class ProfileItem:
 def scale_levels(protocol_json: str | None) -> dict[str, list[tuple[int, str]]]:
     """{question: [(point, label), ...]} of the acceptance and action scales of a stored
     protocol: all seven points with seven labels, the two ends with two; {} without a
-    protocol (an imported study).
+    protocol (an imported study) or with one that is not a JSON object.
 
     >>> levels = scale_levels('{"questions": {"acceptance": {"labels": ["No", "Yes"]}}}')
     >>> levels["acceptance"], levels["action"][3]
     ([(1, 'No'), (7, 'Yes')], (4, 'Neutral'))
     """
-    if not protocol_json:
+    try:
+        protocol = json.loads(protocol_json) if protocol_json else None
+    except json.JSONDecodeError:
         return {}
-    questions: dict[str, Any] = json.loads(protocol_json).get("questions") or {}
+    if not isinstance(protocol, dict):
+        return {}
+    questions: dict[str, Any] = protocol.get("questions") or {}
     out = {}
     for q in SCALE_QUESTIONS:
         labels = (questions.get(q) or {}).get("labels") or list(_DEFAULT_LABELS)
