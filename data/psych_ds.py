@@ -235,23 +235,27 @@ def _ordinal(n: int) -> str:
 def _variables(files: dict[str, pd.DataFrame], wide_meanings: dict[str, str],
                scales: dict[str, list[tuple[int, str]]], items: list[ProfileItem]
                ) -> dict[str, dict[str, Any]]:
-    """{column: PropertyValue} over every column of every data file."""
-    long_meanings = RATINGS_LONG.meanings()
+    """{column: PropertyValue} over every column of every data file; a column in both
+    files with two meanings (``arm``: the plan's arm, the participant's assigned arm) says
+    both, each with its file."""
     codes = {f"profile_{i.name}": list(enumerate(i.levels)) for i in items if i.levels}
-    out: dict[str, dict[str, Any]] = {}
-    for frame in files.values():
+    meanings: dict[str, dict[str, str]] = {}
+    for (name, frame), known in zip(files.items(), (RATINGS_LONG.meanings(), wide_meanings),
+                                    strict=True):
         for col in frame.columns:
-            if col in out:
-                continue
-            meaning = long_meanings.get(col) or wide_meanings[col]
-            value: dict[str, Any] = {"@type": "PropertyValue", "name": col,
-                                     "description": meaning}
-            levels = _levels(col, scales, codes)
-            if levels:
-                value["minValue"], value["maxValue"] = levels[0][0], levels[-1][0]
-                value["valueReference"] = [{"@type": "PropertyValue", "value": c, "name": label}
-                                           for c, label in levels]
-            out[col] = value
+            meanings.setdefault(col, {})[name] = known[col]
+    out: dict[str, dict[str, Any]] = {}
+    for col, by_file in meanings.items():
+        texts = sorted(set(by_file.values()))
+        meaning = texts[0] if len(texts) == 1 else "; ".join(
+            f"{name}: {text}" for name, text in by_file.items())
+        value: dict[str, Any] = {"@type": "PropertyValue", "name": col, "description": meaning}
+        levels = _levels(col, scales, codes)
+        if levels:
+            value["minValue"], value["maxValue"] = levels[0][0], levels[-1][0]
+            value["valueReference"] = [{"@type": "PropertyValue", "value": c, "name": label}
+                                       for c, label in levels]
+        out[col] = value
     return out
 
 

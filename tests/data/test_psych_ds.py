@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from data.export import export
+from data.imports import import_ratings
 from data.psych_ds import PackageError, write_package
 from data.psych_ds_check import problems
 from data.store import Store
@@ -158,3 +159,21 @@ def test_the_plain_codebook_names_the_scale_labels(db, tmp_path) -> None:
     assert levels[("ratings", "acceptance")].startswith("1 = Strongly no; 2 = No;")
     assert levels[("ratings_long", "action")] == "1 = Never; 7 = Certainly"
     assert levels[("ratings", "plan_id")] == ""
+
+
+def test_a_database_of_several_studies_is_refused(tmp_path) -> None:
+    pd.DataFrame({"participant_id": ["p1", "p1"], "plan_id": ["a", "b"], "l0": [1, 2],
+                  "l1": [0.2, 0.6], "acceptance": [5, 3], "action": [4, 2]}
+                 ).to_csv(tmp_path / "r.csv", index=False)
+    with Store(tmp_path / "two.duckdb") as store:
+        for sid in ("one", "two"):
+            import_ratings(store, tmp_path / "r.csv", study_id=sid)
+        with pytest.raises(PackageError, match="holds 2 studies"):
+            write_package(store, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_column_of_both_files_says_both_meanings(package) -> None:
+    out, _ = package
+    arm = _variables(out)["arm"]["description"]
+    assert "arm that produced the plan" in arm and "assigned arm" in arm
