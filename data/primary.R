@@ -23,9 +23,11 @@ exclude_failed_attention <- @EXCLUDE_FAILED_ATTENTION@
 
 r <- read.csv(ratings_file, stringsAsFactors = FALSE)
 n_read <- nrow(r)
-if (exclude_impossible) r <- r[!(r$impossible %in% TRUE), ]
+# TRUE / FALSE / empty as written by Python, R or by hand, whatever read.csv made of it
+flag <- function(x, value) tolower(trimws(as.character(x))) %in% value
+if (exclude_impossible) r <- r[!flag(r$impossible, "true"), ]
 if (exclude_failed_attention) {
-  failed <- unique(r$participant_id[r$attention_passed %in% FALSE])
+  failed <- unique(r$participant_id[flag(r$attention_passed, "false")])
   r <- r[!(r$participant_id %in% failed), ]
 }
 r <- r[!is.na(r[[outcome]]) & !is.na(r[[distance]]), ]

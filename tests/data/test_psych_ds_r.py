@@ -5,6 +5,7 @@ sd of the posterior mean (end-to-end: R, a Bayesian fit)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 
@@ -39,10 +40,12 @@ def test_primary_r_agrees_with_the_pymc_fit(tmp_path) -> None:
     run = subprocess.run(["Rscript", "analysis/primary.R"], cwd=tmp_path / "pkg",
                          capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr
+    kept = int(re.search(r"(\d+) of \d+ ratings after", run.stdout).group(1))
     clmm = pd.read_csv(tmp_path / "pkg" / "analysis" / "primary_estimates.csv")
     summary = json.loads((tmp_path / "fit" / "summary.json").read_text())
     model = next(m for m in summary["models"] if m["outcome"] == main["outcome"]
                  and m["distance"] == main["distance"] and m["likelihood"] == "ordinal")
+    assert kept == model["n"]  # the same exclusions, the same ratings
     posterior = {c["name"]: c for c in model["coefficients"]}
     compared = []
     for row in clmm.itertuples():
