@@ -16,9 +16,11 @@ from data.column_spec import Column, Table
 from data.columns import CATALOGUE
 from data.export import export, load_export
 from data.imports import ImportRowsError, import_ratings
+from data.psych_ds import PackageError, write_package
 from data.store import TABLES, VIEWS, Store, StoreError, WriteConflictError
 
 __all__ = [
-    "CATALOGUE", "TABLES", "VIEWS", "Column", "ImportRowsError", "Store", "StoreError", "Table",
-    "WriteConflictError", "export", "import_ratings", "load_export",
+    "CATALOGUE", "TABLES", "VIEWS", "Column", "ImportRowsError", "PackageError", "Store",
+    "StoreError", "Table", "WriteConflictError", "export", "import_ratings", "load_export",
+    "write_package",
 ]

@@ -27,6 +27,7 @@ from data.columns import (
     TOKENS,
     WITHDRAWALS,
 )
+from data.value_labels import codebook_levels
 
 # Every table's and view's columns (data.columns), and the quality flags below.
 MEANINGS: dict[str, dict[str, str]] = {name: t.meanings() for name, t in CATALOGUE.items()}
@@ -96,9 +97,12 @@ def withheld(free_text: bool, linkage: bool) -> dict[str, tuple[str, ...]]:
 
 def codebook(store: Any, tables: tuple[str, ...],
              left_out: dict[str, tuple[str, ...]] | None = None) -> list[dict[str, str]]:
-    """Rows (table, column, type, meaning) of the exported columns of ``tables`` (every
-    column but those ``left_out``, by default the secrets)."""
+    """Rows (table, column, type, meaning, levels) of the exported columns of ``tables``
+    (every column but those ``left_out``, by default the secrets); ``levels`` names the
+    values of a coded column (the 7-point scales' labels from the stored protocol:
+    data.value_labels), empty for the others."""
     skip = NOT_EXPORTED if left_out is None else left_out
+    labels = codebook_levels(store)
     out = []
     for table in tables:
         for name, dtype in store.columns(table):
@@ -107,5 +111,6 @@ def codebook(store: Any, tables: tuple[str, ...],
             meaning = MEANINGS.get(table, {}).get(name)
             if meaning is None:
                 raise KeyError(f"codebook has no meaning for {table}.{name}")
-            out.append({"table": table, "column": name, "type": dtype, "meaning": meaning})
+            out.append({"table": table, "column": name, "type": dtype, "meaning": meaning,
+                        "levels": labels.get((table, name), "")})
     return out

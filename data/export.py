@@ -3,7 +3,7 @@
 ``export(store, out_dir, fmt)`` writes ``<table>.parquet`` or ``<table>.csv`` for every
 exported table, for ``ratings_long`` and for ``quality_flags`` (data.quality, computed per
 study at export time), ``codebook.csv`` and ``codebook.json`` (table,
-column, type, meaning; data.codebook) and ``manifest.json`` (format, schema version, row
+column, type, meaning, levels: what the codes of a coded column mean; data.codebook) and ``manifest.json`` (format, schema version, row
 counts, what was withheld). DuckDB's COPY writes the files, so types survive: Parquet keeps
 them natively; ``load_export`` reads CSV back with the codebook's types, which is how the
 round trip is checked.
@@ -150,7 +150,7 @@ def _export(store: Any, out: Path, fmt: Format, free_text: bool,
     book = codebook(store, EXPORTED, left_out)
     counts[FLAGS_TABLE], flag_columns = _export_flags(store, out, fmt, options)
     book += [{"table": FLAGS_TABLE, "column": c, "type": t,
-              "meaning": MEANINGS[FLAGS_TABLE][c]} for c, t in flag_columns]
+              "meaning": MEANINGS[FLAGS_TABLE][c], "levels": ""} for c, t in flag_columns]
     pd.DataFrame(book).to_csv(out / "codebook.csv", index=False)
     (out / "codebook.json").write_text(json.dumps(book, indent=1))
     manifest: dict[str, Any] = {

@@ -15,7 +15,8 @@ from study_app.cli.researcher import account_option, run_action
 def export(
     db: str = typer.Option(..., help="The study database: a DuckDB file or postgresql://..."),
     out: Path = typer.Option(..., help="Directory to write into (created if missing)."),
-    format: str = typer.Option("parquet", "--format", help="parquet | csv."),
+    format: str = typer.Option("parquet", "--format", help="parquet | csv | psych-ds (a "
+                               "Psych-DS data package of one study: docs/export.md)."),
     free_text: bool = typer.Option(
         False, "--free-text", help="Include text participants typed (their reasons), which "
         "may identify them."),
@@ -34,7 +35,7 @@ def export(
 
     Files: <table>.<format> per table, quality_flags.<format> (speeders, straight-liners,
     attention failures per participant: docs/participants.md), codebook.csv and codebook.json (table, column, type,
-    meaning), manifest.json. Secrets (the external-id salt, token hashes, the dashboard's
+    meaning, levels: the 7-point scales' labels), manifest.json. Secrets (the external-id salt, token hashes, the dashboard's
     sign-in log), the withdrawals audit and withdrawn participants are never exported; free text and linkage columns only with --free-text /
     --linkage. In CSV, a text cell starting with = + - @ tab or CR gets a leading ' so a
     spreadsheet shows it as text (Parquet keeps the exact text).
@@ -44,15 +45,26 @@ def export(
     study keeps running. Needs an exporter or admin account when the database has accounts;
     every export is audited with the account.
 
+    With --format psych-ds: a Psych-DS data package of the study (OUT must not exist; see
+    docs/export.md): dataset_description.json, data/ (ratings, one row per participant),
+    codebook.csv with value labels, analysis/primary.R. JSON: format, study_id, out,
+    files, rows {file: rows}, variables, primary_model {outcome, distance, script}.
+
     JSON (the manifest, also written as OUT/manifest.json): format, schema_version, tables
     {name: rows}, free_text, linkage, withheld {table: [columns]}, csv_formulas (CSV only),
     files, coding_sheet {file, rows, code_columns} (with --coding-sheet), account, via.
     """
-    if format not in ("parquet", "csv"):
-        fail(f"--format: expected parquet or csv, got {format!r}", 2, json_out=json_out)
+    if format not in ("parquet", "csv", "psych-ds"):
+        fail(f"--format: expected parquet, csv or psych-ds, got {format!r}", 2,
+             json_out=json_out)
     if coding_sheet and not free_text:
         fail("--coding-sheet holds what participants typed: add --free-text", 2,
              json_out=json_out)
+    if format == "psych-ds":
+        from study_app.cli.export_package import export_package
+
+        export_package(db, out, free_text or linkage or coding_sheet, json_out, json_file)
+        return
     manifest = run_action(db, "export", {
         "out": str(out.expanduser().resolve()), "format": format, "free_text": free_text,
         "linkage": linkage, "coding": coding_sheet}, account, json_out)
