@@ -23,7 +23,13 @@ profile: {source: persona}
 elicitation: {scheme: binary}
 arms:
   - {id: oracle, method: oracle, options: {bins: 6, plausibility: false, grid_range: training}}
-plans: {per_participant: 4, design: stratified, distance: l1_profile}
+plans:
+  per_participant: 4
+  design: stratified
+  distance: l1_profile
+  # every participant rates enough plans for a straight line to show (no step limit)
+  bounds: {loan_amount: {none: true}, loan_duration: {none: true}, income: {none: true},
+           savings: {none: true}}
 attention_checks:
   - {id: c1, after: plan-1, question: "Pick b", options: [a, b], correct: b}
 quality: {speeder_fraction: 0.5, straightliner_min_ratings: 3}
