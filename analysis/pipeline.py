@@ -15,6 +15,10 @@ finishes, and summary.json is rewritten then (``complete`` false until the end).
 ``resume``, a stored result whose fingerprint matches (same data, model and sampler) is
 reused instead of refitted. A model whose fit fails is listed in ``failed`` and the others
 still run.
+
+Models of one shape (the acceptance and the action model of one distance and likelihood)
+are sampled on one compiled model (``compilers``: analysis.refit), the same posterior at
+half the compilations.
 """
 
 from __future__ import annotations
