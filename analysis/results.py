@@ -171,15 +171,17 @@ def fit_one(spec: ModelSpec, data: ModelData, sampler: dict[str, Any], *,
     With a ``refitter`` (analysis.refit, of ``spec``'s likelihood and ``sampler``'s
     settings), a model of a shape it compiled before is not compiled again: the same
     posterior, sampled on the model compiled once."""
+    # the log-likelihood and the posterior predictive draws come from a model of this data
+    # alone: PyMC's posterior predictive sampling leaves a model with data containers
+    # unable to build its log-density again, which the refitter's next fit needs
+    model = build_model(data, spec.likelihood,  # type: ignore[arg-type]
+                        keep_probabilities=keep_probabilities)
     if refitter is None:
-        model = build_model(data, spec.likelihood,  # type: ignore[arg-type]
-                            keep_probabilities=keep_probabilities)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", fitting.SamplingWarning)  # reported in the summary
             fit = fitting.sample(model, log_likelihood=spec.log_likelihood, **sampler)
     else:
         refit = refitter.fit(data, seed=sampler.get("seed", 0))
-        model = refit.model
         if spec.log_likelihood:
             fitting.add_log_likelihood(model, refit.idata)
         fit = fitting.Fit(refit.idata, refit.backend, refit.compile_seconds + refit.seconds,
