@@ -169,9 +169,6 @@ def _start_mgcv(ratings: pd.DataFrame, distance: str, gaussian: bool, mode: str,
         grids = smooth_grids(ratings, distance, gaussian)
     except AnalysisDataError:
         return None
-    if mode != "off":
-        err.print("mgcv: fitting the reference study's four GAMMs in R beside the Bayesian "
-                  "models", highlight=False)
     return mgcv_beside(ratings, distance_family(distance), grids, mode=mode, method=method)
 
 
@@ -181,18 +178,16 @@ def _mgcv(pending: Future[dict[str, Any]] | None, result: Any) -> dict[str, Any]
     from analysis.engines import with_agreement
 
     assert pending is not None  # the data were analysable: the models were fitted
-    if not pending.done():
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                      console=err, transient=True) as progress:
-            progress.add_task("mgcv: waiting for R's four GAMMs", total=None)
-            pending.exception()  # waits; a raised error comes from result() below
-    block = with_agreement(pending.result(), result.models)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=err, transient=True) as progress:
+        progress.add_task("mgcv: waiting for R's four GAMMs", total=None)
+        block = with_agreement(pending.result(), result.models)
     if block["status"] in ("skipped", "failed"):
         err.print(f"mgcv part {block['status']}: {block['reason']}", highlight=False,
                   markup=False)
     elif block["status"] == "fitted":
         err.print(f"mgcv: Table S2 and Figure 3 from mgcv {block['mgcv_version']} "
-                  f"({block['seconds']:.0f} s)", highlight=False)
+                  f"({block['seconds']:.0f} s, beside the Bayesian models)", highlight=False)
     return block
 
 
