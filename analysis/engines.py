@@ -3,7 +3,10 @@
 ``mgcv_part`` fits the reference study's four GAMMs with mgcv (analysis.mgcv) on the
 ratings the Bayesian models were fitted on (the same exclusions), and returns summary.json's
 ``mgcv`` block: status (fitted | skipped | failed | off) and its reason, the models, Table
-S2 (analysis.table_s2) and one agreement sentence per model.
+S2 (analysis.table_s2) and one agreement sentence per model. R needs only the ratings and
+the grid of each Bayesian smooth, so ``analyze`` starts it beside the sampler
+(``mgcv_beside``: R's process fits while the models compile and sample) and adds the
+agreement (``with_agreement``) once the Bayesian models are done.
 
 **Smooths** (``smooth_agreement``): mgcv's s(d) and the Bayesian GAMM's f(d) are both
 centred over the analysed ratings (sum_i s(d_i) = 0) and on the rating scale, so they are
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -108,9 +112,23 @@ def mgcv_part(ratings: Any, distances: tuple[str, str], models: list[ModelResult
               mode: str = "auto", method: str = mgcv.DEFAULT_METHOD,
               on_log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """summary.json's ``mgcv`` block (module docstring) for ``ratings`` (the analysed
-    ones), the (L0, L1) ``distances`` and the Bayesian ``models`` fitted on them. Never
-    raises for R's sake: a missing R, or too few ratings per participant for the GAMM
-    (analysis.mgcv.too_few_ratings), gives status skipped, an R error status failed."""
+    ones), the (L0, L1) ``distances`` and the Bayesian ``models`` fitted on them: ``mgcv_fit``
+    on the models' grids, then ``with_agreement``."""
+    grids = {m.distance: m.smooth["d"].to_numpy(dtype=float) for m in models}
+    block = mgcv_fit(ratings, distances, grids, mode=mode, method=method, on_log=on_log)
+    return with_agreement(block, models)
+
+
+def mgcv_fit(ratings: Any, distances: tuple[str, str], grids: dict[str, np.ndarray], *,
+             mode: str = "auto", method: str = mgcv.DEFAULT_METHOD,
+             on_log: Callable[[str], None] | None = None,
+             blas_threads: int | None = None) -> dict[str, Any]:
+    """The ``mgcv`` block without its agreement (it needs the Bayesian models; R does not):
+    the four GAMMs on ``ratings`` with each distance's curve on ``grids[distance]`` (the
+    Bayesian smooth's grid, so the curves compare point by point). Never raises for R's
+    sake: a missing R, or too few ratings per participant for the GAMM
+    (analysis.mgcv.too_few_ratings), gives status skipped, an R error status failed;
+    ``blas_threads``: analysis.mgcv.fit_gamms'."""
     log = on_log or (lambda _m: None)
     block: dict[str, Any] = {"status": "off", "reason": None, "mode": mode, "method": method,
                              "models": [], "table_s2": [], "agreement": []}
@@ -124,11 +142,11 @@ def mgcv_part(ratings: Any, distances: tuple[str, str], models: list[ModelResult
     status = mgcv.r_status()
     if not status["available"]:
         return {**block, "status": "skipped", "reason": status["reason"]}
-    grids = {m.distance: m.smooth["d"].to_numpy(dtype=float) for m in models}
     started = time.perf_counter()
     log(f"fitting the reference study's four GAMMs with mgcv (method {method})")
     try:
-        fitted = mgcv.fit_gamms(ratings, specs, method=method, grids=grids)
+        fitted = mgcv.fit_gamms(ratings, specs, method=method, grids=grids,
+                                blas_threads=blas_threads)
     except mgcv.MgcvUnavailable as e:
         return {**block, "status": "skipped", "reason": str(e)}
     except (mgcv.MgcvError, ValueError, KeyError) as e:
@@ -136,9 +154,28 @@ def mgcv_part(ratings: Any, distances: tuple[str, str], models: list[ModelResult
     block.update(status="fitted", r_version=fitted.get("r_version"),
                  mgcv_version=fitted.get("mgcv_version"),
                  seconds=time.perf_counter() - started, models=fitted["models"],
-                 table_s2=table_s2.rows(fitted["models"]),
-                 agreement=[agreement(m, models) for m in fitted["models"]])
+                 table_s2=table_s2.rows(fitted["models"]))
     return block
+
+
+def with_agreement(block: dict[str, Any], models: list[ModelResult]) -> dict[str, Any]:
+    """``block`` (``mgcv_fit``'s) with one agreement sentence per fitted mgcv model against
+    the Bayesian ``models``."""
+    return {**block, "agreement": [agreement(m, models) for m in block["models"]]}
+
+
+def mgcv_beside(ratings: Any, distances: tuple[str, str], grids: dict[str, np.ndarray], *,
+                mode: str = "auto", method: str = mgcv.DEFAULT_METHOD) -> Future[dict[str, Any]]:
+    """``mgcv_fit`` started in a background thread, so R fits its GAMMs while the Bayesian
+    models compile and sample (R runs as its own process: the thread only waits for it;
+    single-threaded, as the sampler's chains use the other cores); ``with_agreement`` on the
+    future's result once the models are there."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mgcv")
+    try:
+        return pool.submit(mgcv_fit, ratings, distances, grids, mode=mode, method=method,
+                           blas_threads=1)
+    finally:
+        pool.shutdown(wait=False)
 
 
 def clmm_agreement(data: ModelData, result: ModelResult, *,

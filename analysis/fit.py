@@ -152,14 +152,19 @@ def sample(
         idata = draw_pymc(model, **settings)
     seconds = time.perf_counter() - start
     if log_likelihood:
-        with model:
-            pm.compute_log_likelihood(idata, progressbar=False)
+        add_log_likelihood(model, idata)
     diag = diagnose(idata, free_names(model))
     problems = diag.problems()
     if problems:
         warnings.warn("sampling diagnostics: " + "; ".join(problems), SamplingWarning,
                       stacklevel=2)
     return Fit(idata, backend, seconds, diag)
+
+
+def add_log_likelihood(model: pm.Model, idata: az.InferenceData) -> None:
+    """Add the pointwise log-likelihood of every draw to ``idata`` (group log_likelihood)."""
+    with model:
+        pm.compute_log_likelihood(idata, progressbar=False)
 
 
 def draw_nutpie(compiled: Any, *, draws: int, tune: int, chains: int, cores: int, seed: int,

@@ -38,6 +38,7 @@ one-line reason.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -162,7 +163,7 @@ def too_few_ratings(ratings: pd.DataFrame, specs: Sequence[GammSpec], *,
 def fit_gamms(ratings: pd.DataFrame, specs: Sequence[GammSpec], *,
               method: str = DEFAULT_METHOD, k: int = DEFAULT_K,
               grids: dict[str, np.ndarray] | None = None, grid_size: int = 60,
-              timeout: float = TIMEOUT) -> dict[str, Any]:
+              timeout: float = TIMEOUT, blas_threads: int | None = None) -> dict[str, Any]:
     """mgcv's GAMM of the module docstring for each spec, on ``ratings`` (a
     ``ratings_long`` frame: participant_id, the outcomes and distances). The curve of a
     distance is evaluated on ``grids[distance]`` (default: ``grid_size`` points from its
@@ -170,7 +171,9 @@ def fit_gamms(ratings: pd.DataFrame, specs: Sequence[GammSpec], *,
     mgcv_version, method, models: [one dict per spec, in order: name, outcome, distance,
     n, participants, k, intercept {estimate, se, t, p}, smooth / participant_intercept /
     participant_slope {edf, ref_df, F, p}, aic, deviance_explained, r_squared, scale,
-    converged, curve {d, fit, se, lo, hi}, seconds]}."""
+    converged, curve {d, fit, se, lo, hi}, seconds]}. ``blas_threads``: R's OpenBLAS
+    threads (default: OpenBLAS's own, one per core); 1 when R runs beside other work (a
+    multithreaded BLAS that shares its cores spends much of its time waiting)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     if not specs:
@@ -191,7 +194,7 @@ def fit_gamms(ratings: pd.DataFrame, specs: Sequence[GammSpec], *,
                "grid": [float(v) for v in grid],
                "models": [{"name": s.name, "outcome": s.outcome, "distance": s.distance}
                           for s in group]}
-        answer = run_r(job, frame, timeout=timeout)
+        answer = run_r(job, frame, timeout=timeout, blas_threads=blas_threads)
         out["r_version"], out["mgcv_version"] = answer["r_version"], answer["mgcv_version"]
         by_name = {m["name"]: m for m in answer["models"]}
         out["models"] += [by_name[s.name] for s in group]
@@ -224,9 +227,10 @@ def fit_clmm(y: np.ndarray, participant: np.ndarray, columns: dict[str, np.ndarr
     return answer
 
 
-def run_r(job: dict[str, Any], frame: pd.DataFrame, *, timeout: float = TIMEOUT) -> dict[str, Any]:
+def run_r(job: dict[str, Any], frame: pd.DataFrame, *, timeout: float = TIMEOUT,
+          blas_threads: int | None = None) -> dict[str, Any]:
     """Run gamm.R on ``job`` and ``frame`` (a ``uid`` column and the job's columns) in a
-    temporary folder; its JSON answer."""
+    temporary folder; its JSON answer (``blas_threads``: ``fit_gamms``')."""
     if shutil.which(RSCRIPT) is None:
         raise MgcvUnavailable(r_status()["reason"])
     with tempfile.TemporaryDirectory(prefix="recourse-mgcv-") as tmp:
@@ -238,7 +242,7 @@ def run_r(job: dict[str, Any], frame: pd.DataFrame, *, timeout: float = TIMEOUT)
             r = subprocess.run(
                 [RSCRIPT, "--vanilla", str(SCRIPT), str(folder / "job.json"),
                  str(folder / "data.csv"), str(out)],
-                capture_output=True, text=True, timeout=timeout)
+                capture_output=True, text=True, timeout=timeout, env=_r_environment(blas_threads))
         except subprocess.TimeoutExpired:
             raise MgcvError(f"Rscript did not finish within {timeout:.0f} s") from None
         if r.returncode != 0:
@@ -252,6 +256,13 @@ def run_r(job: dict[str, Any], frame: pd.DataFrame, *, timeout: float = TIMEOUT)
             return json.loads(out.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
             raise MgcvError(f"R wrote no readable answer: {e}") from None
+
+
+def _r_environment(blas_threads: int | None) -> dict[str, str] | None:
+    """Rscript's environment: ours, with OpenBLAS's thread count when one is given."""
+    if blas_threads is None:
+        return None
+    return {**os.environ, "OPENBLAS_NUM_THREADS": str(blas_threads)}
 
 
 def _frame(ratings: pd.DataFrame, columns: list[str]) -> pd.DataFrame:

@@ -22,6 +22,10 @@ on different people; ``intention_to_treat`` (every rating, none excluded) then a
 ordinal model of each outcome (the main distance) fitted on all ratings, reported beside
 the per-protocol fit (summary ``intention_to_treat``; kept in the summary only, refitted on
 ``resume``).
+
+Models of one shape (the acceptance and the action model of one distance and likelihood)
+are sampled on one compiled model (``compilers``: analysis.refit), the same posterior at
+half the compilations.
 """
 
 from __future__ import annotations
@@ -31,13 +35,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from analysis import fit as fitting
 from analysis import truth as truth_check
 from analysis.folder import DEFAULT_TRACE, TRACE_LEVELS, AnalysisFolder, fingerprint
-from analysis.models import DISTANCES, OUTCOMES, AnalysisDataError, ModelData, prepare
-from analysis.results import ModelResult, ModelSpec, fit_one
+from analysis.models import (
+    DISTANCES,
+    LIKELIHOODS,
+    OUTCOMES,
+    AnalysisDataError,
+    ModelData,
+    prepare,
+)
+from analysis.refit import Refitter
+from analysis.results import ModelResult, ModelSpec, fit_one, smooth_grid
 from analysis.tables import participants_by_kind, recorded, recourse_table
 from data.jsonio import json_ready
 from engine.synthetic.rating_model import RatingBehaviour
@@ -136,6 +149,15 @@ def plan_models(distance: str, gaussian: bool = True) -> list[ModelSpec]:
     return specs
 
 
+def smooth_grids(ratings: pd.DataFrame, distance: str, gaussian: bool = True
+                 ) -> dict[str, np.ndarray]:
+    """Each distance of ``distance``'s family -> the grid its models' smooths are summarized
+    on (analysis.results.smooth_grid), known before any model is fitted (the mgcv curves are
+    evaluated on it: analysis.engines.mgcv_beside)."""
+    return {s.distance: smooth_grid(prepare(ratings, s.outcome, s.distance))
+            for s in plan_models(distance, gaussian)}
+
+
 def sampler_settings(backend: str = "nutpie", draws: int | None = None,
                      tune: int | None = None, chains: int = 4, seed: int = 0,
                      target_accept: float | None = None) -> dict[str, Any]:
@@ -186,6 +208,7 @@ def run_analysis(
     itt_specs = [ModelSpec(o, distance, "ordinal") for o in OUTCOMES]
     itt_inputs = ({s.name: prepare(intention_to_treat, s.outcome, s.distance)
                    for s in itt_specs} if intention_to_treat is not None else {})
+    refitters = compilers(sampler, keep_probabilities=trace == "full")
     result = Analysis(study_id, ratings, plans, specs, sampler, trace, truth=truth,
                       exclusions=exclusions, itt_ratings=intention_to_treat)
     for i, spec in enumerate(specs, 1):
@@ -198,7 +221,7 @@ def run_analysis(
             if stored is not None:
                 log(f"refitting {spec.label}: a matching fit is stored; --resume reuses it")
             step(f"fitting {spec.label} ({i}/{len(specs)})")
-            _fit(result, spec, data, fp, folder, log)
+            _fit(result, spec, data, fp, folder, log, refitters[spec.likelihood])
         _compare(result, spec.outcome)
         if folder is not None:
             folder.write_summary(result.summary())
@@ -218,12 +241,26 @@ def run_analysis(
     return result
 
 
+def compilers(sampler: dict[str, Any], *, keep_probabilities: bool = False
+              ) -> dict[str, Refitter]:
+    """One analysis.refit.Refitter per likelihood with ``sampler``'s settings: the
+    acceptance and the action model of one distance and likelihood have the same shape
+    (participants, arms, basis functions, terms), so the second samples on the model the
+    first compiled (compilation is most of a fit's time)."""
+    return {likelihood: Refitter(likelihood, sampler["backend"], sampler["draws"],  # type: ignore[arg-type]
+                                 sampler["tune"], sampler["chains"], cores=2,
+                                 target_accept=sampler["target_accept"],
+                                 keep_probabilities=keep_probabilities)
+            for likelihood in LIKELIHOODS}
+
+
 def _fit(result: Analysis, spec: ModelSpec, data: ModelData, fp: str,
-         folder: AnalysisFolder | None, log: Callable[[str], None]) -> None:
+         folder: AnalysisFolder | None, log: Callable[[str], None],
+         refitter: Refitter | None = None) -> None:
     """Fit one model into ``result``; a failure is recorded, not raised (the others go on)."""
     try:
         model, idata = fit_one(spec, data, result.sampler,
-                               keep_probabilities=result.trace == "full")
+                               keep_probabilities=result.trace == "full", refitter=refitter)
         if folder is not None:
             folder.save(model, idata, fp, result.trace)
     except Exception as e:  # noqa: BLE001 - one model's failure must not lose the others

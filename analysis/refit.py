@@ -63,14 +63,16 @@ def padded(data: ModelData, participants: int) -> ModelData:
 
 @dataclass
 class Refit:
-    """One refit: its trace and diagnostics, the sampling time (compilation excluded) and
-    the compilation time this fit paid (0 when it reused a compiled model)."""
+    """One refit: its trace and diagnostics, the sampling time (compilation excluded), the
+    compilation time this fit paid (0 when it reused a compiled model) and the PyMC model
+    holding this fit's data (for its log-likelihood and posterior predictive draws)."""
 
     idata: az.InferenceData
     diagnostics: fitting.Diagnostics
     seconds: float
     compile_seconds: float
     backend: str
+    model: pm.Model
 
 
 @dataclass
@@ -82,7 +84,8 @@ class _Compiled:
 
 @dataclass
 class Refitter:
-    """Fits ``likelihood`` models with one sampler setting, compiling once per shape."""
+    """Fits ``likelihood`` models with one sampler setting, compiling once per shape
+    (``keep_probabilities``: analysis.models.build_model's)."""
 
     likelihood: Likelihood = "ordinal"
     backend: str = "nutpie"
@@ -91,6 +94,7 @@ class Refitter:
     chains: int = 4
     cores: int = 1
     target_accept: float | None = None
+    keep_probabilities: bool = False
     compiles: int = 0
     _cache: dict[Shape, _Compiled] = field(default_factory=dict, repr=False)
 
@@ -122,17 +126,18 @@ class Refitter:
         draw = {"draws": self.draws, "tune": self.tune, "chains": self.chains,
                 "cores": self.cores, "seed": seed, "target_accept": self.target_accept}
         start = time.perf_counter()
+        pm.set_data(arrays, model=compiled.model)
         if self.backend == "nutpie":
             idata = fitting.draw_nutpie(compiled.nutpie.with_data(**arrays), **draw)
         else:
-            pm.set_data(arrays, model=compiled.model)
             idata = fitting.draw_pymc(compiled.model, **draw)
         seconds = time.perf_counter() - start
         return Refit(idata, fitting.diagnose(idata, compiled.names), seconds, compile_seconds,
-                     self.backend)
+                     self.backend, compiled.model)
 
     def _compile(self, data: ModelData) -> _Compiled:
-        model = build_model(data, self.likelihood, shared=True)
+        model = build_model(data, self.likelihood, shared=True,
+                            keep_probabilities=self.keep_probabilities)
         out = _Compiled(model, fitting.free_names(model))
         if self.backend == "nutpie":
             import nutpie

@@ -28,6 +28,7 @@ import xarray as xr
 
 from analysis import fit as fitting
 from analysis.models import ModelData, build_model, smooth_draws
+from analysis.refit import Refitter
 
 HDI = 0.94  # central coefficient intervals (ArviZ's default level)
 BAND = 0.95  # smooth bands and PPC intervals
@@ -147,6 +148,11 @@ def coefficients(model_data: ModelData, idata: az.InferenceData) -> list[dict[st
     return out
 
 
+def smooth_grid(data: ModelData) -> np.ndarray:
+    """The ``GRID`` distances a smooth is summarized on: the analysed ones' range."""
+    return np.linspace(data.d.min(), data.d.max(), GRID)
+
+
 def ppc_summary(y: np.ndarray, replicated: np.ndarray) -> list[dict[str, float]]:
     """Observed share of each rating 1..7 and the replicated shares' mean and 95% interval
     (``replicated``: (draws, n) ratings on the model's 0..6 scale)."""
@@ -158,16 +164,30 @@ def ppc_summary(y: np.ndarray, replicated: np.ndarray) -> list[dict[str, float]]
 
 
 def fit_one(spec: ModelSpec, data: ModelData, sampler: dict[str, Any], *,
-            keep_probabilities: bool = False) -> tuple[ModelResult, az.InferenceData]:
+            keep_probabilities: bool = False,
+            refitter: Refitter | None = None) -> tuple[ModelResult, az.InferenceData]:
     """Sample ``spec``'s model on ``data`` and summarize it; also return the InferenceData
-    (with the posterior predictive draws added when ``keep_probabilities``: a full trace)."""
+    (with the posterior predictive draws added when ``keep_probabilities``: a full trace).
+    With a ``refitter`` (analysis.refit, of ``spec``'s likelihood and ``sampler``'s
+    settings), a model of a shape it compiled before is not compiled again: the same
+    posterior, sampled on the model compiled once."""
+    # the log-likelihood and the posterior predictive draws come from a model of this data
+    # alone: PyMC's posterior predictive sampling leaves a model with data containers
+    # unable to build its log-density again, which the refitter's next fit needs
     model = build_model(data, spec.likelihood,  # type: ignore[arg-type]
                         keep_probabilities=keep_probabilities)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", fitting.SamplingWarning)  # reported in the summary
-        fit = fitting.sample(model, log_likelihood=spec.log_likelihood, **sampler)
+    if refitter is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fitting.SamplingWarning)  # reported in the summary
+            fit = fitting.sample(model, log_likelihood=spec.log_likelihood, **sampler)
+    else:
+        refit = refitter.fit(data, seed=sampler.get("seed", 0))
+        if spec.log_likelihood:
+            fitting.add_log_likelihood(model, refit.idata)
+        fit = fitting.Fit(refit.idata, refit.backend, refit.compile_seconds + refit.seconds,
+                          refit.diagnostics)
     post = fit.idata.posterior.stack(sample=("chain", "draw"))
-    grid = np.linspace(data.d.min(), data.d.max(), GRID)
+    grid = smooth_grid(data)
     draws_f = smooth_draws(data, np.asarray(post["delta_f"].values).T, grid)
     lo, hi = np.quantile(draws_f, [(1 - BAND) / 2, 1 - (1 - BAND) / 2], axis=0)
     smooth = pd.DataFrame({"d": grid, "mean": draws_f.mean(axis=0), "lo": lo, "hi": hi})

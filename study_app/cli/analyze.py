@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -154,10 +155,11 @@ def analyze(
         err.print(f"warning: the exclusions leave out unevenly many ratings per arm ({rates}); "
                   "the main model is also fitted on every rating (intention to treat)",
                   highlight=False, markup=False)
+    pending = _start_mgcv(ratings, distance, gaussian, mgcv, mgcv_method)
     result = _fit_all(ratings, plans, study_id, distance, sampler, gaussian, out, resume, trace,
                       truth=truth, exclusions=exclusions,
                       intention_to_treat=everyone if exclusions["uneven"] else None)
-    result.mgcv = _mgcv(result, distance, mgcv, mgcv_method)
+    result.mgcv = _mgcv(pending, result)
     result.languages = languages
     result.deviations = study_deviations(planned, result, settings) if planned else None
     summary = _write_outputs(result, out)
@@ -179,23 +181,37 @@ def _check_mgcv(mode: str, method: str) -> None:
         fail(f"--mgcv-method must be one of {', '.join(METHODS)}, got {method!r}", 2)
 
 
-def _mgcv(result: Any, distance: str, mode: str, method: str) -> dict[str, Any]:
-    """The mgcv part on the analysed ratings (analysis.engines); a skip or failure is one
-    line on stderr, never an exception."""
-    from analysis.engines import mgcv_part
-    from analysis.pipeline import distance_family
+def _start_mgcv(ratings: pd.DataFrame, distance: str, gaussian: bool, mode: str,
+                method: str) -> Future[dict[str, Any]] | None:
+    """The mgcv part's R fits started beside the Bayesian models (analysis.engines.
+    mgcv_beside); None when the data cannot be analysed (``_fit_all`` then says why)."""
+    from analysis.engines import mgcv_beside
+    from analysis.models import AnalysisDataError
+    from analysis.pipeline import distance_family, smooth_grids
 
+    try:
+        grids = smooth_grids(ratings, distance, gaussian)
+    except AnalysisDataError:
+        return None
+    return mgcv_beside(ratings, distance_family(distance), grids, mode=mode, method=method)
+
+
+def _mgcv(pending: Future[dict[str, Any]] | None, result: Any) -> dict[str, Any]:
+    """The mgcv part (``_start_mgcv``'s) with its agreement to the Bayesian models; a skip
+    or failure is one line on stderr, never an exception."""
+    from analysis.engines import with_agreement
+
+    assert pending is not None  # the data were analysable: the models were fitted
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=err, transient=True) as progress:
-        progress.add_task("mgcv: fitting the reference study's four GAMMs in R", total=None)
-        block = mgcv_part(result.ratings, distance_family(distance), result.models,
-                          mode=mode, method=method)
+        progress.add_task("mgcv: waiting for R's four GAMMs", total=None)
+        block = with_agreement(pending.result(), result.models)
     if block["status"] in ("skipped", "failed"):
         err.print(f"mgcv part {block['status']}: {block['reason']}", highlight=False,
                   markup=False)
     elif block["status"] == "fitted":
         err.print(f"mgcv: Table S2 and Figure 3 from mgcv {block['mgcv_version']} "
-                  f"({block['seconds']:.0f} s)", highlight=False)
+                  f"({block['seconds']:.0f} s, beside the Bayesian models)", highlight=False)
     return block
 
 

@@ -29,3 +29,17 @@ def test_enough_ratings_each_goes_on_to_r():
     assert mgcv.too_few_ratings(_ratings(4), [mgcv.GammSpec("action", "l1_profile")]) is None
     # 2 each: 60 ratings against min(10, distinct) + 60 coefficients
     assert mgcv.too_few_ratings(_ratings(2), [mgcv.GammSpec("action", "l1_profile")])
+
+
+def test_beside_the_sampler_the_block_comes_without_agreement_until_the_models_are_there(
+        monkeypatch):
+    """analyze starts R before the Bayesian models (engines.mgcv_beside) and adds the
+    agreement afterwards (engines.with_agreement); the skip reaches it through the future."""
+    monkeypatch.setattr(mgcv, "RSCRIPT", "no-rscript-needed-to-decide-this")
+    grids = {"l1_profile": np.linspace(0, 1, 60)}
+    block = engines.mgcv_beside(_ratings(1), ("l0_profile", "l1_profile"), grids).result()
+    assert block["status"] == "skipped" and block["agreement"] == []
+    assert engines.with_agreement(block, [])["reason"] == block["reason"]
+    off = engines.mgcv_beside(_ratings(4), ("l0_profile", "l1_profile"), grids,
+                              mode="off").result()
+    assert off["status"] == "off" and off["reason"] == "not asked for (--mgcv off)"
