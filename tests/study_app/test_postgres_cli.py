@@ -47,11 +47,12 @@ def test_simulate_export_and_analysis_reads_on_postgres(tmp_path, postgres_url,
     with Store(postgres_url):  # a writer holds the study, as `serve` does
         manifest = _run("export", "--db", postgres_url, "--format", "csv", "--out",
                         str(tmp_path / "out"))
-        assert manifest["tables"]["ratings"] == on_pg["ratings"] == 12
+        # six participants, up to two plans each (fewer where no plan keeps to the rules)
+        assert manifest["tables"]["ratings"] == on_pg["ratings"] > 6
         study, ratings, plans, _ = load_study(postgres_url, None)
     _, file_ratings, file_plans, _ = load_study(file_db, None)
     assert study == "pg-cli"
     assert list(ratings.columns) == list(file_ratings.columns)
     assert ratings.dtypes.to_dict() == file_ratings.dtypes.to_dict()
     assert sorted(ratings["acceptance"]) == sorted(file_ratings["acceptance"])
-    assert len(plans) == len(file_plans) == 12
+    assert len(plans) == len(file_plans) == on_pg["plans"]

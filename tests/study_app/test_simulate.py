@@ -202,7 +202,10 @@ def test_tominaga_design_on_the_loan_world_with_the_oracle_candidate_set(tmp_pat
 
     data = yaml.safe_load(resolve("tominaga-replication").read_text())
     data["scenario"] = "loan"
-    data["plans"].pop("bounds", None)  # the replication's own items' bounds
+    # the replication's own items' bounds stay with its world; the Loan items unbounded in
+    # step, so the design has candidates at every distance to select from
+    data["plans"]["bounds"] = {f: {"none": True} for f in
+                               ("loan_amount", "loan_duration", "income", "savings")}
     data["arms"] = [{"id": "oracle", "method": "oracle", "personalized": False,
                      "cost_profile": "constant", "options": {"bins": 6}}]
     data["plans"].update(sparsity="l0_profile", proximity="l1_profile", prune_actions=True)
