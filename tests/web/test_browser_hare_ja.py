@@ -69,7 +69,7 @@ def test_hare_interactive_in_japanese_at_phone_width(server, browser) -> None:
         bodies["elicitation_ranking"]
     choice = bodies["hare_choice"]
     assert "プランA" in choice and "プランB" in choice
-    assert "どちらのプランを実行したいですか。" in choice and re.search(r"質問1（最大\d+問）", choice)
+    assert "どちらのプランを実行したいですか。" in choice and re.search(r"質問\d+（最大\d+問）", choice)
     assert "￥" in bodies["persona"] and "$" not in bodies["persona"]
     assert "歳" in bodies["persona"]
     assert "あなたのご回答をもとに作成された" in bodies["debrief"]

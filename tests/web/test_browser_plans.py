@@ -81,7 +81,10 @@ def test_ranking_refused_untouched_and_two_plans_side_by_side(hare_server, brows
     page.locator(button(f"{pid}:submit")).click()  # Continue with the order as first shown
     page.get_by_text("Please put the items in your order").wait_for(timeout=60_000)
     assert bot.current() == (pid, kind)  # refused: still the ranking
-    assert bot.answer_page(pid, kind)[1] == "hare_choice"
+    pid, kind = bot.answer_page(pid, kind)
+    while kind == "hare_accept":  # HARE asks no pair that reads the same on the page
+        pid, kind = bot.answer_page(pid, kind)
+    assert kind == "hare_choice"
     boxes = _boxes(page)
     assert len(boxes) == 2
     a, b = boxes

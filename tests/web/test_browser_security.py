@@ -77,7 +77,11 @@ def _run(*args: str) -> str:
 # formula-safe exports: tests/data/test_export_safety.py
 def test_a_recruitment_id_alone_cannot_take_over_a_session(small_protocol_file, browser,
                                                            tmp_path) -> None:
-    path = small_protocol_file()
+    # no step limit on the Loan items: both plans are shown, so every formula is typed
+    path = small_protocol_file(("plans: {per_participant: 2,", "plans: {bounds: "
+                                "{loan_amount: {none: true}, loan_duration: {none: true}, "
+                                "income: {none: true}, savings: {none: true}}, "
+                                "per_participant: 2,"))
     protocol = load_protocol(path)
     srv = _server(tmp_path, path, "--require-id")
     try:
