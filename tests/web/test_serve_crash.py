@@ -43,8 +43,9 @@ def test_a_killed_hare_server_leaves_no_process_and_resumes(trained_home, tmp_pa
         root = server.proc.pid
         started = process_tree(root)[1:]
         assert len(started) >= 2, f"the two search workers at least: {started}"
-        # one action a second: still walking when the server dies
-        person = LoadParticipant(0, load_protocol(PROTOCOL), server.url, act=0.5,
+        # one action a second: still walking when the server dies. Load participant 1: its
+        # ranking leaves plans within the rules, so HARE asks it questions (0's does not)
+        person = LoadParticipant(1, load_protocol(PROTOCOL), server.url, act=0.5,
                                  reconnects_allowed=200)
         failed: list[BaseException] = []
 
