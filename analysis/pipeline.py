@@ -230,9 +230,7 @@ def run_analysis(
         try:
             model, _ = fit_one(spec, itt_inputs[spec.name], result.sampler)
         except Exception as e:  # noqa: BLE001 - like _fit: the per-protocol models stay
-            message = " ".join(f"{type(e).__name__}: {e}".split())
-            result.itt_failed.append({"model": spec.name, "error": message})
-            log(f"FAILED {spec.label} (intention to treat): {message}")
+            _failed(result.itt_failed, spec, e, log, " (intention to treat)")
             continue
         result.itt.append(model)
         log(f"fitted {spec.label} on every rating in {model.seconds:.1f} s")
@@ -264,12 +262,18 @@ def _fit(result: Analysis, spec: ModelSpec, data: ModelData, fp: str,
         if folder is not None:
             folder.save(model, idata, fp, result.trace)
     except Exception as e:  # noqa: BLE001 - one model's failure must not lose the others
-        message = " ".join(f"{type(e).__name__}: {e}".split())
-        result.failed.append({"model": spec.name, "error": message})
-        log(f"FAILED {spec.label}: {message}")
+        _failed(result.failed, spec, e, log)
         return
     result.models.append(model)
     log(f"fitted {spec.label} in {model.seconds:.1f} s")
+
+
+def _failed(failed: list[dict[str, str]], spec: ModelSpec, e: Exception,
+            log: Callable[[str], None], what: str = "") -> None:
+    """Record a model's failure (its error on one line) in ``failed`` and the log."""
+    message = " ".join(f"{type(e).__name__}: {e}".split())
+    failed.append({"model": spec.name, "error": message})
+    log(f"FAILED {spec.label}{what}: {message}")
 
 
 def _compare(result: Analysis, outcome: str) -> None:
