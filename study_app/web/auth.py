@@ -174,20 +174,11 @@ def require_password(store: Store) -> bool:
         )
         return False
     if st.session_state.get(_SESSION_FLAG):
-        if idle_expired():
-            sign_out()
-            st.info(f"You were signed out after {idle_limit():g} minutes without activity.")
-        elif not auth_token.verify(st.session_state.get(_TOKEN), expected):
-            sign_out()
-            st.info("Your sign-in expired; please sign in again.")
-        else:
-            st.session_state[_ACTIVE_AT] = time.monotonic()
-            _send_cookie()
+        if _session_holds(expected):
             return True
     elif _resume(expected):
         return True
-    if st.session_state.pop(_CLEAR_COOKIE, False):
-        st.html(auth_token.cookie_script(None), unsafe_allow_javascript=True)
+    _clear_cookie_if_asked()
     with st.form("rs_dashboard_login"):
         given = st.text_input("Dashboard password", type="password", max_chars=256)
         submitted = st.form_submit_button("Sign in")
@@ -214,22 +205,12 @@ def _require_account(store: Store) -> bool:
     changed role counts at once), a removed account is signed out."""
     if st.session_state.get(_SESSION_FLAG) and st.session_state.get(_ACCOUNT) != _SINGLE:
         account = st.session_state.get(_ACCOUNT)
-        stored = _stored_hash(store, account)
-        if idle_expired():
-            sign_out()
-            st.info(f"You were signed out after {idle_limit():g} minutes without activity.")
-        elif stored is None or not auth_token.verify(st.session_state.get(_TOKEN), stored):
-            sign_out()
-            st.info("Your sign-in expired; please sign in again.")
-        else:
+        if _session_holds(_stored_hash(store, account)):
             st.session_state[_ROLE] = accounts.get_account(store, account)["role"]
-            st.session_state[_ACTIVE_AT] = time.monotonic()
-            _send_cookie()
             return True
     elif _resume_account(store):
         return True
-    if st.session_state.pop(_CLEAR_COOKIE, False):
-        st.html(auth_token.cookie_script(None), unsafe_allow_javascript=True)
+    _clear_cookie_if_asked()
     with st.form("rs_dashboard_login"):
         name = st.text_input("Account", max_chars=64)
         given = st.text_input("Password", type="password", max_chars=256)
@@ -262,11 +243,8 @@ def _resume_account(store: Store) -> bool:
     if not isinstance(value, str):
         return False
     account, _, token = value.partition("!")
-    stored = _stored_hash(store, account)
-    if stored is None or not auth_token.verify(token, stored):
+    if not _resume_with(token, _stored_hash(store, account)):
         return False
-    issued = auth_token.expires_at(token) - 3600 * auth_token.session_hours()
-    _signed_in(token, datetime.fromtimestamp(issued, UTC).replace(tzinfo=None))
     st.session_state[_ACCOUNT] = account
     st.session_state[_ROLE] = accounts.get_account(store, account)["role"]
     return True
@@ -292,11 +270,40 @@ def _resume(expected: str) -> bool:
         token = st.context.cookies.get(auth_token.COOKIE)
     except Exception:  # no request (AppTest)
         return False
-    if not auth_token.verify(token, expected):
+    return _resume_with(token, expected)
+
+
+def _resume_with(token: str | None, secret: str | None) -> bool:
+    """Sign in with a cookie's ``token`` when it is valid for ``secret`` (the password, or
+    the account's stored hash; None: no such account), dated from when it was issued."""
+    if secret is None or not auth_token.verify(token, secret):
         return False
     issued = auth_token.expires_at(token) - 3600 * auth_token.session_hours()
     _signed_in(token, datetime.fromtimestamp(issued, UTC).replace(tzinfo=None))
     return True
+
+
+def _session_holds(secret: str | None) -> bool:
+    """Whether a signed-in session still holds (then it counts as activity): not idle past
+    the limit, its token valid for ``secret`` (None: the account is gone); otherwise it is
+    signed out with a notice saying why."""
+    if idle_expired():
+        sign_out()
+        st.info(f"You were signed out after {idle_limit():g} minutes without activity.")
+        return False
+    if secret is None or not auth_token.verify(st.session_state.get(_TOKEN), secret):
+        sign_out()
+        st.info("Your sign-in expired; please sign in again.")
+        return False
+    st.session_state[_ACTIVE_AT] = time.monotonic()
+    _send_cookie()
+    return True
+
+
+def _clear_cookie_if_asked() -> None:
+    """Delete the browser's sign-in cookie once after a sign-out asked for it."""
+    if st.session_state.pop(_CLEAR_COOKIE, False):
+        st.html(auth_token.cookie_script(None), unsafe_allow_javascript=True)
 
 
 def signed_in_at() -> datetime | None:
