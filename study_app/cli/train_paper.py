@@ -4,7 +4,6 @@ timed side by side."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -19,6 +18,7 @@ from rich.progress import (
 from rich.table import Table
 
 from study_app.cli.output import err
+from study_app.cli.training_progress import task_reporter
 
 OVERALL = "all paper models"
 
@@ -61,7 +61,7 @@ def train_paper_models(
     from engine.paper_plan import describe_plan, format_duration, plan_paper_models
 
     with paper_progress(json_out) as progress:
-        report = _task_reporter(progress)
+        report = task_reporter(progress)
 
         build_artifacts(scenario, quick=quick, only=("decision", "flow"), progress=report)
         plans = plan_paper_models(scenario, setups, seeds, quick=quick, changes=changes)
@@ -112,7 +112,7 @@ def compare_paper_training(
 
     results = []
     with paper_progress(json_out) as progress:
-        report = _task_reporter(progress)
+        report = task_reporter(progress)
 
         for elicitation, cost_profile in setups:
             results.append(compare_training(scenario, elicitation, cost_profile, seeds,
@@ -145,15 +145,3 @@ def compare_table(results: list[dict[str, Any]]) -> Table:
 
 
 __all__ = ["check_setups", "compare_paper_training", "compare_table", "train_paper_models"]
-
-
-def _task_reporter(progress: Any) -> Callable[[str, int, int, str], None]:
-    """A training progress callback (name, done, total, note) drawing one bar per model."""
-    tasks: dict[str, Any] = {}
-
-    def report(name: str, done: int, total: int, note: str) -> None:
-        if name not in tasks:
-            tasks[name] = progress.add_task(f"training {name}", total=total, note="")
-        progress.update(tasks[name], completed=done, total=total, note=note)
-
-    return report

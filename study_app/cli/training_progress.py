@@ -10,7 +10,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 # report(artifact, done, total, note), as engine.artifacts calls it
 Report = Callable[[str, int, int, str], None]
@@ -40,6 +47,19 @@ def _clock(seconds: float) -> str:
     return time.strftime("%M:%S" if seconds < 3600 else "%H:%M:%S", time.gmtime(seconds))
 
 
+def task_reporter(progress: Progress) -> Report:
+    """A training progress callback (name, done, total, note) drawing one bar per model in
+    ``progress``."""
+    tasks: dict[str, TaskID] = {}
+
+    def report(name: str, done: int, total: int, note: str) -> None:
+        if name not in tasks:
+            tasks[name] = progress.add_task(f"training {name}", total=total, note="")
+        progress.update(tasks[name], completed=done, total=total, note=note)
+
+    return report
+
+
 @contextmanager
 def training_progress(console: Console, transient: bool = False) -> Iterator[Report]:
     """A ``report`` for engine.artifacts' ``progress`` (module docstring)."""
@@ -47,14 +67,7 @@ def training_progress(console: Console, transient: bool = False) -> Iterator[Rep
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                       TextColumn("{task.fields[note]}"), TimeElapsedColumn(),
                       TimeRemainingColumn(), console=console, transient=transient) as progress:
-            tasks: dict[str, int] = {}
-
-            def report(name: str, done: int, total: int, note: str) -> None:
-                if name not in tasks:
-                    tasks[name] = progress.add_task(f"training {name}", total=total, note="")
-                progress.update(tasks[name], completed=done, total=total, note=note)
-
-            yield report
+            yield task_reporter(progress)
         return
     started: dict[str, tuple[float, int]] = {}  # artifact -> (start, last tenth shown)
 
