@@ -96,18 +96,24 @@ def test_haproxy_config_names_every_worker(tmp_path) -> None:
         assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
+def _drive_one_server(settings: LoadSettings, proto_file, db, tmp_path) -> dict:
+    """The load participants of ``settings`` against one `serve` of ``proto_file`` on ``db``
+    (study id "lt"), stopped afterwards."""
+    cluster = Cluster(["--protocol", str(proto_file), "--db", str(db), "--study", "lt"], 1,
+                      tmp_path)
+    cluster.start(timeout=300)
+    try:
+        return asyncio.run(drive(settings, cluster.url, cluster, None))
+    finally:
+        cluster.stop()
+
+
 def test_participants_complete_and_the_check_catches_tampering(
         tmp_path, small_protocol_file) -> None:
     proto_file = small_protocol_file()
     db = tmp_path / "load.duckdb"
     settings = LoadSettings(load_protocol(str(proto_file)), str(proto_file), 3, 3, str(db))
-    cluster = Cluster(["--protocol", str(proto_file), "--db", str(db), "--study", "lt"], 1,
-                      tmp_path)
-    cluster.start(timeout=300)
-    try:
-        driven = asyncio.run(drive(settings, cluster.url, cluster, None))
-    finally:
-        cluster.stop()
+    driven = _drive_one_server(settings, proto_file, db, tmp_path)
     assert driven["failures"] == {}
     people = driven["people"]
     assert all(p.end_kind == "debrief" for p in people)
@@ -314,13 +320,7 @@ def test_participants_who_go_away_past_the_time_limit_time_out(tmp_path,
     db = tmp_path / "load.duckdb"
     settings = LoadSettings(load_protocol(str(proto_file)), str(proto_file), 4, 4, str(db),
                             linger_share=0.5, linger=8.0)
-    cluster = Cluster(["--protocol", str(proto_file), "--db", str(db), "--study", "lt"], 1,
-                      tmp_path)
-    cluster.start(timeout=300)
-    try:
-        driven = asyncio.run(drive(settings, cluster.url, cluster, None))
-    finally:
-        cluster.stop()
+    driven = _drive_one_server(settings, proto_file, db, tmp_path)
     assert driven["failures"] == {}
     people = driven["people"]
     away = [p for p in people if p.lingered]
