@@ -49,6 +49,21 @@ _FOCUS_INFO = """() => {
 }"""
 
 
+_WATCH_RUN = """() => {
+  const app = document.querySelector("[data-testid='stApp']");
+  window.__rsSend = 'sent';
+  if (window.__rsWatch) window.__rsWatch.disconnect();
+  // a run that starts and ends between two callbacks is seen through the old values
+  window.__rsWatch = new MutationObserver(records => {
+    for (const r of records) if (r.oldValue === 'running') window.__rsSend = 'done';
+    if (window.__rsSend !== 'done' && app.dataset.testScriptState === 'running')
+      window.__rsSend = 'running';
+  });
+  window.__rsWatch.observe(app, {attributes: true, attributeOldValue: true,
+                                 attributeFilter: ['data-test-script-state']});
+}"""
+
+
 @dataclass
 class KeyboardParticipant:
     page: Page
@@ -126,13 +141,22 @@ class KeyboardParticipant:
             page_id, kind = self.wait_page(page_id)
         return page_id, kind
 
+    def _send(self) -> None:
+        """Press Enter on Continue, watching the app's script state so ``sent_back`` reads
+        the page the send produced: a page sent back a second time still shows the first
+        send's marker until the app's run for this send has finished."""
+        wait_script_done(self.page, self.timeout_ms)
+        self.page.evaluate(_WATCH_RUN)
+        self.press("Enter")
+
     def sent_back(self, page_id: str) -> bool:
         """Whether the page came back with a question marked unanswered (else a new page
         is on its way)."""
         self.page.wait_for_function(
             "prev => { const e = document.querySelector('.rs-progress');"
             " return (e !== null && e.dataset.page !== prev)"
-            " || document.querySelector('[data-testid=\"rs-missing\"]') !== null; }",
+            " || (window.__rsSend === 'done'"
+            "     && document.querySelector('[data-testid=\"rs-missing\"]') !== null); }",
             arg=page_id, timeout=self.timeout_ms)
         return self.page.locator("[data-testid='rs-missing']").count() > 0 and \
             self.page.locator(".rs-progress").get_attribute("data-page") == page_id
@@ -226,7 +250,7 @@ class KeyboardParticipant:
                     self.press("Space")
                 done.add(key)
             elif f["tag"] == "button" and name == "submit":
-                self.press("Enter")
+                self._send()
                 return
             elif f["tag"] == "button" and kind == "elicitation_ranking":
                 self._rank_step(name, ranking, done, prefix)
