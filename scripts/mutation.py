@@ -82,8 +82,8 @@ MODULES: tuple[Module, ...] = (
     Module("scm", "engine/scm.py", ("tests/engine/test_scm.py",)),
     Module("preferences", "engine/preferences.py",
            ("tests/engine/test_preferences.py", "tests/engine/test_preference_metrics.py")),
-    Module("oracle", "engine/recourse/oracle.py", ("tests/engine/test_oracle.py",)),
-    Module("oracle_grid", "engine/recourse/oracle_grid.py", ("tests/engine/test_oracle.py",)),
+    Module("oracle", "engine/recourse/oracle.py", ("tests/engine/oracle",)),
+    Module("oracle_grid", "engine/recourse/oracle_grid.py", ("tests/engine/oracle",)),
     # the state machine's own tests run on the exact Bayes rule (test_hare.py needs trained
     # artifacts and runs HARE end to end: minutes per mutant)
     Module("hare_state", "engine/recourse/hare_state.py",

@@ -337,6 +337,14 @@ LONG_MODULES = {
 }
 
 
+
+@pytest.fixture(scope="session")
+def loan():
+    """The Loan scenario (its SCM and features; no trained model)."""
+    from engine.scenarios import get_scenario
+
+    return get_scenario("loan")
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """Under ``--dist loadscope``, the modules of LONG_MODULES first (longest first), then

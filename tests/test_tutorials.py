@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_process import CLI
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((REPO / "docs" / "tutorials" / "scripts").glob("*.sh"))
-CLI = Path(sys.executable).with_name("recourse-study")
 
 
 def _commands(script: Path) -> list[list[str]]:
@@ -66,7 +67,7 @@ def test_tutorial_commands_parse(script: Path) -> None:
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
 def test_tutorial_runs_end_to_end(script: Path, tmp_path: Path, trained_home: Path) -> None:
     env = dict(os.environ, N="20", OUT=str(tmp_path / "out"),
-               PATH=f"{CLI.parent}{os.pathsep}{os.environ['PATH']}")
+               PATH=f"{Path(CLI).parent}{os.pathsep}{os.environ['PATH']}")
     r = subprocess.run(["bash", str(script)], cwd=REPO, env=env, capture_output=True,
                        text=True, timeout=3600)
     assert r.returncode == 0, r.stderr[-3000:]

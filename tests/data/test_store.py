@@ -13,13 +13,7 @@ import pytest
 from data.contract import insert_values
 from data.migrations import SchemaVersionError
 from data.store import Store, StoreError, WriteConflictError
-
-AT = datetime(2024, 1, 1)
-
-
-def _study(tx, sid: str = "s") -> None:
-    tx.insert("studies", [{"study_id": sid, "protocol_id": "p", "source": "protocol",
-                           "created_at": AT}])
+from tests.data.study_rows import AT, insert_study, participant_row
 
 
 def test_newer_schema_is_refused(tmp_path) -> None:
@@ -37,7 +31,7 @@ def test_one_shared_connection_per_file_and_thread_cursors(tmp_path) -> None:
     a, b = Store(path), Store(path)
     reader = Store(path, read_only=True)  # same process: reuses the writer's connection
     with a.transaction() as tx:
-        _study(tx)
+        insert_study(tx)
     assert b.counts()["studies"] == reader.counts()["studies"] == 1
     with pytest.raises(StoreError, match="read-only"):
         with reader.transaction():
@@ -48,7 +42,7 @@ def test_one_shared_connection_per_file_and_thread_cursors(tmp_path) -> None:
 
     def insert(k: int) -> None:
         with b.transaction() as tx:
-            _study(tx, f"t{k}")
+            insert_study(tx, f"t{k}")
         seen.append(b.cursor())  # kept alive: a dead thread's cursor is closed and freed
 
     threads = [threading.Thread(target=insert, args=(k,)) for k in range(8)]
@@ -109,19 +103,13 @@ def test_an_older_schema_is_refused_read_only_and_migrated_by_a_writer(tmp_path)
         assert store.query("SELECT max(version) AS v FROM schema_version") == [{"v": LATEST}]
 
 
-def _participant(sid: str, pid: str, step: int = 0) -> dict:
-    return {"study_id": sid, "participant_id": pid, "seq": step, "source": "web",
-            "status": "active", "step": step, "state_json": "{}", "created_at": AT,
-            "updated_at": AT}
-
-
 def test_updates_match_on_keys_and_guard_every_row(tmp_path) -> None:
     with Store(tmp_path / "a.duckdb") as store:
         with store.transaction() as tx:
-            _study(tx, "s")
-            _study(tx, "t")
-            assert tx.insert("participants", [_participant("s", "p", 1), _participant("s", "q", 5),
-                                              _participant("t", "p", 1)]) == 3
+            insert_study(tx, "s")
+            insert_study(tx, "t")
+            assert tx.insert("participants", [participant_row("s", "p", 1), participant_row("s", "q", 5),
+                                              participant_row("t", "p", 1)]) == 3
             assert tx.insert("participants", []) == 0
         with store.transaction() as tx:
             assert tx.update("participants", ["study_id", "participant_id"], []) == 0
@@ -165,10 +153,10 @@ def test_updates_match_on_keys_and_guard_every_row(tmp_path) -> None:
 def test_read_api_filters_by_study_and_names_unknown_tables(tmp_path) -> None:
     with Store(tmp_path / "a.duckdb") as store:
         with store.transaction() as tx:
-            _study(tx, "s")
-            _study(tx, "t")
-            tx.insert("participants", [_participant("s", "p"), _participant("t", "p"),
-                                       _participant("t", "q", 1)])
+            insert_study(tx, "s")
+            insert_study(tx, "t")
+            tx.insert("participants", [participant_row("s", "p"), participant_row("t", "p"),
+                                       participant_row("t", "q", 1)])
         assert len(store.table("participants")) == 3
         assert list(store.table("participants", "t")["participant_id"]) == ["p", "q"]
         assert len(store.table("schema_version", "t")) == store.counts()["schema_version"]
@@ -213,9 +201,9 @@ def test_plans_and_ratings_by_study_and_studies_in_creation_order(tmp_path) -> N
         with store.transaction() as tx:
             tx.insert("studies", [{"study_id": "a", "protocol_id": "p", "source": "protocol",
                                    "created_at": later}])
-            _study(tx, "z")  # created first: listed first although "z" > "a"
-            _study(tx, "m")  # the same time as "z": the id breaks the tie
-            tx.insert("participants", [_participant("z", "p"), _participant("m", "p")])
+            insert_study(tx, "z")  # created first: listed first although "z" > "a"
+            insert_study(tx, "m")  # the same time as "z": the id breaks the tie
+            tx.insert("participants", [participant_row("z", "p"), participant_row("m", "p")])
             tx.insert("plans", [{"study_id": s, "participant_id": "p", "plan_id": f"{s}1",
                                  "position": 0, "created_at": AT} for s in ("z", "m")])
             tx.insert("ratings", [{"study_id": s, "participant_id": "p", "plan_id": f"{s}1",
@@ -240,7 +228,7 @@ def test_a_memory_store_is_migrated_private_and_closes(tmp_path) -> None:
     assert one.query("SELECT max(version) AS v FROM schema_version") == [{"v": LATEST}]
     assert str(one.path) == ":memory:" and not one.read_only and one.backend == "duckdb"
     with one.transaction() as tx:
-        _study(tx, "s")
+        insert_study(tx, "s")
     assert len(one.studies()) == 1 and two.studies().empty  # not shared
     assert one.snapshot() is one
     one.close()
@@ -324,7 +312,7 @@ def test_read_only_is_the_connection_and_blocks_a_writer_in_the_process(tmp_path
     with DuckDBStore(path) as store:  # read-write by default
         assert store.read_only is False
         with store.transaction() as tx:
-            _study(tx)
+            insert_study(tx)
     reader = Store(path, read_only=True)
     with pytest.raises(duckdb.Error, match="read-only"):
         reader.query("CREATE TABLE scratch (a INTEGER)")

@@ -6,26 +6,13 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import datetime
 
 import numpy as np
 import pytest
 
 from data.migrations import LATEST, SchemaVersionError
 from data.store import Store, StoreError, WriteConflictError
-
-AT = datetime(2024, 1, 1)
-
-
-def _study(tx, sid: str = "s") -> None:
-    tx.insert("studies", [{"study_id": sid, "protocol_id": "p", "source": "protocol",
-                           "created_at": AT}])
-
-
-def _participant(tx, pid: str = "p", step: int = 3, seq: int = 0) -> None:
-    tx.insert("participants", [{"study_id": "s", "participant_id": pid, "seq": seq,
-                                "source": "web", "status": "active", "step": step,
-                                "state_json": "{}", "created_at": AT, "updated_at": AT}])
+from tests.data.study_rows import AT, insert_study, participant_row
 
 
 def test_new_database_is_migrated_and_versioned(store_target) -> None:
@@ -44,27 +31,27 @@ def test_transaction_is_all_or_nothing(store_target) -> None:
     with Store(store_target) as store:
         with pytest.raises(RuntimeError, match="boom"):
             with store.transaction() as tx:
-                _study(tx)
+                insert_study(tx)
                 raise RuntimeError("boom")
         assert store.counts()["studies"] == 0
         with pytest.raises(WriteConflictError):
             with store.transaction() as tx:
-                _study(tx, "x")
-                _study(tx, "x")  # duplicate key inside one transaction
+                insert_study(tx, "x")
+                insert_study(tx, "x")  # duplicate key inside one transaction
         assert store.counts()["studies"] == 0
         with pytest.raises(StoreError, match="no column"):
             with store.transaction() as tx:
                 tx.insert("studies", [{"study_id": "y", "colour": "blue"}])
         with store.transaction() as tx:  # the store is usable after every failure
-            _study(tx)
+            insert_study(tx)
         assert store.counts()["studies"] == 1
 
 
 def test_guarded_update_detects_stale_state(store_target) -> None:
     with Store(store_target) as store:
         with store.transaction() as tx:
-            _study(tx)
-            _participant(tx)
+            insert_study(tx)
+            tx.insert("participants", [participant_row("s", "p", step=3, seq=0)])
         row = {"study_id": "s", "participant_id": "p", "step": 4, "state_json": "{\"a\": 1}"}
         with pytest.raises(WriteConflictError, match="changed since"):
             with store.transaction() as tx:
@@ -87,8 +74,8 @@ def test_two_writers_of_one_step_one_wins(store_target) -> None:
     a, b = Store(store_target), Store(store_target)
     try:
         with a.transaction() as tx:
-            _study(tx)
-            _participant(tx, step=0)
+            insert_study(tx)
+            tx.insert("participants", [participant_row("s", "p", step=0, seq=0)])
         barrier = threading.Barrier(2)
         outcome: dict[str, str] = {}
 
@@ -151,7 +138,7 @@ def test_lock_excludes_other_store_objects(store_target) -> None:
 def test_reads_are_typed_alike_and_numpy_values_are_stored(store_target, tmp_path) -> None:
     with Store(store_target) as store:
         with store.transaction() as tx:
-            _study(tx)
+            insert_study(tx)
             tx.insert("plans", [{"study_id": "s", "participant_id": "p", "plan_id": "x",
                                  "position": np.int64(2), "valid": np.bool_(True),
                                  "cost": np.float32(0.5), "created_at": AT}])
@@ -175,8 +162,8 @@ def test_reads_are_typed_alike_and_numpy_values_are_stored(store_target, tmp_pat
 def test_snapshot_holds_the_same_rows(store_target) -> None:
     with Store(store_target) as store:
         with store.transaction() as tx:
-            _study(tx)
-            _participant(tx)
+            insert_study(tx)
+            tx.insert("participants", [participant_row("s", "p", step=3, seq=0)])
             tx.insert("events", [{"study_id": "s", "participant_id": "p", "event": "start",
                                   "occurred_at": AT}] * 3)
         snap = store.snapshot()
@@ -208,7 +195,7 @@ def test_few_and_many_rows_are_written_and_updated_alike(store_target, n: int) -
              "arm": None, "created_at": AT, "updated_at": AT} for i in range(n)]
     with Store(store_target) as store:
         with store.transaction() as tx:
-            _study(tx)
+            insert_study(tx)
             assert tx.insert("participants", rows) == n
         got = store.query("SELECT participant_id, seq, step, arm, created_at FROM participants "
                           "ORDER BY participant_id")
@@ -240,7 +227,7 @@ def test_a_value_of_the_wrong_type_is_refused_and_nothing_written(
         store_target, n: int, column: str, value, message: str) -> None:
     with Store(store_target) as store:
         with store.transaction() as tx:
-            _study(tx)
+            insert_study(tx)
         rows = [{"study_id": "s", "participant_id": f"p{i}", "seq": i, "source": "web",
                  "status": "active", "step": 0, "state_json": "{}", "created_at": AT,
                  "updated_at": AT} for i in range(n)]
@@ -255,9 +242,9 @@ def _participants_at_step_0(store: Store, n: int) -> list[str]:
     """A study with ``n`` participants at step 0 (ids p00, p01, ...); their ids."""
     ids = [f"p{i:02d}" for i in range(n)]
     with store.transaction() as tx:
-        _study(tx)
+        insert_study(tx)
         for i, pid in enumerate(ids):
-            _participant(tx, pid, step=0, seq=i)
+            tx.insert("participants", [participant_row("s", pid, step=0, seq=i)])
     return ids
 
 

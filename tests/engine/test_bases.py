@@ -9,10 +9,10 @@ import torch
 
 from engine import artifacts
 from engine.benchmarks.recourse import rejected_population
-from engine.preferences import sample_profiles
 from engine.recourse import capabilities, get_method
 from engine.recourse.base import RecourseContext
 from engine.scenarios import get_scenario
+from tests.engine.scenario_profiles import profiles_of
 
 N = 24
 BASES = ["face", "cchvae", "clue", "cruds"]
@@ -36,16 +36,10 @@ def people(ctx):
     return rejected_population(ctx.scenario, ctx.classifier, N).double()
 
 
-def _profiles(ctx, n, n_actionable, seed=3):
-    s = ctx.scenario
-    return sample_profiles(s.feature_names, s.actionable, n, distribution="uniform",
-                           n_actionable=n_actionable, elicitation="ranking", seed=seed)
-
-
 @pytest.mark.parametrize("name", BASES)
 def test_base_finds_valid_plans_and_never_moves_immutables(ctx, people, name):
     s = ctx.scenario
-    profiles = _profiles(ctx, len(people), len(s.actionable))
+    profiles = profiles_of(ctx.scenario, len(people), len(s.actionable), seed=3)
     batch = get_method(name, ctx, **OPTIONS[name]).recourse(people, profiles)
     assert len(batch) == len(people)
     assert float(batch.valid.double().mean()) >= MIN_VALIDITY[name]  # all may change all
@@ -59,7 +53,7 @@ def test_base_finds_valid_plans_and_never_moves_immutables(ctx, people, name):
 
 @pytest.mark.parametrize("name", BASES)
 def test_base_counts_people_without_a_plan(ctx, people, name):
-    profiles = _profiles(ctx, len(people), None)
+    profiles = profiles_of(ctx.scenario, len(people), None, seed=3)
     profiles.hard_mask[:4] = False  # these four may change nothing: no valid plan exists
     batch = get_method(name, ctx, **OPTIONS[name]).recourse(people, profiles)
     assert len(batch) == len(people)
@@ -70,7 +64,7 @@ def test_base_counts_people_without_a_plan(ctx, people, name):
 
 @pytest.mark.parametrize("name", BASES)
 def test_base_is_deterministic_for_a_seed(ctx, people, name):
-    profiles = _profiles(ctx, 8, None)
+    profiles = profiles_of(ctx.scenario, 8, None, seed=3)
     a = get_method(name, ctx, **OPTIONS[name]).recourse(people[:8], profiles)
     b = get_method(name, ctx, **OPTIONS[name]).recourse(people[:8], profiles)
     torch.testing.assert_close(a.action_values, b.action_values)
@@ -79,7 +73,7 @@ def test_base_is_deterministic_for_a_seed(ctx, people, name):
 
 def test_face_paths_stay_within_discrete_immutable_groups(ctx, people):
     method = get_method("face", ctx, points=300)
-    profiles = _profiles(ctx, len(people), None)
+    profiles = profiles_of(ctx.scenario, len(people), None, seed=3)
     batch = method.recourse(people, profiles)
     assert capabilities("face").artifacts == ()
     gender = ctx.scenario.index("gender")

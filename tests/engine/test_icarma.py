@@ -10,23 +10,12 @@ import torch
 
 from engine import artifact_cache, artifacts
 from engine.benchmarks.recourse import rejected_population
-from engine.preferences import ActionabilityProfiles, CostProfile, sample_profiles
+from engine.preferences import ActionabilityProfiles
 from engine.recourse import get_method
-from engine.recourse.base import RecourseContext
 from engine.recourse.icarma_training import ICarmaConfig
-from engine.scenarios import get_scenario
+from tests.engine.scenario_profiles import context_of, profiles_of
 
 L, D, INC, S = 3, 4, 5, 6
-
-
-@pytest.fixture(scope="module")
-def loan():
-    return get_scenario("loan")
-
-
-@pytest.fixture(scope="module")
-def clf(trained_home):
-    return artifacts.load_decision_model("loan")
 
 
 @pytest.fixture(scope="module")
@@ -34,19 +23,9 @@ def people(loan, clf):
     return rejected_population(loan, clf, 300)
 
 
-def _ctx(loan, clf, cost_profile="constant"):
-    return RecourseContext(loan, clf, cost_profile=CostProfile(cost_profile))
-
-
 def _fast(loan, clf, cost_profile="constant", **options):
     """iCARMA with the fast configuration's (quick-trained) model."""
-    return get_method("icarma", _ctx(loan, clf, cost_profile), training="fast", **options)
-
-
-def _profiles(loan, n, k=None, seed=0, elicitation="ranking"):
-    return sample_profiles(
-        loan.feature_names, loan.actionable, n, n_actionable=k, elicitation=elicitation, seed=seed
-    )
+    return get_method("icarma", context_of(loan, clf, cost_profile), training="fast", **options)
 
 
 @pytest.mark.parametrize("name", ["icarma", "carma"])
@@ -54,8 +33,8 @@ def _profiles(loan, n, k=None, seed=0, elicitation="ranking"):
 @pytest.mark.parametrize("k", [1, 2, None])
 def test_never_acts_outside_the_actionable_set(loan, clf, people, name, repair, k):
     fast = {"training": "fast"} if name == "icarma" else {}  # CARMA is trained one way
-    method = get_method(name, _ctx(loan, clf, "convex"), repair=repair, **fast)
-    profiles = _profiles(loan, len(people), k, seed=11)
+    method = get_method(name, context_of(loan, clf, "convex"), repair=repair, **fast)
+    profiles = profiles_of(loan, len(people), k, seed=11)
     batch = method.recourse(people, profiles)
     assert int(batch.violations.sum()) == 0
     assert not bool((batch.action_mask & ~profiles.hard_mask).any())
@@ -65,7 +44,7 @@ def test_never_acts_outside_the_actionable_set(loan, clf, people, name, repair, 
 def test_adversarial_single_feature_profiles(loan, clf, people):
     """Each person may act only on the feature the unconstrained model likes least."""
     method = _fast(loan, clf)
-    everyone = _profiles(loan, len(people), 4, seed=1)
+    everyone = profiles_of(loan, len(people), 4, seed=1)
     free = method.recourse(people, everyone)
     unused = (~free.action_mask[:, list(loan.actionable)]).float().argmax(dim=1)
     hard = torch.zeros(len(people), loan.d, dtype=torch.bool)
@@ -78,22 +57,22 @@ def test_adversarial_single_feature_profiles(loan, clf, people):
 
 
 def test_soft_preferences_move_actions_away_from_the_hardest_feature(loan, clf, people):
-    profiles = _profiles(loan, len(people), 4, seed=5)
+    profiles = profiles_of(loan, len(people), 4, seed=5)
     const = _fast(loan, clf, "constant").recourse(people, profiles)
     convex = _fast(loan, clf, "convex").recourse(people, profiles)
     assert convex.summary()["hap"] < const.summary()["hap"]
 
 
 def test_carma_ignores_scores(loan, clf, people):
-    a = _profiles(loan, 100, 4, seed=2)
-    b = _profiles(loan, 100, 4, seed=3)  # same hard masks (all four), other rankings
-    carma = get_method("carma", _ctx(loan, clf, "convex"))
+    a = profiles_of(loan, 100, 4, seed=2)
+    b = profiles_of(loan, 100, 4, seed=3)  # same hard masks (all four), other rankings
+    carma = get_method("carma", context_of(loan, clf, "convex"))
     ra, rb = carma.recourse(people[:100], a), carma.recourse(people[:100], b)
     assert torch.equal(ra.action_values, rb.action_values)
 
 
 def test_save_load_round_trip_gives_identical_recourses(loan, clf, people, tmp_path):
-    profiles = _profiles(loan, 200, None, seed=4)
+    profiles = profiles_of(loan, 200, None, seed=4)
     first = _fast(loan, clf).recourse(people[:200], profiles)
     artifact_cache.forget("loan", "icarma")  # force a fresh load from disk
     model = artifacts.load_amortized("loan", "icarma")
@@ -105,13 +84,13 @@ def test_save_load_round_trip_gives_identical_recourses(loan, clf, people, tmp_p
 
 def test_likert_profiles_use_the_likert_model(loan, clf):
     method = _fast(loan, clf)
-    likert = _profiles(loan, 3, None, elicitation="likert")
+    likert = profiles_of(loan, 3, None, elicitation="likert")
     assert method.model_for(likert) is artifacts.load_amortized("loan", "icarma-likert")
-    assert method.model_for(_profiles(loan, 3)) is artifacts.load_amortized("loan", "icarma")
+    assert method.model_for(profiles_of(loan, 3)) is artifacts.load_amortized("loan", "icarma")
 
 
 def test_candidates_are_valid_distinct_and_within_the_set(loan, clf, people):
-    profiles = _profiles(loan, 20, None, seed=8)
+    profiles = profiles_of(loan, 20, None, seed=8)
     method = _fast(loan, clf, "linear")
     cands = method.candidates(people[:20], profiles)
     assert bool(cands.valid.all()) and int(cands.violations.sum()) == 0

@@ -25,17 +25,6 @@ from engine.recourse.icarma_training import (
     recourse_loss,
     train_amortized,
 )
-from engine.scenarios import get_scenario
-
-
-@pytest.fixture(scope="module")
-def loan():
-    return get_scenario("loan")
-
-
-@pytest.fixture(scope="module")
-def clf(trained_home):
-    return artifacts.load_decision_model("loan")
 
 
 @pytest.fixture(scope="module")

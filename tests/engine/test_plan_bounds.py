@@ -22,11 +22,6 @@ from engine.scenarios import get_scenario
 
 
 @pytest.fixture(scope="module")
-def loan():
-    return get_scenario("loan")
-
-
-@pytest.fixture(scope="module")
 def credit():
     return get_scenario("german-credit")
 

@@ -11,10 +11,7 @@ per iCARMA model) is cached too. Each target must finish within 5 minutes (its o
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
@@ -23,9 +20,9 @@ import pytest
 from engine.benchmarks.paper_values import target_values
 from engine.benchmarks.reproduce import TARGET_NAMES
 from engine.benchmarks.reproduce_choices import REPRODUCE_SCENARIO
+from tests.cli_process import cli_json
 
 REPO = Path(__file__).resolve().parents[2]
-CLI = str(Path(sys.executable).with_name("recourse-study"))
 FAST_SECONDS = 300
 # HARE's Tables 1-4 on the paper's data sets: 3 data sets x up to 6 bases x 2 classifiers
 TABLE_FAST_SECONDS = 900
@@ -33,10 +30,9 @@ pytestmark = pytest.mark.slow
 
 
 def _cli(home: Path, *args: str) -> dict:
-    env = {**os.environ, "RECOURSE_STUDY_HOME": str(home)}
-    done = subprocess.run([CLI, *args, "--json"], env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout)  # one JSON object, progress on stderr
+    code, doc = cli_json(*args, env={"RECOURSE_STUDY_HOME": str(home)}, timeout=24 * 3600)
+    assert code == 0, doc
+    return doc
 
 
 @pytest.fixture(scope="module")

@@ -20,11 +20,6 @@ G, A, E, L, D, INC, S = range(7)
 
 
 @pytest.fixture(scope="module")
-def loan():
-    return get_scenario("loan")
-
-
-@pytest.fixture(scope="module")
 def x(loan):
     return loan.scm.sample(2000, seed=7)
 

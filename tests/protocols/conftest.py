@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from data.store import Store
 from protocols.definition.schema import Protocol, parse_protocol
 from protocols.running.pages import Page
 
@@ -85,3 +86,11 @@ def scripted_answer(page: Page, scenario: Any = None) -> dict[str, Any]:
 @pytest.fixture
 def answer() -> Callable[[Page], dict[str, Any]]:
     return scripted_answer
+
+
+@pytest.fixture
+def store(tmp_path):
+    """A new DuckDB study database in the test's folder, closed afterwards."""
+    s = Store(tmp_path / "study.duckdb")
+    yield s
+    s.close()

@@ -25,13 +25,6 @@ from protocols.running.session import (
 PID = "5f9a1b2c3d4e5f60718293a4"
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "study.duckdb")
-    yield s
-    s.close()
-
-
 def _events(store: Store, kind: str) -> list[dict]:
     """The details of the ``kind`` events, each with its participant as ``pid``."""
     rows = store.query("SELECT participant_id, detail_json FROM events WHERE event = ? "

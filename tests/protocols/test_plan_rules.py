@@ -12,15 +12,9 @@ import torch
 from data.store import Store
 from engine.recourse import PlanRules, plan_rules
 from engine.recourse.hare_search import actionable_sampling
-from engine.scenarios import get_scenario
 from protocols.definition.schema import load_protocol
 from protocols.running.plan_audit import audit
 from study_app.simulator import simulate
-
-
-@pytest.fixture(scope="module")
-def loan():
-    return get_scenario("loan")
 
 
 def _col(sc, name: str) -> int:

@@ -39,13 +39,6 @@ class Clock:
         self.t += timedelta(seconds=seconds)
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "study.duckdb")
-    yield s
-    s.close()
-
-
 @pytest.fixture(params=["duckdb", "postgresql"])
 def any_store(request, tmp_path):
     """A DuckDB file, or a fresh schema of the test PostgreSQL."""

@@ -31,13 +31,6 @@ def walk(session, answer, stop_at: str | None = None) -> list[str]:
     return seen
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "study.duckdb")
-    yield s
-    s.close()
-
-
 def test_full_walk_writes_every_record(store, small_protocol, answer) -> None:
     study = Study(small_protocol, store)
     s = study.start()

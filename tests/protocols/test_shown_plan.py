@@ -69,10 +69,3 @@ def test_a_personalized_arms_plans_are_measured_against_the_stated_profile(
             else:
                 assert value == expected, name
         assert np.isfinite(plan.value("satisfaction"))
-
-
-@pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "study.duckdb")
-    yield s
-    s.close()

@@ -19,9 +19,9 @@ from pathlib import Path
 import typer.main
 
 from study_app.cli import app
+from tests.cli_process import CLI
 
 REPO = Path(__file__).resolve().parents[2]
-CLI = str(Path(sys.executable).parent / "recourse-study")
 HEAVY = ("torch", "pymc", "pandas", "pyarrow", "streamlit", "pytensor")
 
 

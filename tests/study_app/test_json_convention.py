@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,9 +25,9 @@ from data.backup import backup
 from data.imports import import_ratings
 from data.store import Store
 from study_app.cli import app
+from tests.cli_process import CLI
 
 NO_MACHINE_OUTPUT = {"serve": "runs the study server until stopped; it has no result"}
-CLI = str(Path(sys.executable).parent / "recourse-study")
 
 
 def leaf_commands() -> dict[str, object]:

@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,8 +17,8 @@ from typer.testing import CliRunner
 from protocols.definition.schema import load_protocol
 from study_app.cli import app
 from study_app.power import null_protocol, protocol_effects
+from tests.cli_process import CLI
 
-CLI = str(Path(sys.executable).parent / "recourse-study")
 TINY = ["--backend", "pymc", "--draws", "30", "--tune", "30", "--chains", "1",
         "--decision-model", "bayes", "--workers", "2"]
 

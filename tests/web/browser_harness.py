@@ -107,6 +107,14 @@ class StudyServer:
         self.stop()
         raise TimeoutError(f"serve not healthy after {timeout}s:\n{self.log_path.read_text()}")
 
+    def __enter__(self) -> StudyServer:
+        """Started (``with StudyServer(...) as srv``: stopped when the block ends)."""
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def kill(self) -> None:
         """SIGKILL the server's process group (a crash: no clean shutdown)."""
         if self.proc is not None and self.proc.poll() is None:

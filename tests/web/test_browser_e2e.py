@@ -34,14 +34,10 @@ COMPLETION = "http://127.0.0.1:9/done?cc={code}"  # nothing listens: only the re
 
 @pytest.fixture
 def server(trained_home, tmp_path) -> Iterator[StudyServer]:
-    srv = StudyServer(PROTOCOL, tmp_path / "study.duckdb", tmp_path / "serve.log",
-                      env={"RECOURSE_STUDY_DASHBOARD_PASSWORD": PASSWORD},
-                      extra_args=("--completion-url", COMPLETION))
-    srv.start()
-    try:
+    with StudyServer(PROTOCOL, tmp_path / "study.duckdb", tmp_path / "serve.log",
+                     env={"RECOURSE_STUDY_DASHBOARD_PASSWORD": PASSWORD},
+                     extra_args=("--completion-url", COMPLETION)) as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def check_database(db: Path, participants: dict[str, list[Step]]) -> None:

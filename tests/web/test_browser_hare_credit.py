@@ -28,12 +28,8 @@ PROTOCOL = "hare-credit"
 
 @pytest.fixture
 def server(trained_home, tmp_path) -> Iterator[StudyServer]:
-    srv = StudyServer(PROTOCOL, tmp_path / "study.duckdb", tmp_path / "serve.log")
-    srv.start()
-    try:
+    with StudyServer(PROTOCOL, tmp_path / "study.duckdb", tmp_path / "serve.log") as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def _plain(text: str) -> None:

@@ -33,12 +33,8 @@ ENGLISH = ("Continue", "Plan A", "Plan B", "Question", "Which plan", "Accept thi
 
 @pytest.fixture
 def server(trained_home, tmp_path) -> Iterator[StudyServer]:
-    srv = StudyServer(PROTOCOL, tmp_path / "study.duckdb", tmp_path / "serve.log")
-    srv.start()
-    try:
+    with StudyServer(PROTOCOL, tmp_path / "study.duckdb", tmp_path / "serve.log") as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 @pytest.mark.e2e  # a whole HARE walk (make test-e2e); the translation file itself:

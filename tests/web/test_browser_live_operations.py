@@ -9,11 +9,8 @@ damaged backup refused with the database untouched."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import stat
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -28,6 +25,7 @@ from data.store import Store
 from protocols.definition.schema import load_protocol
 from study_app.live_server import control_path
 from study_app.simulator import simulate
+from tests.cli_process import cli_json
 
 pytestmark = [
     pytest.mark.browser,
@@ -39,14 +37,7 @@ VIEWER_PASSWORD = "victor long pass phrase"
 
 
 def _cli(*args: str, password: str | None = None) -> tuple[int, dict]:
-    env = {**os.environ}
-    env.pop("RECOURSE_STUDY_PASSWORD", None)
-    if password is not None:
-        env["RECOURSE_STUDY_PASSWORD"] = password
-    exe = Path(sys.executable).with_name("recourse-study")
-    done = subprocess.run([str(exe), *args, "--json"], capture_output=True, text=True,
-                          env=env, stdin=subprocess.DEVNULL, timeout=300)
-    return done.returncode, json.loads(done.stdout)
+    return cli_json(*args, env={"RECOURSE_STUDY_PASSWORD": password})
 
 
 def _frames_equal(a: Path, b: Path) -> None:

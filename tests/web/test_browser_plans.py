@@ -37,13 +37,9 @@ FEW_PLANS = {"education": "Graduate school (doctor)", "position": "General Manag
 
 def _serve(protocol: str, tmp_path_factory) -> Iterator[StudyServer]:
     folder = tmp_path_factory.mktemp(protocol)
-    srv = StudyServer(with_delay(protocol, folder), folder / "study.duckdb",
-                      folder / "serve.log")
-    srv.start()
-    try:
+    with StudyServer(with_delay(protocol, folder), folder / "study.duckdb",
+                     folder / "serve.log") as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 @pytest.fixture(scope="module")

@@ -33,12 +33,8 @@ ENDINGS = f"""recruitment:
 @pytest.fixture
 def server(trained_home, tmp_path, small_protocol_file) -> Iterator[StudyServer]:
     path = small_protocol_file(("attention_checks:", ENDINGS + "attention_checks:"))
-    srv = StudyServer(str(path), tmp_path / "study.duckdb", tmp_path / "serve.log")
-    srv.start()
-    try:
+    with StudyServer(str(path), tmp_path / "study.duckdb", tmp_path / "serve.log") as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def _sent_back(page, url: str) -> None:

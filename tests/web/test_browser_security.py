@@ -13,9 +13,7 @@ from __future__ import annotations
 import csv
 import http.client
 import io
-import json
 import re
-import subprocess
 import sys
 import time
 import urllib.error
@@ -33,6 +31,7 @@ from data.store import Store
 from protocols.definition.schema import load_protocol
 from study_app.web import links
 from study_app.web.auth import PASSWORD_ENV
+from tests.cli_process import cli_json
 
 pytestmark = [
     pytest.mark.browser,
@@ -64,13 +63,6 @@ def _ws_handshake(srv: StudyServer, host: str) -> int:
         return con.getresponse().status
     finally:
         con.close()
-
-
-def _run(*args: str) -> str:
-    exe = Path(sys.executable).with_name("recourse-study")
-    done = subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 @pytest.mark.e2e  # a whole walk and two export runs (make test-e2e); the refusal: test_links_resume.py,
@@ -131,8 +123,9 @@ def test_a_recruitment_id_alone_cannot_take_over_a_session(small_protocol_file, 
     # Exports: CSV cells never start a formula, Parquet keeps the exact text.
     out = tmp_path / "export"
     for fmt in ("csv", "parquet"):
-        manifest = json.loads(_run("export", "--db", str(srv.db), "--out", str(out / fmt),
-                                   "--format", fmt, "--free-text", "--json"))
+        code, manifest = cli_json("export", "--db", str(srv.db), "--out", str(out / fmt),
+                                  "--format", fmt, "--free-text")
+        assert code == 0, manifest
         assert manifest["free_text"] is True
     assert formula_cells(out / "csv") == []
     with (out / "csv" / "ratings.csv").open(newline="", encoding="utf-8") as f:

@@ -45,13 +45,9 @@ DELAY = 15.0  # seconds between the sessions: long enough to come back too early
 
 @pytest.fixture
 def server(tmp_path) -> Iterator[StudyServer]:
-    srv = StudyServer(with_delay(PROTOCOL, tmp_path, DELAY), tmp_path / "study.duckdb",
-                      tmp_path / "serve.log")
-    srv.start()
-    try:
+    with StudyServer(with_delay(PROTOCOL, tmp_path, DELAY), tmp_path / "study.duckdb",
+                     tmp_path / "serve.log") as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def test_tominaga_replication_at_phone_width(server, browser) -> None:

@@ -46,12 +46,8 @@ def server(tmp_path) -> Iterator[StudyServer]:
     variant = with_delay(PROTOCOL, tmp_path, DELAY)
     (tmp_path / "translations").mkdir()  # the translations next to the protocol's file
     shutil.copy(TRANSLATION_DIR / f"{PROTOCOL}.ja.yaml", tmp_path / "translations")
-    srv = StudyServer(variant, tmp_path / "study.duckdb", tmp_path / "serve.log")
-    srv.start()
-    try:
+    with StudyServer(variant, tmp_path / "study.duckdb", tmp_path / "serve.log") as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 @pytest.mark.e2e  # a two-session walk (make test-e2e); the translations themselves:

@@ -9,8 +9,6 @@ import json
 import random
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -29,8 +27,7 @@ from study_app.web.load.streamlit_client import (
 )
 from study_app.web.render_elicitation import ranking_shown
 from study_app.web.render_intro import screening_widgets
-
-EXE = str(Path(sys.executable).with_name("recourse-study"))
+from tests.cli_process import CLI
 
 
 def test_widget_keys_and_states() -> None:
@@ -150,7 +147,7 @@ def test_two_workers_on_postgres_survive_a_killed_worker(tmp_path, postgres_url,
                                                           small_protocol_file) -> None:
     proto_file = small_protocol_file()
     out = subprocess.run(
-        [EXE, "loadtest", "--protocol", str(proto_file), "--participants", "10",
+        [CLI, "loadtest", "--protocol", str(proto_file), "--participants", "10",
          "--concurrency", "10", "--db", postgres_url, "--workers", "2", "--kill-one-at", "0.2",
          "--json"], capture_output=True, text=True, timeout=800)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -195,7 +192,7 @@ def test_serve_workers_serves_restarts_a_dead_worker_and_stops(tmp_path, postgre
 
     proto_file = small_protocol_file()
     port = free_port()
-    sup = subprocess.Popen([EXE, "serve", "--protocol", str(proto_file), "--db", postgres_url,
+    sup = subprocess.Popen([CLI, "serve", "--protocol", str(proto_file), "--db", postgres_url,
                             "--workers", "2", "--port", str(port), "--address", "127.0.0.1",
                             "--study", "w2"], stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, text=True, start_new_session=True)
