@@ -56,7 +56,7 @@ PACKAGES = ("mgcv", "ordinal", "jsonlite")
 METHODS: tuple[str, ...] = ("GCV.Cp", "REML", "ML")
 DEFAULT_METHOD = "GCV.Cp"  # mgcv::gam's default; the paper names none
 DEFAULT_K = 10  # mgcv's default basis size for s(x)
-TIMEOUT = 1800.0  # seconds for one Rscript run (four GAMMs of 362 people take ~1-3 min)
+TIMEOUT = 1800.0  # seconds for one Rscript run: many times what a reference-size study takes
 
 
 class MgcvUnavailable(RuntimeError):

@@ -92,8 +92,8 @@ from engine.scenarios.samples import ROLES, SPLITS
 from engine.trained import TrainedModels, register
 
 # Torch threads while training: the models are small and batches of 128-256 rows, so a second
-# thread only adds synchronization (one iCARMA epoch: 0.5 s on one thread, 3.3 s on two, on
-# the 2-core development machine under load); training processes can run side by side.
+# thread only adds synchronization (docs/benchmarks.md, "Findings behind the code"); training
+# processes can run side by side.
 TRAINING_THREADS = 1
 ARTIFACTS: tuple[str, ...] = (
     "decision", "flow", "icarma", "icarma-likert", "carma", "vae", "csvae")

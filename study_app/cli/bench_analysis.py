@@ -61,9 +61,8 @@ def analysis(
     reached R-hat <= 1.01 and bulk ESS >= 400.
 
     Wall seconds depend on what else runs on the machine, and PyMC's multiprocess sampler
-    (``--cores`` > 1) trades every draw with its parent process, so on a busy machine it
-    waits for the scheduler more than it computes (measured here under a load average of
-    ~28: 7 s of CPU in 3 minutes). With ``--cores 1`` both backends sample in this
+    (``--cores`` > 1) trades every draw with its parent process, so beside other work it
+    waits for the scheduler more than it computes. With ``--cores 1`` both backends sample in this
     process, and the CPU seconds of each fit (user + system, all threads), which do not
     depend on the load, give the ``cpu_*`` figures and speedups.
 

@@ -176,8 +176,8 @@ def serve(
     import torch
 
     # Every request computes on tiny tensors (one participant): intra-op threads only add
-    # contention between concurrent participants (HARE's next question: ~0.16 s on one
-    # thread, up to 1 s with the default pool on this 2-core machine).
+    # contention between concurrent participants (docs/benchmarks.md, "Findings behind the
+    # code").
     torch.set_num_threads(1)
     with _console.status(f"loading study {proto.id!r} into {config.db}"):
         try:

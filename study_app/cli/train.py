@@ -116,11 +116,10 @@ def train(
 
     With --icarma-training paper: the decision model, the flow and the iCARMA paper's models
     (engine/paper_models.py). A setup's missing seeds train together as one batched ensemble
-    (--ensemble on; ten seeds in about the time three take one after another): about 7 minutes
-    per ranking setup and 14 per Likert setup of ten seeds on one core of a quiet machine.
-    The command states its estimate first and shows overall progress with the time left.
-    --ensemble off trains one seed after another (about 2.3 / 4.5 minutes per ranking / Likert
-    seed); different setups may be trained by several processes at once. --compare trains
+    (--ensemble on; ten seeds in about the time three take one after another; the times:
+    docs/benchmarks.md). The command states its estimate first and shows overall progress
+    with the time left. --ensemble off trains one seed after another; different setups may
+    be trained by several processes at once. --compare trains
     each setup both ways and reports both times (docs/benchmarks.md).
 
     Artifacts are cached under $RECOURSE_STUDY_HOME/artifacts/<scenario> (default home:

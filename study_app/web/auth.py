@@ -19,7 +19,7 @@ Guessing is slowed and seen:
   success. The count comes from the sign-in log in the study database (data.logins), so it
   is shared by every browser tab and every server process on the store; within a process
   attempts are checked one at a time, so parallel tabs do not multiply the rate. 20 wrong
-  passwords in a row wait 0 + 0.1 + ... + 1.9 = 19 s; from the 100th on, 10 s each.
+  passwords in a row wait 0 + 0.1 + ... + 1.9 = 19 s in all; from the 100th on, ``MAX_DELAY`` each.
 - every attempt is logged: a row in ``dashboard_logins`` (time, right or wrong, the client
   address as the server saw it, the delay) and, for a failure, a warning in the server log.
   The dashboard shows the failures since the researcher's previous sign-in.
