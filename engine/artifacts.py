@@ -26,9 +26,6 @@ processes may build different artifacts at the same time).
 
 The paper's iCARMA models (one per elicitation scheme, cost profile and seed, and the
 best-on-validation selection) are artifacts too: engine.paper_models.
-
-``quick=True`` selects reduced configurations (for tests): same code, less training. Files,
-locks and the home folder: engine.artifact_store.
 """
 
 from __future__ import annotations
@@ -178,6 +175,9 @@ def build_artifacts(
 
     ``force`` rebuilds the requested ones even when the cache is fresh. ``scenario_name`` may
     be a scenario file's path. A pool world has nothing to train (an empty list).
+
+    ``quick=True`` selects reduced configurations (for tests): same code, less training. Files,
+    locks and the home folder: engine.artifact_store.
     """
     scenario = get_scenario(scenario_name)
     names = scenario_artifacts(scenario, ARTIFACTS)  # a pool world: nothing to train

@@ -27,52 +27,6 @@ The page/answer contract (one class per page kind: payload, validation, effect) 
 ``protocols.running.flow``; plan generation in ``protocols.running.planning``; interactive methods' questions
 in ``protocols.running.interactive``; who may start or resume, and when a participant counts for
 assignment, in ``protocols.running.admission``.
-
-Guarantees.
-
-- Tokens are random (``secrets.token_urlsafe``, 192 bits) and stored only as SHA-256
-  hashes (table ``tokens``); an unknown token raises ``UnknownTokenError``. Raw external ids
-  (e.g. a recruitment platform's participant id) and recruitment sessions are stored only as
-  salted SHA-256 hashes (the study's salt: protocols.running.registration).
-- A recruitment id identifies, it does not authenticate: starting again with a known
-  external id resumes that participant (under an additional token; tokens are never
-  revoked) only together with the recruitment session of its first visit (e.g. Prolific's
-  ``SESSION_ID``); otherwise ``IdRefusedError``, and the refused visit is recorded
-  (``id_refused``). An external id outside the protocol's ``recruitment.id_pattern`` raises
-  ``InvalidExternalIdError`` before anything is written.
-- ``submit(page_id, answer)`` validates the answer against the page (``AnswerError`` with
-  every problem; nothing written), then writes the answer, its consequences (profile,
-  elicitation, plans, rating, comparison), an audit event and the participant's new state in
-  ONE transaction. The state update is guarded by the participant's step, so a stale or
-  concurrent submit cannot overwrite newer state. Re-submitting an answered page changes
-  nothing and returns the current page; answering any other page than the current one raises
-  ``PageMismatchError``.
-- Plans are generated once - when the elicitation is submitted, or at the profile step when
-  the protocol has no elicitation - stored, and reloaded (never regenerated) on resume.
-  Assignment, persona, plan choice and order depend only on the protocol seed and the
-  participant's consent order (``consent_seq``, given in the transaction of the consent
-  answer): a visit that never consents has no arm and shifts nobody's assignment.
-- ``submit_many`` does the same for many participants in one transaction, generating all
-  their plans with one method call per arm and the interactive methods' searches as one
-  batched search (the simulator's fast path; the web path is a batch of one through the
-  same code). Drivers may add rows of their own (simulation truth)
-  to the same transaction with ``extra_rows``.
-- A study of two sessions (``protocols.running.flow``) shows the ``pause`` page until the second
-  session opens by ``clock`` (default: the real time; the simulator's participants return
-  as soon as it opens).
-- ``prefetch=True`` (the web server) computes an interactive method's likely next question
-  in the background while its page is read, and runs the searches of participants who wait
-  at the same moment as one (protocols.running.interactive, protocols.running.batching); same questions and
-  plans as without. ``search_runner`` runs those searches elsewhere (the web server: in a
-  worker process), ``speculative_runner`` the prefetches' (another one); speculative work
-  waits while an answer is being processed.
-- Under the protocol's ``quotas`` a consent gets the arm of the largest shortfall, and a
-  full study ends new visits on the study-full page; under its ``time_limit`` a session
-  past the limit ends as ``timed_out`` when the study next sees it (``timer``: the clock
-  it is measured by, the simulator's simulated one) - protocols.running.limits.
-- Memory is bounded: participants' state and built pages are cached for at most
-  ``CACHE_SIZE`` participants (least recently used out; reloaded from the store), answers
-  are serialized by striped locks (protocols.running.cache).
 """
 
 from __future__ import annotations
@@ -152,6 +106,52 @@ class Study(Admission, Limits):
     'screening'
     >>> study.resume(session.token).participant_id == session.participant_id
     True
+
+    Guarantees.
+
+    - Tokens are random (``secrets.token_urlsafe``, 192 bits) and stored only as SHA-256
+      hashes (table ``tokens``); an unknown token raises ``UnknownTokenError``. Raw external ids
+      (e.g. a recruitment platform's participant id) and recruitment sessions are stored only as
+      salted SHA-256 hashes (the study's salt: protocols.running.registration).
+    - A recruitment id identifies, it does not authenticate: starting again with a known
+      external id resumes that participant (under an additional token; tokens are never
+      revoked) only together with the recruitment session of its first visit (e.g. Prolific's
+      ``SESSION_ID``); otherwise ``IdRefusedError``, and the refused visit is recorded
+      (``id_refused``). An external id outside the protocol's ``recruitment.id_pattern`` raises
+      ``InvalidExternalIdError`` before anything is written.
+    - ``submit(page_id, answer)`` validates the answer against the page (``AnswerError`` with
+      every problem; nothing written), then writes the answer, its consequences (profile,
+      elicitation, plans, rating, comparison), an audit event and the participant's new state in
+      ONE transaction. The state update is guarded by the participant's step, so a stale or
+      concurrent submit cannot overwrite newer state. Re-submitting an answered page changes
+      nothing and returns the current page; answering any other page than the current one raises
+      ``PageMismatchError``.
+    - Plans are generated once - when the elicitation is submitted, or at the profile step when
+      the protocol has no elicitation - stored, and reloaded (never regenerated) on resume.
+      Assignment, persona, plan choice and order depend only on the protocol seed and the
+      participant's consent order (``consent_seq``, given in the transaction of the consent
+      answer): a visit that never consents has no arm and shifts nobody's assignment.
+    - ``submit_many`` does the same for many participants in one transaction, generating all
+      their plans with one method call per arm and the interactive methods' searches as one
+      batched search (the simulator's fast path; the web path is a batch of one through the
+      same code). Drivers may add rows of their own (simulation truth)
+      to the same transaction with ``extra_rows``.
+    - A study of two sessions (``protocols.running.flow``) shows the ``pause`` page until the second
+      session opens by ``clock`` (default: the real time; the simulator's participants return
+      as soon as it opens).
+    - ``prefetch=True`` (the web server) computes an interactive method's likely next question
+      in the background while its page is read, and runs the searches of participants who wait
+      at the same moment as one (protocols.running.interactive, protocols.running.batching); same questions and
+      plans as without. ``search_runner`` runs those searches elsewhere (the web server: in a
+      worker process), ``speculative_runner`` the prefetches' (another one); speculative work
+      waits while an answer is being processed.
+    - Under the protocol's ``quotas`` a consent gets the arm of the largest shortfall, and a
+      full study ends new visits on the study-full page; under its ``time_limit`` a session
+      past the limit ends as ``timed_out`` when the study next sees it (``timer``: the clock
+      it is measured by, the simulator's simulated one) - protocols.running.limits.
+    - Memory is bounded: participants' state and built pages are cached for at most
+      ``CACHE_SIZE`` participants (least recently used out; reloaded from the store), answers
+      are serialized by striped locks (protocols.running.cache).
     """
 
     def __init__(
