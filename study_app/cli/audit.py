@@ -33,7 +33,9 @@ def audit(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Audit what a protocol's participants would be shown, before launch: simulate N
+    """Audit what a protocol's participants would be shown.
+
+    Audit what a protocol's participants would be shown, before launch: simulate N
     participants and list, per arm, every plan-rule break (each rule of the plan rule set),
     question whose two options read the same, promised plan not delivered, participant-text
     problem (`validate --strict`), and the share of ratings the protocol's exclusions leave

@@ -44,7 +44,9 @@ def analysis(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Simulate a study of the reference size (engine.synthetic.rating_model, reference behaviour),
+    """Time the analysis backend against PyMC's NUTS.
+
+    Simulate a study of the reference size (engine.synthetic.rating_model, reference behaviour),
     then fit the full ordinal model (smooth of L1 over the profile, satisfaction, violation,
     arms, participant intercepts and slopes) with ``--backend`` and with PyMC's default NUTS,
     in the same run. Both use the same chains, target_accept (0.95 — PyMC's own 0.8 leaves

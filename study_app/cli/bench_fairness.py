@@ -93,7 +93,9 @@ def fairness(
     json_file: Path | None = json_file_option(),
     plot: Path | None = typer.Option(None, "--plot", help="Write the figure here (PNG)."),
 ) -> None:
-    """Recourse cost and plausibility by gender, race and both, under four preference
+    """Recourse cost and plausibility by gender and race.
+
+    Recourse cost and plausibility by gender, race and both, under four preference
     assignments (iCARMA paper, section 5.5 and Figure 4).
 
     A stylized race is drawn at random (half of each gender); ``--n`` rejected test applicants

@@ -106,7 +106,9 @@ def hare(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Base generators vs HARE vs Multi-HARE with simulated people (hidden ideal plans).
+    """Base generators vs HARE vs Multi-HARE.
+
+    Base generators vs HARE vs Multi-HARE with simulated people (hidden ideal plans).
 
     JSON: {config, rows, checks, step_ms}: rows [{base, variant (base | hare |
     multi-hare), scale, budget, iterations, calibrate (all | winner | none), n, seeds,

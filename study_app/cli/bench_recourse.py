@@ -172,7 +172,9 @@ def recourse(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Validity, plausibility, cost and hap of recourse methods under individual constraints.
+    """Validity, plausibility, cost and hap of the methods.
+
+    Validity, plausibility, cost and hap of recourse methods under individual constraints.
 
     The population is the deployment-test applicants the decision model rejects (or the first
     --n). Each constraint setting draws one set of actionability profiles (seeded by --seed

@@ -51,7 +51,9 @@ def loadtest(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Load-test a protocol: start the servers, let N participants (C at a time) walk it
+    """Load-test a protocol with simulated participants.
+
+    Load-test a protocol: start the servers, let N participants (C at a time) walk it
     over Streamlit's own websocket protocol (no browser), stop, check the database.
 
     Exit 1 when a participant failed or the database check found a problem.

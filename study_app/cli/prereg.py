@@ -39,7 +39,9 @@ def prereg(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Write OUT/prereg.md and OUT/prereg.json: a preregistration in the sections of the OSF
+    """Write a protocol's preregistration (OSF template).
+
+    Write OUT/prereg.md and OUT/prereg.json: a preregistration in the sections of the OSF
     Preregistration template (hypotheses, design, sampling plan, variables, analysis plan,
     exclusions) and the protocol's SHA-256, as the study database stores it.
 

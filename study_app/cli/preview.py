@@ -32,7 +32,9 @@ def preview(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """See the study without serving it: one synthetic participant walks the protocol and
+    """Photograph a protocol's pages in a headless browser.
+
+    See the study without serving it: one synthetic participant walks the protocol and
     the first page of every kind (and the end page of one who declines) is drawn by the
     participant app's own renderers in a local Streamlit server and photographed in
     Debian's Chromium (headless). Needs the scenario's trained artifacts when the protocol

@@ -184,7 +184,9 @@ def reproduce(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Reproduce a published table: per cell the paper's value (table and row), ours, the
+    """Reproduce a published table and check its claims.
+
+    Reproduce a published table: per cell the paper's value (table and row), ours, the
     mean ± sd over seeds, the difference and whether it is within the stated tolerance;
     then the paper's claims about the table, checked on our figures.
 

@@ -103,7 +103,9 @@ def serve(
         "PostgreSQL store of --db; a worker that dies is restarted."
     ),
 ) -> None:
-    """Serve a protocol to participants at http://ADDRESS:PORT/ and the researcher dashboard
+    """Serve a protocol to participants, with the dashboard.
+
+    Serve a protocol to participants at http://ADDRESS:PORT/ and the researcher dashboard
     at /dashboard.
 
     Validates the protocol, makes the trained artifacts ready (a new home copies those shipped

@@ -110,7 +110,9 @@ def train(
         "ranking / 900 Likert), cached under its own names (tag e<N>), never the paper's.",
     ),
 ) -> None:
-    """Build the scenario's data splits, decision model, causal flow, iCARMA and CARMA (a
+    """Train a scenario's decision model, flow, iCARMA and CARMA.
+
+    Build the scenario's data splits, decision model, causal flow, iCARMA and CARMA (a
     tabular world: its logistic regression `lr` and network `ann`, the HARE paper's two
     classifiers).
 
