@@ -10,15 +10,17 @@ from pathlib import Path
 import typer
 
 from study_app.cli.apps import benchmark_app
-from study_app.cli.output import emit, err, fail, json_file_option, json_option
+from study_app.cli.choices import Backend, Outcome
+from study_app.cli.output import emit, err, json_file_option, json_option
 
 
 @benchmark_app.command("analysis")
 def analysis(
     participants: int = typer.Option(362, min=2, help="Simulated participants."),
     plans: int = typer.Option(5, min=2, help="Plans (ratings) per participant."),
-    outcome: str = typer.Option("action", help="acceptance | action."),
-    backend: str = typer.Option("nutpie", help="The backend to time against PyMC's NUTS."),
+    outcome: Outcome = typer.Option("action", help="The rating the model fits."),
+    backend: Backend = typer.Option("nutpie",
+                                    help="The backend to time against PyMC's NUTS."),
     draws: int | None = typer.Option(
         None, min=50, help="Draws per chain of --backend (default: its own, "
         "analysis.fit.DEFAULT_DRAWS: nutpie 1500)."),
@@ -86,10 +88,6 @@ def analysis(
     from analysis.refit import Refitter
     from analysis.simdata import simulate_ratings
 
-    if outcome not in ("acceptance", "action"):
-        fail(f"--outcome must be acceptance or action, got {outcome!r}", 2)
-    if backend not in ("nutpie", "pymc"):
-        fail(f"--backend must be nutpie or pymc, got {backend!r}", 2)
     own = resolve(backend, draws, tune, target_accept)
     pymc_settings = resolve("pymc", baseline_draws, baseline_tune, target_accept)
     target_accept = own["target_accept"]

@@ -10,6 +10,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from study_app.cli.apps import benchmark_app, benchmark_classifier, scenario_or_fail
+from study_app.cli.choices import BenchmarkDecisionModel, IcarmaTraining
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 from study_app.cli.paper_needs import benchmark_setups, offer_training, train_option
 
@@ -75,11 +76,11 @@ def fairness(
     method: str = typer.Option(
         "icarma", help="Recourse method from the catalogue (the paper uses iCARMA)."
     ),
-    decision_model: str = typer.Option(
+    decision_model: BenchmarkDecisionModel = typer.Option(
         "trained",
         help="trained (the scenario's artifact) | bayes (the exact Bayes rule, a reference).",
     ),
-    icarma_training: str = typer.Option(
+    icarma_training: IcarmaTraining = typer.Option(
         "paper", help="iCARMA: paper (the paper's models) | fast (ours)."
     ),
     repair: bool = typer.Option(

@@ -17,6 +17,15 @@ from study_app.cli.apps import (
     scenario_or_fail,
     split_list,
 )
+from study_app.cli.choices import (
+    BenchmarkDecisionModel,
+    FinalAccept,
+    GammaSchedule,
+    GroundTruth,
+    IcarmaTraining,
+    IterationsReading,
+    OracleGrid,
+)
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 
 TABLE_WIDTH = 170  # the table has 15 columns: never squeeze it
@@ -74,7 +83,9 @@ def hare(
     n: int = typer.Option(150, "--n", min=1, help="Rejected applicants per seed."),
     seeds: int = typer.Option(5, min=1, help="Seeds (people, profiles, ideals, search)."),
     steps: int = typer.Option(100, min=0, help="ActionableSampling gradient steps."),
-    decision_model: str = typer.Option("trained", help="trained | bayes."),
+    decision_model: BenchmarkDecisionModel = typer.Option(
+        "trained", help="trained (the artifact), bayes (the exact Bayes rule) or a tabular "
+        "world's lr / ann."),
     keep_incumbent: bool = typer.Option(
         True, "--keep-incumbent/--drop-incumbent",
         help="The previous iteration's plan joins each tournament, as the paper's released "
@@ -83,25 +94,25 @@ def hare(
     gamma: float = typer.Option(
         1.0,
         help="The candidates' step gamma (the paper: 1; shifts in range units)."),
-    gamma_schedule: str = typer.Option(
+    gamma_schedule: GammaSchedule = typer.Option(
         "paper", help="Candidate step size: paper (gamma = 1 in every iteration) | halve "
         "(ours before: gamma x max(|base shift|, 0.25), halved every iteration)."),
-    final_accept: str = typer.Option(
+    final_accept: FinalAccept = typer.Option(
         "ask", help="The accept question after the last tournament: ask (the paper's "
         "Algorithm 4; it counts against the budget) | skip (ours before)."),
-    iterations_reading: str = typer.Option(
+    iterations_reading: IterationsReading = typer.Option(
         "text", help=ITERATIONS_READING_HELP),
-    ground_truth: str = typer.Option(
+    ground_truth: GroundTruth = typer.Option(
         "perturbation", help="The simulated people's ideal plans: perturbation (the "
         "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "
         "of the mutable continuous features) | rays (a variant: a boundary ray within "
         "1.25 / 2 / 4 times the nearest boundary radius)."),
-    icarma_training: str = typer.Option(
+    icarma_training: IcarmaTraining = typer.Option(
         "paper", help="iCARMA base: paper (the paper's models) | fast (ours)."),
     repair: bool = typer.Option(
         False, "--repair/--no-repair",
         help="iCARMA/CARMA bases: our final validity check (off: the paper)."),
-    oracle_grid: str = typer.Option(
+    oracle_grid: OracleGrid = typer.Option(
         "factual", help="Oracle base grid: factual (the paper's) | carma | shared (ours)."),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),

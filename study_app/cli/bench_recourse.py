@@ -12,6 +12,13 @@ from rich.table import Table
 
 from study_app.cli.apps import benchmark_app, benchmark_classifier, scenario_or_fail
 from study_app.cli.apps import split_list as _split
+from study_app.cli.choices import (
+    BenchmarkDecisionModel,
+    Elicitation,
+    IcarmaTraining,
+    OracleGrid,
+    ScoreSampling,
+)
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 from study_app.cli.paper_needs import benchmark_setups, offer_training, train_option
 
@@ -119,7 +126,7 @@ def recourse(
         help="Comma-separated hard-constraint settings: all, a number k of individually "
         "actionable features, random (how many and which uniform).",
     ),
-    elicitation: str = typer.Option("ranking", help="ranking | likert | binary."),
+    elicitation: Elicitation = typer.Option("ranking", help="ranking | likert | binary."),
     cost_profiles: str = typer.Option(
         "constant", help="Comma-separated cost profiles: constant, concave, linear, convex."
     ),
@@ -134,7 +141,7 @@ def recourse(
         False, "--no-plausibility", help="Drop the Oracle's plausibility constraint."
     ),
     bins: int = typer.Option(25, min=1, help="Oracle grid values per actionable feature."),
-    oracle_grid: str = typer.Option(
+    oracle_grid: OracleGrid = typer.Option(
         "factual",
         help="Oracle grid: factual (the paper's: bins around each person's value, clipped to "
         "the training range) | carma (CARMA's reference layout) | shared (ours: one grid "
@@ -145,12 +152,12 @@ def recourse(
         "--repair/--no-repair",
         help="iCARMA/CARMA: our final validity check (off in the paper; every row says).",
     ),
-    icarma_training: str = typer.Option(
+    icarma_training: IcarmaTraining = typer.Option(
         "paper",
         help="iCARMA's trained models: paper (one per cost profile, best of the seeds on "
         "validation; `train --icarma-training paper`) | fast (ours; `train`).",
     ),
-    score_sampling: str = typer.Option(
+    score_sampling: ScoreSampling = typer.Option(
         "iid",
         help="Likert scores: iid (the paper's: uniform, with a 'cannot change' level when "
         "the actionable set is random) | sorted (ours).",
@@ -160,13 +167,13 @@ def recourse(
         min=0,
         help="People timed with the straightforward per-person grid loop (0: skip).",
     ),
-    decision_model: str = typer.Option(
+    decision_model: BenchmarkDecisionModel = typer.Option(
         "trained",
         help="trained (the scenario's artifact) | bayes (the exact Bayes rule, a reference).",
     ),
     threads: int = typer.Option(
-        1, min=1, help="Torch threads (one is fastest on a shared 2-core machine: the Oracle "
-        "took 8.5 s for everyone on one thread, 60 s on two, under load)."
+        1, min=1, help="Torch threads (one is fastest on a small machine: docs/benchmarks.md, "
+        "\"Findings behind the code\")."
     ),
     train: bool = train_option(),
     json_out: bool = json_option(),

@@ -21,6 +21,7 @@ from engine.icarma_choices import (
     PAPER_VALIDITY_MULTIPLIER,
 )
 from study_app.cli.apps import ITERATIONS_READING_HELP, app, scenario_or_fail
+from study_app.cli.choices import FinalAccept, GammaSchedule, GroundTruth, IterationsReading
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 from study_app.cli.paper_needs import PAPER_SEEDS, offer_training, train_option
 
@@ -158,10 +159,10 @@ def reproduce(
         "rule under its own published flow) | flow (the rule under ours: floor / ceil of the "
         "noise of the rejected training people) | LO,HI.",
     ),
-    gamma_schedule: str = typer.Option(
+    gamma_schedule: GammaSchedule = typer.Option(
         "paper", help="HARE's candidate step: paper (gamma = 1 in every iteration) | halve "
         "(a variant: gamma x max(|base shift|, 0.25), halved every iteration)."),
-    final_accept: str = typer.Option(
+    final_accept: FinalAccept = typer.Option(
         "ask", help="HARE's accept question after the last tournament: ask (the paper's "
         "Algorithm 4, counted against the budget) | skip (a variant)."),
     keep_incumbent: bool = typer.Option(
@@ -169,9 +170,9 @@ def reproduce(
         "every tournament beside the new candidates, as the paper's released code runs its "
         "tables (the default); --drop-incumbent: new candidates only, Algorithm 4 as the "
         "paper's text writes it."),
-    iterations_reading: str = typer.Option(
+    iterations_reading: IterationsReading = typer.Option(
         "text", help=ITERATIONS_READING_HELP),
-    ground_truth: str = typer.Option(
+    ground_truth: GroundTruth = typer.Option(
         "perturbation", help="The simulated people's ideal plans: perturbation (the "
         "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "
         "of the mutable continuous features) | rays (a variant: a boundary ray within "

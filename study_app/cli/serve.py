@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from study_app.cli.apps import app
+from study_app.cli.choices import DecisionModel
 from study_app.cli.output import fail as _fail
 
 _console = Console(stderr=True)
@@ -61,7 +62,7 @@ def serve(
         "localhost", help="Address to listen on (0.0.0.0 to accept other machines)."
     ),
     study: str | None = typer.Option(None, help="Study id in the database (default: protocol id)."),
-    decision_model: str | None = typer.Option(
+    decision_model: DecisionModel | None = typer.Option(
         None, help="Override the protocol's decision model: trained | bayes."
     ),
     completion_url: str | None = typer.Option(

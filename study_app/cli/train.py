@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from study_app.cli.apps import app, scenario_or_fail, split_list
+from study_app.cli.choices import IcarmaTraining, Switch
 from study_app.cli.output import emit, err, json_file_option, json_option, result_console
 
 
@@ -78,7 +79,7 @@ def train(
         "icarma, icarma-likert, carma, vae, csvae; a tabular world's: lr, ann, vae, csvae. "
         "Default: all.",
     ),
-    icarma_training: str = typer.Option(
+    icarma_training: IcarmaTraining = typer.Option(
         "fast",
         help="fast: the artifacts above (our fast iCARMA, what the shipped studies use); "
         "paper: the iCARMA paper's models instead, one per elicitation and cost profile "
@@ -93,11 +94,11 @@ def train(
     cost_profiles: str = typer.Option(
         "constant,concave,linear,convex", help="--icarma-training paper: cost profiles."
     ),
-    ensemble: str = typer.Option(
+    ensemble: Switch = typer.Option(
         "on",
         help="--icarma-training paper: on (a setup's missing seeds train together as one "
         "batched ensemble, several times faster, each seed's model bit for bit its own "
-        "run's: docs/benchmarks.md) | off (one seed after another, each by its own run).",
+        "run's: docs/benchmarks.md) or off (one seed after another, each by its own run).",
     ),
     compare: bool = typer.Option(
         False, "--compare",
@@ -153,10 +154,6 @@ def train(
     from engine.scenarios import get_scenario
 
     scenario = scenario_or_fail(scenario, json_out).name  # a file path: known by its name now
-    if icarma_training not in ("fast", "paper"):
-        raise typer.BadParameter(
-            f"must be fast or paper, got {icarma_training!r}", param_hint="--icarma-training"
-        )
     if icarma_training == "paper" and only:
         raise typer.BadParameter(
             "--only selects among the fast artifacts; leave it out with --icarma-training paper",
@@ -171,8 +168,6 @@ def train(
                 f"unknown artifact(s) {', '.join(bad)} for scenario {scenario!r}; expected "
                 f"some of {', '.join(names)}", param_hint="--only",
             )
-    if ensemble not in ("on", "off"):
-        raise typer.BadParameter(f"must be on or off, got {ensemble!r}", param_hint="--ensemble")
     if icarma_training != "paper" and (compare or epochs is not None or ensemble != "on"):
         raise typer.BadParameter("--compare, --epochs and --ensemble apply to "
                                  "--icarma-training paper only")
