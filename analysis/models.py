@@ -166,6 +166,26 @@ def model_arrays(data: ModelData, likelihood: Likelihood = "ordinal") -> dict[st
     return arrays
 
 
+# Parameterization: every hierarchical term is non-centred. A centred random walk (delta ~
+# N(0, sigma_f)) mixes well when the data pin a strongly curved smooth but forms a funnel when
+# the truth is flat; non-centred increments sampled with target_accept 0.95 (analysis.fit) do
+# not (docs/benchmarks.md, "Findings behind the code"). The random slopes act on the centred
+# distance (uncentred, u and b are correlated), so sigma_u is the participants' spread at the
+# mean distance: with the simulation's parameters, sqrt(sd_u^2 + sd_b^2 mean(d)^2).
+#
+# Evaluation: eta is one fused operation (``analysis.predictor``: the design X = [B_c(d), s, v]
+# times w = (beta_f, beta), plus the arm, intercept and slope effects, and its gradient as one
+# pass; the design comes by columns, ``design_columns``), and the ordinal likelihood another
+# (``analysis.ordinal``); a sampler evaluates the log-density and its gradient ~230,000 times
+# per fit (4 chains x 1,800 draws x 31 leapfrog steps), so the graph holds no other pass over
+# the ratings.
+#
+# Priors (weakly informative on the logit scale):
+# c_1 ~ Normal(-2.5, 3), c_k = c_{k-1} + g_k with gaps g ~ HalfNormal(2) (ordered by
+# construction); sigma_f ~ HalfNormal(1) (a first-order random-walk penalty: sigma_f
+# -> 0 is a flat smooth; B_c: analysis.splines); z_k, z_p, w_p ~ Normal(0, 1); beta_s, beta_v ~ Normal(0, 1.5);
+# gamma (all arms but the first) ~ Normal(0, 1); sigma_u ~ HalfNormal(2); sigma_b ~
+# HalfNormal(1). Gaussian: alpha ~ Normal(4, 2), sigma_y ~ HalfNormal(2).
 def build_model(
     data: ModelData, likelihood: Likelihood = "ordinal", *, keep_probabilities: bool = False,
     shared: bool = False,
@@ -185,27 +205,6 @@ def build_model(
     >>> model = build_model(data)          # a PyMC model; analysis.sample fits it
     >>> [v.name for v in model.observed_RVs], {"beta", "cut_first"} <= set(model.named_vars)
     (['y'], True)
-
-    Parameterization: every hierarchical term is non-centred. A centred random walk (delta ~
-    N(0, sigma_f)) mixes well when the data pin a strongly curved smooth but forms a funnel when
-    the truth is flat; non-centred increments sampled with target_accept 0.95 (analysis.fit) do
-    not (docs/benchmarks.md, "Findings behind the code"). The random slopes act on the centred
-    distance (uncentred, u and b are correlated), so sigma_u is the participants' spread at the
-    mean distance: with the simulation's parameters, sqrt(sd_u^2 + sd_b^2 mean(d)^2).
-
-    Evaluation: eta is one fused operation (``analysis.predictor``: the design X = [B_c(d), s, v]
-    times w = (beta_f, beta), plus the arm, intercept and slope effects, and its gradient as one
-    pass; the design comes by columns, ``design_columns``), and the ordinal likelihood another
-    (``analysis.ordinal``); a sampler evaluates the log-density and its gradient ~230,000 times
-    per fit (4 chains x 1,800 draws x 31 leapfrog steps), so the graph holds no other pass over
-    the ratings.
-
-    Priors (weakly informative on the logit scale):
-    c_1 ~ Normal(-2.5, 3), c_k = c_{k-1} + g_k with gaps g ~ HalfNormal(2) (ordered by
-    construction); sigma_f ~ HalfNormal(1) (a first-order random-walk penalty: sigma_f
-    -> 0 is a flat smooth; B_c: analysis.splines); z_k, z_p, w_p ~ Normal(0, 1); beta_s, beta_v ~ Normal(0, 1.5);
-    gamma (all arms but the first) ~ Normal(0, 1); sigma_u ~ HalfNormal(2); sigma_b ~
-    HalfNormal(1). Gaussian: alpha ~ Normal(4, 2), sigma_y ~ HalfNormal(2).
     """
     if likelihood not in LIKELIHOODS:
         raise ValueError(f"likelihood must be one of {', '.join(LIKELIHOODS)}, got "

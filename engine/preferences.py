@@ -52,6 +52,16 @@ ELICITATIONS: tuple[str, ...] = ("binary", "ranking", "likert")
 SCORE_SAMPLINGS: tuple[str, ...] = ("iid", "sorted")
 FAVOURED_WEIGHT = 20.0
 # Plackett-Luce weights by feature name; features not named get weight 1.
+# Preference distributions sample, per person, which features are actionable and their order
+# by a Plackett-Luce draw over F_g with feature weights (uniform: equal weights; co: loan amount
+# and income favoured, i.e. causal order; rco: loan duration and savings favoured;
+# privileged: income and savings; non_privileged: loan amount and duration); the first k
+# features of the draw are actionable, in that order of preference. A favoured feature has
+# weight ``FAVOURED_WEIGHT`` = 20 against 1, so with two favoured features out of four both
+# are among the top two with probability (40/42)(20/22) = 0.87: the paper's Table 4 (whose
+# probabilities were lost in the text copy) leaves most permutations at zero for its biased
+# profiles, and a milder bias (weight 4: 0.53) blurs the privileged / non-privileged contrast
+# the fairness case study is about.
 PREFERENCE_DISTRIBUTIONS: dict[str, dict[str, float]] = {
     "uniform": {},
     "co": {"loan_amount": FAVOURED_WEIGHT, "income": FAVOURED_WEIGHT},
@@ -309,17 +319,6 @@ def sample_profiles(
     >>> p = sample_profiles(loan.feature_names, loan.actionable, 100, n_actionable=2, seed=1)
     >>> p.hard_mask.sum(dim=1).unique().tolist(), p.hard_mask[:, :3].any().item()
     ([2], False)
-
-    Preference distributions sample, per person, which features are actionable and their order
-    by a Plackett-Luce draw over F_g with feature weights (uniform: equal weights; co: loan amount
-    and income favoured, i.e. causal order; rco: loan duration and savings favoured;
-    privileged: income and savings; non_privileged: loan amount and duration); the first k
-    features of the draw are actionable, in that order of preference. A favoured feature has
-    weight ``FAVOURED_WEIGHT`` = 20 against 1, so with two favoured features out of four both
-    are among the top two with probability (40/42)(20/22) = 0.87: the paper's Table 4 (whose
-    probabilities were lost in the text copy) leaves most permutations at zero for its biased
-    profiles, and a milder bias (weight 4: 0.53) blurs the privileged / non-privileged contrast
-    the fairness case study is about.
     """
     if score_sampling not in SCORE_SAMPLINGS:
         raise ValueError(
