@@ -13,36 +13,51 @@ from study_app.cli.apps import benchmark_app
 from study_app.cli.choices import Backend, Outcome
 from study_app.cli.output import emit, err, json_file_option, json_option
 
+_PARTICIPANTS = typer.Option(362, min=2, help="Simulated participants.")
+_PLANS = typer.Option(5, min=2, help="Plans (ratings) per participant.")
+_OUTCOME = typer.Option("action", help="The rating the model fits.")
+_BACKEND = typer.Option("nutpie",
+                                help="The backend to time against PyMC's NUTS.")
+_DRAWS = typer.Option(
+    None, min=50, help="Draws per chain of --backend (default: its own, "
+    "analysis.fit.DEFAULT_DRAWS: nutpie 1500).")
+_TUNE = typer.Option(
+    None, min=50, help="Tuning steps per chain of --backend (default: its own, nutpie 300).")
+_BASELINE_DRAWS = typer.Option(
+    None, min=50, help="Draws per chain of PyMC's NUTS (default: PyMC's own, 1000).")
+_BASELINE_TUNE = typer.Option(
+    None, min=50, help="Tuning steps per chain of PyMC's NUTS (default: PyMC's own, 1000).")
+_CHAINS = typer.Option(4, min=1, help="Chains (both backends).")
+_TARGET_ACCEPT = typer.Option(
+    None, min=0.5, max=0.999,
+    help="NUTS step-size target for both backends (default: "
+         "analysis.fit.DEFAULT_TARGET_ACCEPT, 0.95).")
+_SEED = typer.Option(0, help="Data and sampling seed.")
+_BASELINE = typer.Option(True, help="Also time PyMC's default NUTS (the baseline).")
+_CORES = typer.Option(
+    2, min=1, help="Processes the chains run in (both backends). 1: every chain in this "
+    "process, one after another, and the CPU seconds of each fit are reported too.")
+_REFITS = typer.Option(
+    3, min=0, help="Further simulated studies of the same size fitted with the model "
+    "compiled once (analysis.refit): the amortized per-fit time. 0: none.")
+
 
 @benchmark_app.command("analysis")
 def analysis(
-    participants: int = typer.Option(362, min=2, help="Simulated participants."),
-    plans: int = typer.Option(5, min=2, help="Plans (ratings) per participant."),
-    outcome: Outcome = typer.Option("action", help="The rating the model fits."),
-    backend: Backend = typer.Option("nutpie",
-                                    help="The backend to time against PyMC's NUTS."),
-    draws: int | None = typer.Option(
-        None, min=50, help="Draws per chain of --backend (default: its own, "
-        "analysis.fit.DEFAULT_DRAWS: nutpie 1500)."),
-    tune: int | None = typer.Option(
-        None, min=50, help="Tuning steps per chain of --backend (default: its own, nutpie 300)."),
-    baseline_draws: int | None = typer.Option(
-        None, min=50, help="Draws per chain of PyMC's NUTS (default: PyMC's own, 1000)."),
-    baseline_tune: int | None = typer.Option(
-        None, min=50, help="Tuning steps per chain of PyMC's NUTS (default: PyMC's own, 1000)."),
-    chains: int = typer.Option(4, min=1, help="Chains (both backends)."),
-    target_accept: float | None = typer.Option(
-        None, min=0.5, max=0.999,
-        help="NUTS step-size target for both backends (default: "
-             "analysis.fit.DEFAULT_TARGET_ACCEPT, 0.95)."),
-    seed: int = typer.Option(0, help="Data and sampling seed."),
-    baseline: bool = typer.Option(True, help="Also time PyMC's default NUTS (the baseline)."),
-    cores: int = typer.Option(
-        2, min=1, help="Processes the chains run in (both backends). 1: every chain in this "
-        "process, one after another, and the CPU seconds of each fit are reported too."),
-    refits: int = typer.Option(
-        3, min=0, help="Further simulated studies of the same size fitted with the model "
-        "compiled once (analysis.refit): the amortized per-fit time. 0: none."),
+    participants: int = _PARTICIPANTS,
+    plans: int = _PLANS,
+    outcome: Outcome = _OUTCOME,
+    backend: Backend = _BACKEND,
+    draws: int | None = _DRAWS,
+    tune: int | None = _TUNE,
+    baseline_draws: int | None = _BASELINE_DRAWS,
+    baseline_tune: int | None = _BASELINE_TUNE,
+    chains: int = _CHAINS,
+    target_accept: float | None = _TARGET_ACCEPT,
+    seed: int = _SEED,
+    baseline: bool = _BASELINE,
+    cores: int = _CORES,
+    refits: int = _REFITS,
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:

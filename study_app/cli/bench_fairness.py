@@ -66,33 +66,45 @@ def _gap_table(doc: dict[str, Any]) -> Table:
     return table
 
 
+_SCENARIO = typer.Option("loan", help="Scenario name (needs gender and income).")
+_N = typer.Option(
+    None, "--n", min=1, help="First N rejected test applicants (default: all of them)."
+)
+_SEED = typer.Option(0, help="Seed of race, sampling, profiles and bootstrap.")
+_METHOD = typer.Option(
+    "icarma", help="Recourse method from the catalogue (the paper uses iCARMA)."
+)
+_DECISION_MODEL = typer.Option(
+    "trained",
+    help="trained (the scenario's artifact) | bayes (the exact Bayes rule, a reference).",
+)
+_ICARMA_TRAINING = typer.Option(
+    "paper", help="iCARMA: paper (the paper's models) | fast (ours)."
+)
+_REPAIR = typer.Option(
+    False, "--repair/--no-repair", help="iCARMA/CARMA: our final validity check (off: the "
+    "paper)."
+)
+_N_BOOT = typer.Option(1000, "--bootstrap", min=1, help="Bootstrap resamples.")
+_LEVEL = typer.Option(0.95, help="Interval level, in (0, 1).")
+_PLOT = typer.Option(None, "--plot", help="Write the figure here (PNG).")
+
+
 @benchmark_app.command("fairness")
 def fairness(
-    scenario: str = typer.Option("loan", help="Scenario name (needs gender and income)."),
-    n: int | None = typer.Option(
-        None, "--n", min=1, help="First N rejected test applicants (default: all of them)."
-    ),
-    seed: int = typer.Option(0, help="Seed of race, sampling, profiles and bootstrap."),
-    method: str = typer.Option(
-        "icarma", help="Recourse method from the catalogue (the paper uses iCARMA)."
-    ),
-    decision_model: BenchmarkDecisionModel = typer.Option(
-        "trained",
-        help="trained (the scenario's artifact) | bayes (the exact Bayes rule, a reference).",
-    ),
-    icarma_training: IcarmaTraining = typer.Option(
-        "paper", help="iCARMA: paper (the paper's models) | fast (ours)."
-    ),
-    repair: bool = typer.Option(
-        False, "--repair/--no-repair", help="iCARMA/CARMA: our final validity check (off: the "
-        "paper)."
-    ),
-    n_boot: int = typer.Option(1000, "--bootstrap", min=1, help="Bootstrap resamples."),
-    level: float = typer.Option(0.95, help="Interval level, in (0, 1)."),
+    scenario: str = _SCENARIO,
+    n: int | None = _N,
+    seed: int = _SEED,
+    method: str = _METHOD,
+    decision_model: BenchmarkDecisionModel = _DECISION_MODEL,
+    icarma_training: IcarmaTraining = _ICARMA_TRAINING,
+    repair: bool = _REPAIR,
+    n_boot: int = _N_BOOT,
+    level: float = _LEVEL,
     train: bool = train_option(),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
-    plot: Path | None = typer.Option(None, "--plot", help="Write the figure here (PNG)."),
+    plot: Path | None = _PLOT,
 ) -> None:
     """Recourse cost and plausibility by gender and race.
 

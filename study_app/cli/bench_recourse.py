@@ -113,68 +113,87 @@ def _run_with_progress(
             fail(e, 2)
 
 
+_SCENARIO = typer.Option(
+    "loan", help="Scenario: a shipped name (`recourse-study scenarios`) or a scenario file."
+)
+_METHODS = typer.Option(
+    "oracle", help="Comma-separated methods from the catalogue (oracle, icarma, carma, ...)."
+)
+_CONSTRAINTS = typer.Option(
+    "all,3,2,1,random",
+    help="Comma-separated hard-constraint settings: all, a number k of individually "
+    "actionable features, random (how many and which uniform).",
+)
+_ELICITATION = typer.Option("ranking", help="ranking | likert | binary.")
+_COST_PROFILES = typer.Option(
+    "constant", help="Comma-separated cost profiles: constant, concave, linear, convex."
+)
+_PREFERENCES = typer.Option(
+    "uniform", help="Preference distribution: uniform | co | rco (| privileged ...)."
+)
+_N = typer.Option(
+    None, "--n", help="Use the first N rejected test applicants (default: all)."
+)
+_SEED = typer.Option(0, help="Seed of the sampled actionability profiles.")
+_NO_PLAUSIBILITY = typer.Option(
+    False, "--no-plausibility", help="Drop the Oracle's plausibility constraint."
+)
+_BINS = typer.Option(25, min=1, help="Oracle grid values per actionable feature.")
+_ORACLE_GRID = typer.Option(
+    "factual",
+    help="Oracle grid: factual (the paper's: bins around each person's value, clipped to "
+    "the training range) | carma (CARMA's reference layout) | shared (ours: one grid "
+    "over the range for everybody).",
+)
+_REPAIR = typer.Option(
+    False,
+    "--repair/--no-repair",
+    help="iCARMA/CARMA: our final validity check (off in the paper; every row says).",
+)
+_ICARMA_TRAINING = typer.Option(
+    "paper",
+    help="iCARMA's trained models: paper (one per cost profile, best of the seeds on "
+    "validation; `train --icarma-training paper`) | fast (ours; `train`).",
+)
+_SCORE_SAMPLING = typer.Option(
+    "iid",
+    help="Likert scores: iid (the paper's: uniform, with a 'cannot change' level when "
+    "the actionable set is random) | sorted (ours).",
+)
+_SPEEDUP_SAMPLE = typer.Option(
+    8,
+    min=0,
+    help="People timed with the straightforward per-person grid loop (0: skip).",
+)
+_DECISION_MODEL = typer.Option(
+    "trained",
+    help="trained (the scenario's artifact) | bayes (the exact Bayes rule, a reference).",
+)
+_THREADS = typer.Option(
+    1, min=1, help="Torch threads (one is fastest on a small machine: docs/benchmarks.md, "
+    "\"Findings behind the code\")."
+)
+
+
 @benchmark_app.command("recourse")
 def recourse(
-    scenario: str = typer.Option(
-        "loan", help="Scenario: a shipped name (`recourse-study scenarios`) or a scenario file."
-    ),
-    methods: str = typer.Option(
-        "oracle", help="Comma-separated methods from the catalogue (oracle, icarma, carma, ...)."
-    ),
-    constraints: str = typer.Option(
-        "all,3,2,1,random",
-        help="Comma-separated hard-constraint settings: all, a number k of individually "
-        "actionable features, random (how many and which uniform).",
-    ),
-    elicitation: Elicitation = typer.Option("ranking", help="ranking | likert | binary."),
-    cost_profiles: str = typer.Option(
-        "constant", help="Comma-separated cost profiles: constant, concave, linear, convex."
-    ),
-    preferences: str = typer.Option(
-        "uniform", help="Preference distribution: uniform | co | rco (| privileged ...)."
-    ),
-    n: int | None = typer.Option(
-        None, "--n", help="Use the first N rejected test applicants (default: all)."
-    ),
-    seed: int = typer.Option(0, help="Seed of the sampled actionability profiles."),
-    no_plausibility: bool = typer.Option(
-        False, "--no-plausibility", help="Drop the Oracle's plausibility constraint."
-    ),
-    bins: int = typer.Option(25, min=1, help="Oracle grid values per actionable feature."),
-    oracle_grid: OracleGrid = typer.Option(
-        "factual",
-        help="Oracle grid: factual (the paper's: bins around each person's value, clipped to "
-        "the training range) | carma (CARMA's reference layout) | shared (ours: one grid "
-        "over the range for everybody).",
-    ),
-    repair: bool = typer.Option(
-        False,
-        "--repair/--no-repair",
-        help="iCARMA/CARMA: our final validity check (off in the paper; every row says).",
-    ),
-    icarma_training: IcarmaTraining = typer.Option(
-        "paper",
-        help="iCARMA's trained models: paper (one per cost profile, best of the seeds on "
-        "validation; `train --icarma-training paper`) | fast (ours; `train`).",
-    ),
-    score_sampling: ScoreSampling = typer.Option(
-        "iid",
-        help="Likert scores: iid (the paper's: uniform, with a 'cannot change' level when "
-        "the actionable set is random) | sorted (ours).",
-    ),
-    speedup_sample: int = typer.Option(
-        8,
-        min=0,
-        help="People timed with the straightforward per-person grid loop (0: skip).",
-    ),
-    decision_model: BenchmarkDecisionModel = typer.Option(
-        "trained",
-        help="trained (the scenario's artifact) | bayes (the exact Bayes rule, a reference).",
-    ),
-    threads: int = typer.Option(
-        1, min=1, help="Torch threads (one is fastest on a small machine: docs/benchmarks.md, "
-        "\"Findings behind the code\")."
-    ),
+    scenario: str = _SCENARIO,
+    methods: str = _METHODS,
+    constraints: str = _CONSTRAINTS,
+    elicitation: Elicitation = _ELICITATION,
+    cost_profiles: str = _COST_PROFILES,
+    preferences: str = _PREFERENCES,
+    n: int | None = _N,
+    seed: int = _SEED,
+    no_plausibility: bool = _NO_PLAUSIBILITY,
+    bins: int = _BINS,
+    oracle_grid: OracleGrid = _ORACLE_GRID,
+    repair: bool = _REPAIR,
+    icarma_training: IcarmaTraining = _ICARMA_TRAINING,
+    score_sampling: ScoreSampling = _SCORE_SAMPLING,
+    speedup_sample: int = _SPEEDUP_SAMPLE,
+    decision_model: BenchmarkDecisionModel = _DECISION_MODEL,
+    threads: int = _THREADS,
     train: bool = train_option(),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),

@@ -53,56 +53,73 @@ def _ensure_artifacts(scenario: str, quick: bool) -> None:
                    highlight=False)
 
 
+_PROTOCOL = typer.Option(..., help="A shipped protocol id or a protocol YAML file.")
+_DB = typer.Option(..., help="The study database: a DuckDB file (created if missing) or postgresql://... (needed for --workers > 1).")
+_PORT = typer.Option(8501, min=1, max=65535, help="Port to listen on.")
+_ADDRESS = typer.Option(
+    "localhost", help="Address to listen on (0.0.0.0 to accept other machines)."
+)
+_STUDY = typer.Option(None, help="Study id in the database (default: protocol id).")
+_DECISION_MODEL = typer.Option(
+    None, help="Override the protocol's decision model: trained | bayes."
+)
+_COMPLETION_URL = typer.Option(
+    None, help="Where the debrief sends participants; {code} becomes their completion "
+    "code (e.g. https://app.prolific.com/submissions/complete?cc={code})."
+)
+_ID_PARAM = typer.Option(
+    "PROLIFIC_PID", help="URL parameter holding the recruitment platform's participant id "
+    "(stored only as a salted hash)."
+)
+_SESSION_PARAM = typer.Option(
+    "SESSION_ID", help="URL parameter holding the recruitment session; a participant id "
+    "that returns must carry the session of its first visit (stored as a salted hash)."
+)
+_HASH_PARAM = typer.Option(
+    ["STUDY_ID", "SESSION_ID"], "--hash-param",
+    help="Further URL parameters recorded with a participant, hashed (repeatable).",
+)
+_REQUIRE_ID = typer.Option(
+    None, "--require-id/--no-require-id", help="Refuse links without a participant id "
+    "(no participant is created). Default: on when --completion-url is set."
+)
+_ALLOWED_HOST = typer.Option(
+    [], "--allowed-host", help="Host name participants' links use (repeatable; the "
+    "listening address and, on loopback, localhost are always allowed; '*' allows any). "
+    "Needed with --address 0.0.0.0."
+)
+_REPORTS = typer.Option(
+    None, help="Folder the dashboard searches for the newest analysis report.html "
+    "(default: $RECOURSE_STUDY_HOME/reports)."
+)
+_QUICK = typer.Option(
+    False, "--quick", help="Use reduced ('quick') artifacts, as `train --quick` builds them "
+    "(tests and smoke runs)."
+)
+_WORKERS = typer.Option(
+    1, min=1, help="Server processes. K > 1 starts K `serve` processes on internal ports "
+    "behind HAProxy (deploy/haproxy.cfg, sticky sessions) on --address:--port, all on the "
+    "PostgreSQL store of --db; a worker that dies is restarted."
+)
+
+
 @app.command()
 def serve(
-    protocol: str = typer.Option(..., help="A shipped protocol id or a protocol YAML file."),
-    db: str = typer.Option(..., help="The study database: a DuckDB file (created if missing) or postgresql://... (needed for --workers > 1)."),
-    port: int = typer.Option(8501, min=1, max=65535, help="Port to listen on."),
-    address: str = typer.Option(
-        "localhost", help="Address to listen on (0.0.0.0 to accept other machines)."
-    ),
-    study: str | None = typer.Option(None, help="Study id in the database (default: protocol id)."),
-    decision_model: DecisionModel | None = typer.Option(
-        None, help="Override the protocol's decision model: trained | bayes."
-    ),
-    completion_url: str | None = typer.Option(
-        None, help="Where the debrief sends participants; {code} becomes their completion "
-        "code (e.g. https://app.prolific.com/submissions/complete?cc={code})."
-    ),
-    id_param: str = typer.Option(
-        "PROLIFIC_PID", help="URL parameter holding the recruitment platform's participant id "
-        "(stored only as a salted hash)."
-    ),
-    session_param: str = typer.Option(
-        "SESSION_ID", help="URL parameter holding the recruitment session; a participant id "
-        "that returns must carry the session of its first visit (stored as a salted hash)."
-    ),
-    hash_param: list[str] = typer.Option(
-        ["STUDY_ID", "SESSION_ID"], "--hash-param",
-        help="Further URL parameters recorded with a participant, hashed (repeatable).",
-    ),
-    require_id: bool | None = typer.Option(
-        None, "--require-id/--no-require-id", help="Refuse links without a participant id "
-        "(no participant is created). Default: on when --completion-url is set."
-    ),
-    allowed_host: list[str] = typer.Option(
-        [], "--allowed-host", help="Host name participants' links use (repeatable; the "
-        "listening address and, on loopback, localhost are always allowed; '*' allows any). "
-        "Needed with --address 0.0.0.0."
-    ),
-    reports: Path | None = typer.Option(
-        None, help="Folder the dashboard searches for the newest analysis report.html "
-        "(default: $RECOURSE_STUDY_HOME/reports)."
-    ),
-    quick: bool = typer.Option(
-        False, "--quick", help="Use reduced ('quick') artifacts, as `train --quick` builds them "
-        "(tests and smoke runs)."
-    ),
-    workers: int = typer.Option(
-        1, min=1, help="Server processes. K > 1 starts K `serve` processes on internal ports "
-        "behind HAProxy (deploy/haproxy.cfg, sticky sessions) on --address:--port, all on the "
-        "PostgreSQL store of --db; a worker that dies is restarted."
-    ),
+    protocol: str = _PROTOCOL,
+    db: str = _DB,
+    port: int = _PORT,
+    address: str = _ADDRESS,
+    study: str | None = _STUDY,
+    decision_model: DecisionModel | None = _DECISION_MODEL,
+    completion_url: str | None = _COMPLETION_URL,
+    id_param: str = _ID_PARAM,
+    session_param: str = _SESSION_PARAM,
+    hash_param: list[str] = _HASH_PARAM,
+    require_id: bool | None = _REQUIRE_ID,
+    allowed_host: list[str] = _ALLOWED_HOST,
+    reports: Path | None = _REPORTS,
+    quick: bool = _QUICK,
+    workers: int = _WORKERS,
 ) -> None:
     """Serve a protocol to participants, with the dashboard.
 
