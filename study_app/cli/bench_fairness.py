@@ -129,7 +129,6 @@ def fairness(
     lo, hi}}]. Cost and log_prob_cf are over valid recourses; a missing value is null.
     """
     from analysis.fairness_plot import save_fairness_figure
-    from engine.benchmarks import disparities
     from engine.benchmarks import fairness as study
 
     if not 0 < level < 1:
@@ -152,6 +151,31 @@ def fairness(
         )
     except (KeyError, ValueError) as e:
         raise typer.BadParameter(str(e)) from e
+    summary = _run(recourse, population, method, n_boot, level, seed)
+    doc = {
+        "scenario": scenario,
+        "method": method,
+        "method_label": recourse.name,
+        "decision_model": decision_model,
+        "repair": options.get("repair"),
+        "icarma_training": getattr(recourse, "training", None),
+        "seed": seed,
+        **summary,
+    }
+    if plot is not None:
+        save_fairness_figure(doc, plot)
+        err.print(f"figure written to {plot}")
+    emit(doc, json_out=json_out, json_file=json_file,
+         human=lambda: result_console(json_out, min_width=TABLE_WIDTH).print(_gap_table(doc)))
+
+
+def _run(recourse: Any, population: Any, method: str, n_boot: int, level: float,
+         seed: int) -> dict[str, Any]:
+    """The four assignments' recourse with a progress bar, then the bootstrap intervals of
+    the disparities (exit 2: a model not trained, a group left empty)."""
+    from engine.benchmarks import disparities
+    from engine.benchmarks import fairness as study
+
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -168,23 +192,8 @@ def fairness(
             fail(e, 2)
         progress.update(task, description="bootstrap intervals")
         try:
-            summary = disparities.fairness_summary(
+            return disparities.fairness_summary(
                 population, outcomes, n_boot=n_boot, level=level, seed=seed
             )
         except ValueError as e:  # an empty group: too few applicants
             fail(f"{e} (take more applicants with --n)", 2)
-    doc = {
-        "scenario": scenario,
-        "method": method,
-        "method_label": recourse.name,
-        "decision_model": decision_model,
-        "repair": options.get("repair"),
-        "icarma_training": getattr(recourse, "training", None),
-        "seed": seed,
-        **summary,
-    }
-    if plot is not None:
-        save_fairness_figure(doc, plot)
-        err.print(f"figure written to {plot}")
-    emit(doc, json_out=json_out, json_file=json_file,
-         human=lambda: result_console(json_out, min_width=TABLE_WIDTH).print(_gap_table(doc)))

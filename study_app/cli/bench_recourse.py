@@ -200,13 +200,10 @@ def recourse(
 ) -> None:
     """Validity, plausibility, cost and hap of the methods.
 
-    Validity, plausibility, cost and hap of recourse methods under individual constraints.
-
     The population is the deployment-test applicants the decision model rejects (or the first
-    --n). Each constraint setting draws one set of actionability profiles (seeded by --seed
-    and the setting) that every method and cost profile shares. Densities are exact (the
-    scenario's SCM). Methods that are not implemented or not trained fail the command before
-    any work.
+    --n). Each constraint setting draws one set of actionability profiles (seeded by --seed and
+    the setting) that every method and cost profile shares. Densities are exact (the scenario's
+    SCM). Methods that are not implemented or not trained fail the command before any work.
 
     On a data scenario (`loan-data`: a world learned from samples) methods plan on the learned
     flow; when the scenario names the SCM that made its data, each row also reports its plans
@@ -216,41 +213,33 @@ def recourse(
 
     JSON: {config {methods, constraints, elicitation, cost_profiles, preferences, n, seed,
     plausibility, bins, speedup_sample, oracle_grid, repair, icarma_training, score_sampling,
-    decision_model, threads}, rows}; rows holds one row per (constraint, cost profile,
-    method): scenario, method, constraint ("all" | "k" | "random"), n_actionable (int, null
-    for random), preferences, elicitation, cost_profile, oracle_grid (Oracle rows), repair and
+    decision_model, threads}, rows}; rows holds one row per (constraint, cost profile, method):
+    scenario, method, constraint ("all" | "k" | "random"), n_actionable (int, null for random),
+    preferences, elicitation, cost_profile, oracle_grid (Oracle rows), repair and
     icarma_training (iCARMA/CARMA rows), score_sampling (Likert), n, validity, plausibility,
-    cost_mean, cost_sd
-    (unweighted cost over valid recourses), hap, violations (actions outside the person's
-    actionable set, summed), hap_profile (hap counting the least-preferred feature's change in
-    the counterfactual profile, consequences included), found (share with an action), seconds (wall time of the
-    method's recourse call), density_source, seed, oracle_plausibility and bins (Oracle rows;
-    null otherwise), oracle_speedup (per-person grid loop seconds per person / Oracle seconds
-    per person, measured on --speedup-sample people in the same run), oracle_agreement (share
-    of that sample with the same optimum), icarma_speedup (iCARMA/CARMA rows: Oracle seconds
-    per person / the method's; artifact loading excluded), seconds_5000 (iCARMA/CARMA rows:
-    one recourse call for 5,000 people, evaluation included), world ("exact" | "learned":
-    the world the method planned on), validity_exact and plausibility_exact (rows of a
-    learned world whose true SCM is known: the plans applied in the true SCM, judged by the
-    same decision model / the true density; else null). Undefined values are null.
+    cost_mean, cost_sd (unweighted cost over valid recourses), hap, violations (actions outside
+    the person's actionable set, summed), hap_profile (hap counting the least-preferred
+    feature's change in the counterfactual profile, consequences included), found (share with
+    an action), seconds (wall time of the method's recourse call), density_source, seed,
+    oracle_plausibility and bins (Oracle rows; null otherwise), oracle_speedup (per-person grid
+    loop seconds per person / Oracle seconds per person, measured on --speedup-sample people in
+    the same run), oracle_agreement (share of that sample with the same optimum),
+    icarma_speedup (iCARMA/CARMA rows: Oracle seconds per person / the method's; artifact
+    loading excluded), seconds_5000 (iCARMA/CARMA rows: one recourse call for 5,000 people,
+    evaluation included), world ("exact" | "learned": the world the method planned on),
+    validity_exact and plausibility_exact (rows of a learned world whose true SCM is known: the
+    plans applied in the true SCM, judged by the same decision model / the true density; else
+    null). Undefined values are null.
     """
     from engine.benchmarks.recourse import BenchmarkConfig
+
     world = scenario_or_fail(scenario, json_out)
     config = BenchmarkConfig(
-        methods=_split(methods, "--methods"),
-        constraints=_split(constraints, "--constraints"),
-        elicitation=elicitation,
-        cost_profiles=_split(cost_profiles, "--cost-profiles"),
-        preferences=preferences,
-        n=n,
-        seed=seed,
-        plausibility=not no_plausibility,
-        bins=bins,
-        speedup_sample=speedup_sample,
-        oracle_grid=oracle_grid,
-        repair=repair,
-        icarma_training=icarma_training,
-        score_sampling=score_sampling,
+        methods=_split(methods, "--methods"), constraints=_split(constraints, "--constraints"),
+        elicitation=elicitation, cost_profiles=_split(cost_profiles, "--cost-profiles"),
+        preferences=preferences, n=n, seed=seed, plausibility=not no_plausibility, bins=bins,
+        speedup_sample=speedup_sample, oracle_grid=oracle_grid, repair=repair,
+        icarma_training=icarma_training, score_sampling=score_sampling,
     )
     try:
         config.validate(world)
@@ -261,16 +250,19 @@ def recourse(
                    train=train, json_out=json_out)
     classifier = benchmark_classifier(world, decision_model)
     rows = _run_with_progress(world, classifier, config, threads)
-    title = (
-        f"Recourse on {world.name} ({rows[0]['n']} rejected applicants; preferences "
-        f"{config.preferences}, {config.elicitation}; plausibility "
-        f"{'on' if config.plausibility else 'off'} for the Oracle; decision model "
-        f"{decision_model})"
-    )
     doc = {"config": {**vars(config), "decision_model": decision_model,
                       "threads": threads}, "rows": rows}
+    emit(doc, json_out=json_out, json_file=json_file,
+         human=lambda: _print(world.name, config, rows, decision_model, json_out))
+
+
+def _print(world: str, config: Any, rows: list[dict[str, Any]], decision_model: str,
+           json_out: bool) -> None:
+    title = (f"Recourse on {world} ({rows[0]['n']} rejected applicants; preferences "
+             f"{config.preferences}, {config.elicitation}; plausibility "
+             f"{'on' if config.plausibility else 'off'} for the Oracle; decision model "
+             f"{decision_model})")
     # The table needs about 145 columns (185 with a learned world's true-SCM columns); never
     # squeeze it below that.
     width = 210 if rows[0].get("validity_exact") is not None else 160
-    emit(doc, json_out=json_out, json_file=json_file,
-         human=lambda: result_console(json_out, min_width=width).print(_table(rows, title)))
+    result_console(json_out, min_width=width).print(_table(rows, title))

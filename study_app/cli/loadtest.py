@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -118,25 +119,28 @@ def loadtest(
             shutil.copytree(workdir, keep_logs, dirs_exist_ok=True)
         shutil.rmtree(workdir, ignore_errors=True)
 
-    def human() -> None:
-        t = result["transitions"]
-        check = result["database_check"]
-        err.print(f"{result['complete']} of {participants} complete, {result['errors']} errors, "
-                  f"{result['reconnects']} reconnects in {result['wall_s']} s "
-                  f"({result['pages_per_s']} pages/s)", highlight=False)
-        err.print(f"page transitions: n={t.get('n')} p50 {t.get('p50_ms')} ms, p95 "
-                  f"{t.get('p95_ms')} ms, max {t.get('max_ms')} ms", highlight=False)
-        for kind, s in t.get("by_kind", {}).items():
-            err.print(f"  {kind:22s} n={s['n']:4d} p50 {s['p50_ms']:8.1f} ms  p95 "
-                      f"{s['p95_ms']:8.1f} ms  max {s['max_ms']:8.1f} ms", highlight=False)
-        err.print(f"database check: {'exact' if check['exact'] else 'PROBLEMS'} "
-                  f"({check['answers_checked']} answers of {check['participants_checked']} "
-                  "participants)", highlight=False)
-        for line in check["problems"]:
-            err.print(f"  {line}", highlight=False)
-        for e in result["error_list"]:
-            err.print(f"  participant {e['participant']}: {e['error']}", highlight=False)
-
-    emit(result, json_out=json_out, json_file=json_file, human=human)
+    emit(result, json_out=json_out, json_file=json_file,
+         human=lambda: _print(result, participants))
     if result["errors"] or not result["database_check"]["exact"]:
         raise typer.Exit(1)
+
+
+def _print(result: dict[str, Any], participants: int) -> None:
+    """The run's figures and problems, readable (stderr)."""
+    t = result["transitions"]
+    check = result["database_check"]
+    err.print(f"{result['complete']} of {participants} complete, {result['errors']} errors, "
+              f"{result['reconnects']} reconnects in {result['wall_s']} s "
+              f"({result['pages_per_s']} pages/s)", highlight=False)
+    err.print(f"page transitions: n={t.get('n')} p50 {t.get('p50_ms')} ms, p95 "
+              f"{t.get('p95_ms')} ms, max {t.get('max_ms')} ms", highlight=False)
+    for kind, s in t.get("by_kind", {}).items():
+        err.print(f"  {kind:22s} n={s['n']:4d} p50 {s['p50_ms']:8.1f} ms  p95 "
+                  f"{s['p95_ms']:8.1f} ms  max {s['max_ms']:8.1f} ms", highlight=False)
+    err.print(f"database check: {'exact' if check['exact'] else 'PROBLEMS'} "
+              f"({check['answers_checked']} answers of {check['participants_checked']} "
+              "participants)", highlight=False)
+    for line in check["problems"]:
+        err.print(f"  {line}", highlight=False)
+    for e in result["error_list"]:
+        err.print(f"  participant {e['participant']}: {e['error']}", highlight=False)
