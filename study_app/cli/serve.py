@@ -141,14 +141,10 @@ def serve(
     private to its user (umask 077). docs/security.md: what is protected and what the
     deployment must add (TLS, the reverse proxy).
     """
-    from data.store import StoreError
-    from engine.artifacts import ArtifactMissingError
     from protocols.definition.schema import ProtocolError, load_protocol
     from protocols.definition.translation import TranslationError, translations_dir, translators
-    from protocols.running.resources import MethodUnavailableError
-    from protocols.running.session import StudyMismatchError
     from study_app.web import runtime
-    from study_app.web.auth import PASSWORD_ENV, password_problem
+    from study_app.web.auth import password_problem
     from study_app.web.hardening import allowed_hosts
 
     try:
@@ -193,7 +189,21 @@ def serve(
         return
     if needs_artifacts:
         _ensure_artifacts(proto.scenario, quick)
+    _serve_here(proto, config, address, port, hosts)
+
+
+def _serve_here(proto: Any, config: Any, address: str, port: int, hosts: list[str]) -> None:
+    """One server process: every model loaded first, then the server until it stops."""
     import torch
+
+    from data.store import StoreError, is_postgres
+    from engine.artifacts import ArtifactMissingError
+    from protocols.running.resources import MethodUnavailableError
+    from protocols.running.session import StudyMismatchError
+    from study_app import live_server
+    from study_app.web import runtime
+    from study_app.web.auth import PASSWORD_ENV
+    from study_app.web.control_routes import ROUTES, set_token
 
     # Every request computes on tiny tensors (one participant): intra-op threads only add
     # contention between concurrent participants (docs/benchmarks.md, "Findings behind the
@@ -216,10 +226,6 @@ def serve(
         _console.print("links without a participant id start anonymous participants "
                        "(--require-id refuses them)", highlight=False)
     _log_to_stderr()
-    from data.store import is_postgres
-    from study_app import live_server
-    from study_app.web.control_routes import ROUTES, set_token
-
     # the researcher's withdraw / export / backup reach a served DuckDB file through this
     # process (study_app.live_server); PostgreSQL takes them directly
     if not is_postgres(config.db):
