@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -123,8 +124,8 @@ def serve(
 ) -> None:
     """Serve a protocol to participants, with the dashboard.
 
-    Serve a protocol to participants at http://ADDRESS:PORT/ and the researcher dashboard
-    at /dashboard.
+    Serve a protocol to participants at http://ADDRESS:PORT/ and the researcher dashboard at
+    /dashboard.
 
     Validates the protocol, makes the trained artifacts ready (a new home copies those shipped
     with the code when they fit, engine/shipped_artifacts; what is missing or stale is trained,
@@ -133,8 +134,8 @@ def serve(
     model on a participant's click.
 
     Participant links: ?PROLIFIC_PID=...&STUDY_ID=...&SESSION_ID=... (hashed, never stored
-    raw); the app adds ?p=<token>, which brings a participant back to their exact page after
-    a refresh or a server restart. A participant id that returns without its first visit's
+    raw); the app adds ?p=<token>, which brings a participant back to their exact page after a
+    refresh or a server restart. A participant id that returns without its first visit's
     SESSION_ID is refused (ids identify, they do not authenticate). The dashboard needs the
     password in RECOURSE_STUDY_DASHBOARD_PASSWORD (or `dashboard_password` in Streamlit
     secrets; at least 12 characters) and is locked without it. Files the command writes are
@@ -173,23 +174,31 @@ def serve(
     needs_artifacts = (decision_model or proto.decision_model) == "trained" or trained
     if workers > 1:
         # the workers see the public Host header through HAProxy: they allow the same hosts
-        forwarded = ["--protocol", protocol, "--db", db, "--id-param", id_param,
-                     "--session-param", session_param,
-                     *[a for h in hash_param for a in ("--hash-param", h)],
-                     *[a for h in hosts for a in ("--allowed-host", h)],
-                     *([] if require_id is None
-                       else ["--require-id" if require_id else "--no-require-id"]),
-                     *(["--study", study] if study else []),
-                     *(["--decision-model", decision_model] if decision_model else []),
-                     *(["--completion-url", completion_url] if completion_url else []),
-                     *(["--reports", str(reports)] if reports else []),
-                     *(["--quick"] if quick else [])]
+        forwarded = _forwarded(protocol, db, id_param, session_param, hash_param, hosts,
+                               require_id, study, decision_model, completion_url, reports, quick)
         _serve_workers(proto.scenario if needs_artifacts else None, config.db, forwarded,
                        workers, address, port, quick)
         return
     if needs_artifacts:
         _ensure_artifacts(proto.scenario, quick)
     _serve_here(proto, config, address, port, hosts)
+
+
+def _forwarded(protocol: str, db: str, id_param: str, session_param: str,
+               hash_param: list[str], hosts: list[str], require_id: bool | None,
+               study: str | None, decision_model: str | None, completion_url: str | None,
+               reports: Path | None, quick: bool) -> list[str]:
+    """The options every worker of ``serve --workers K`` is started with."""
+    return ["--protocol", protocol, "--db", db, "--id-param", id_param,
+            "--session-param", session_param,
+            *[a for h in hash_param for a in ("--hash-param", h)],
+            *[a for h in hosts for a in ("--allowed-host", h)],
+            *([] if require_id is None else ["--require-id" if require_id else "--no-require-id"]),
+            *(["--study", study] if study else []),
+            *(["--decision-model", decision_model] if decision_model else []),
+            *(["--completion-url", completion_url] if completion_url else []),
+            *(["--reports", str(reports)] if reports else []),
+            *(["--quick"] if quick else [])]
 
 
 def _serve_here(proto: Any, config: Any, address: str, port: int, hosts: list[str]) -> None:
