@@ -51,12 +51,12 @@ CONFINED = {
 }
 MAX_LINES = 400
 MAX_FUNCTION_LINES = 80
-# Commands still over MAX_FUNCTION_LINES, each to be split; the test fails as soon as one is
-# split (so the list cannot go stale) or another function grows past the limit.
+# Commands still over MAX_FUNCTION_LINES, each to be split (their modules are being changed
+# elsewhere); the test fails as soon as one is split (so the list cannot go stale) or another
+# function grows past the limit.
 LONG_FUNCTIONS_TO_SPLIT: tuple[str, ...] = (
     "study_app.cli.analyze.analyze", "study_app.cli.power.power",
-    "study_app.cli.simulate.simulate", "study_app.simulator.simulate",
-    "protocols.definition.reference.markdown",
+    "study_app.cli.simulate.simulate",
 )
 # The layers, lowest first: a module imports only its own layer or lower ones (ALLOWED says
 # which packages of a lower layer), and a function body never imports a higher layer.
