@@ -135,8 +135,8 @@ def test_a_missing_method_fails_before_any_work(monkeypatch):
         ("--cost-profiles", "steep", "unknown cost profile"),
         ("--preferences", "skewed", "unknown preference distribution"),
         # fixed choices: refused by the command line, naming the option and its values
-        ("--elicitation", "slider", "'--elicitation': 'slider' is not one of 'ranking',"),
-        ("--decision-model", "oracle", "'--decision-model': 'oracle' is not one of"),
+        ("--elicitation", "slider", "'slider' is not one of 'ranking', 'likert', 'binary'"),
+        ("--decision-model", "oracle", "'oracle' is not one of 'trained', 'bayes', 'lr',"),
         ("--oracle-grid", "everywhere", "'everywhere' is not one of 'factual', 'carma',"),
         ("--icarma-training", "slow", "'slow' is not one of 'fast', 'paper'"),
         ("--score-sampling", "sorted-ish", "'sorted-ish' is not one of 'iid', 'sorted'"),
