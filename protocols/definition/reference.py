@@ -109,7 +109,7 @@ def markdown(figure: str | None = "protocol-rating-curves.png") -> str:
               f"{_cell(r['bounds'])} | {_cell(r['meaning'])} | {r['shown']} |" for r in rows]
     return PAGE.format(
         shipped=", ".join(f"`{p}`" for p in shipped_protocols()), table="\n".join(table),
-        behaviour=_indent(rating_model.__doc__ or ""),
+        behaviour=_indent(_behaviour_text(rating_model)),
         picture=f"![Mean action rating against distance]({figure})\n\n" if figure else "",
         curves="\n".join(f"- {label}" for label, _ in CURVES))
 
@@ -198,6 +198,16 @@ participants were given against the one the ordinal model recovers.
 
 {curves}
 """
+
+
+def _behaviour_text(rating_model: Any) -> str:
+    """The rating model as its module and ``OutcomeModel`` document it: the module's
+    docstring, then the class's paragraphs after its summary (its example left out)."""
+    import inspect
+
+    paragraphs = inspect.cleandoc(rating_model.OutcomeModel.__doc__ or "").split("\n\n")[1:]
+    prose = [p for p in paragraphs if not p.lstrip().startswith(">>>")]
+    return "\n\n".join([(rating_model.__doc__ or "").strip(), *prose])
 
 
 def _indent(text: str) -> str:
