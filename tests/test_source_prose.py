@@ -1,8 +1,8 @@
 """The prose of the source explains the code; it does not narrate its history.
 
-Comments and docstrings (``#`` comments of the YAML and R files too) of the packages, the
-scripts and the tests carry no dates, issue numbers, load averages or timing and speed-up
-claims: measured figures live in the docs pages (docs/benchmarks.md, docs/reproductions/),
+Comments, docstrings and options' help (``#`` comments of the YAML and R files too) of the
+packages, the scripts and the tests carry no dates, issue numbers, load averages or timing
+and speed-up claims: measured figures live in the docs pages (docs/benchmarks.md, docs/reproductions/),
 beside the command that measures them. A limit, a period or a target the code sets ("after
 5 s", "every 15 s", "<= 500 ms") is a specification, not a measurement, and may stay. A
 module's docstring says what the module holds and its math, in at most ``MAX_DOC_LINES``
@@ -71,6 +71,10 @@ def prose(text: str, suffix: str) -> Iterator[tuple[int, str]]:
             doc = ast.get_docstring(node, clean=False)
             if doc:
                 yield node.body[0].lineno, " ".join(doc.split())
+        # an option's help, a command's documentation as much as its docstring
+        elif (isinstance(node, ast.keyword) and node.arg == "help"
+              and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            yield node.value.lineno, " ".join(node.value.value.split())
 
 
 # A test's comments describe its data in seconds ("one long pause (100 s), then 1 s pages"):
@@ -118,6 +122,7 @@ def test_module_docstrings_are_short() -> None:
     ('def f():\n    """Ten seeds train 3x faster together."""\n', "speed-up claim"),
     ('"""The fit took 16.4-16.9 s instead of 35.7 s."""\n', "timing claim"),
     ('"""Bitwise the same (measured: 300 steps)."""\n', "measurement"),
+    ('x = typer.Option(1, help="One thread: 8.5 s, two: 60 s, under load.")\n', "timing claim"),
 ])
 def test_the_checker_finds_planted_claims(text: str, kind: str) -> None:
     assert kind in {k for _, k, _ in findings(text)}

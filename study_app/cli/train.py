@@ -93,8 +93,8 @@ _COST_PROFILES = typer.Option(
 _ENSEMBLE = typer.Option(
     "on",
     help="--icarma-training paper: on (a setup's missing seeds train together as one "
-    "batched ensemble, several times faster, each seed's model bit for bit its own "
-    "run's: docs/benchmarks.md) or off (one seed after another, each by its own run).",
+    "batched ensemble, faster, each seed's model bit for bit its own run's: "
+    "docs/benchmarks.md) or off (one seed after another, each by its own run).",
 )
 _COMPARE = typer.Option(
     False, "--compare",
