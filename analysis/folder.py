@@ -19,17 +19,6 @@ modules that build, sample and summarize it) and the sampler (backend, draws, tu
 seed, target_accept, and the versions of PyMC, PyTensor, ArviZ and nutpie). ``reusable``
 returns a stored result only when its fingerprint equals the new one and its trace level
 is at least the one asked for.
-
-**Trace levels** (``TRACE_LEVELS``; what each keeps: analysis.traces):
-
-- ``none``: no trace; the result JSON alone serves the summary, the report, LOO and
-  ``--resume``;
-- ``compact`` (default): a reduced posterior: at most 1,000 draws in all, the smooth's
-  curve draws instead of the GAMM's per-participant basis coefficients, the pointwise
-  log-likelihood, float32, compressed (a few MB per model at 362 x 5);
-- ``full``: everything as sampled in float64, with the per-rating category probabilities
-  ``y_probs`` (about 400 MB per ordinal model at 362 x 5) and the posterior predictive
-  draws of the main models.
 """
 
 from __future__ import annotations
@@ -77,7 +66,19 @@ def fingerprint(spec: ModelSpec, data: ModelData, sampler: dict[str, Any]) -> st
 
 
 class AnalysisFolder:
-    """Reads and writes the layout of the module docstring under ``root``."""
+    """Reads and writes the layout of the module docstring under ``root``.
+
+    **Trace levels** (``TRACE_LEVELS``; what each keeps: analysis.traces):
+
+    - ``none``: no trace; the result JSON alone serves the summary, the report, LOO and
+      ``--resume``;
+    - ``compact`` (default): a reduced posterior: at most 1,000 draws in all, the smooth's
+      curve draws instead of the GAMM's per-participant basis coefficients, the pointwise
+      log-likelihood, float32, compressed (a few MB per model at 362 x 5);
+    - ``full``: everything as sampled in float64, with the per-rating category probabilities
+      ``y_probs`` (about 400 MB per ordinal model at 362 x 5) and the posterior predictive
+      draws of the main models.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)

@@ -24,15 +24,6 @@ AIC) and Figure 3's curve: the centred smooth on a grid with its 95% pointwise i
 ``fit_clmm``: ordinal::clmm, the frequentist twin of analysis.models' ordinal model (same
 cumulative-logit likelihood and sign convention, P(y <= k) = logistic(c_k - eta)), on the
 same design columns; used to cross-check that model's coefficients.
-
-The GAMM has k + 2P coefficients for P participants (the intercept, k - 1 spline columns,
-a random intercept and a random slope each); mgcv refuses a model with more coefficients than
-ratings, which a study of one or two ratings per participant is (``too_few_ratings`` says
-so before R is run).
-
-``r_status`` says whether R and both packages are there; every failure raises
-``MgcvUnavailable`` (nothing to run) or ``MgcvError`` (R ran and failed), each with a
-one-line reason.
 """
 
 from __future__ import annotations
@@ -56,7 +47,7 @@ PACKAGES = ("mgcv", "ordinal", "jsonlite")
 METHODS: tuple[str, ...] = ("GCV.Cp", "REML", "ML")
 DEFAULT_METHOD = "GCV.Cp"  # mgcv::gam's default; the paper names none
 DEFAULT_K = 10  # mgcv's default basis size for s(x)
-TIMEOUT = 1800.0  # seconds for one Rscript run (four GAMMs of 362 people take ~1-3 min)
+TIMEOUT = 1800.0  # seconds for one Rscript run: many times what a reference-size study takes
 
 
 class MgcvUnavailable(RuntimeError):
@@ -108,6 +99,10 @@ def r_status() -> dict[str, Any]:
     ...     status = r_status()
     >>> status["available"], status["rscript"]
     (False, None)
+
+    ``r_status`` says whether R and both packages are there; every failure raises
+    ``MgcvUnavailable`` (nothing to run) or ``MgcvError`` (R ran and failed), each with a
+    one-line reason.
     """
     path = shutil.which(RSCRIPT)
     if path is None:
@@ -173,7 +168,13 @@ def fit_gamms(ratings: pd.DataFrame, specs: Sequence[GammSpec], *,
     participant_slope {edf, ref_df, F, p}, aic, deviance_explained, r_squared, scale,
     converged, curve {d, fit, se, lo, hi}, seconds]}. ``blas_threads``: R's OpenBLAS
     threads (default: OpenBLAS's own, one per core); 1 when R runs beside other work (a
-    multithreaded BLAS that shares its cores spends much of its time waiting)."""
+    multithreaded BLAS that shares its cores spends much of its time waiting).
+
+    The GAMM has k + 2P coefficients for P participants (the intercept, k - 1 spline columns,
+    a random intercept and a random slope each); mgcv refuses a model with more coefficients than
+    ratings, which a study of one or two ratings per participant is (``too_few_ratings`` says
+    so before R is run).
+    """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     if not specs:

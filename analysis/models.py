@@ -13,13 +13,6 @@ likelihood as the synthetic participants (engine.synthetic.rating_model), so its
 comparable with theirs (evaluated at the observed rating only: analysis.ordinal). **Gaussian** (for comparison with the reference study's GAMMs):
 y_r ~ Normal(alpha + eta_r, sigma_y).
 
-Priors (weakly informative on the logit scale):
-c_1 ~ Normal(-2.5, 3), c_k = c_{k-1} + g_k with gaps g ~ HalfNormal(2) (ordered by
-construction); sigma_f ~ HalfNormal(1) (a first-order random-walk penalty: sigma_f
--> 0 is a flat smooth; B_c: analysis.splines); z_k, z_p, w_p ~ Normal(0, 1); beta_s, beta_v ~ Normal(0, 1.5);
-gamma (all arms but the first) ~ Normal(0, 1); sigma_u ~ HalfNormal(2); sigma_b ~
-HalfNormal(1). Gaussian: alpha ~ Normal(4, 2), sigma_y ~ HalfNormal(2).
-
 **Gaussian GAMM** (``gamm``; the reference study's Eq. 4, its section 4.1): each
 participant gets random deviations of the whole smooth rather than a linear slope,
 
@@ -31,26 +24,6 @@ i.e. theta_ku = beta_k + b_ku with b_ku ~ N(0, sigma_k^2) for every basis functi
 first is fixed at 0 for both, the intercepts absorbing the level); sigma_k ~ HalfNormal(1)
 is a per-function penalty (sigma_k -> 0: no participant deviates in that direction). The
 fixed smooth f is the random walk above; alpha ~ Normal(4, 2), sigma_y ~ HalfNormal(2).
-
-Missing satisfaction or violation (a study without elicitation) contributes 0, as in the
-simulation; a study where a term is missing everywhere (or constant) drops the term.
-
-Parameterization (measured on 362 x 5 ratings, nutpie, 4 x 1000 draws): every hierarchical
-term is non-centred. A centred random walk (delta ~ N(0, sigma_f)) mixes well when the data pin a
-strongly curved smooth (simulated action: no divergences) but forms a funnel when the truth
-is flat (simulated acceptance: 62 divergences, bulk ESS 202; the tominaga study's L0
-acceptance: 214 divergences); non-centred increments sampled with target_accept 0.95
-(analysis.fit) gave no divergences and bulk ESS >= 470 on both. The random slopes act on the
-centred distance (uncentred, u and b were correlated and sigma_b's ESS was ~220), so
-sigma_u is the participants' spread at the mean distance: with the simulation's parameters,
-sqrt(sd_u^2 + sd_b^2 mean(d)^2).
-
-Evaluation: eta is one fused operation (``analysis.predictor``: the design X = [B_c(d), s, v]
-times w = (beta_f, beta), plus the arm, intercept and slope effects, and its gradient as one
-pass; the design comes by columns, ``design_columns``), and the ordinal likelihood another
-(``analysis.ordinal``); a sampler evaluates the log-density and its gradient ~230,000 times
-per fit (4 chains x 1,800 draws x 31 leapfrog steps), so the graph holds no other pass over
-the ratings.
 
 A distance with few distinct values (L0: 1..4 changed features) gets at most that many basis
 functions (``basis_size``): more would leave increments the data cannot inform.
@@ -131,6 +104,9 @@ def prepare(ratings: pd.DataFrame, outcome: str, distance: str, k: int = 8) -> M
     ...                "l1_profile")
     >>> len(data.y), data.arms, len(data.participants), sorted(data.terms)
     (24, ['a', 'b', 'c'], 6, ['satisfaction', 'violation'])
+
+    Missing satisfaction or violation (a study without elicitation) contributes 0, as in the
+    simulation; a study where a term is missing everywhere (or constant) drops the term.
     """
     if outcome not in OUTCOMES:
         raise AnalysisDataError(f"unknown outcome {outcome!r}; expected one of {OUTCOMES}")
@@ -190,6 +166,26 @@ def model_arrays(data: ModelData, likelihood: Likelihood = "ordinal") -> dict[st
     return arrays
 
 
+# Parameterization: every hierarchical term is non-centred. A centred random walk (delta ~
+# N(0, sigma_f)) mixes well when the data pin a strongly curved smooth but forms a funnel when
+# the truth is flat; non-centred increments sampled with target_accept 0.95 (analysis.fit) do
+# not (docs/benchmarks.md, "Findings behind the code"). The random slopes act on the centred
+# distance (uncentred, u and b are correlated), so sigma_u is the participants' spread at the
+# mean distance: with the simulation's parameters, sqrt(sd_u^2 + sd_b^2 mean(d)^2).
+#
+# Evaluation: eta is one fused operation (``analysis.predictor``: the design X = [B_c(d), s, v]
+# times w = (beta_f, beta), plus the arm, intercept and slope effects, and its gradient as one
+# pass; the design comes by columns, ``design_columns``), and the ordinal likelihood another
+# (``analysis.ordinal``); a sampler evaluates the log-density and its gradient ~230,000 times
+# per fit (4 chains x 1,800 draws x 31 leapfrog steps), so the graph holds no other pass over
+# the ratings.
+#
+# Priors (weakly informative on the logit scale):
+# c_1 ~ Normal(-2.5, 3), c_k = c_{k-1} + g_k with gaps g ~ HalfNormal(2) (ordered by
+# construction); sigma_f ~ HalfNormal(1) (a first-order random-walk penalty: sigma_f
+# -> 0 is a flat smooth; B_c: analysis.splines); z_k, z_p, w_p ~ Normal(0, 1); beta_s, beta_v ~ Normal(0, 1.5);
+# gamma (all arms but the first) ~ Normal(0, 1); sigma_u ~ HalfNormal(2); sigma_b ~
+# HalfNormal(1). Gaussian: alpha ~ Normal(4, 2), sigma_y ~ HalfNormal(2).
 def build_model(
     data: ModelData, likelihood: Likelihood = "ordinal", *, keep_probabilities: bool = False,
     shared: bool = False,

@@ -10,27 +10,8 @@ difference would lose its digits (PyMC's ``OrderedLogistic`` subtracts them as t
 while sigma(-b) and sigma(-a) are small and exact. This is ``OrderedLogistic``'s likelihood
 (the same model, the same posterior), but it evaluates the two sigmoids of the observed
 rating where ``OrderedLogistic`` builds all K category probabilities of every rating (an
-n x K matrix, and its gradient) to read one: measured with nutpie on 362 x 5 ratings, a fit
-took 16.4-16.9 s instead of 35.7-43.7 s (same draws, same tree depth, the same posterior
-means to 3 digits). ``graph_logp`` is that form as a graph of PyTensor operations.
-
-The models evaluate it with one fused operation instead (``ObservedLogp``), in the equivalent
-form, exact in every tail,
-
-    log P(y) = -softplus(-a) - softplus(b) + log(1 - e^-(a - b)),
-
-whose last term depends on the category's cutpoint gap only (K - 2 values per evaluation):
-one kernel (``analysis.ordinal_kernel``) gives log P(y_r) of every rating and its derivatives
-by the rating's two cutpoints (that by eta is minus their sum), with its exponentials and
-logarithm written as polynomials so that the loops over the ratings vectorize. PyTensor's own
-graph of the same density and its automatic gradient ran a dozen elementwise passes with four
-sigmoids, gathers and scatters. The chain rule, to eta and into the cutpoint vector, is one
-more loop (``ObservedLogpGrad``) rather than PyTensor's scatters over a padded vector.
-Measured on the 362 x 5 model (numba, as nutpie compiles it): the graph's log-density and
-gradient 92 microseconds, the fused kernel with libm's exp and log1p per rating 61 (31 of them
-in the kernel), with the linear predictor fused too (``analysis.predictor``) 58, and with the
-vectorized kernel (13 microseconds) ~40. Both backends run the same kernels: nutpie's numba
-backend calls them inside its compiled function, PyMC's C backend through ``perform``.
+n x K matrix, and its gradient) to read one (docs/benchmarks.md, "Findings behind the
+code"). ``graph_logp`` is that form as a graph of PyTensor operations.
 
 ``observe`` adds the observed ratings to a model as a ``CustomDist`` with this log-density
 and a sampler (1 + the number of cutpoints below eta + logistic noise, as
@@ -92,7 +73,24 @@ class ObservedLogp(Op):
     """log P(y_r) per rating for ratings ``y`` (int64, 0..K-1), latent scores ``eta`` and
     cutpoints ``cut`` (K-1), with the derivatives ``upper`` / ``lower`` by each rating's two
     cutpoints (``analysis.ordinal_kernel.observed_kernel``); the gradient is assembled from
-    them, so a log-density and its gradient run the kernel once."""
+    them, so a log-density and its gradient run the kernel once.
+
+    The models evaluate it with one fused operation instead (``ObservedLogp``), in the equivalent
+    form, exact in every tail,
+
+        log P(y) = -softplus(-a) - softplus(b) + log(1 - e^-(a - b)),
+
+    whose last term depends on the category's cutpoint gap only (K - 2 values per evaluation):
+    one kernel (``analysis.ordinal_kernel``) gives log P(y_r) of every rating and its derivatives
+    by the rating's two cutpoints (that by eta is minus their sum), with its exponentials and
+    logarithm written as polynomials so that the loops over the ratings vectorize. PyTensor's own
+    graph of the same density and its automatic gradient ran a dozen elementwise passes with four
+    sigmoids, gathers and scatters. The chain rule, to eta and into the cutpoint vector, is one
+    more loop (``ObservedLogpGrad``) rather than PyTensor's scatters over a padded vector.
+    Each step's gain: docs/benchmarks.md, "Findings behind the code". Both backends run the
+    same kernels: nutpie's numba backend calls them inside its compiled function, PyMC's C
+    backend through ``perform``.
+    """
 
     __props__ = ()
 

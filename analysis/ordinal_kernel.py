@@ -21,26 +21,6 @@ for b: every quantity follows from the two exponentials s_a, s_b and one logarit
 the density stays exact in every tail (a rating far beyond its cutpoints has log P = -|a| or
 -|b| to the last digit).
 
-Why the elementary functions are written out (``_exp_parts``, ``_log_1_to_4``): a call to the
-C library's exp or log1p per rating keeps the loop scalar (numba has no vector math library
-here: pip's llvmlite has no SVML), and those calls were most of the kernel's time
-(22 of 31 microseconds for 1,810 ratings). As polynomials on plain arithmetic the loops
-vectorize (AVX-512: 8 ratings per instruction); the kernel takes ~13 microseconds and the
-results agree with libm to a few units in the last place (tests/analysis/test_ordinal.py):
-
-- e^v for v <= 0: v is clamped at ``EXP_FLOOR`` = -50 (e^-50 = 1.9e-22: where s_a or s_b is
-  that small it only ever appears as 1 + s, which rounds to 1, or as a derivative of that
-  size), reduced as v = k ln2 + r with k = round(v / ln2) and |r| <= ln2 / 2 (Cody-Waite:
-  ln2 split into a high part exact in k * ln2_hi and a low part), e^r by its Taylor
-  polynomial to degree 13 (truncation error < |r|^14 / 14! < 4e-18, relative), and 2^k
-  assembled in the IEEE-754 exponent field: ``_exp_parts`` returns (e^r, bits of 2^k) and the
-  caller multiplies e^r by the bits read as a float (an int64 array viewed as float64).
-- log x for 1 <= x <= 4: x = 2^e m with e in {0, 1, 2} chosen so that m lies in
-  [1/sqrt2, sqrt2), and log m = 2 artanh(f) = 2 (f + f^3/3 + f^5/5 + ...) with
-  f = (m - 1)/(m + 1), |f| <= 3 - 2 sqrt2 = 0.172; the series to f^23 leaves < 1e-19.
-  (log x rather than log1p: the result enters log P, an O(1) quantity, with an absolute
-  error below 2e-16 either way.)
-
 The chain rule (``observed_grad_kernel``) is one loop that adds each rating's share to its two
 cutpoints; both kernels are plain Python compiled by numba, for PyTensor's numba backend
 (nutpie) and for ``perform`` (PyMC's C backend).
@@ -66,7 +46,28 @@ _SQRT2 = 1.4142135623730951
 
 @numba.njit(inline="always")
 def _exp_parts(v: float) -> tuple[float, int]:
-    """(e^r, the IEEE-754 bits of 2^k) with e^v = e^r 2^k, for v <= 0 (module docstring)."""
+    """(e^r, the IEEE-754 bits of 2^k) with e^v = e^r 2^k, for v <= 0 (module docstring).
+
+    Why the elementary functions are written out (``_exp_parts``, ``_log_1_to_4``): a call to the
+    C library's exp or log1p per rating keeps the loop scalar (numba has no vector math library
+    here: pip's llvmlite has no SVML), and those calls were most of the kernel's time
+    (22 of 31 microseconds for 1,810 ratings). As polynomials on plain arithmetic the loops
+    vectorize (AVX-512: 8 ratings per instruction); the kernel takes ~13 microseconds and the
+    results agree with libm to a few units in the last place (tests/analysis/test_ordinal.py):
+
+    - e^v for v <= 0: v is clamped at ``EXP_FLOOR`` = -50 (e^-50 = 1.9e-22: where s_a or s_b is
+      that small it only ever appears as 1 + s, which rounds to 1, or as a derivative of that
+      size), reduced as v = k ln2 + r with k = round(v / ln2) and |r| <= ln2 / 2 (Cody-Waite:
+      ln2 split into a high part exact in k * ln2_hi and a low part), e^r by its Taylor
+      polynomial to degree 13 (truncation error < |r|^14 / 14! < 4e-18, relative), and 2^k
+      assembled in the IEEE-754 exponent field: ``_exp_parts`` returns (e^r, bits of 2^k) and the
+      caller multiplies e^r by the bits read as a float (an int64 array viewed as float64).
+    - log x for 1 <= x <= 4: x = 2^e m with e in {0, 1, 2} chosen so that m lies in
+      [1/sqrt2, sqrt2), and log m = 2 artanh(f) = 2 (f + f^3/3 + f^5/5 + ...) with
+      f = (m - 1)/(m + 1), |f| <= 3 - 2 sqrt2 = 0.172; the series to f^23 leaves < 1e-19.
+      (log x rather than log1p: the result enters log P, an O(1) quantity, with an absolute
+      error below 2e-16 either way.)
+    """
     v = max(v, EXP_FLOOR)
     k = math.floor(v * _INV_LN2 + 0.5)
     r = (v - k * _LN2_HI) - k * _LN2_LO

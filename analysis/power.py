@@ -11,24 +11,6 @@ share is the false-positive rate. Study (N, s) has the same seed in both runs, s
 differ only in the effect (common random numbers).
 
 **Effects** are named ``<outcome>.<term>`` after what the model estimates (``effect_names``):
-
-- ``<outcome>.distance``, a *smooth* effect: the smooth f of the distance. ``band`` (default)
-  detects it when the simultaneous 95% credible band of f excludes 0 somewhere in the stated
-  distance range [lo, hi] (default: every distance the study observed). f is centred (mean
-  0 over the data), so a band away from 0 means ratings change with distance. The band is
-  m(d) +- q sd(d) over a grid of 60 distances, m and sd the posterior mean and sd of f(d)
-  and q the 95% quantile over draws of max_d |f(d) - m(d)| / sd(d): it holds f everywhere at
-  once with 95% probability, so a flat truth is declared non-flat in about 5% of studies
-  (a pointwise band, which leaves 0 at some of 60 distances far more often, would not).
-  ``contrast`` detects it when the 95% interval of f(hi) - f(lo) excludes 0. Both report
-  f(hi) - f(lo) as the estimate. Null: the outcome's distance curve is flat (``drop`` 0).
-- ``<outcome>.satisfaction``, ``<outcome>.violation``: *coefficient* effects (beta of the
-  term; present when the protocol elicits constraints), detected when the central 95%
-  posterior interval excludes 0. Null: the synthetic coefficient is 0.
-- ``<outcome>.arm.<arm>-<reference>``: the arm contrast gamma_arm - gamma_reference (the
-  model's reference is the first arm in sorted order), same rule. Synthetic participants
-  have no arm term (arms differ only through their plans, which the model adjusts for), so
-  its detections are false positives and it has no separate null run.
 """
 
 from __future__ import annotations
@@ -71,7 +53,26 @@ class PowerInputError(ValueError):
 
 @dataclass(frozen=True)
 class Effect:
-    """One effect of the analysis model (module docstring)."""
+    """One effect of the analysis model (module docstring).
+
+    - ``<outcome>.distance``, a *smooth* effect: the smooth f of the distance. ``band`` (default)
+      detects it when the simultaneous 95% credible band of f excludes 0 somewhere in the stated
+      distance range [lo, hi] (default: every distance the study observed). f is centred (mean
+      0 over the data), so a band away from 0 means ratings change with distance. The band is
+      m(d) +- q sd(d) over a grid of 60 distances, m and sd the posterior mean and sd of f(d)
+      and q the 95% quantile over draws of max_d |f(d) - m(d)| / sd(d): it holds f everywhere at
+      once with 95% probability, so a flat truth is declared non-flat in about 5% of studies
+      (a pointwise band, which leaves 0 at some of 60 distances far more often, would not).
+      ``contrast`` detects it when the 95% interval of f(hi) - f(lo) excludes 0. Both report
+      f(hi) - f(lo) as the estimate. Null: the outcome's distance curve is flat (``drop`` 0).
+    - ``<outcome>.satisfaction``, ``<outcome>.violation``: *coefficient* effects (beta of the
+      term; present when the protocol elicits constraints), detected when the central 95%
+      posterior interval excludes 0. Null: the synthetic coefficient is 0.
+    - ``<outcome>.arm.<arm>-<reference>``: the arm contrast gamma_arm - gamma_reference (the
+      model's reference is the first arm in sorted order), same rule. Synthetic participants
+      have no arm term (arms differ only through their plans, which the model adjusts for), so
+      its detections are false positives and it has no separate null run.
+    """
 
     name: str
     outcome: str

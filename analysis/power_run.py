@@ -7,7 +7,7 @@ tasks pass a few kB each) or, with ``address``, joins an existing cluster (``hos
 its head, or ``auto``), so the same command spreads over many machines; every machine
 needs this package installed. Inside a task, BLAS, OpenMP and numba use one thread and
 the sampler runs its chains one after another: a worker is one core, at the ordinary
-priority (Ray's default niceness of 15 starves the workers on a busy machine).
+priority (Ray's default niceness of 15 starves the workers beside any other work).
 
 **Results stream** to ``results.jsonl`` (``ResultsLog``): one JSON line per finished task,
 written and fsynced by the driver as soon as the task returns. Each line carries the run's
@@ -40,8 +40,9 @@ OBJECT_STORE_BYTES = 80 * 1024 * 1024  # Ray's minimum is 75 MiB; tasks pass a f
 WORKER_ENV = {**{name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                         "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")},
               # Ray runs workers at nice 15 (to keep its own processes responsive); here the
-              # workers are the whole job, and at 15 a busy machine starves them (measured:
-              # 4% of a core each beside ordinary processes). Ray's job supervisor does the same.
+              # workers are the whole job, and at 15 any other work on the machine starves them
+              # (docs/benchmarks.md, "Findings behind the code"). Ray's job supervisor does the
+              # same.
               "RAY_worker_niceness": "0"}
 # Never phone home, never serve a dashboard, never print Ray's banner into our stderr.
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_DISABLE_DOCKER_CPU_WARNING": "1",

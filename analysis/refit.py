@@ -6,7 +6,7 @@ data. ``Refitter`` builds the model with its data as named containers
 new study, swaps the arrays in:
 
 - ``nutpie`` (default): nutpie compiles the log-density and its gradient with numba once
-  (``compile_pymc_model``: 20-50 s here, more than the sampling itself) and
+  (``compile_pymc_model``: longer than the sampling itself) and
   ``CompiledPyMCModel.with_data`` points the compiled function at the next study's arrays,
   so a refit costs the sampling alone;
 - ``pymc``: PyMC's own NUTS on the same model, the data swapped with ``pm.set_data`` (PyMC
@@ -20,8 +20,8 @@ the number of ratings may differ between them (a data container's length is not 
 the compiled function).
 
 Simulated studies of one sample size N rarely keep the same number of participants (some are
-screened out or excluded), and every distinct count would be a compilation of its own (a power
-curve of 4 N x 100 studies compiled 73 times, 2,551 s of its 3,739 s). ``fit(...,
+screened out or excluded), and every distinct count would be a compilation of its own (most
+of a power curve's time: docs/benchmarks.md, "Findings behind the code"). ``fit(...,
 pad_participants=N)`` therefore pads the participant list to N with participants who have
 no ratings. Their non-centred effects z_u, z_b ~ N(0, 1) appear in no likelihood term, so
 they are independent of everything else a posteriori: the posterior of every other parameter

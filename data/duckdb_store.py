@@ -15,9 +15,9 @@ database (PostgreSQL snapshots). The contract is ``data.store``'s.
 Writes: up to ``FEW_ROWS`` rows (every answer a participant submits) go in as SQL with
 parameters, one INSERT ... VALUES or one UPDATE per row; more (a simulated batch, an import)
 as a registered Arrow table, which DuckDB reads in one pass. Both take the same values
-(``data.contract.coerce``). A one-row write through a registered Arrow table took 2.6 ms
-here against 1.3 ms as an INSERT with parameters: the registration, not the row, was the
-cost, and a page's answer is a handful of one-row writes.
+(``data.contract.coerce``). Registering an Arrow table costs more than writing one row
+with parameters (docs/benchmarks.md, "Findings behind the code"), and a page's answer is a
+handful of one-row writes.
 """
 
 from __future__ import annotations

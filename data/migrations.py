@@ -181,7 +181,7 @@ _V1 = (
     JOIN participants pa ON pa.study_id = r.study_id AND pa.participant_id = r.participant_id""",
 )
 
-# Security (issue 21): every resume token in ``tokens`` (a visit by recruitment id adds one
+# Security: every resume token in ``tokens`` (a visit by recruitment id adds one
 # and never revokes another); assignment by the order of consent (``consent_seq``, unique per
 # study, null before consent; existing participants keep their arrival order); the hashed
 # recruitment session of the first visit; a salt supplied from the environment is checked

@@ -26,9 +26,6 @@ processes may build different artifacts at the same time).
 
 The paper's iCARMA models (one per elicitation scheme, cost profile and seed, and the
 best-on-validation selection) are artifacts too: engine.paper_models.
-
-``quick=True`` selects reduced configurations (for tests): same code, less training. Files,
-locks and the home folder: engine.artifact_store.
 """
 
 from __future__ import annotations
@@ -92,8 +89,8 @@ from engine.scenarios.samples import ROLES, SPLITS
 from engine.trained import TrainedModels, register
 
 # Torch threads while training: the models are small and batches of 128-256 rows, so a second
-# thread only adds synchronization (one iCARMA epoch: 0.5 s on one thread, 3.3 s on two, on
-# the 2-core development machine under load); training processes can run side by side.
+# thread only adds synchronization (docs/benchmarks.md, "Findings behind the code"); training
+# processes can run side by side.
 TRAINING_THREADS = 1
 ARTIFACTS: tuple[str, ...] = (
     "decision", "flow", "icarma", "icarma-likert", "carma", "vae", "csvae")
@@ -178,6 +175,9 @@ def build_artifacts(
 
     ``force`` rebuilds the requested ones even when the cache is fresh. ``scenario_name`` may
     be a scenario file's path. A pool world has nothing to train (an empty list).
+
+    ``quick=True`` selects reduced configurations (for tests): same code, less training. Files,
+    locks and the home folder: engine.artifact_store.
     """
     scenario = get_scenario(scenario_name)
     names = scenario_artifacts(scenario, ARTIFACTS)  # a pool world: nothing to train

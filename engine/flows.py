@@ -26,11 +26,6 @@ finishing with x' <- m a + (1 - m) x'. At the fixed point acted-on features equa
 other feature keeps its abducted noise; after k iterations all features of generation <= k
 are exact, so ``depth`` iterations reach it. The soft mask form keeps gradients to a
 straight-through mask (iCARMA trains through it) while a 0/1 mask gives exact values.
-
-Latent shift (the action of CARMA's reference code, ``shift``): move the abducted noise of the
-acted-on features, u' = u + m s, and predict x' = T^{-1}(u'). An acted-on feature keeps its
-dependence on its parents (a "soft" intervention); for a 0/1 mask it equals do(x_A = x'_A) on
-the same noise, so the plan can be stated as that intervention.
 """
 
 from __future__ import annotations
@@ -112,6 +107,11 @@ class CausalFlow(nn.Module):
     scenario's stated graph), its discrete
     roots as context and its immutable features (which no action may set). Computation runs in
     float32; results come back in the input's floating dtype (float64 for non-tensors).
+
+    Latent shift (the action of CARMA's reference code, ``shift``): move the abducted noise of the
+    acted-on features, u' = u + m s, and predict x' = T^{-1}(u'). An acted-on feature keeps its
+    dependence on its parents (a "soft" intervention); for a 0/1 mask it equals do(x_A = x'_A) on
+    the same noise, so the plan can be stated as that intervention.
     """
 
     def __init__(self, scenario: Scenario, config: FlowConfig) -> None:

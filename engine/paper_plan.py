@@ -2,16 +2,16 @@
 
 A setup (elicitation, cost profile) with K seeds missing trains for ``epochs`` epochs of
 S = ceil(n / 128) steps (n: the training split's rejected people; the whole training split
-while the decision model is not trained). On one torch thread of the 2-core development
-machine a step of one seed took ``STEP_SECONDS``; the seeds of a setup trained together
+while the decision model is not trained). On one torch thread a step of one seed takes
+``STEP_SECONDS``; the seeds of a setup trained together
 (engine.recourse.icarma_ensemble) cost a step of one seed plus ``MEMBER_SHARE`` of one for
-every further seed (measured with ``train --icarma-training paper --compare``,
+every further seed (both from ``train --icarma-training paper --compare``,
 docs/benchmarks.md), so
 
     seconds ~ epochs * S * STEP_SECONDS * (1 + MEMBER_SHARE * (K - 1))   (together)
     seconds ~ epochs * S * STEP_SECONDS * K                              (one after another).
 
-An estimate for a quiet machine: a loaded one takes longer.
+An estimate for a machine with nothing else to do; other work makes it longer.
 """
 
 from __future__ import annotations
@@ -24,13 +24,12 @@ from engine.artifact_store import read_metadata
 from engine.paper_models import paper_config, paper_model_name, paper_seeds, training_tag
 from engine.scenarios import get_scenario
 
-# One training step of one seed (batch 128, the paper's networks and flow), one thread, the
-# development machine at load ~1 (a paper ranking model of Loan: 450 x 37 steps in 2.3 min).
+# One training step of one seed (batch 128, the paper's networks and flow), one thread
+# (docs/benchmarks.md, "Training the paper's models").
 STEP_SECONDS = 0.0083
 # What every further seed adds to a step of seeds trained together, as a share of one seed's
-# step: ten seeds took 87.6 s of processor time together against 306.9 s one after another
-# (45 epochs; 2.86 seeds' worth: (2.86 - 1) / 9; docs/benchmarks.md "Training the paper's
-# models").
+# step: ten seeds together cost 2.86 seeds' processor time, (2.86 - 1) / 9 (docs/benchmarks.md,
+# "Training the paper's models").
 MEMBER_SHARE = 0.21
 
 
@@ -119,7 +118,7 @@ def describe_plan(plans: list[SetupPlan], ensemble: bool = True) -> str:
 
 
 def format_duration(seconds: float) -> str:
-    """``45 s``, ``12 min``, ``2.5 h``."""
+    """Seconds as people read them: seconds below 90, then minutes below 90, then hours."""
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 90 * 60:

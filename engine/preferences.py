@@ -27,17 +27,6 @@ Score sampling for Likert elicitation (``SCORE_SAMPLINGS``):
   below) draw from {1..K};
 - ``sorted`` (our earlier sampler): |F_i| uniform on 1..|F_g|, then |F_i| uniform scores
   sorted and handed out in the Plackett-Luce preference order.
-
-Preference distributions sample, per person, which features are actionable and their order
-by a Plackett-Luce draw over F_g with feature weights (uniform: equal weights; co: loan amount
-and income favoured, i.e. causal order; rco: loan duration and savings favoured;
-privileged: income and savings; non_privileged: loan amount and duration); the first k
-features of the draw are actionable, in that order of preference. A favoured feature has
-weight ``FAVOURED_WEIGHT`` = 20 against 1, so with two favoured features out of four both
-are among the top two with probability (40/42)(20/22) = 0.87: the paper's Table 4 (whose
-probabilities were lost in the text copy) leaves most permutations at zero for its biased
-profiles, and a milder bias (weight 4: 0.53) blurs the privileged / non-privileged contrast
-the fairness case study is about.
 """
 
 from __future__ import annotations
@@ -63,6 +52,16 @@ ELICITATIONS: tuple[str, ...] = ("binary", "ranking", "likert")
 SCORE_SAMPLINGS: tuple[str, ...] = ("iid", "sorted")
 FAVOURED_WEIGHT = 20.0
 # Plackett-Luce weights by feature name; features not named get weight 1.
+# Preference distributions sample, per person, which features are actionable and their order
+# by a Plackett-Luce draw over F_g with feature weights (uniform: equal weights; co: loan amount
+# and income favoured, i.e. causal order; rco: loan duration and savings favoured;
+# privileged: income and savings; non_privileged: loan amount and duration); the first k
+# features of the draw are actionable, in that order of preference. A favoured feature has
+# weight ``FAVOURED_WEIGHT`` = 20 against 1, so with two favoured features out of four both
+# are among the top two with probability (40/42)(20/22) = 0.87: the paper's Table 4 (whose
+# probabilities were lost in the text copy) leaves most permutations at zero for its biased
+# profiles, and a milder bias (weight 4: 0.53) blurs the privileged / non-privileged contrast
+# the fairness case study is about.
 PREFERENCE_DISTRIBUTIONS: dict[str, dict[str, float]] = {
     "uniform": {},
     "co": {"loan_amount": FAVOURED_WEIGHT, "income": FAVOURED_WEIGHT},

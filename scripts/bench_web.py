@@ -22,7 +22,7 @@ stamped in the renderer, when the page's main thread hands a message to or takes
 WebSocket: a frame that arrives while the page is still drawing the deltas before it is
 stamped when the drawing is done (``split``). Chromium's NetLog (``--log-net-log``) stamps
 every frame header where the network service writes or reads it on the socket
-(``split_network``, 1 ms resolution): the span a client on the wire sees, which is what the
+(``split_network``, millisecond resolution): the span a client on the wire sees, which is what the
 load generator measures. Frames are matched by their order on the connection (the n-th data
 message in the NetLog is the n-th the page saw), so DevTools says which message is a rerun
 request or a finished run and the NetLog when it crossed the socket.

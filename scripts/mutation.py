@@ -135,14 +135,14 @@ def _pyproject(module: Module) -> str:
         f"only_mutate = {arr(module.path.split(','))}",
         f"pytest_add_cli_args_test_selection = {arr(t for t in module.tests if (REPO / t).exists())}",
         # -p torch._dynamo: imported once in mutmut's fork server (torch's optimizers import it
-        # lazily at first use, 5-20 s that every forked test run would pay again);
+        # lazily at first use, seconds that every forked test run would pay again);
         # -p mutation_plugin (scripts/mutation_plugin.py): gc.freeze() after the fork server's
         # warm-up, the selected tests fastest first
         f"pytest_add_cli_args = {arr(['-p', 'no:cacheprovider', '-p', 'torch._dynamo', '-p', PLUGIN, '-m', 'not slow', '-x', '-q', *module.pytest_args])}",
         f"also_copy = {arr([PLUGIN + '.py'])}",
         "process_isolation = \"forkserver\"",
         "use_git_change_detection = false",
-        # a mutant's run may use 2 * TIMEOUT_MULTIPLIER * (its tests' measured time + 1 s) of
+        # a mutant's run may use 2 * TIMEOUT_MULTIPLIER * (its tests' measured time plus a second) of
         # CPU (mutmut's default multiplier, 15, lets a mutant that loops forever burn 30 times)
         f"timeout_multiplier = {TIMEOUT_MULTIPLIER}",
         "",

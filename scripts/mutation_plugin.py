@@ -7,7 +7,7 @@ failure (``-x``). Two things make those runs cheaper without changing any verdic
 
 - ``gc.freeze()`` at the end of every pytest run, so in the fork server after its warm-up:
   the forked runs' garbage collections (pytest's own at exit included) no longer walk, and
-  copy, the whole inherited heap of torch, pandas, ... (about 0.35 s of CPU per mutant);
+  copy, the whole inherited heap of torch, pandas, ... (docs/mutation.md);
 - the selected tests run fastest first (their durations from mutmut's stats run,
   ``mutmut-stats.json``): a mutant is killed by its first failing test, so a cheap test that
   fails saves running the slow ones. The set of tests is the same, so is the verdict;

@@ -1,4 +1,4 @@
-"""The long parameter-recovery study (issue 7): >= 20 simulated studies of the reference size.
+"""The long parameter-recovery study: >= 20 simulated studies of the reference size.
 
     .venv/bin/python scripts/recovery_study.py [--studies 20] [--draws 1000] [--json]
         [--json-file FILE]

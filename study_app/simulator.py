@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -196,12 +196,7 @@ def simulate(
                             progress=progress, speeders=speeders,
                             straightliners=straightliners, languages=languages,
                             dropout=dropout, arrival_seconds=arrival_seconds)
-    if participants < 1:
-        raise ValueError(f"participants must be >= 1, got {participants}")
-    if chunk < 1:
-        raise ValueError(f"chunk must be >= 1, got {chunk}")
-    if arrival_seconds < 0:
-        raise ValueError(f"arrival_seconds must be >= 0, got {arrival_seconds}")
+    _check_sizes(participants, chunk, arrival_seconds)
     if protocol.quotas is not None:
         chunk = 1  # one after another: each quota decision sees the outcomes before it
     start = time.perf_counter()
@@ -216,6 +211,37 @@ def simulate(
     population = Population(study.scenario, behaviour, sim_seed,
                             study.rejected_population)
     driver = SyntheticDriver(study, population, clock, dropout)
+    runs = _run_chunks(study, driver, clock, participants, chunk, arrival_seconds, languages,
+                       progress)
+    standing = study.standing()
+    return summary(store, study.study_id, time.perf_counter() - start,
+                   started=runs.started, resumed=runs.resumed, seed=sim_seed, protocol=protocol.id,
+                   dropped_out=driver.dropped,
+                   quota=standing.detail() if standing is not None else None)
+
+
+def _check_sizes(participants: int, chunk: int, arrival_seconds: float) -> None:
+    if participants < 1:
+        raise ValueError(f"participants must be >= 1, got {participants}")
+    if chunk < 1:
+        raise ValueError(f"chunk must be >= 1, got {chunk}")
+    if arrival_seconds < 0:
+        raise ValueError(f"arrival_seconds must be >= 0, got {arrival_seconds}")
+
+
+class _Runs(NamedTuple):
+    """Participants this run started anew and resumed (where an earlier run stopped)."""
+
+    started: int
+    resumed: int
+
+
+def _run_chunks(study: Study, driver: SyntheticDriver, clock: SimulatedClock,
+                participants: int, chunk: int, arrival_seconds: float,
+                languages: Sequence[str] | None, progress: Progress | None) -> _Runs:
+    """Participants 0..participants-1 in chunks that arrive ``arrival_seconds`` apart: the
+    stored ones that finished are skipped, the active ones resumed, the rest started."""
+    store = study.store
     existing = {int(r["seq"]): r for r in records.participant_index(store, study.study_id)}
     started = resumed = 0
     done = sum(1 for s in range(participants)
@@ -242,11 +268,7 @@ def simulate(
         done += len(todo)
         if progress:
             progress(done, participants)
-    standing = study.standing()
-    return summary(store, study.study_id, time.perf_counter() - start,
-                   started=started, resumed=resumed, seed=sim_seed, protocol=protocol.id,
-                   dropped_out=driver.dropped,
-                   quota=standing.detail() if standing is not None else None)
+    return _Runs(started, resumed)
 
 
 def check_dropout(protocol: Protocol, dropout: Mapping[str, float] | None) -> None:

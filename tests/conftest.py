@@ -310,8 +310,8 @@ def pytest_runtest_makereport(item, call):
 # `make test` hands out whole modules (`--dist loadscope`: a module's fixtures are built once);
 # pytest-xdist hands them out by their number of tests, so a module of a few long tests would
 # start last and keep one worker busy long after the other ran out of work. The modules below
-# start first, longest first (their seconds in `pytest --durations` summed per module, under
-# load; a stale figure only costs balance, never a test).
+# start first, longest first (their seconds in `pytest --durations` summed per module; a stale
+# figure only costs balance, never a test).
 LONG_MODULES = {
     "tests/analysis/test_resume.py": 153,
     "tests/study_app/test_simulate.py": 151,

@@ -27,10 +27,6 @@ default), ``iterations_reading`` (what T means: the paper's text, ``text`` by de
 released code, engine.recourse.hare_config), ``ground_truth`` (how the simulated people's ideals were drawn:
 engine.synthetic.hare_truth, the paper's ``perturbation`` by default) and ``seconds`` (mean per seed: the
 method's own time; base generation is not part of HARE's).
-
-``step_ms``: one interactive step of a ``HareSession`` as the web app performs it (restore
-from JSON, apply the answer, compute the next query, serialize), driven by a scripted person;
-p50, p95 and max in milliseconds.
 """
 
 from __future__ import annotations
@@ -305,7 +301,12 @@ def interactive_step_ms(
     context: RecourseContext, base: RecourseMethod, config: HareBenchmarkConfig
 ) -> dict[str, float]:
     """Milliseconds per interactive step (module docstring), over ``step_sessions`` people
-    answering with the far-scale simulated ideal, Multi-HARE with the largest T."""
+    answering with the far-scale simulated ideal, Multi-HARE with the largest T.
+
+    ``step_ms``: one interactive step of a ``HareSession`` as the web app performs it (restore
+    from JSON, apply the answer, compute the next query, serialize), driven by a scripted person;
+    p50, p95 and max in milliseconds.
+    """
     x, profiles = _population(context.scenario, context.classifier, config, 0)
     k = min(config.step_sessions, len(x))
     x, profiles = x[:k], profiles[torch.arange(k)]

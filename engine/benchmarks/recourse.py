@@ -16,19 +16,6 @@ range: rejected = the papers', the default of their layouts; training = ours, th
 (off = the paper's) and ``icarma_training`` (paper | fast), the Likert ``score_sampling``
 (iid = the paper's, sorted = ours); the defaults are the paper's.
 
-Speed is measured in the same run, so that machine noise cancels:
-
-- ``oracle_speedup`` (rows of a method with a ``reference_search``: the Oracle) = (seconds per
-  person of the straightforward per-person search, ``reference_search``, on the first
-  ``speedup_sample`` people) / (the method's seconds per person on the whole population);
-  ``oracle_agreement`` = share of that subsample where both found the same optimum (same
-  weighted cost, or both none);
-- ``icarma_speedup`` (rows of ``amortized`` methods: iCARMA and CARMA) = the ``exact_world``
-  method's (the Oracle's) seconds per person in the same setting / the method's seconds per
-  person (each amortized method is warmed up once, so loading its artifacts is not counted);
-- ``seconds_5000`` (amortized rows) = wall time of one recourse call for 5,000 people (the
-  population repeated to 5,000 rows), evaluation included.
-
 Methods are asked for their capabilities (engine.recourse.base.Capabilities), never their
 names: exact methods run first (they are the speed reference), interactive methods (HARE)
 have their own benchmark (engine.benchmarks.hare).
@@ -254,7 +241,21 @@ def reference_timing(
     cost: Tensor,
 ) -> tuple[float, float]:
     """(seconds per person, agreement) of the method's per-person ``reference_search`` on x
-    with the batched search (``found`` and its ``objective``, the cost it minimizes)."""
+    with the batched search (``found`` and its ``objective``, the cost it minimizes).
+
+    Speed is measured in the same run, so that machine noise cancels:
+
+    - ``oracle_speedup`` (rows of a method with a ``reference_search``: the Oracle) = (seconds per
+      person of the straightforward per-person search, ``reference_search``, on the first
+      ``speedup_sample`` people) / (the method's seconds per person on the whole population);
+      ``oracle_agreement`` = share of that subsample where both found the same optimum (same
+      weighted cost, or both none);
+    - ``icarma_speedup`` (rows of ``amortized`` methods: iCARMA and CARMA) = the ``exact_world``
+      method's (the Oracle's) seconds per person in the same setting / the method's seconds per
+      person (each amortized method is warmed up once, so loading its artifacts is not counted);
+    - ``seconds_5000`` (amortized rows) = wall time of one recourse call for 5,000 people (the
+      population repeated to 5,000 rows), evaluation included.
+    """
     start = time.perf_counter()
     ref_found, ref_cost = method.reference_search(x, profiles)  # type: ignore[attr-defined]
     seconds = time.perf_counter() - start

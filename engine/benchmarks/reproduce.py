@@ -36,8 +36,8 @@ assert tuple(TARGETS) == TARGET_NAMES, "every target name needs its runner"
 def run_target(config: ReproduceConfig, progress: Progress | None = None) -> TargetResult:
     """Run one target; ``progress`` receives short status lines.
 
-    Single-threaded torch: on the shared 2-core machine a second thread made the Oracle 7x
-    slower under load (the whole Loan population: 8.5 s on one thread, 60 s on two)."""
+    Single-threaded torch: the Oracle's tensors are small, so a second thread only adds
+    synchronization (docs/benchmarks.md, "Findings behind the code")."""
     note = progress or (lambda _m: None)
     start = time.perf_counter()
     with torch_threads(1):

@@ -25,12 +25,6 @@ the people who get a valid recourse, the share whose recommended profile x' chan
 least-preferred actionable feature (by an action or as a consequence of one), one-feature
 people included (why this reading: its docstring). Each hap cell's note gives the count over
 people with >= 2 features (no recourse counting 0) and the count of actions only.
-
-``fast``: one seed and a shortened training (``FAST_EPOCHS``), the Oracle over
-``FAST_ORACLE_DRAWS`` profile draws.
-Variants of iCARMA's training (a fixed or acting-only hinge weight, the best epoch, CARMA's
-mask head, do-values or another clamp) are cached under their own names and noted in the
-result: engine.benchmarks.reproduce_variants.
 """
 
 from __future__ import annotations
@@ -334,7 +328,14 @@ CHECKS: dict[str, Callable[[list[Cell]], list[Check]]] = {
 
 
 def table_target(target: str) -> Callable[[ReproduceConfig, Progress], TargetResult]:
-    """The runner of one of Tables 1-3: every row, then the table's checks."""
+    """The runner of one of Tables 1-3: every row, then the table's checks.
+
+    ``fast``: one seed and a shortened training (``FAST_EPOCHS``), the Oracle over
+    ``FAST_ORACLE_DRAWS`` profile draws.
+    Variants of iCARMA's training (a fixed or acting-only hinge weight, the best epoch, CARMA's
+    mask head, do-values or another clamp) are cached under their own names and noted in the
+    result: engine.benchmarks.reproduce_variants.
+    """
 
     def run(config: ReproduceConfig, note: Progress) -> TargetResult:
         world = World(config, note)

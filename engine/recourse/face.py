@@ -27,14 +27,6 @@ actionable set A:
 - *Recourse.* Dijkstra from x (scipy.sparse.csgraph, all people of a group in one call);
   the reachable candidate with the cheapest path. No reachable candidate: a counted
   failure (``found`` False).
-
-People who share the actionable set and the discrete immutable values share the node
-graph (one distance matrix per group); candidates are judged for the whole group at once.
-
-Hyper-parameters (HARE Appendix B chooses them to maximize success rate;
-docs/bases.md gives the success rates and the variants measured): ``mode="knn"``,
-``k=50`` (CARLA's FACE default number of neighbours), ``points=2000``, ``confidence=0.5``,
-``density=1.0``, ``seed=0``.
 """
 
 from __future__ import annotations
@@ -56,7 +48,16 @@ CHUNK_ROWS = 200_000
 
 
 class Face(TargetMethod):
-    """FACE (module docstring); ``seed`` fixes the node subsample."""
+    """FACE (module docstring); ``seed`` fixes the node subsample.
+
+    People who share the actionable set and the discrete immutable values share the node
+    graph (one distance matrix per group); candidates are judged for the whole group at once.
+
+    Hyper-parameters (HARE Appendix B chooses them to maximize success rate;
+    docs/bases.md gives the success rates and the variants measured): ``mode="knn"``,
+    ``k=50`` (CARLA's FACE default number of neighbours), ``points=2000``, ``confidence=0.5``,
+    ``density=1.0``, ``seed=0``.
+    """
 
     name = "face"
     capabilities = Capabilities()

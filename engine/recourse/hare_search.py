@@ -27,15 +27,6 @@ logit P(favourable | x') >= margin, so every calibrated plan keeps that margin.
 Under plan rules, a calibrated candidate's shifts too small to show are dropped
 (plan_rules.snap_shifts) and its validity checked again (``obey_rules``; the base method's
 plan, HARE's first incumbent, passes through the same).
-
-**Several machines in one search** (``groups``: the rows of x of each independent machine,
-e.g. the sessions of people who reached HARE at the same moment). Both searches are
-elementwise over people except the decision model (a float32 matrix product: its bits depend
-on the batch's size), the abduction and the validity term (log1p / softplus: vectorized and
-scalar code paths round differently by position); those run per group, with exactly the rows a
-machine has alone, and the group losses are summed (each group's gradient is its own). So a
-machine's candidates are bit for bit those it finds alone, at a fraction of the cost (the world
-model, the backward pass and Adam run once for everybody).
 """
 
 from __future__ import annotations
@@ -61,7 +52,17 @@ Groups = Sequence[int] | None  # rows per independent machine (module docstring)
 
 
 def by_group(fn: Callable[[Tensor], Tensor], rows: Tensor, groups: Groups) -> Tensor:
-    """``fn`` applied to each group's rows separately, concatenated (one call without groups)."""
+    """``fn`` applied to each group's rows separately, concatenated (one call without groups).
+
+    **Several machines in one search** (``groups``: the rows of x of each independent machine,
+    e.g. the sessions of people who reached HARE at the same moment). Both searches are
+    elementwise over people except the decision model (a float32 matrix product: its bits depend
+    on the batch's size), the abduction and the validity term (log1p / softplus: vectorized and
+    scalar code paths round differently by position); those run per group, with exactly the rows a
+    machine has alone, and the group losses are summed (each group's gradient is its own). So a
+    machine's candidates are bit for bit those it finds alone, at a fraction of the cost (the world
+    model, the backward pass and Adam run once for everybody).
+    """
     if groups is None or len(groups) == 1:
         return fn(rows)
     return torch.cat([fn(part) for part in rows.split(list(groups))])

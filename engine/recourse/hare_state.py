@@ -15,43 +15,6 @@ Per person u with base shift r_0 (engine.recourse.shift_actions), budget B and T
 so nobody is asked more than T (k - 1) + T = T k <= B questions: comparisons and accept
 questions together stay within the budget. ``asked`` counts both kinds.
 
-**The paper's configuration (the defaults).** ``gamma_schedule="paper"``: gamma_t = gamma
-(= 1, section 4.2) in every iteration, so a candidate is r_{t-1} + gamma p with p a unit
-direction in shift units (ranges, as the paper's features scaled to [0, 1]).
-``final_accept="ask"``: the accept question is asked after every tournament, the last one
-included, and counts against B, as Algorithm 4 does.
-
-**Named variants (ours).** ``gamma_schedule="halve"``: the search radius follows the size of
-the base plan and shrinks, gamma_1 = gamma * max(|r_0|, gamma_floor) (L2 of the shift) and
-gamma_{t+1} = shrink * gamma_t (shrink = 0.5). ``final_accept="skip"``: the accept question
-after the last tournament, which cannot change the result, is not asked (T (k - 1) + (T - 1)
-<= B - 1 questions). Both together are this machine's behaviour before it followed the paper,
-and a stored state without these fields restores them (``from_dict``).
-
-``keep_incumbent`` (default on, as the paper's released code runs every table): r_{t-1} is
-contender 0 of iteration t's tournament, beside k - 1 new candidates, so a later iteration
-never ends worse than the plan it started from; the question count is the same. The base
-plan r_0, the one incumbent no search has calibrated, goes through BoundaryPointSearch with
-iteration 1's candidates (``calibrate="all"``), as the released code searches its initial
-counterfactual's boundary point with the candidates it joins. ``keep_incumbent=False`` is
-Algorithm 4 as the paper's text writes it (Algorithm 1, line 8: the contenders are the new
-candidates only).
-
-``iterations_reading="code"`` (a named option; engine.recourse.hare_config) reads T as the
-paper's released code does: rounds of T new candidates (B at T = 1) beside the incumbent,
-B // T of them, and no accept question, so the comparisons alone spend the budget; the loop
-above runs over ``config.rounds`` with ``config.new_candidates`` new candidates a round.
-
-Under plan rules nobody chooses between two plans that read the same as shown
-(plan_rules.reads_same): the pair resolves itself (the winner stays) and ``unasked_same``
-counts such pairs per person (fewer than two distinct contenders: no comparison that round).
-Nobody is asked about a plan the decision model rejects: a pair with an unfavourable plan
-resolves itself (the favourable one wins; two unfavourable ones keep the winner), and an
-unfavourable winner is not offered for acceptance; when no contender of an iteration is
-favourable, the person keeps r_{t-1} (so HARE's success rate is its base's, as the paper
-reports). With ``calibrate="winner"`` (the paper's ablation) candidates enter the tournament
-uncalibrated and only each iteration's winner is moved to the boundary.
-
 The state is plain data (``to_dict``/``from_dict``, exact float round trip through JSON), and
 every random draw comes from a generator seeded by (seed, t), so a restored machine asks the
 same next question.
@@ -95,7 +58,44 @@ class Query:
 
 class HareState:
     """The batched machine (module docstring). Build with ``start``; drive with
-    ``query`` / ``answer`` / ``accept`` until ``phase == "done"``; ``result`` is r_T."""
+    ``query`` / ``answer`` / ``accept`` until ``phase == "done"``; ``result`` is r_T.
+
+    **The paper's configuration (the defaults).** ``gamma_schedule="paper"``: gamma_t = gamma
+    (= 1, section 4.2) in every iteration, so a candidate is r_{t-1} + gamma p with p a unit
+    direction in shift units (ranges, as the paper's features scaled to [0, 1]).
+    ``final_accept="ask"``: the accept question is asked after every tournament, the last one
+    included, and counts against B, as Algorithm 4 does.
+
+    **Named variants (ours).** ``gamma_schedule="halve"``: the search radius follows the size of
+    the base plan and shrinks, gamma_1 = gamma * max(|r_0|, gamma_floor) (L2 of the shift) and
+    gamma_{t+1} = shrink * gamma_t (shrink = 0.5). ``final_accept="skip"``: the accept question
+    after the last tournament, which cannot change the result, is not asked (T (k - 1) + (T - 1)
+    <= B - 1 questions). Both together are this machine's behaviour before it followed the paper,
+    and a stored state without these fields restores them (``from_dict``).
+
+    ``keep_incumbent`` (default on, as the paper's released code runs every table): r_{t-1} is
+    contender 0 of iteration t's tournament, beside k - 1 new candidates, so a later iteration
+    never ends worse than the plan it started from; the question count is the same. The base
+    plan r_0, the one incumbent no search has calibrated, goes through BoundaryPointSearch with
+    iteration 1's candidates (``calibrate="all"``), as the released code searches its initial
+    counterfactual's boundary point with the candidates it joins. ``keep_incumbent=False`` is
+    Algorithm 4 as the paper's text writes it (Algorithm 1, line 8: the contenders are the new
+    candidates only).
+
+    ``iterations_reading="code"`` (engine.recourse.hare_config) reads T as the paper's released
+    code does: B // T rounds of T new candidates (B at T = 1) beside the incumbent, no accept
+    question (``config.rounds`` rounds of ``config.new_candidates``).
+
+    Under plan rules nobody chooses between two plans that read the same as shown
+    (plan_rules.reads_same): the pair resolves itself (the winner stays) and ``unasked_same``
+    counts such pairs per person (fewer than two distinct contenders: no comparison that round).
+    Nobody is asked about a plan the decision model rejects: a pair with an unfavourable plan
+    resolves itself (the favourable one wins; two unfavourable ones keep the winner), and an
+    unfavourable winner is not offered for acceptance; when no contender of an iteration is
+    favourable, the person keeps r_{t-1} (so HARE's success rate is its base's, as the paper
+    reports). With ``calibrate="winner"`` (the paper's ablation) candidates enter the tournament
+    uncalibrated and only each iteration's winner is moved to the boundary.
+    """
 
     def __init__(self, context: RecourseContext, config: HareConfig, data: dict[str, Any],
                  *, defer: bool = False):

@@ -15,26 +15,6 @@ A person whose mask is empty gets no action (the paper's pipeline); ``fill_empty
 the default for our fast models, as they were trained) switches on the most probable
 actionable feature instead.
 
-Models (``training``): ``paper`` (the default) uses the paper's model for the profiles'
-elicitation scheme and the context's cost profile, the best of its seeds on validation
-(engine.paper_models; ``recourse-study train --icarma-training paper`` builds them);
-``fast`` uses our faster configuration's model shared by every cost profile (``icarma`` /
-``icarma-likert``, built by ``recourse-study train``). ``model`` overrides both.
-
-Final check (``repair``, off by default: our engineering safeguard beyond the paper; every
-benchmark row says whether it was on). The proposal's counterfactual is predicted with the causal flow, x'_flow = CF_flow(x, do(x_m = a_m)).
-For people whose x'_flow the decision model still rejects, a few batched alternatives are
-tried: the network's action with every actionable feature switched on, and both proposals
-with their moves scaled by 1.5, 2 and 3 (kept inside the training range). Among the
-alternatives the flow predicts favourable, the one with the lowest individually weighted cost
-is kept; if none is, the one with the highest decision logit. Only h-allowed features are ever
-switched on, so the hard constraint still holds.
-
-Under a study's plan rules (``context.rules``) the network's actions and candidates are put
-inside them before they are judged (plan_rules.within_rules: each value clamped into its
-plausible-change bounds and direction, a change too small to show left out); a context
-without rules (the paper's tables) gets the network's actions as they are.
-
 CARMA (population level) uses the same machinery with a model trained for everybody being able
 to act on every globally actionable feature at constant cost; it never sees the profile. At
 deployment its mask is intersected with the person's hard mask (so it never violates a hard
@@ -72,7 +52,28 @@ class ICarma(RecourseMethod):
     """iCARMA (module docstring). ``model``/``flow`` override the scenario's artifacts;
     ``training`` picks the trained model (``trainings``; default the first: paper),
     ``repair`` the final check, ``fill_empty_mask`` an action for a person whose mask is
-    empty (None: as the model was trained)."""
+    empty (None: as the model was trained).
+
+    Models (``training``): ``paper`` (the default) uses the paper's model for the profiles'
+    elicitation scheme and the context's cost profile, the best of its seeds on validation
+    (engine.paper_models; ``recourse-study train --icarma-training paper`` builds them);
+    ``fast`` uses our faster configuration's model shared by every cost profile (``icarma`` /
+    ``icarma-likert``, built by ``recourse-study train``). ``model`` overrides both.
+
+    Final check (``repair``, off by default: our engineering safeguard beyond the paper; every
+    benchmark row says whether it was on). The proposal's counterfactual is predicted with the causal flow, x'_flow = CF_flow(x, do(x_m = a_m)).
+    For people whose x'_flow the decision model still rejects, a few batched alternatives are
+    tried: the network's action with every actionable feature switched on, and both proposals
+    with their moves scaled by 1.5, 2 and 3 (kept inside the training range). Among the
+    alternatives the flow predicts favourable, the one with the lowest individually weighted cost
+    is kept; if none is, the one with the highest decision logit. Only h-allowed features are ever
+    switched on, so the hard constraint still holds.
+
+    Under a study's plan rules (``context.rules``) the network's actions and candidates are put
+    inside them before they are judged (plan_rules.within_rules: each value clamped into its
+    plausible-change bounds and direction, a change too small to show left out); a context
+    without rules (the paper's tables) gets the network's actions as they are.
+    """
 
     name = "icarma"
     capabilities = Capabilities(candidates=True, amortized=True,

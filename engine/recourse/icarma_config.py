@@ -9,48 +9,18 @@ validation reported (engine.artifacts). ``ICarmaConfig.paper("likert", profile)`
 score-based setting: 900 epochs, lr 0.001, margin 0.004, tau 0.49, cost 1.3, KL 0.9,
 plausibility 0.125, feasibility 0.1.
 
-The action (``action_space``). The paper describes the flow's counterfactual by the
-do-operator (its appendix A.4) but does not say how the action network's output becomes an
-action; CARMA's reference code, which iCARMA extends, shifts the flow's noise of the masked
-features, u' = u + m s, with s clamped to (floor min u, ceil max u) over the latents of the
-training people its classifier rejects, (-4, 5) under its own published Loan flow
-(``CARMA_SHIFT_BOUNDS``). The paper configuration acts so (``latent-shift`` with those
-bounds). Of the readings trained with the paper's seeds it is the one whose iCARMA validity
-is within 0.05 of the paper's on every row of Tables 1-3, Table 1's one-feature row included
-(0.856 against 0.836): the clamp leaves some people's single feature out of reach (README
-"Reproducing the papers"). ``intervention`` (do-values in range units, which reach nearly
-every one-feature person: 0.985 there) is a named variant and our fast configuration's
-action; the hinge-weight readings below were measured with it.
-
-The hinge's weight. The paper lists a weight for every term but the hinge (its "validity
-regularizer") and does not say how the hinge is weighted; CARMA's reference code, which
-iCARMA extends, weighs it by a Lagrange multiplier that grows while the batch's mean hinge is
-positive. Three readings (README "Reproducing the papers", each with the paper's seeds):
-
-- ``lagrangian`` (the default): CARMA's reference rule, the multiplier updated with the mean
-  hinge over every training draw. It ends near 200 on Loan (ranking; 350-510 for Likert
-  scores): validity within 0.05 of the paper's on every row of Tables 2 and 3, ~1 on every
-  Table 1 row (the one-feature row 0.985 against the paper's 0.836), and about half the
-  paper's plausibility (Table 1: 0.421 / 0.349 / 0.249 / 0.173 / 0.315 against 0.886 /
-  0.689 / 0.481 / 0.258 / 0.6, all / 3 / 2 / 1 / random actionable features).
-- ``lagrangian-acting``: the multiplier updated over the draws whose sampled mask acts only.
-  iCARMA's individual hard constraints make some draws' mask empty, and those cannot be
-  valid whatever the networks do, yet CARMA's rule counts them. It ends near 35-43: Table
-  1's plausibility within 0.05 of the paper's on every row (validity as above, one-feature
-  row 0.977), Table 2's validity kept, but with Likert scores and the concave / linear cost
-  profiles 14-18% of the training draws keep an empty mask and validity falls to 0.80-0.88
-  (Table 3, paper 0.987-0.995).
-- ``fixed`` (``validity_weight``): a constant weight. Over w in {1, 3, 6, 8, 12, 20, 50}
-  (seed 1000, one run each) w = 8 = ``CALIBRATED_VALIDITY_WEIGHT`` (engine.icarma_choices) fits Table 1's
-  plausibility column best, and with the paper's ten seeds Table 1 comes within 0.05 of the
-  paper's validity on every row; with the non-constant cost profiles of Table 2 it loses
-  validity (0.79-0.93 against the paper's 0.996-0.998).
-
-None reproduces every table in that action space; CARMA's rule fails the fewest of the
-paper's validity rows, and it is the reference code's, so it stays the default. CARMA's
-two-logit mask head (``mask_head = carma``) does not change that: with the paper's ten seeds
-Table 1's one-feature validity is 0.999 under CARMA's rule and 0.948 under the acting one
-(README "Reproducing the papers").
+Two things the paper leaves open are named fields. The action (``action_space``): the paper
+describes the flow's counterfactual by the do-operator but not how the action network's
+output becomes an action; CARMA's reference code, which iCARMA extends, shifts the flow's
+noise of the masked features, u' = u + m s, with s clamped to (floor min u, ceil max u) over
+the latents of the training people its classifier rejects, (-4, 5) under its own published
+Loan flow (``CARMA_SHIFT_BOUNDS``); the paper configuration acts so (``latent-shift``),
+``intervention`` (do-values in range units) is a named variant and our fast configuration's
+action. The hinge's weight (``validity_multiplier``): ``lagrangian`` (CARMA's reference rule,
+the default), ``lagrangian-acting`` (the multiplier updated over acting draws only) or
+``fixed`` at ``validity_weight`` (``CALIBRATED_VALIDITY_WEIGHT`` = 8 fits Table 1's
+plausibility). How each reading reproduces Tables 1-3: docs/reproductions/icarma.md, "The
+training readings compared".
 
 ``ICarmaConfig.fast()`` is our configuration for interactive use (what ``train`` builds for
 studies): the same losses but 60 epochs, a cosine learning-rate decay, the hinge on the logit
@@ -58,24 +28,6 @@ with the equivalent margin 2 artanh(eps) (its gradient does not vanish for confi
 rejections) at a fixed weight 1, one model shared by the four cost profiles (each person's
 profile draws one), the best validation-loss epoch kept, and an empty deterministic mask filled
 with the most probable actionable feature. ``reduced()`` shrinks either for tests.
-
-Named switches (fields): ``validity_loss`` hinge-probability | hinge-logit;
-``validity_multiplier`` lagrangian | lagrangian-acting | fixed (with ``validity_weight``);
-``schedule``
-constant | cosine; ``keep`` last | best; ``score_sampling`` iid | sorted
-(engine.preferences.sample_profiles); ``cost_profiles`` the profiles one model is trained
-for; ``fill_empty_mask`` (validation: a person whose deterministic mask is empty gets the most
-probable actionable feature; the paper: no action; engine.recourse.icarma_networks).
-``mask_head`` log-odds | carma (the mask network's output and deployment rule: ours, or CARMA's
-reference code's two logits per feature deployed as 1[phi_on > 0];
-engine.recourse.icarma_networks). ``action_space`` latent-shift | intervention (above;
-engine.recourse.icarma_networks) with ``shift_bounds`` the clamp of latent shifts
-(``CARMA_SHIFT_BOUNDS`` by default; None: CARMA's rule under our flow, floor / ceil of the
-abducted noise of the rejected training people; ignored under intervention). ``to_dict`` omits
-``fill_empty_mask`` when it is True, ``mask_head`` when it is log-odds and ``action_space``
-and ``shift_bounds`` under intervention, the behaviour of every model trained before the
-fields existed (``from_dict`` restores them), so their fingerprints (engine.artifacts) are
-unchanged.
 """
 
 from __future__ import annotations
@@ -124,7 +76,24 @@ _LIKERT: dict[str, Any] = {
 
 @dataclass(frozen=True)
 class ICarmaConfig:
-    """Hyper-parameters (module docstring); the defaults are the paper's ranking setting."""
+    """Hyper-parameters (module docstring); the defaults are the paper's ranking setting.
+
+    Named switches (fields): ``validity_loss`` hinge-probability | hinge-logit;
+    ``validity_multiplier`` lagrangian | lagrangian-acting | fixed (with ``validity_weight``);
+    ``schedule`` constant | cosine; ``keep`` last | best; ``score_sampling`` iid | sorted
+    (engine.preferences.sample_profiles); ``cost_profiles`` the profiles one model is trained
+    for; ``fill_empty_mask`` (validation: a person whose deterministic mask is empty gets the
+    most probable actionable feature; the paper: no action; engine.recourse.icarma_networks).
+    ``mask_head`` log-odds | carma (the mask network's output and deployment rule: ours, or
+    CARMA's reference code's two logits per feature deployed as 1[phi_on > 0]).
+    ``action_space`` latent-shift | intervention with ``shift_bounds`` the clamp of latent
+    shifts (``CARMA_SHIFT_BOUNDS`` by default; None: CARMA's rule under our flow, floor / ceil
+    of the abducted noise of the rejected training people; ignored under intervention).
+    ``to_dict`` omits ``fill_empty_mask`` when it is True, ``mask_head`` when it is log-odds and
+    ``action_space`` and ``shift_bounds`` under intervention, the behaviour of every model
+    trained before the fields existed (``from_dict`` restores them), so their fingerprints
+    (engine.artifacts) are unchanged.
+    """
 
     epochs: int = 450
     batch_size: int = 128

@@ -19,27 +19,6 @@ Member k reproduces ``train_amortized`` with ``seed = s_k``:
   weight lambda_k, CARMA's multiplier updated from its own hinge); the summed loss has
   gradient d L_k / d theta_k on member k's parameters, and Adam is element-wise;
 - the same evaluation, log and kept state (``keep``), per member.
-
-Bitwise, not just up to rounding. Every operation is row-wise or per member (batched products
-per member, the flow and the decision model row-wise, each member's reductions over its own
-rows), yet an element-wise kernel of torch on the CPU does not compute every element alike:
-its loop takes the tensor in vector chunks (16 floats under AVX2, two registers) and the
-remainder one element at a time, and a vectorized transcendental (sigmoid, log-sigmoid,
-exp, ...) can differ in the last bit from the scalar one; products and their backward take
-rows in blocks too. So an element computes alike alone and in the ensemble only if it sits
-at the same position of those chunks. Member k's block of a member-major (K n, c) tensor
-starts at element k n c: for n a multiple of ``ALIGNED_ROWS`` every member's block starts on
-a chunk boundary and ends on one, as its single run's tensor does, and the stacked step is
-bitwise the single runs' (measured: the flow's log-density, latent shift and input
-gradients, and the decision model, on 10 blocks of 16, 48, 64 or 128 Loan rows, equal
-block by block; on blocks of 37 or 123 rows most blocks part in the last bit). The paper's
-batches are 128 rows; the last batch of an epoch (Loan: 4,773 rejected training people,
-a last batch of 37) and the validation people are not aligned, so those steps run member by
-member (``RecourseEnsemble.alone``: each member's own rows through its single run's code),
-one step in 38 per epoch on Loan. Adam over the stacked parameters equals K Adams (its
-operations are correctly rounded element by element: measured over 300 steps). The
-per-seed run itself is bitwise the same under one or two torch threads (measured over
-5 epochs of three seeds on all rejected Loan people).
 """
 
 from __future__ import annotations
@@ -67,6 +46,22 @@ from engine.recourse.icarma_training import (
 )
 from engine.scenarios.base import Scenario
 
+# Bitwise, not just up to rounding. Every operation is row-wise or per member (batched products
+# per member, the flow and the decision model row-wise, each member's reductions over its own
+# rows), yet an element-wise kernel of torch on the CPU does not compute every element alike: its
+# loop takes the tensor in vector chunks (16 floats under AVX2, two registers) and the remainder
+# one element at a time, and a vectorized transcendental (sigmoid, log-sigmoid, exp, ...) can
+# differ in the last bit from the scalar one; products and their backward take rows in blocks too.
+# So an element computes alike alone and in the ensemble only if it sits at the same position of
+# those chunks. Member k's block of a member-major (K n, c) tensor starts at element k n c: for n
+# a multiple of ``ALIGNED_ROWS`` every member's block starts on a chunk boundary and ends on one,
+# as its single run's tensor does, and the stacked step is bitwise the single runs' (the checks:
+# docs/benchmarks.md, "Findings behind the code"). The paper's batches are 128 rows; the last
+# batch of an epoch (Loan: 4,773 rejected training people, a last batch of 37) and the validation
+# people are not aligned, so those steps run member by member (``RecourseEnsemble.alone``: each
+# member's own rows through its single run's code), one step in 38 per epoch on Loan. Adam over
+# the stacked parameters equals K Adams (its operations are correctly rounded element by element).
+# The per-seed run itself is bitwise the same under one or two torch threads.
 ALIGNED_ROWS = 64
 """Rows per member that put every member's block on a chunk boundary of torch's vector
 loops (module docstring): a multiple of 16 under AVX2 and of 32 under AVX-512, and of both
@@ -160,7 +155,8 @@ def train_ensemble(
 ) -> list[tuple[AmortizedRecourse, TrainingLog]]:
     """Train the configurations (equal but for their seeds) together (module docstring);
     per member its kept model and log, as ``train_amortized`` returns them. Every log's
-    ``seconds`` is the ensemble's wall time."""
+    ``seconds`` is the ensemble's wall time.
+    """
     start = time.perf_counter()
     config = _same_but_seed(configs)
     setups, generators = _start(scenario, classifier, flow, configs)

@@ -19,33 +19,8 @@ action. ``fill_empty`` (our option) then switches on the most probable actionabl
 everyone gets an action. Multiplying by h_ij makes a feature outside F_i impossible whatever
 the networks output.
 
-Mask heads (``mask_head``). ``log-odds`` (the default) outputs l_j directly. ``carma`` is
-the mask encoder of CARMA's reference code, which iCARMA extends: two logits
-(phi_off_j, phi_on_j) per feature, initialized as CARMA's (Xavier-uniform with ReLU gain,
-biases 0.01). Training is the same function of l_j = phi_on_j - phi_off_j (the Gumbel-softmax
-over the pair and the KL term are invariant to adding a constant to both), but CARMA deploys
-m_j = 1[sigmoid(phi_on_j) > 1/2] = 1[phi_on_j > 0], which ignores phi_off_j. Because the
-loss's gradients on phi_on_j and phi_off_j are opposite, phi_on_j + phi_off_j is never trained
-(the head's sum weights and biases keep their initial values: checked on a trained model),
-so the deployed mask equals 1[l_j > -(phi_on_j + phi_off_j)]: a person-dependent threshold
-set by the initialization, which switches off some features the mask network means to use
-and on some it does not (README "Reproducing the papers": what it does to Table 1).
-
 Action network (parameters theta). Given the mask, delta = f_theta(x~, m, c) in R^g.
 ``action_space`` says what delta is:
-
-- ``intervention`` (our fast configuration's; the do-operator of the iCARMA paper's
-  appendix A.4): moves in range units, a_j = x_j + M_j * delta_j (M_j the feature's training
-  range, also the scale of the action cost), and x' = CF_flow(x, do(x_m = a_m)).
-- ``latent-shift`` (the paper configuration's: CARMA's reference code acts so, in its
-  ``downstream_for_recourse``; engine.recourse.icarma_config): shifts of the flow's noise,
-  s_j = clamp(delta_j, s_lo, s_hi), and x' = T^{-1}(T(x) + m s) (engine.flows).
-  (s_lo, s_hi) = ``shift_bounds``: CARMA's rule (its ``z_clipper``) is (floor min u, ceil max
-  u) over the abducted noise of the training people the decision model rejects; its value
-  under CARMA's own published flow is engine.recourse.icarma_config.CARMA_SHIFT_BOUNDS. The
-  plan is stated as do(x_m = x'_m), which gives the same x' on the flow. The clamp bounds how
-  far one feature can move: a person whose approval needs a larger shift of their only
-  actionable feature cannot get it.
 """
 
 from __future__ import annotations
@@ -91,6 +66,31 @@ class AmortizedRecourse(nn.Module):
     Buffers: ``mean``/``std`` (d,) for standardization, ``ranges`` (d,) M_j, ``actionable``
     (g,) indices of the globally actionable features, under ``latent-shift`` ``shift_bounds``
     (2,) = (s_lo, s_hi). Everything is float32.
+
+    Mask heads (``mask_head``). ``log-odds`` (the default) outputs l_j directly. ``carma`` is
+    the mask encoder of CARMA's reference code, which iCARMA extends: two logits
+    (phi_off_j, phi_on_j) per feature, initialized as CARMA's (Xavier-uniform with ReLU gain,
+    biases 0.01). Training is the same function of l_j = phi_on_j - phi_off_j (the Gumbel-softmax
+    over the pair and the KL term are invariant to adding a constant to both), but CARMA deploys
+    m_j = 1[sigmoid(phi_on_j) > 1/2] = 1[phi_on_j > 0], which ignores phi_off_j. Because the
+    loss's gradients on phi_on_j and phi_off_j are opposite, phi_on_j + phi_off_j is never trained
+    (the head's sum weights and biases keep their initial values: checked on a trained model),
+    so the deployed mask equals 1[l_j > -(phi_on_j + phi_off_j)]: a person-dependent threshold
+    set by the initialization, which switches off some features the mask network means to use
+    and on some it does not (README "Reproducing the papers": what it does to Table 1).
+
+    - ``intervention`` (our fast configuration's; the do-operator of the iCARMA paper's
+      appendix A.4): moves in range units, a_j = x_j + M_j * delta_j (M_j the feature's training
+      range, also the scale of the action cost), and x' = CF_flow(x, do(x_m = a_m)).
+    - ``latent-shift`` (the paper configuration's: CARMA's reference code acts so, in its
+      ``downstream_for_recourse``; engine.recourse.icarma_config): shifts of the flow's noise,
+      s_j = clamp(delta_j, s_lo, s_hi), and x' = T^{-1}(T(x) + m s) (engine.flows).
+      (s_lo, s_hi) = ``shift_bounds``: CARMA's rule (its ``z_clipper``) is (floor min u, ceil max
+      u) over the abducted noise of the training people the decision model rejects; its value
+      under CARMA's own published flow is engine.recourse.icarma_config.CARMA_SHIFT_BOUNDS. The
+      plan is stated as do(x_m = x'_m), which gives the same x' on the flow. The clamp bounds how
+      far one feature can move: a person whose approval needs a larger shift of their only
+      actionable feature cannot get it.
     """
 
     def __init__(

@@ -4,8 +4,8 @@ For a batch of rejected factuals x_i with sampled profiles (h_i, w_i, pi_i) the 
 engine.recourse.icarma_networks give a straight-through mask m_i (0/1, only on F_i) and
 intervention values a_i; the causal flow gives the counterfactual x'_i = CF_flow(x_i,
 do(x_m = a_m)) (abduction and prediction, differentiable in m and a), or under CARMA's
-``action_space = latent-shift`` x'_i = T^{-1}(T(x_i) + m_i s_i) with clamped latent shifts s_i
-and a_i = x'_i on the mask (the same module). The loss is
+``action_space = latent-shift`` x'_i = T^{-1}(T(x_i) + m_i s_i) with clamped latent shifts
+s_i and a_i = x'_i on the mask. The loss is
 
     L = 1/n sum_i [ hinge_i + lambda_c cost_i + lambda_kl KL_i + lambda_p plaus_i
                     + lambda_f feas_i ]
@@ -18,68 +18,11 @@ and a_i = x'_i on the mask (the same module). The loss is
     feas_i  = sum_j [max(0, lo_j - x'_ij) + max(0, x'_ij - hi_j)] / M_j   leaving the range
 
 with h the decision model's favourable probability, q_ij = sigmoid(l_ij) the mask network's
-probabilities, M_j, lo_j, hi_j the training range of feature j (paper eqs. 6-16).
-
-The hinge's weight lambda_v. Under a multiplier (CARMA's reference code: validity as a
-constraint, the modified differential method of multipliers, Platt & Barr 1988) the batch
-loss is
-
-    L_b = mean_i [cost, KL, plausibility, feasibility terms] + (lambda - d * H_b) * H_b,
-
-H_b = mean_i hinge_i, and after every step lambda <- max(0, lambda + s H'_b) (lambda starts
-at 0, d = ``lagrange_damping`` = 10, s = ``lagrange_step`` = 1, CARMA's values).
-``validity_multiplier = lagrangian`` (the default, CARMA's rule) takes H'_b = H_b;
-``lagrangian-acting`` (our variant) takes H'_b over the draws whose sampled mask acts
-(m_i != 0) only: a draw with an empty mask cannot be valid whatever the networks do, and
-such draws are what keeps the multiplier growing (below).
-``fixed`` keeps lambda_v = ``validity_weight`` (our fast configuration: 1; the calibrated
-variant of the paper's: 8, engine.recourse.icarma_config). Validation losses use
-``validity_weight``.
-
-What the weight does (README "Reproducing the papers"; the TrainingLog records it; the
-figures of this paragraph were measured with do-values, ``action_space = intervention``;
-under the paper configuration's latent shift CARMA's rule ends at lambda 381-390 on Table 1's
-ten seeds, with almost no empty sampled masks). Under
-CARMA's rule lambda grows for as long as some training draws stay invalid, and some always
-do: the sampled mask of a person with one actionable feature is empty with probability 1 - q
-(the KL term pulls q towards the prior 1/2), and the straight-through gradient of an empty
-mask says nothing about which feature to switch on (the action network's output for a
-switched-off feature is never used). On loan-carma-reference (CARMA's classifier recipe;
-logits of the rejections -5.6 .. -0.3) the paper's ranking configuration under CARMA's
-rule ends at lambda 181-247 (seeds 1000-10000, 450 epochs), where validity is ~1.0 on
-every Table 1 row and plausibility about half the paper's: the regularizers barely move a
-model whose hinge weight is two hundred times theirs. Counting acting draws only, lambda
-ends at 34-43 (every model trained; 7-13% of the last training draws with an empty mask
-under rankings), where the regularizers act and validity stays ~1 wherever a valid plan is
-within reach, except where many draws keep an empty mask (Likert scores with the concave and
-linear profiles: 14-18%, validity 0.80-0.88). A fixed weight keeps them alive too; the
-lower it is, the more the mask network drifts to empty masks (constant profile: 18-23% of the
-last training draws at w = 1 .. 8, 6% at 50; the other profiles, whose priors pull the harder
-features towards 0.05: 27-31% at 8), which costs validity first where few features are
-actionable, and with the non-constant profiles everywhere (engine.recourse.icarma_config).
-Table 1 at seed 1000, validity with all / 3 / 2 / 1 / random features: w = 3 0.998 / 0.884
-/ 0.777 / 0.645 / 0.820, w = 8 0.998 / 0.997 / 0.993 / 0.952 / 0.983, w = 50 0.997 / 0.994 /
-0.991 / 0.941 / 0.983, CARMA's rule 1.000 / 0.999 / 1.000 / 0.985 / 0.995; plausibility at
-w = 6 .. 12 within 0.05 of the paper's on every row. With our Adam-trained decision model
-(loan-carma) the rejections' logits are -165 .. -6 (5%-95%), where d hinge / d x =
--2 h (1 - h) d logit / d x vanishes: the paper's hinge has no gradient for most rejected
-people there.
-
-Preference sampling (data augmentation, appendix B.2). Every batch draws a fresh profile per
-person: how many and which globally actionable features are actionable (uniform) and a
-uniform ranking over them, or Likert scores (engine.preferences, ``score_sampling``), and a
-cost profile uniformly among the configuration's ``cost_profiles`` (the paper: one model per
-profile; the fast configuration: all four). The profile code fed to both networks carries the
-resulting weights and priors. CARMA (``individual=False``) trains the same networks with
-every globally actionable feature on and the constant cost profile for everybody.
-
-Training runs Adam for ``epochs`` (``schedule``: constant learning rate as the paper, or a
-cosine decay). Every ``eval_every`` epochs the deterministic-mask loss, the flow-predicted
-validity and the mean weighted action cost are computed on the validation split's rejections
-(recourse role, fixed sampled profiles). ``keep``: ``last`` keeps the final state (the paper,
-as CARMA's reference code), ``best`` the state of the lowest validation loss. The kept
-state's validation score, cost + (1 - validity) (CARMA's criterion for picking among
-trained models), is what selects the best of several seeds (engine.artifacts).
+probabilities, M_j, lo_j, hi_j the training range of feature j (paper eqs. 6-16). The
+hinge's weight lambda_v is a multiplier (``ValidityMultiplier``: CARMA's rule, its variant
+counting acting draws only) or fixed; what each reading does to Tables 1-3:
+docs/reproductions/icarma.md, "The training readings compared". Profiles are drawn afresh for
+every batch (``sample_profile_batch``); ``train_amortized`` runs the training.
 """
 
 from __future__ import annotations
@@ -121,7 +64,17 @@ class ProfileBatch:
 def sample_profile_batch(
     scenario: Scenario, n: int, config: ICarmaConfig, rng: np.random.Generator
 ) -> ProfileBatch:
-    """Profiles for n people (module docstring): uniform actionable sets, rankings, costs."""
+    """Profiles for n people (module docstring): uniform actionable sets, rankings, costs.
+
+    Preference sampling (data augmentation, the iCARMA paper's appendix B.2). Every batch draws
+    a fresh profile per person: how many and which globally actionable features are actionable
+    (uniform) and a uniform ranking over them, or Likert scores (engine.preferences,
+    ``score_sampling``), and a cost profile uniformly among the configuration's
+    ``cost_profiles`` (the paper: one model per profile; the fast configuration: all four). The
+    profile code fed to both networks carries the resulting weights and priors. CARMA
+    (``individual=False``) trains the same networks with every globally actionable feature on
+    and the constant cost profile for everybody.
+    """
     idx = list(scenario.actionable)
     if not config.individual:
         p = all_actionable(scenario.feature_names, scenario.actionable, n)
@@ -211,7 +164,22 @@ class ValidityMultiplier:
     ``config.validity_weight``; ``lagrangian`` = CARMA's modified method of multipliers,
     weight lambda - d * hinge (the damping part added by the training loop), then
     lambda <- max(0, lambda + s * hinge) after every step (hinge = the batch mean; for
-    ``lagrangian-acting`` the mean over the draws whose sampled ``mask`` acts, 0 if none)."""
+    ``lagrangian-acting`` the mean over the draws whose sampled ``mask`` acts, 0 if none).
+
+    Under a multiplier (CARMA's reference code: validity as a constraint, the modified
+    differential method of multipliers, Platt & Barr 1988) the batch loss is
+
+        L_b = mean_i [cost, KL, plausibility, feasibility terms] + (lambda - d * H_b) * H_b,
+
+    H_b = mean_i hinge_i, and after every step lambda <- max(0, lambda + s H'_b) (lambda starts
+    at 0, d = ``lagrange_damping`` = 10, s = ``lagrange_step`` = 1, CARMA's values).
+    ``validity_multiplier = lagrangian`` (the default, CARMA's rule) takes H'_b = H_b;
+    ``lagrangian-acting`` (our variant) takes H'_b over the draws whose sampled mask acts
+    (m_i != 0) only: a draw with an empty mask cannot be valid whatever the networks do, and
+    such draws are what keeps the multiplier growing. ``fixed`` keeps lambda_v =
+    ``validity_weight`` (our fast configuration: 1; the calibrated variant of the paper's: 8,
+    engine.recourse.icarma_config). Validation losses use ``validity_weight``.
+    """
 
     def __init__(self, config: ICarmaConfig) -> None:
         self.config = config
@@ -316,7 +284,16 @@ def train_amortized(
 ) -> tuple[AmortizedRecourse, TrainingLog]:
     """Train the mask and action networks (module docstring); returns the kept state.
     Several seeds of one configuration train together, with the same result, in
-    engine.recourse.icarma_ensemble."""
+    engine.recourse.icarma_ensemble.
+
+    Adam runs for ``epochs`` (``schedule``: constant learning rate as the paper, or a cosine
+    decay). Every ``eval_every`` epochs the deterministic-mask loss, the flow-predicted validity
+    and the mean weighted action cost are computed on the validation split's rejections
+    (recourse role, fixed sampled profiles). ``keep``: ``last`` keeps the final state (the
+    paper, as CARMA's reference code), ``best`` the state of the lowest validation loss. The
+    kept state's validation score, cost + (1 - validity) (CARMA's criterion for picking among
+    trained models), is what selects the best of several seeds (engine.artifacts).
+    """
     start = time.perf_counter()
     setup = prepare_training(scenario, classifier, flow, config)
     model, x_train, rng, bounds = setup.model, setup.x_train, setup.rng, scenario.bounds

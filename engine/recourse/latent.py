@@ -23,12 +23,6 @@ and the closest (L1) is returned. A person stops when the objective changed by l
 ``steps``. CLUE seeks certainty, not the favourable class, so its success rate is low
 where the classifier is confident about rejections (the HARE paper reports no CLUE
 numbers on Adult for that reason).
-
-Hyper-parameters (CARLA's defaults unless stated; success rates in docs/bases.md):
-CCHVAE ``samples=300``, ``step=0.1``, ``p_norm=1`` (CARLA), ``max_layers=200`` (CARLA:
-1,000 iterations; 200 layers reach an L1 radius of 20 in an 8-dimensional standard-normal
-latent space); CLUE ``lr=0.5``, ``lam=4``, ``steps=400``, ``min_steps=3``,
-``early_stop=3`` (CARLA); ``seed=0``.
 """
 
 from __future__ import annotations
@@ -57,7 +51,14 @@ def _unit_distance(context: RecourseContext, x: Tensor, t: Tensor, allowed: Tens
 
 
 class CCHVAE(TargetMethod):
-    """CCHVAE (module docstring); ``seed`` makes it deterministic."""
+    """CCHVAE (module docstring); ``seed`` makes it deterministic.
+
+    Hyper-parameters (CARLA's defaults unless stated; success rates in docs/bases.md):
+    CCHVAE ``samples=300``, ``step=0.1``, ``p_norm=1`` (CARLA), ``max_layers=200`` (CARLA:
+    1,000 iterations; 200 layers reach an L1 radius of 20 in an 8-dimensional standard-normal
+    latent space); CLUE ``lr=0.5``, ``lam=4``, ``steps=400``, ``min_steps=3``,
+    ``early_stop=3`` (CARLA); ``seed=0``.
+    """
 
     name = "cchvae"
     capabilities = Capabilities(artifacts=("vae",))

@@ -25,29 +25,6 @@ trained as CARMA's code trains it (scenario ``loan-carma-reference``) and the ra
 
 Range: the grid's [lo_j, hi_j] comes from engine.recourse.oracle_range (the papers': the
 training split's rejected people; ours: the whole split, the scenario's ``bounds``).
-
-Blocks. Call desc+(j) = {j} and the descendants of j. Link two actionable features when their
-desc+ sets intersect; the connected components are the blocks b with affected sets
-A_b = union of desc+(j) over j in b, pairwise disjoint by construction. No feature of A_b is
-a parent of a feature of A_c (c != b): a child of A_b is a descendant, hence in A_b. So for a
-grid point g = (g_1, ..., g_K), one option tuple per block,
-
-- the counterfactual x'(g) equals the no-action counterfactual x^0 with the columns A_b
-  replaced by those of the block-only counterfactual x'(g_b), bitwise (the same equations
-  run on the same inputs);
-- the exact log-density splits, because log p(x) = sum_j l_j(x_j, x_pa(j)) and the terms
-  that change under block b are those with j in A_b, whose parents are in A_b or unchanged:
-      log p(x'(g)) - log p(x) = sum_b [log p(x'(g_b)) - log p(x^0)] + [log p(x^0) - log p(x)];
-- the (weighted) action cost is a sum over intervened features, hence over blocks.
-
-Loan has two blocks, {loan_amount, loan_duration} and {income, savings}, of 26^2 = 676
-options each: a person's whole grid is the sum of two 676-entry tables, computed once per
-person through the SCM (``build_tables``). ``product`` merges blocks when a scenario has more
-than two, and a one-entry "no action" table pads a scenario that has one.
-
-``reference_grid_search`` is the straightforward baseline the benchmark measures the Oracle
-against: one person at a time, the whole grid through the SCM's generic counterfactual and
-log-density. The tests check the Oracle against it.
 """
 
 from __future__ import annotations
@@ -140,7 +117,26 @@ class ActionGrid:
 def action_blocks(
     scm: StructuralCausalModel, features: tuple[int, ...]
 ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-    """Blocks of actionable features with disjoint affected sets: [(features, affected)]."""
+    """Blocks of actionable features with disjoint affected sets: [(features, affected)].
+    Call desc+(j) = {j} and the descendants of j. Link two actionable features when their
+    desc+ sets intersect; the connected components are the blocks b with affected sets
+    A_b = union of desc+(j) over j in b, pairwise disjoint by construction. No feature of A_b is
+    a parent of a feature of A_c (c != b): a child of A_b is a descendant, hence in A_b. So for a
+    grid point g = (g_1, ..., g_K), one option tuple per block,
+
+    - the counterfactual x'(g) equals the no-action counterfactual x^0 with the columns A_b
+      replaced by those of the block-only counterfactual x'(g_b), bitwise (the same equations
+      run on the same inputs);
+    - the exact log-density splits, because log p(x) = sum_j l_j(x_j, x_pa(j)) and the terms
+      that change under block b are those with j in A_b, whose parents are in A_b or unchanged:
+          log p(x'(g)) - log p(x) = sum_b [log p(x'(g_b)) - log p(x^0)] + [log p(x^0) - log p(x)];
+    - the (weighted) action cost is a sum over intervened features, hence over blocks.
+
+    Loan has two blocks, {loan_amount, loan_duration} and {income, savings}, of 26^2 = 676
+    options each: a person's whole grid is the sum of two 676-entry tables, computed once per
+    person through the SCM (``build_tables``). ``product`` merges blocks when a scenario has more
+    than two, and a one-entry "no action" table pads a scenario that has one.
+    """
     closure = {j: {j} | scm.descendants(j) for j in features}
     blocks: list[tuple[set[int], set[int]]] = []
     for j in features:
@@ -369,6 +365,10 @@ def reference_grid_search(
     log-density through the SCM's generic ``counterfactual``/``log_prob`` and the decision
     model on all of them, and returns argmin weighted cost over valid (and, if asked,
     plausible: log p(x') >= log p(x) + PLAUSIBILITY_MARGIN) points.
+
+    ``reference_grid_search`` is the straightforward baseline the benchmark measures the Oracle
+    against: one person at a time, the whole grid through the SCM's generic counterfactual and
+    log-density. The tests check the Oracle against it.
     """
     scm, d = world or scenario.require_scm("the Oracle"), scenario.d
     feats = [j for j in grid.features if bool(hard_mask[j])]

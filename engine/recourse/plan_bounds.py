@@ -21,15 +21,6 @@ level; a
 binary or categorical item only within its levels. A scenario states its own per feature
 (``change: {relative, absolute}`` or ``none: true``), a protocol overrides them
 (``plans.bounds``).
-
-Because d_j is monotone increasing, B_j maps back to a model-unit interval
-[d_j^{-1}(lo), d_j^{-1}(hi)] (``box``); folded with the allowed direction s_j (s_j = +1: a_j
->= x_j, -1: a_j <= x_j) it is the interval a search clamps its actions into
-(``search_box``): the shift methods' realization (engine.recourse.shift_actions.realize:
-Wachter, Growing Spheres, HARE's candidates), the targets of FACE, CCHVAE, CLUE and CRUDS
-(engine.recourse.targets.realize_targets), the Oracle's grid (values clipped into it) and the
-pool's donors. An empty interval (a person whose own value lies outside the range, further
-than one step) leaves the feature as it is.
 """
 
 from __future__ import annotations
@@ -153,7 +144,17 @@ def search_box(scenario: Scenario, bounds: tuple[Bound, ...], directions: Tensor
                x: Tensor) -> tuple[Tensor, Tensor]:
     """(lo, hi) (n, d) model units: the interval an action on each feature may take in a
     search, B_j(x) with the allowed direction folded in and an empty interval collapsed onto
-    x_j (no action possible there)."""
+    x_j (no action possible there).
+
+    Because d_j is monotone increasing, B_j maps back to a model-unit interval
+    [d_j^{-1}(lo), d_j^{-1}(hi)] (``box``); folded with the allowed direction s_j (s_j = +1: a_j
+    >= x_j, -1: a_j <= x_j) it is the interval a search clamps its actions into
+    (``search_box``): the shift methods' realization (engine.recourse.shift_actions.realize:
+    Wachter, Growing Spheres, HARE's candidates), the targets of FACE, CCHVAE, CLUE and CRUDS
+    (engine.recourse.targets.realize_targets), the Oracle's grid (values clipped into it) and the
+    pool's donors. An empty interval (a person whose own value lies outside the range, further
+    than one step) leaves the feature as it is.
+    """
     x64 = x.detach().to(torch.float64)
     if bounds:
         lo, hi = box(scenario, bounds, x64)

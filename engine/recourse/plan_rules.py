@@ -18,20 +18,6 @@ and, when the protocol forbids them (``consequences: forbid``),
 
 - **consequence**: no item the person marked unchangeable changes as a causal consequence of
   the actions (x'_j != x_j with m_j = 0 and j outside the person's actionable set).
-
-``PlanRules`` holds s (the scenario's directions, with a study's own on top), the bounds
-(the scenario's, with a study's own on top) and the consequence mode; a ``RecourseContext``
-carrying rules makes every method obey them where it searches: the Oracle's grid offers only
-values that satisfy them, clipped into the bounds (``grid_allowed``, ``GridLimit``), the shift
-methods (Wachter, Growing Spheres, HARE's candidates) realize their shifts clamped into
-``search_box`` (engine.recourse.shift_actions.realize) and judge a point valid only when its
-actions break no rule (``action_obeys``), HARE projects its candidate shifts onto the
-direction cone and drops the invisible ones (``project_shifts``, ``snap_shifts``), the
-target methods (FACE, CCHVAE, CLUE, CRUDS) clamp their targets into ``search_box``
-(engine.recourse.targets.realize_targets), the pool methods take their directions and boxes
-from here (``directions_of``, ``search_box``), and the planner shows only plans with no
-broken rule (``broken``). A context without rules (the paper reproductions and benchmarks)
-leaves the methods as published.
 """
 
 from __future__ import annotations
@@ -68,6 +54,20 @@ class PlanRules:
     ((0, 0, 1, 0, 0, 1, 0), 'explain')
     >>> rules.bounds[5].relative  # income: half of itself per plan (the default)
     0.5
+
+    ``PlanRules`` holds s (the scenario's directions, with a study's own on top), the bounds
+    (the scenario's, with a study's own on top) and the consequence mode; a ``RecourseContext``
+    carrying rules makes every method obey them where it searches: the Oracle's grid offers only
+    values that satisfy them, clipped into the bounds (``grid_allowed``, ``GridLimit``), the shift
+    methods (Wachter, Growing Spheres, HARE's candidates) realize their shifts clamped into
+    ``search_box`` (engine.recourse.shift_actions.realize) and judge a point valid only when its
+    actions break no rule (``action_obeys``), HARE projects its candidate shifts onto the
+    direction cone and drops the invisible ones (``project_shifts``, ``snap_shifts``), the
+    target methods (FACE, CCHVAE, CLUE, CRUDS) clamp their targets into ``search_box``
+    (engine.recourse.targets.realize_targets), the pool methods take their directions and boxes
+    from here (``directions_of``, ``search_box``), and the planner shows only plans with no
+    broken rule (``broken``). A context without rules (the paper reproductions and benchmarks)
+    leaves the methods as published.
     """
 
     directions: tuple[int, ...]

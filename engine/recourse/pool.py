@@ -27,10 +27,6 @@ For a person x with individually actionable set F_i:
 4. The world model computes the consequences, x' = CF(x, do(x_S = z_S)); a plan is kept when
    h(x') is favourable. Non-actionable mutable features (Loan: education) only move as
    consequences.
-
-``candidates`` returns every kept plan (column ``person``); ``recourse`` returns, per person,
-the kept plan of least weighted cost (the person's cost profile), or no action when none is
-valid. Everything is batched over people, donors and subsets.
 """
 
 from __future__ import annotations
@@ -53,6 +49,10 @@ class PoolSamples(RecourseMethod):
 
     ``donors``: approved pool profiles per person; ``partial``: also offer plans that adopt
     a subset of a donor's allowed items; ``chunk_people``: people evaluated together.
+
+    ``candidates`` returns every kept plan (column ``person``); ``recourse`` returns, per person,
+    the kept plan of least weighted cost (the person's cost profile), or no action when none is
+    valid. Everything is batched over people, donors and subsets.
     """
 
     name = "pool"

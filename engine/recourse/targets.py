@@ -37,8 +37,8 @@ from engine.scm import ArrayLike
 # A target coordinate closer than this (in units of the feature's range) is "unchanged".
 TARGET_TOL = 1e-6
 # Torch threads of the searches: their matrices are small (a few thousand rows, widths up to
-# 64), so a second thread only adds synchronization (20 CRUDS steps for 8 Loan people: 11.2 s
-# on two threads, 0.75 s on one, on the 2-core development machine under load).
+# 64), so a second thread only adds synchronization (docs/benchmarks.md, "Findings behind the
+# code").
 SEARCH_THREADS = 1
 
 

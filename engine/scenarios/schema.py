@@ -22,17 +22,6 @@ A scenario file states a world's features, the text people read, and the world i
       kind: equations                  # an exact SCM: a Python module and its class
       module: engine.scenarios.loan    # dotted module, or a .py file next to this one
       scm: LoanSCM
-
-``world.kind: pool`` holds a CSV of profiles (``pool``, display units, level labels) and a
-fixed decision ``rule`` (an expression over the features, engine.scenarios.rules, or a
-Python function ``module:function``); ``world.kind: data`` holds a CSV of samples
-(``data``), its ``label`` column and the causal ``graph`` (edges ``parent -> child``): the
-world model is a causal flow learned from the data and the decision model is trained on the
-labels; ``world.kind: tabular`` reads a real data set as it is, without a causal graph
-(engine.scenarios.tabular_schema). ``extends: <scenario>`` starts from another scenario's file (its keys merged, these
-win). Every check is a validator here, so each problem is reported at its path
-(``features[3].levels[2]``, ``world.graph[1]``); ``engine.scenarios.loader`` adds the
-checks of the CSV files (columns, cells) at their rows and columns.
 """
 
 from __future__ import annotations
@@ -270,7 +259,19 @@ class GeneratorSpec(Strict):
 
 
 class PoolWorld(Strict):
-    """A table of profiles and a fixed rule (the reference user study's world)."""
+    """A table of profiles and a fixed rule (the reference user study's world).
+
+    ``world.kind: pool`` holds a CSV of profiles (``pool``, display units, level labels) and a
+    fixed decision ``rule`` (an expression over the features, engine.scenarios.rules, or a
+    Python function ``module:function``); ``world.kind: data`` holds a CSV of samples
+    (``data``), its ``label`` column and the causal ``graph`` (edges ``parent -> child``): the
+    world model is a causal flow learned from the data and the decision model is trained on the
+    labels; ``world.kind: tabular`` reads a real data set as it is, without a causal graph
+    (engine.scenarios.tabular_schema). ``extends: <scenario>`` starts from another scenario's file (its keys merged, these
+    win). Every check is a validator here, so each problem is reported at its path
+    (``features[3].levels[2]``, ``world.graph[1]``); ``engine.scenarios.loader`` adds the
+    checks of the CSV files (columns, cells) at their rows and columns.
+    """
 
     kind: Literal["pool"]
     pool: str | GeneratorSpec  # a CSV file (relative to the scenario file) or a generator

@@ -11,58 +11,6 @@ The scenario file engine/scenarios/tominaga.yaml names ``pool_table`` (the pool)
 ``applicants_table`` (people like the study's participants) as its generators: rows in
 display units, items as the option labels of Table 1 (``LEVELS``; the loader checks each
 against the file's levels), income and the loan (one third of it) in million JPY.
-
-Codes are 0-based option indices of Table 1 (0 = the first option). For each person:
-
-0. A common factor g ~ Normal(0, 1) (ability and ambition, the omitted-ability structure
-   of earnings data): it raises schooling, the career score, experience abroad and the
-   English score together, so credentials and seniority go together as they do in people.
-   Without it (the generator's first version) those blocks were nearly independent given
-   education, and a simulated participant high on several never-lower items (a graduate
-   degree, experience abroad, a high TOEIC band, long service) rarely had five richer pool
-   members at least as high on all of them: 95% of 1,000 applicants had five eligible pool
-   members, where the paper gave every one of its 362 participants five (1,810 ratings).
-   The loadings, the income level and its noise below were set by hand so that the
-   generator meets the two facts the paper reports about its pool: 99% of the 1,000 test
-   applicants have five eligible members (the selection rule unchanged), and 61 of 3,683
-   (1.7%) earn over 13M JPY (the paper: 54, 1.47%; Appendix A). The shares of the levels
-   of each item stay close to the first version's (education's exactly).
-1. Age a ~ Normal(42, 11) clipped to 20..64 (working age; not an item, it only links the
-   career items below).
-2. Education (0 high school, 1 junior college, 2 bachelor, 3 master, 4 doctor) with
-   probabilities .30/.15/.45/.08/.02: a schooling score 0.9 g + sqrt(1 - 0.81) N(0, 1) cut
-   at the standard normal quantiles of those shares; the age work starts, s_e =
-   18/20/22/24/27. Career years c = max(0, a - s_e).
-3. Job change experience: P = sigmoid(-1.2 + 0.06 c). Service years at the current
-   employer t = c without a job change, else t = c * U(0.05, 0.8). Binned to
-   0-1/1-3/3-5/5-10/10-20/20- years (bin edges 1, 3, 5, 10, 20).
-4. Position: latent score z = 0.06 c + 0.3 * education + 0.03 t + 0.7 g + sqrt(1 - 0.49)
-   N(0, 1); the ten levels cut z at 1.6, 2.4, 2.9, 3.4, 3.9, 4.5, 5.1, 5.7, 6.4 (Employee
-   ... President), so most people are employees or first-line supervisors and the top
-   levels are rare.
-5. Management career: none below Section Head (level index < 2); otherwise years m =
-   min(c, (position - 1) * 2.5 * U(0.15, 1.3)), binned No/0-1/1-3/3-5/5-10/10-20/20-
-   (a manager has at least "0-1 year").
-6. Residence: Tokyo with P .25. Type of residence: owned with P = sigmoid(-2.2 + 0.09 (a -
-   22) - 0.5 Tokyo). Workplace: public institution with P .15.
-7. Working hours per day (0-2 ... 12-): probabilities .01/.03/.08/.46/.32/.08/.02,
-   shifted up one level with P .3 for managers. Teleworking hours: .62/.12/.09/.1/.05/.015
-   /.005, with P .25 one level higher in Tokyo (capped at the working hours' level).
-8. Side jobs (No, 1, 2, 3, 4, 5-): .86/.09/.03/.012/.005/.003.
-9. Overseas working experience: P = sigmoid(-3.7 + 0.45 education + 0.02 c + g); overseas
-   study: P = sigmoid(-3.6 + 0.6 education + g).
-10. TOEIC best score: no score with P = sigmoid(0.9 - 0.45 education - 1.2 overseas work -
-    1.2 overseas study); otherwise a latent s = 1.9 + 0.5 education + 1.2 overseas work +
-    1.0 overseas study + 1.1 (0.7 g + sqrt(1 - 0.49) N(0, 1)), rounded and clipped to the
-    seven score bands (10-400 ... 900-990).
-11. Facebook: P = sigmoid(0.3 - 0.03 (a - 22) + 0.3 overseas); LinkedIn: P = sigmoid(-3.0
-    + 0.3 education + 1.0 overseas work + 0.3 TOEIC band / 7).
-12. Annual income (million JPY): log income = log 1.95 + 0.01 min(c, 35) + 0.1 position
-    + 0.07 education + 0.12 Tokyo + 0.05 public + 0.06 (working-hours level - 3)
-    + 0.08 side jobs (capped at 2) + 0.012 min(t, 30) (seniority pay) + 0.04 TOEIC band
-    + 0.1 overseas work + N(0, 0.25), clipped to 1.0..25.0, rounded to 0.1.
-13. Disclosure: 374 of 4,057 people (9.2%, the paper's share) chosen at random do not
-    disclose their income; they are dropped from the counterfactual pool (3,683 remain).
 """
 
 from __future__ import annotations
@@ -127,9 +75,61 @@ def _years_bin(years: np.ndarray, edges: tuple[float, ...]) -> np.ndarray:
     return np.searchsorted(np.asarray(edges), years, side="right")
 
 
+# Codes are 0-based option indices of Table 1 (0 = the first option). For each person:
+#
+# 0. A common factor g ~ Normal(0, 1) (ability and ambition, the omitted-ability structure
+#    of earnings data): it raises schooling, the career score, experience abroad and the
+#    English score together, so credentials and seniority go together as they do in people.
+#    Without it (the generator's first version) those blocks were nearly independent given
+#    education, and a simulated participant high on several never-lower items (a graduate
+#    degree, experience abroad, a high TOEIC band, long service) rarely had five richer pool
+#    members at least as high on all of them: 95% of 1,000 applicants had five eligible pool
+#    members, where the paper gave every one of its 362 participants five (1,810 ratings).
+#    The loadings, the income level and its noise below were set by hand so that the
+#    generator meets the two facts the paper reports about its pool: 99% of the 1,000 test
+#    applicants have five eligible members (the selection rule unchanged), and 61 of 3,683
+#    (1.7%) earn over 13M JPY (the paper: 54, 1.47%; Appendix A). The shares of the levels
+#    of each item stay close to the first version's (education's exactly).
+# 1. Age a ~ Normal(42, 11) clipped to 20..64 (working age; not an item, it only links the
+#    career items below).
+# 2. Education (0 high school, 1 junior college, 2 bachelor, 3 master, 4 doctor) with
+#    probabilities .30/.15/.45/.08/.02: a schooling score 0.9 g + sqrt(1 - 0.81) N(0, 1) cut
+#    at the standard normal quantiles of those shares; the age work starts, s_e =
+#    18/20/22/24/27. Career years c = max(0, a - s_e).
+# 3. Job change experience: P = sigmoid(-1.2 + 0.06 c). Service years at the current
+#    employer t = c without a job change, else t = c * U(0.05, 0.8). Binned to
+#    0-1/1-3/3-5/5-10/10-20/20- years (bin edges 1, 3, 5, 10, 20).
+# 4. Position: latent score z = 0.06 c + 0.3 * education + 0.03 t + 0.7 g + sqrt(1 - 0.49)
+#    N(0, 1); the ten levels cut z at 1.6, 2.4, 2.9, 3.4, 3.9, 4.5, 5.1, 5.7, 6.4 (Employee
+#    ... President), so most people are employees or first-line supervisors and the top
+#    levels are rare.
+# 5. Management career: none below Section Head (level index < 2); otherwise years m =
+#    min(c, (position - 1) * 2.5 * U(0.15, 1.3)), binned No/0-1/1-3/3-5/5-10/10-20/20-
+#    (a manager has at least "0-1 year").
+# 6. Residence: Tokyo with P .25. Type of residence: owned with P = sigmoid(-2.2 + 0.09 (a -
+#    22) - 0.5 Tokyo). Workplace: public institution with P .15.
+# 7. Working hours per day (0-2 ... 12-): probabilities .01/.03/.08/.46/.32/.08/.02,
+#    shifted up one level with P .3 for managers. Teleworking hours: .62/.12/.09/.1/.05/.015
+#    /.005, with P .25 one level higher in Tokyo (capped at the working hours' level).
+# 8. Side jobs (No, 1, 2, 3, 4, 5-): .86/.09/.03/.012/.005/.003.
+# 9. Overseas working experience: P = sigmoid(-3.7 + 0.45 education + 0.02 c + g); overseas
+#    study: P = sigmoid(-3.6 + 0.6 education + g).
+# 10. TOEIC best score: no score with P = sigmoid(0.9 - 0.45 education - 1.2 overseas work -
+#     1.2 overseas study); otherwise a latent s = 1.9 + 0.5 education + 1.2 overseas work +
+#     1.0 overseas study + 1.1 (0.7 g + sqrt(1 - 0.49) N(0, 1)), rounded and clipped to the
+#     seven score bands (10-400 ... 900-990).
+# 11. Facebook: P = sigmoid(0.3 - 0.03 (a - 22) + 0.3 overseas); LinkedIn: P = sigmoid(-3.0
+#     + 0.3 education + 1.0 overseas work + 0.3 TOEIC band / 7).
+# 12. Annual income (million JPY): log income = log 1.95 + 0.01 min(c, 35) + 0.1 position
+#     + 0.07 education + 0.12 Tokyo + 0.05 public + 0.06 (working-hours level - 3)
+#     + 0.08 side jobs (capped at 2) + 0.012 min(t, 30) (seniority pay) + 0.04 TOEIC band
+#     + 0.1 overseas work + N(0, 0.25), clipped to 1.0..25.0, rounded to 0.1.
+# 13. Disclosure: 374 of 4,057 people (9.2%, the paper's share) chosen at random do not
+#     disclose their income; they are dropped from the counterfactual pool (3,683 remain).
 def generate(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(items (n, 16) int codes in ``ITEMS`` order, income (n,) million JPY) of n people
-    (module docstring)."""
+    (module docstring).
+    """
     rng = np.random.default_rng(seed)
     age = np.clip(rng.normal(42.0, 11.0, n), 20.0, 64.0)
     g = rng.normal(0.0, 1.0, n)  # the common factor (step 0)

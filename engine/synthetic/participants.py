@@ -2,44 +2,6 @@
 
 The model (docs/protocol-reference.md, "Synthetic participants"); every parameter is ground truth
 that the simulator stores apart from the answers.
-
-Person i (all draws from a generator seeded by (seed, i), so a person is the same whoever
-else is simulated and after a resume):
-
-- factual profile x_i: a uniform draw from the profiles the decision model rejects;
-- true hard constraints F_i and preference order: a Plackett-Luce draw over the globally
-  actionable features (``engine.preferences.sample_profiles``, named distribution), with
-  |F_i| = k drawn from ``n_actionable_probs`` (uniform on 1..|F_g| when None);
-  true relative difficulty r_ij = (rank_ij - 1) / (k - 1) (0 when k = 1);
-- true soft costs: w_ij = 1 + cost_slope * r_ij on F_i; the personal cost of a plan
-  (mask m, values a) is  C_i = sum_{j in m, j in F_i} w_ij |a_j - x_ij| / M_j
-  + VIOLATION_COST * #{j in m, j not in F_i};
-- reports (elicitation): truthful up to noise - each globally actionable feature's
-  "can change" mark flips with probability ``mark_error_rate``; the ranking of the marked
-  items follows the true order (wrongly marked items last), then each adjacent pair swaps
-  with probability ``swap_rate``; a Likert difficulty is 1 + round(r_ij (K - 1)), moved by
-  one step with probability ``swap_rate`` (wrongly marked items get K);
-- ratings: ``engine.synthetic.rating_model`` (cumulative logit on 1..7 with participant effects) on
-  the plan's distance d (the behaviour's ``distance`` column), the TRUE satisfaction
-  (engine.metrics.preference_satisfaction on the true profile) and the TRUE violation
-  (the plan acts outside F_i); each plan's draw uses a generator seeded by
-  (seed, i, position);
-- impossibility: an action item is "impossible" exactly when it is outside F_i;
-- HARE: the answering model of engine.synthetic.hare_people with the personal cost C_i:
-  between two candidates, P(choose left) = 1 / (1 + exp((C_left - C_right) / T)) (Luce /
-  Bradley-Terry with temperature T); accept a plan when C <= tau_i,
-  tau_i = threshold * exp(threshold_sd * z_i), z_i ~ N(0, 1);
-- attention checks: answered correctly with probability ``attention_pass_rate``, else a
-  uniformly chosen wrong option;
-- reasons: a short sentence chosen from templates that fit the rating (and name an
-  impossible item when there is one);
-- careless participants (data-quality checks): a person is a speeder with probability
-  ``speeder_share``, else a straight-liner with probability ``straightliner_share``
-  (their own stream, so the other draws of a person stay the same); a straight-liner gives
-  one rating v_i ~ U{1..7} to both questions of every plan (truth: ``quality``);
-- page times: t_ij = m_k * s_i * exp(0.4 z_ij), m_k the typical time of the page's kind
-  (``PAGE_SECONDS``), s_i = exp(0.3 z_i) the person's pace, times ``SPEEDER_PACE`` for a
-  speeder (z standard normal, per person and per page).
 """
 
 from __future__ import annotations
@@ -165,6 +127,44 @@ class Population:
     >>> answer = people.elicitation(0, "ranking")     # the elicitation page's answer
     >>> sorted(answer) == sorted(loan.feature_names[j] for j in loan.actionable)
     True
+
+    Person i (all draws from a generator seeded by (seed, i), so a person is the same whoever
+    else is simulated and after a resume):
+
+    - factual profile x_i: a uniform draw from the profiles the decision model rejects;
+    - true hard constraints F_i and preference order: a Plackett-Luce draw over the globally
+      actionable features (``engine.preferences.sample_profiles``, named distribution), with
+      |F_i| = k drawn from ``n_actionable_probs`` (uniform on 1..|F_g| when None);
+      true relative difficulty r_ij = (rank_ij - 1) / (k - 1) (0 when k = 1);
+    - true soft costs: w_ij = 1 + cost_slope * r_ij on F_i; the personal cost of a plan
+      (mask m, values a) is  C_i = sum_{j in m, j in F_i} w_ij |a_j - x_ij| / M_j
+      + VIOLATION_COST * #{j in m, j not in F_i};
+    - reports (elicitation): truthful up to noise - each globally actionable feature's
+      "can change" mark flips with probability ``mark_error_rate``; the ranking of the marked
+      items follows the true order (wrongly marked items last), then each adjacent pair swaps
+      with probability ``swap_rate``; a Likert difficulty is 1 + round(r_ij (K - 1)), moved by
+      one step with probability ``swap_rate`` (wrongly marked items get K);
+    - ratings: ``engine.synthetic.rating_model`` (cumulative logit on 1..7 with participant effects) on
+      the plan's distance d (the behaviour's ``distance`` column), the TRUE satisfaction
+      (engine.metrics.preference_satisfaction on the true profile) and the TRUE violation
+      (the plan acts outside F_i); each plan's draw uses a generator seeded by
+      (seed, i, position);
+    - impossibility: an action item is "impossible" exactly when it is outside F_i;
+    - HARE: the answering model of engine.synthetic.hare_people with the personal cost C_i:
+      between two candidates, P(choose left) = 1 / (1 + exp((C_left - C_right) / T)) (Luce /
+      Bradley-Terry with temperature T); accept a plan when C <= tau_i,
+      tau_i = threshold * exp(threshold_sd * z_i), z_i ~ N(0, 1);
+    - attention checks: answered correctly with probability ``attention_pass_rate``, else a
+      uniformly chosen wrong option;
+    - reasons: a short sentence chosen from templates that fit the rating (and name an
+      impossible item when there is one);
+    - careless participants (data-quality checks): a person is a speeder with probability
+      ``speeder_share``, else a straight-liner with probability ``straightliner_share``
+      (their own stream, so the other draws of a person stay the same); a straight-liner gives
+      one rating v_i ~ U{1..7} to both questions of every plan (truth: ``quality``);
+    - page times: t_ij = m_k * s_i * exp(0.4 z_ij), m_k the typical time of the page's kind
+      (``PAGE_SECONDS``), s_i = exp(0.3 z_i) the person's pace, times ``SPEEDER_PACE`` for a
+      speeder (z standard normal, per person and per page).
     """
 
     def __init__(

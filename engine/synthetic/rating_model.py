@@ -14,29 +14,6 @@ then flat), and the rating is
 i.e. P(rating <= k) = sigmoid(c_k - eta): the cumulative-logit likelihood the analysis fits.
 A missing satisfaction or violation (no elicitation) contributes 0.
 
-**In the researcher's terms** (``from_ratings``): the *typical* participant (u_p = b_p = 0)
-rating a plan that meets no stated preference and violates none (s = v = 0) has the mean
-rating E(d) = sum_k k P(rating = k | eta = a + f(d)). Three numbers fix the curve:
-``at_zero`` = E(0), ``at_far`` = E(infinity) and ``half_distance`` h, where the mean rating
-is halfway: E(h) = (at_zero + at_far) / 2. Then a = E^{-1}(at_zero), drop = a -
-E^{-1}(at_far) and, with m = E^{-1}((at_zero + at_far) / 2), f(h) = m - a gives
-scale = -h / ln(1 - (a - m) / drop). E is increasing in eta, so each inverse is one root
-search.
-
-**Whose curve** (``curve_of``): by default (``typical``) E(d) above is the typical
-participant's. With ``population`` it is the population's mean rating instead, averaged over
-the participant effects: the location l(d) replacing a + f(d) solves
-
-    E_z[ E(l(d) + sigma(d) z) ] = E(a + f(d)),   sigma(d)^2 = sd_u^2 + sd_b^2 d^2,  z ~ N(0, 1)
-
-(u_p + b_p d is normal with that variance; the outer mean by 40-point Gauss-Hermite
-quadrature, l(d) by bisection, since the left side increases in l). Why: the participant
-spread grows with d when sd_b > 0, and through the cutpoints a wider spread pulls the mean
-rating toward the middle of the scale, so a flat typical curve is not a flat mean rating.
-A Gaussian mixed model (mgcv's GAMM, Tominaga et al.'s analysis) estimates the mean
-rating's curve, so a truth stated as "mean acceptance does not change with distance" is a
-``population`` curve.
-
 ``RatingBehaviour.reference()`` mimics the reference user study (Tominaga et al.): acceptance
 flat in distance with mean near 3.3, action falling steeply over the smallest distances then
 flat with mean near 2.6, large participant effects. Pure numpy: the analysis layer uses it to
@@ -103,6 +80,29 @@ class OutcomeModel:
     ((1, 7), 1.0, 4.0)
     >>> m.sample(np.array([0.0, 50.0]), np.random.default_rng(0))[1]   # far above the cutpoints
     np.int64(7)
+
+    **In the researcher's terms** (``from_ratings``): the *typical* participant (u_p = b_p = 0)
+    rating a plan that meets no stated preference and violates none (s = v = 0) has the mean
+    rating E(d) = sum_k k P(rating = k | eta = a + f(d)). Three numbers fix the curve:
+    ``at_zero`` = E(0), ``at_far`` = E(infinity) and ``half_distance`` h, where the mean rating
+    is halfway: E(h) = (at_zero + at_far) / 2. Then a = E^{-1}(at_zero), drop = a -
+    E^{-1}(at_far) and, with m = E^{-1}((at_zero + at_far) / 2), f(h) = m - a gives
+    scale = -h / ln(1 - (a - m) / drop). E is increasing in eta, so each inverse is one root
+    search.
+
+    **Whose curve** (``curve_of``): by default (``typical``) E(d) above is the typical
+    participant's. With ``population`` it is the population's mean rating instead, averaged over
+    the participant effects: the location l(d) replacing a + f(d) solves
+
+        E_z[ E(l(d) + sigma(d) z) ] = E(a + f(d)),   sigma(d)^2 = sd_u^2 + sd_b^2 d^2,  z ~ N(0, 1)
+
+    (u_p + b_p d is normal with that variance; the outer mean by 40-point Gauss-Hermite
+    quadrature, l(d) by bisection, since the left side increases in l). Why: the participant
+    spread grows with d when sd_b > 0, and through the cutpoints a wider spread pulls the mean
+    rating toward the middle of the scale, so a flat typical curve is not a flat mean rating.
+    A Gaussian mixed model (mgcv's GAMM, Tominaga et al.'s analysis) estimates the mean
+    rating's curve, so a truth stated as "mean acceptance does not change with distance" is a
+    ``population`` curve.
     """
 
     intercept: float

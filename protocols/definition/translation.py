@@ -338,5 +338,5 @@ class Translator:
         return format_datetime(at, format="long", tzinfo=UTC, locale=self.language)
 
     def date(self, day: Date) -> str:
-        """A date for this language ("27 November 2026", "2026年11月27日")."""
+        """A date for this language, in its long form (English: day, month name, year)."""
         return format_date(day, format="long", locale=self.language)

@@ -62,7 +62,8 @@ class BoundedCache(Generic[K, V]):
 # Stripes of StripedLocks. Two participants whose ids share a stripe wait for each other's
 # whole transaction (a HARE search included): with 64 stripes, 10 participants at once shared
 # one about half the time (1 - prod(1 - k/64), k < 10), and a load test's page threads spent
-# ~30 thread-seconds per 48 s run waiting there; with 4096 it is ~1% (a lock is ~50 bytes).
+# much of their time waiting there (docs/benchmarks.md, "Findings behind the code"); with 4096
+# it is ~1% (a lock is ~50 bytes).
 STRIPES = 4096
 
 

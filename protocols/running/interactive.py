@@ -16,35 +16,6 @@ proposed under the participant's constraints was approved (its tournament still 
 candidate the person prefers). Such a plan is not shown; the ``plans`` event says why and
 the shortfall tables count it (``PlanOutcome``).
 
-**Searching together.** Applying an answer (or starting) leaves the method's next search
-undone when the method can batch (``complete_sessions``: HARE): ``start`` and ``answer``
-return a ``Waiting`` interaction, and ``finish`` runs the pending searches of all the
-interactions of one transaction as one batched search per method, then asks each its next
-question. The simulator answers a whole chunk of participants in one transaction, so their
-searches run together; the method gives every session exactly the candidates it finds alone
-(engine.recourse.hare_state, "proposing together"), so questions and plans do not depend on
-who was answered with whom.
-
-With ``prefetch`` (the web server's choice), while a question is shown what follows each of
-its answers is computed in the background (protocols.running.prefetch): the session after
-either choice of a comparison, after "accept" and after "keep looking" (the method's next
-iteration), with its next question, or the final plans when the interaction ends there; the
-answer takes its result (waiting if it is still running), so a participant who reads the
-question for a moment does not wait for the work; the work waits while an answer is being
-processed (``serving``), so it never delays a page. An answer not prefetched leaves its search
-to ``finish``, which hands it to the server's batcher (protocols.running.batching): the
-searches of participants who wait at the same moment (HARE's start, an early answer) run as
-one batched search. The prefetches' searches have a batcher (and, in the web server, a search
-worker process) of their own, so a page's search never queues behind a speculative one.
-The start itself can be computed before the answer that begins it: a draft of that answer
-(the ranking the elicitation page shows before Continue, ``Study.speculate``) schedules the
-start for the profile it states (``speculate_start``: the base plan, the first search and the
-first question, once no answer is being processed); ``start`` takes it when the profile
-stated is the draft's (the key holds everything the start depends on), and each
-participant's newer draft drops their earlier one that has not started.
-Every computation is the same deterministic code on the same saved state: the questions and
-plans are the same either way.
-
 The session contract (engine.recourse.hare_session.HareSession): ``next_query()`` -> query
 with ``kind`` (compare | accept | done) and ``options`` (``RecourseBatch.record`` dicts),
 ``answer(choice)``, ``accept(yes)``, ``done``, ``final()``, ``to_json()``.
@@ -90,7 +61,37 @@ class Waiting:
 
 
 class InteractiveFlow:
-    """Starts, advances and finishes participants' interactions."""
+    """Starts, advances and finishes participants' interactions.
+
+    **Searching together.** Applying an answer (or starting) leaves the method's next search
+    undone when the method can batch (``complete_sessions``: HARE): ``start`` and ``answer``
+    return a ``Waiting`` interaction, and ``finish`` runs the pending searches of all the
+    interactions of one transaction as one batched search per method, then asks each its next
+    question. The simulator answers a whole chunk of participants in one transaction, so their
+    searches run together; the method gives every session exactly the candidates it finds alone
+    (engine.recourse.hare_state, "proposing together"), so questions and plans do not depend on
+    who was answered with whom.
+
+    With ``prefetch`` (the web server's choice), while a question is shown what follows each of
+    its answers is computed in the background (protocols.running.prefetch): the session after
+    either choice of a comparison, after "accept" and after "keep looking" (the method's next
+    iteration), with its next question, or the final plans when the interaction ends there; the
+    answer takes its result (waiting if it is still running), so a participant who reads the
+    question for a moment does not wait for the work; the work waits while an answer is being
+    processed (``serving``), so it never delays a page. An answer not prefetched leaves its search
+    to ``finish``, which hands it to the server's batcher (protocols.running.batching): the
+    searches of participants who wait at the same moment (HARE's start, an early answer) run as
+    one batched search. The prefetches' searches have a batcher (and, in the web server, a search
+    worker process) of their own, so a page's search never queues behind a speculative one.
+    The start itself can be computed before the answer that begins it: a draft of that answer
+    (the ranking the elicitation page shows before Continue, ``Study.speculate``) schedules the
+    start for the profile it states (``speculate_start``: the base plan, the first search and the
+    first question, once no answer is being processed); ``start`` takes it when the profile
+    stated is the draft's (the key holds everything the start depends on), and each
+    participant's newer draft drops their earlier one that has not started.
+    Every computation is the same deterministic code on the same saved state: the questions and
+    plans are the same either way.
+    """
 
     def __init__(self, protocol: Protocol, resources: StudyResources, *,
                  prefetch: bool = False, runner: Runner | None = None,

@@ -27,52 +27,6 @@ The page/answer contract (one class per page kind: payload, validation, effect) 
 ``protocols.running.flow``; plan generation in ``protocols.running.planning``; interactive methods' questions
 in ``protocols.running.interactive``; who may start or resume, and when a participant counts for
 assignment, in ``protocols.running.admission``.
-
-Guarantees.
-
-- Tokens are random (``secrets.token_urlsafe``, 192 bits) and stored only as SHA-256
-  hashes (table ``tokens``); an unknown token raises ``UnknownTokenError``. Raw external ids
-  (e.g. a recruitment platform's participant id) and recruitment sessions are stored only as
-  salted SHA-256 hashes (the study's salt: protocols.running.registration).
-- A recruitment id identifies, it does not authenticate: starting again with a known
-  external id resumes that participant (under an additional token; tokens are never
-  revoked) only together with the recruitment session of its first visit (e.g. Prolific's
-  ``SESSION_ID``); otherwise ``IdRefusedError``, and the refused visit is recorded
-  (``id_refused``). An external id outside the protocol's ``recruitment.id_pattern`` raises
-  ``InvalidExternalIdError`` before anything is written.
-- ``submit(page_id, answer)`` validates the answer against the page (``AnswerError`` with
-  every problem; nothing written), then writes the answer, its consequences (profile,
-  elicitation, plans, rating, comparison), an audit event and the participant's new state in
-  ONE transaction. The state update is guarded by the participant's step, so a stale or
-  concurrent submit cannot overwrite newer state. Re-submitting an answered page changes
-  nothing and returns the current page; answering any other page than the current one raises
-  ``PageMismatchError``.
-- Plans are generated once - when the elicitation is submitted, or at the profile step when
-  the protocol has no elicitation - stored, and reloaded (never regenerated) on resume.
-  Assignment, persona, plan choice and order depend only on the protocol seed and the
-  participant's consent order (``consent_seq``, given in the transaction of the consent
-  answer): a visit that never consents has no arm and shifts nobody's assignment.
-- ``submit_many`` does the same for many participants in one transaction, generating all
-  their plans with one method call per arm and the interactive methods' searches as one
-  batched search (the simulator's fast path; the web path is a batch of one through the
-  same code). Drivers may add rows of their own (simulation truth)
-  to the same transaction with ``extra_rows``.
-- A study of two sessions (``protocols.running.flow``) shows the ``pause`` page until the second
-  session opens by ``clock`` (default: the real time; the simulator's participants return
-  as soon as it opens).
-- ``prefetch=True`` (the web server) computes an interactive method's likely next question
-  in the background while its page is read, and runs the searches of participants who wait
-  at the same moment as one (protocols.running.interactive, protocols.running.batching); same questions and
-  plans as without. ``search_runner`` runs those searches elsewhere (the web server: in a
-  worker process), ``speculative_runner`` the prefetches' (another one); speculative work
-  waits while an answer is being processed.
-- Under the protocol's ``quotas`` a consent gets the arm of the largest shortfall, and a
-  full study ends new visits on the study-full page; under its ``time_limit`` a session
-  past the limit ends as ``timed_out`` when the study next sees it (``timer``: the clock
-  it is measured by, the simulator's simulated one) - protocols.running.limits.
-- Memory is bounded: participants' state and built pages are cached for at most
-  ``CACHE_SIZE`` participants (least recently used out; reloaded from the store), answers
-  are serialized by striped locks (protocols.running.cache).
 """
 
 from __future__ import annotations
@@ -84,7 +38,7 @@ from contextlib import nullcontext
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -136,6 +90,18 @@ CACHE_SIZE = 4096
 TOKEN_CACHE_SIZE = 50_000
 
 
+class Answer(NamedTuple):
+    """One answer of a ``submit_many`` in the making: its place among the items, the
+    participant before it and the copy it changes, the page answered and the validated
+    answer."""
+
+    index: int
+    before: Participant
+    after: Participant
+    page: pg.Page
+    answer: Any
+
+
 class Study(Admission, Limits):
     """A protocol run in a store (module docstring).
 
@@ -152,6 +118,10 @@ class Study(Admission, Limits):
     'screening'
     >>> study.resume(session.token).participant_id == session.participant_id
     True
+
+    What a session guarantees (hashed tokens and ids, validated answers, plans generated
+    once, batched transactions, two sessions, prefetches, quotas, bounded memory):
+    docs/architecture.md, "The study session's guarantees".
     """
 
     def __init__(
@@ -329,7 +299,7 @@ class Study(Admission, Limits):
             self.load(missing)
         self.check_in_time(items)
         results: list[pg.Page | None] = [None] * len(items)
-        work: list[tuple[int, Participant, Participant, pg.Page, Any]] = []
+        work: list[Answer] = []
         for i, it in enumerate(items):
             old = self.participant(it.participant_id)
             if it.page_id in old.answered:
@@ -341,25 +311,26 @@ class Study(Admission, Limits):
             if it.page_id != current:
                 raise PageMismatchError(it.page_id, [f"the current page is {current!r}"])
             page = self.current_page(it.participant_id)
-            work.append((i, old, old.copy(), page, pg.validate_answer(page, it.answer)))
+            work.append(Answer(i, old, old.copy(), page, pg.validate_answer(page, it.answer)))
         if not work:
             return results  # type: ignore[return-value]
         w = Answering(self.context)
         given = {it.participant_id: it.seconds for it in items}
-        for _, old, p, page, answer in work:
-            correct = pg.PAGE_KINDS[page.kind].apply(w, p, page, answer)
+        for a in work:
+            p = a.after
+            correct = pg.PAGE_KINDS[a.page.kind].apply(w, p, a.page, a.answer)
             seconds = given[p.participant_id]
-            if seconds is None and old.updated_at is not None:
-                seconds = max(0.0, (w.at - old.updated_at).total_seconds())
-            w.record(p, page, answer, correct, seconds)
+            if seconds is None and a.before.updated_at is not None:
+                seconds = max(0.0, (w.at - a.before.updated_at).total_seconds())
+            w.record(p, a.page, a.answer, correct, seconds)
             p.updated_at = w.at
         w.finish_interactions()  # interactive searches of the whole transaction at once
         if w.plan_requests:
             outcomes = generate(self.protocol, self.resources, w.plan_requests)
-            for _, _, p, _, _ in work:
+            for p in (a.after for a in work):
                 if p.participant_id in outcomes:
                     w.attach_outcome(p, outcomes[p.participant_id])
-        for _, _, p, _, _ in work:
+        for p in (a.after for a in work):
             if p.active and self.flow.current_id(p) == "debrief":
                 p.status = "complete"
                 w.rows["events"].append(self.event(p.participant_id, None, "complete"))
@@ -367,20 +338,19 @@ class Study(Admission, Limits):
         # same one fails on the unique index: WriteConflictError, and submit_many retries).
         with self.store.lock if w.enrolling else nullcontext():
             self._commit(w, work, extra)
-        for i, _, p, _, _ in work:
-            self._cache[p.participant_id] = p
-            results[i] = self.current_page(p.participant_id)
+        for a in work:
+            self._cache[a.after.participant_id] = a.after
+            results[a.index] = self.current_page(a.after.participant_id)
         return results  # type: ignore[return-value]
 
-    def _commit(self, w: Answering, work: list[tuple[int, Participant, Participant, pg.Page,
-                                                     Any]], extra: Rows | None) -> None:
+    def _commit(self, w: Answering, work: list[Answer], extra: Rows | None) -> None:
         """One transaction: the enrolment of consenting participants, every row of the
         answers and the participants' new state (guarded by their step)."""
         at, rows = w.at, w.rows
         with self.store.transaction() as tx:
             standing = None
             if w.enrolling:  # places of those past the time limit free, then quotas decide
-                self.forget(self.sweep(tx, keep={p.participant_id for _, _, p, _, _ in work}))
+                self.forget(self.sweep(tx, keep={a.after.participant_id for a in work}))
                 standing = self.standing()
             self._enrol(tx, w, standing)
             for table in ROW_TABLES:
@@ -390,6 +360,6 @@ class Study(Admission, Limits):
                 [{"study_id": self.study_id, "participant_id": p.participant_id,
                   "arm": p.arm, "consent_seq": p.consent_seq,
                   "status": p.status, "current_page": self.flow.current_id(p), "step": p.step,
-                  "state_json": p.state_json(), "updated_at": at} for _, _, p, _, _ in work],
-                guard="step", expected=[old.step for _, old, _, _, _ in work],
+                  "state_json": p.state_json(), "updated_at": at} for p in (a.after for a in work)],
+                guard="step", expected=[a.before.step for a in work],
             )

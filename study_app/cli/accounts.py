@@ -12,9 +12,9 @@ from study_app.cli.output import emit, err, fail, json_file_option, json_option
 from study_app.cli.researcher import PASSWORD_ENV, run_action
 
 accounts_app = typer.Typer(
-    help="Researcher accounts with roles: viewer (dashboard progress), exporter (also "
-    "export), admin (also withdraw participants, back up). Without accounts the dashboard "
-    "uses its single password (a one-person pilot).", no_args_is_help=True)
+    help="Researcher accounts and their roles.\n\nRoles: viewer (dashboard progress), "
+    "exporter (also export), admin (also withdraw participants, back up). Without accounts "
+    "the dashboard uses its single password (a one-person pilot).", no_args_is_help=True)
 app.add_typer(accounts_app, name="accounts")
 
 _DB = typer.Option(..., help="The study database: a DuckDB file or postgresql://...")
@@ -47,8 +47,10 @@ def _change(db: str, args: dict[str, Any], json_out: bool, json_file: Path | Non
 @accounts_app.command("add")
 def add(db: str = _DB, account: str = _NAME, role: str = _ROLE,
         json_out: bool = json_option(), json_file: Path | None = json_file_option()) -> None:
-    """Add an account (password: at least 12 characters, from RECOURSE_STUDY_PASSWORD or
-    typed twice; stored as a scrypt hash). JSON: name, role, change, account (who acted:
+    """Add a researcher account.
+
+    The password: at least 12 characters, from RECOURSE_STUDY_PASSWORD or typed twice;
+    stored as a scrypt hash. JSON: name, role, change, account (who acted:
     local:<user>), via."""
     _change(db, {"change": "add", "name": account, "role": role,
                  "new_password": _new_password(json_out)}, json_out, json_file)
@@ -57,7 +59,9 @@ def add(db: str = _DB, account: str = _NAME, role: str = _ROLE,
 @accounts_app.command("remove")
 def remove(db: str = _DB, account: str = _NAME, json_out: bool = json_option(),
            json_file: Path | None = json_file_option()) -> None:
-    """Remove an account. JSON: name, role (it had), change, account, via."""
+    """Remove an account.
+
+    JSON: name, role (it had), change, account, via."""
     _change(db, {"change": "remove", "name": account}, json_out, json_file)
 
 
@@ -65,15 +69,18 @@ def remove(db: str = _DB, account: str = _NAME, json_out: bool = json_option(),
 def set_role(db: str = _DB, account: str = _NAME, role: str = _ROLE,
              json_out: bool = json_option(), json_file: Path | None = json_file_option()
              ) -> None:
-    """Change an account's role. JSON: name, role, change, account, via."""
+    """Change an account's role.
+
+    JSON: name, role, change, account, via."""
     _change(db, {"change": "set-role", "name": account, "role": role}, json_out, json_file)
 
 
 @accounts_app.command("set-password")
 def set_password(db: str = _DB, account: str = _NAME, json_out: bool = json_option(),
                  json_file: Path | None = json_file_option()) -> None:
-    """Change an account's password (RECOURSE_STUDY_PASSWORD or typed twice). JSON:
-    name, change, account, via."""
+    """Change an account's password.
+
+    From RECOURSE_STUDY_PASSWORD or typed twice. JSON: name, change, account, via."""
     _change(db, {"change": "set-password", "name": account,
                  "new_password": _new_password(json_out)}, json_out, json_file)
 
@@ -81,7 +88,9 @@ def set_password(db: str = _DB, account: str = _NAME, json_out: bool = json_opti
 @accounts_app.command("list")
 def list_(db: str = _DB, json_out: bool = json_option(),
           json_file: Path | None = json_file_option()) -> None:
-    """List the accounts (never their password hashes). JSON: accounts [{account, role,
+    """List the accounts (never their password hashes).
+
+    JSON: accounts [{account, role,
     created_at, updated_at}], change (list)."""
     doc = run_action(db, "accounts", {"change": "list"}, None, json_out)
     emit(doc, json_out=json_out, json_file=json_file, human=lambda: [

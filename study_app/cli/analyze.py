@@ -69,7 +69,9 @@ def analyze(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Fit the hierarchical ordinal models of acceptance and action against L0 and L1 of the
+    """Fit a study's analysis models and write the report.
+
+    Fit the hierarchical ordinal models of acceptance and action against L0 and L1 of the
     chosen family (plus the Gaussian variant), and write OUT/report.html (self-contained),
     OUT/summary.json, OUT/models/<model>.json and OUT/traces/<model>.nc.
 

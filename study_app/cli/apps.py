@@ -25,7 +25,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 benchmark_app = typer.Typer(
-    help="Benchmarks: recourse methods, HARE, analysis backends, fairness.",
+    help="Benchmark the methods, HARE, the analysis and fairness.",
     no_args_is_help=True,
 )
 app.add_typer(benchmark_app, name="benchmark")

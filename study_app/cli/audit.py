@@ -10,6 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from study_app.cli.apps import app
+from study_app.cli.choices import StudyDecisionModel
 from study_app.cli.output import emit, err, fail, json_file_option, json_option
 
 
@@ -28,12 +29,14 @@ def audit(
     screenshots: bool = typer.Option(
         True, help="With --out: photograph every page kind as the app draws it (as `preview` "
         "does; needs Debian's Chromium)."),
-    decision_model: str | None = typer.Option(
+    decision_model: StudyDecisionModel | None = typer.Option(
         None, help="Override the protocol's decision model: trained | bayes | rule."),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Audit what a protocol's participants would be shown, before launch: simulate N
+    """Audit what a protocol's participants would be shown.
+
+    Audit what a protocol's participants would be shown, before launch: simulate N
     participants and list, per arm, every plan-rule break (each rule of the plan rule set),
     question whose two options read the same, promised plan not delivered, participant-text
     problem (`validate --strict`), and the share of ratings the protocol's exclusions leave
@@ -62,8 +65,6 @@ def audit(
     from protocols.running.session import StudyMismatchError
     from study_app.audit import run_audit
 
-    if decision_model not in (None, "trained", "bayes", "rule"):
-        raise typer.BadParameter("expected trained, bayes or rule", param_hint="--decision-model")
     try:
         proto = load_protocol(protocol)
     except ProtocolError as e:

@@ -26,7 +26,9 @@ def backup(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Back up a study database into one file: every table copied in one read transaction
+    """Back up a study database into one checked file.
+
+    Back up a study database into one file: every table copied in one read transaction
     (a consistent snapshot, also while `serve` runs: on a served DuckDB file the server
     writes it), with a manifest of each table's rows and checksum inside and the file's
     SHA-256 beside it (OUT.sha256). Needs an admin account when the database has accounts;
@@ -54,7 +56,9 @@ def restore(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Restore a backup, checked first: the file's SHA-256 against BACKUP.sha256 and every
+    """Restore a checked backup of a study database.
+
+    Restore a backup, checked first: the file's SHA-256 against BACKUP.sha256 and every
     table's rows and checksum against the backup's manifest (a damaged file is refused and
     nothing changes). Everyone who withdrew after the backup was taken is withdrawn again:
     the withdrawals of the database being replaced and of its withdrawal journal

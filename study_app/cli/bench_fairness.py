@@ -10,6 +10,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from study_app.cli.apps import benchmark_app, benchmark_classifier, scenario_or_fail
+from study_app.cli.choices import BenchmarkDecisionModel, IcarmaTraining
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 from study_app.cli.paper_needs import benchmark_setups, offer_training, train_option
 
@@ -65,35 +66,49 @@ def _gap_table(doc: dict[str, Any]) -> Table:
     return table
 
 
+_SCENARIO = typer.Option("loan", help="Scenario name (needs gender and income).")
+_N = typer.Option(
+    None, "--n", min=1, help="First N rejected test applicants (default: all of them)."
+)
+_SEED = typer.Option(0, help="Seed of race, sampling, profiles and bootstrap.")
+_METHOD = typer.Option(
+    "icarma", help="Recourse method from the catalogue (the paper uses iCARMA)."
+)
+_DECISION_MODEL = typer.Option(
+    "trained",
+    help="trained (the scenario's artifact) | bayes (the exact Bayes rule, a reference).",
+)
+_ICARMA_TRAINING = typer.Option(
+    "paper", help="iCARMA: paper (the paper's models) | fast (ours)."
+)
+_REPAIR = typer.Option(
+    False, "--repair/--no-repair", help="iCARMA/CARMA: our final validity check (off: the "
+    "paper)."
+)
+_N_BOOT = typer.Option(1000, "--bootstrap", min=1, help="Bootstrap resamples.")
+_LEVEL = typer.Option(0.95, help="Interval level, in (0, 1).")
+_PLOT = typer.Option(None, "--plot", help="Write the figure here (PNG).")
+
+
 @benchmark_app.command("fairness")
 def fairness(
-    scenario: str = typer.Option("loan", help="Scenario name (needs gender and income)."),
-    n: int | None = typer.Option(
-        None, "--n", min=1, help="First N rejected test applicants (default: all of them)."
-    ),
-    seed: int = typer.Option(0, help="Seed of race, sampling, profiles and bootstrap."),
-    method: str = typer.Option(
-        "icarma", help="Recourse method from the catalogue (the paper uses iCARMA)."
-    ),
-    decision_model: str = typer.Option(
-        "trained",
-        help="trained (the scenario's artifact) | bayes (the exact Bayes rule, a reference).",
-    ),
-    icarma_training: str = typer.Option(
-        "paper", help="iCARMA: paper (the paper's models) | fast (ours)."
-    ),
-    repair: bool = typer.Option(
-        False, "--repair/--no-repair", help="iCARMA/CARMA: our final validity check (off: the "
-        "paper)."
-    ),
-    n_boot: int = typer.Option(1000, "--bootstrap", min=1, help="Bootstrap resamples."),
-    level: float = typer.Option(0.95, help="Interval level, in (0, 1)."),
+    scenario: str = _SCENARIO,
+    n: int | None = _N,
+    seed: int = _SEED,
+    method: str = _METHOD,
+    decision_model: BenchmarkDecisionModel = _DECISION_MODEL,
+    icarma_training: IcarmaTraining = _ICARMA_TRAINING,
+    repair: bool = _REPAIR,
+    n_boot: int = _N_BOOT,
+    level: float = _LEVEL,
     train: bool = train_option(),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
-    plot: Path | None = typer.Option(None, "--plot", help="Write the figure here (PNG)."),
+    plot: Path | None = _PLOT,
 ) -> None:
-    """Recourse cost and plausibility by gender, race and both, under four preference
+    """Recourse cost and plausibility by gender and race.
+
+    Recourse cost and plausibility by gender, race and both, under four preference
     assignments (iCARMA paper, section 5.5 and Figure 4).
 
     A stylized race is drawn at random (half of each gender); ``--n`` rejected test applicants
@@ -114,7 +129,6 @@ def fairness(
     lo, hi}}]. Cost and log_prob_cf are over valid recourses; a missing value is null.
     """
     from analysis.fairness_plot import save_fairness_figure
-    from engine.benchmarks import disparities
     from engine.benchmarks import fairness as study
 
     if not 0 < level < 1:
@@ -137,6 +151,31 @@ def fairness(
         )
     except (KeyError, ValueError) as e:
         raise typer.BadParameter(str(e)) from e
+    summary = _run(recourse, population, method, n_boot, level, seed)
+    doc = {
+        "scenario": scenario,
+        "method": method,
+        "method_label": recourse.name,
+        "decision_model": decision_model,
+        "repair": options.get("repair"),
+        "icarma_training": getattr(recourse, "training", None),
+        "seed": seed,
+        **summary,
+    }
+    if plot is not None:
+        save_fairness_figure(doc, plot)
+        err.print(f"figure written to {plot}")
+    emit(doc, json_out=json_out, json_file=json_file,
+         human=lambda: result_console(json_out, min_width=TABLE_WIDTH).print(_gap_table(doc)))
+
+
+def _run(recourse: Any, population: Any, method: str, n_boot: int, level: float,
+         seed: int) -> dict[str, Any]:
+    """The four assignments' recourse with a progress bar, then the bootstrap intervals of
+    the disparities (exit 2: a model not trained, a group left empty)."""
+    from engine.benchmarks import disparities
+    from engine.benchmarks import fairness as study
+
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -153,23 +192,8 @@ def fairness(
             fail(e, 2)
         progress.update(task, description="bootstrap intervals")
         try:
-            summary = disparities.fairness_summary(
+            return disparities.fairness_summary(
                 population, outcomes, n_boot=n_boot, level=level, seed=seed
             )
         except ValueError as e:  # an empty group: too few applicants
             fail(f"{e} (take more applicants with --n)", 2)
-    doc = {
-        "scenario": scenario,
-        "method": method,
-        "method_label": recourse.name,
-        "decision_model": decision_model,
-        "repair": options.get("repair"),
-        "icarma_training": getattr(recourse, "training", None),
-        "seed": seed,
-        **summary,
-    }
-    if plot is not None:
-        save_fairness_figure(doc, plot)
-        err.print(f"figure written to {plot}")
-    emit(doc, json_out=json_out, json_file=json_file,
-         human=lambda: result_console(json_out, min_width=TABLE_WIDTH).print(_gap_table(doc)))

@@ -17,6 +17,15 @@ from study_app.cli.apps import (
     scenario_or_fail,
     split_list,
 )
+from study_app.cli.choices import (
+    BenchmarkDecisionModel,
+    FinalAccept,
+    GammaSchedule,
+    GroundTruth,
+    IcarmaTraining,
+    IterationsReading,
+    OracleGrid,
+)
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 
 TABLE_WIDTH = 170  # the table has 15 columns: never squeeze it
@@ -57,56 +66,84 @@ def base_options(bases: tuple[str, ...], switches: dict[str, Any]) -> dict[str, 
             for b in bases if b in METHODS}
 
 
+_SCENARIO = typer.Option("loan", help="Scenario name.")
+_BASES = typer.Option("wachter,gs,oracle,icarma",
+                          help="Base methods: wachter, gs, oracle, icarma, carma.")
+_SCALES = typer.Option("near,intermediate,far", help="Ideal-plan scales.")
+_BUDGET = typer.Option(30, min=1, help="Query budget B of the main rows.")
+_ITERATIONS = typer.Option("1,5", help="T values: 1 = HARE, more = Multi-HARE.")
+_BUDGETS = typer.Option("10,30,70", help="Budget ablation (at --ablation-scale).")
+_ABLATION_SCALE = typer.Option("far", help="Scale of the ablations.")
+_CALIBRATION_ABLATION = typer.Option(
+    True, help="Add the 'calibrate only the winner' row (paper Table 5).")
+_CONSTRAINT = typer.Option(
+    "random", help="Actionable features per person: all | 1..4 | random.")
+_N = typer.Option(150, "--n", min=1, help="Rejected applicants per seed.")
+_SEEDS = typer.Option(5, min=1, help="Seeds (people, profiles, ideals, search).")
+_STEPS = typer.Option(100, min=0, help="ActionableSampling gradient steps.")
+_DECISION_MODEL = typer.Option(
+    "trained", help="trained (the artifact), bayes (the exact Bayes rule) or a tabular "
+    "world's lr / ann.")
+_KEEP_INCUMBENT = typer.Option(
+    True, "--keep-incumbent/--drop-incumbent",
+    help="The previous iteration's plan joins each tournament, as the paper's released "
+    "code runs (the default); --drop-incumbent: new candidates only, as the paper's "
+    "Algorithm 4 is written. The question count is the same.")
+_GAMMA = typer.Option(
+    1.0,
+    help="The candidates' step gamma (the paper: 1; shifts in range units).")
+_GAMMA_SCHEDULE = typer.Option(
+    "paper", help="Candidate step size: paper (gamma = 1 in every iteration) | halve "
+    "(ours before: gamma x max(|base shift|, 0.25), halved every iteration).")
+_FINAL_ACCEPT = typer.Option(
+    "ask", help="The accept question after the last tournament: ask (the paper's "
+    "Algorithm 4; it counts against the budget) | skip (ours before).")
+_ITERATIONS_READING = typer.Option(
+    "text", help=ITERATIONS_READING_HELP)
+_GROUND_TRUTH = typer.Option(
+    "perturbation", help="The simulated people's ideal plans: perturbation (the "
+    "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "
+    "of the mutable continuous features) | rays (a variant: a boundary ray within "
+    "1.25 / 2 / 4 times the nearest boundary radius).")
+_ICARMA_TRAINING = typer.Option(
+    "paper", help="iCARMA base: paper (the paper's models) | fast (ours).")
+_REPAIR = typer.Option(
+    False, "--repair/--no-repair",
+    help="iCARMA/CARMA bases: our final validity check (off: the paper).")
+_ORACLE_GRID = typer.Option(
+    "factual", help="Oracle base grid: factual (the paper's) | carma | shared (ours).")
+
+
 @benchmark_app.command("hare")
 def hare(
-    scenario: str = typer.Option("loan", help="Scenario name."),
-    bases: str = typer.Option("wachter,gs,oracle,icarma",
-                              help="Base methods: wachter, gs, oracle, icarma, carma."),
-    scales: str = typer.Option("near,intermediate,far", help="Ideal-plan scales."),
-    budget: int = typer.Option(30, min=1, help="Query budget B of the main rows."),
-    iterations: str = typer.Option("1,5", help="T values: 1 = HARE, more = Multi-HARE."),
-    budgets: str = typer.Option("10,30,70", help="Budget ablation (at --ablation-scale)."),
-    ablation_scale: str = typer.Option("far", help="Scale of the ablations."),
-    calibration_ablation: bool = typer.Option(
-        True, help="Add the 'calibrate only the winner' row (paper Table 5)."),
-    constraint: str = typer.Option(
-        "random", help="Actionable features per person: all | 1..4 | random."),
-    n: int = typer.Option(150, "--n", min=1, help="Rejected applicants per seed."),
-    seeds: int = typer.Option(5, min=1, help="Seeds (people, profiles, ideals, search)."),
-    steps: int = typer.Option(100, min=0, help="ActionableSampling gradient steps."),
-    decision_model: str = typer.Option("trained", help="trained | bayes."),
-    keep_incumbent: bool = typer.Option(
-        True, "--keep-incumbent/--drop-incumbent",
-        help="The previous iteration's plan joins each tournament, as the paper's released "
-        "code runs (the default); --drop-incumbent: new candidates only, as the paper's "
-        "Algorithm 4 is written. The question count is the same."),
-    gamma: float = typer.Option(
-        1.0,
-        help="The candidates' step gamma (the paper: 1; shifts in range units)."),
-    gamma_schedule: str = typer.Option(
-        "paper", help="Candidate step size: paper (gamma = 1 in every iteration) | halve "
-        "(ours before: gamma x max(|base shift|, 0.25), halved every iteration)."),
-    final_accept: str = typer.Option(
-        "ask", help="The accept question after the last tournament: ask (the paper's "
-        "Algorithm 4; it counts against the budget) | skip (ours before)."),
-    iterations_reading: str = typer.Option(
-        "text", help=ITERATIONS_READING_HELP),
-    ground_truth: str = typer.Option(
-        "perturbation", help="The simulated people's ideal plans: perturbation (the "
-        "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "
-        "of the mutable continuous features) | rays (a variant: a boundary ray within "
-        "1.25 / 2 / 4 times the nearest boundary radius)."),
-    icarma_training: str = typer.Option(
-        "paper", help="iCARMA base: paper (the paper's models) | fast (ours)."),
-    repair: bool = typer.Option(
-        False, "--repair/--no-repair",
-        help="iCARMA/CARMA bases: our final validity check (off: the paper)."),
-    oracle_grid: str = typer.Option(
-        "factual", help="Oracle base grid: factual (the paper's) | carma | shared (ours)."),
+    scenario: str = _SCENARIO,
+    bases: str = _BASES,
+    scales: str = _SCALES,
+    budget: int = _BUDGET,
+    iterations: str = _ITERATIONS,
+    budgets: str = _BUDGETS,
+    ablation_scale: str = _ABLATION_SCALE,
+    calibration_ablation: bool = _CALIBRATION_ABLATION,
+    constraint: str = _CONSTRAINT,
+    n: int = _N,
+    seeds: int = _SEEDS,
+    steps: int = _STEPS,
+    decision_model: BenchmarkDecisionModel = _DECISION_MODEL,
+    keep_incumbent: bool = _KEEP_INCUMBENT,
+    gamma: float = _GAMMA,
+    gamma_schedule: GammaSchedule = _GAMMA_SCHEDULE,
+    final_accept: FinalAccept = _FINAL_ACCEPT,
+    iterations_reading: IterationsReading = _ITERATIONS_READING,
+    ground_truth: GroundTruth = _GROUND_TRUTH,
+    icarma_training: IcarmaTraining = _ICARMA_TRAINING,
+    repair: bool = _REPAIR,
+    oracle_grid: OracleGrid = _ORACLE_GRID,
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Base generators vs HARE vs Multi-HARE with simulated people (hidden ideal plans).
+    """Base generators vs HARE vs Multi-HARE.
+
+    Base generators vs HARE vs Multi-HARE with simulated people (hidden ideal plans).
 
     JSON: {config, rows, checks, step_ms}: rows [{base, variant (base | hare |
     multi-hare), scale, budget, iterations, calibrate (all | winner | none), n, seeds,
@@ -120,8 +157,9 @@ def hare(
     step_ms {steps, p50, p95, max}: one interactive HareSession step (restore, answer, next
     query, save).
     """
-    from engine.benchmarks.hare import HareBenchmarkConfig, run_hare_benchmark
+    from engine.benchmarks.hare import HareBenchmarkConfig
     from engine.recourse.base import RecourseContext
+
     sc = scenario_or_fail(scenario, json_out)
     classifier = benchmark_classifier(sc, decision_model)
     config = HareBenchmarkConfig(
@@ -140,23 +178,31 @@ def hare(
         config.validate(sc)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from e
+    result = _run(context, config)
+    emit({"config": vars(config), **result}, json_out=json_out, json_file=json_file,
+         human=lambda: _print(result, json_out))
+
+
+def _run(context: Any, config: Any) -> dict[str, Any]:
+    """The benchmark with a progress line; exit 2 when an amortized base's artifact is
+    missing."""
+    from engine.benchmarks.hare import run_hare_benchmark
+
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=err) as progress:
         task = progress.add_task("starting", total=None)
         try:
-            result = run_hare_benchmark(
+            return run_hare_benchmark(
                 context, config, on_step=lambda m: progress.update(task, description=m))
         except FileNotFoundError as e:  # an amortized base whose artifact is missing
             fail(e, 2)
 
-    def human() -> None:
-        result_console(json_out, min_width=TABLE_WIDTH).print(_table(result["rows"]))
-        for c in result["checks"]:
-            mark = "[green]PASS[/green]" if c["passed"] else "[red]FAIL[/red]"
-            err.print(f"{mark} {c['check']}: {c['detail']}")
-        s = result["step_ms"]
-        err.print(f"interactive step: p50 {s['p50']:.0f} ms, p95 {s['p95']:.0f} ms, "
-                  f"max {s['max']:.0f} ms over {s['steps']} steps")
 
-    emit({"config": vars(config), **result}, json_out=json_out, json_file=json_file,
-         human=human)
+def _print(result: dict[str, Any], json_out: bool) -> None:
+    result_console(json_out, min_width=TABLE_WIDTH).print(_table(result["rows"]))
+    for c in result["checks"]:
+        mark = "[green]PASS[/green]" if c["passed"] else "[red]FAIL[/red]"
+        err.print(f"{mark} {c['check']}: {c['detail']}")
+    s = result["step_ms"]
+    err.print(f"interactive step: p50 {s['p50']:.0f} ms, p95 {s['p95']:.0f} ms, "
+              f"max {s['max']:.0f} ms over {s['steps']} steps")

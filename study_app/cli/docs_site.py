@@ -23,7 +23,9 @@ def generate(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Generate docs/reference/cli.md (every command, from its own help and options),
+    """Regenerate the documentation site's generated pages.
+
+    Generate docs/reference/cli.md (every command, from its own help and options),
     docs/reference/api.md (every public class and function of engine, data, protocols,
     analysis and study_app, rendered from docstrings by the site build) and the measured
     tables of docs/reproductions/*.md from the stored `reproduce` outputs

@@ -31,7 +31,9 @@ def export(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Write every table (and the ratings_long view) as Parquet or CSV, with a codebook.
+    """Export every table as Parquet or CSV, with a codebook.
+
+    Write every table (and the ratings_long view) as Parquet or CSV, with a codebook.
 
     Files: <table>.<format> per table, quality_flags.<format> (speeders, straight-liners,
     attention failures per participant: docs/participants.md), codebook.csv and codebook.json (table, column, type,

@@ -23,7 +23,9 @@ def import_ratings(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Import ratings so they can be analysed like a study run here (source 'imported').
+    """Import ratings to analyse like a study run here.
+
+    Import ratings so they can be analysed like a study run here (source 'imported').
 
     Columns (header line required): participant_id, plan_id, l0 (changed items, >= 0), l1
     (sum of range-normalized changes, >= 0), acceptance and action (integers 1..7); optional:

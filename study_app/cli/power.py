@@ -70,7 +70,9 @@ def power(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Simulated-study power: for each N, simulate the protocol --sims times with N
+    """Simulated-study power of a protocol per sample size.
+
+    Simulated-study power: for each N, simulate the protocol --sims times with N
     synthetic participants, fit the analysis model to each (Ray tasks, one core each; the
     model is compiled once per N and worker) and count the studies that detect --effect.
     Results stream to OUT/results.jsonl as each study finishes: rerunning the same command

@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from study_app.cli.apps import app
+from study_app.cli.choices import Backend
 from study_app.cli.output import emit, err, fail, json_file_option, json_option
 
 
@@ -23,7 +24,7 @@ def prereg(
     participants: int | None = typer.Option(
         None, min=1, help="The planned N (default: the power run's smallest N reaching its "
         "target, else the protocol's quotas' total; else none is fixed)."),
-    backend: str = typer.Option("nutpie", help="The sampler analyze will use: nutpie | pymc."),
+    backend: Backend = typer.Option("nutpie", help="The sampler analyze will use."),
     draws: int | None = typer.Option(None, min=50, help="Posterior draws per chain "
                                      "(default: the backend's own)."),
     tune: int | None = typer.Option(None, min=50, help="Tuning steps per chain (default: "
@@ -39,7 +40,9 @@ def prereg(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Write OUT/prereg.md and OUT/prereg.json: a preregistration in the sections of the OSF
+    """Write a protocol's preregistration (OSF template).
+
+    Write OUT/prereg.md and OUT/prereg.json: a preregistration in the sections of the OSF
     Preregistration template (hypotheses, design, sampling plan, variables, analysis plan,
     exclusions) and the protocol's SHA-256, as the study database stores it.
 

@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from study_app.cli.apps import app
+from study_app.cli.choices import DecisionModel
 from study_app.cli.output import emit, err, fail, json_file_option, json_option
 
 GALLERY_WIDTHS = (1280, 390)
@@ -24,7 +25,7 @@ def preview(
     gallery: Path | None = typer.Option(
         None, help="Photograph every shipped protocol at 1280 and 390 px into this folder "
         "(<protocol>/pages/*.jpg) and write the docs page <folder>.md beside it."),
-    decision_model: str | None = typer.Option(
+    decision_model: DecisionModel | None = typer.Option(
         None, help="Override the protocol's decision model: trained | bayes."),
     kind: list[str] = typer.Option(
         [], "--kind", metavar="<str>", help="Only this page kind (repeatable), e.g. --kind plan; "
@@ -32,7 +33,9 @@ def preview(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """See the study without serving it: one synthetic participant walks the protocol and
+    """Photograph a protocol's pages in a headless browser.
+
+    See the study without serving it: one synthetic participant walks the protocol and
     the first page of every kind (and the end page of one who declines) is drawn by the
     participant app's own renderers in a local Streamlit server and photographed in
     Debian's Chromium (headless). Needs the scenario's trained artifacts when the protocol
@@ -42,8 +45,6 @@ def preview(
     png}] (paths relative to OUT), seconds; with --gallery: {gallery, page, protocols
     [{protocol, pages}]}.
     """
-    if decision_model not in (None, "trained", "bayes"):
-        raise typer.BadParameter("expected trained or bayes", param_hint="--decision-model")
     if (gallery is None) == (protocol is None) or (gallery is None) == (out is None):
         raise typer.BadParameter("give PROTOCOL with --out, or --gallery alone",
                                  param_hint="PROTOCOL / --out / --gallery")

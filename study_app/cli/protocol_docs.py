@@ -23,7 +23,9 @@ def docs(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """The protocol reference: every field (type, default, allowed values, bounds, meaning,
+    """Write the protocol format's reference.
+
+    The protocol reference: every field (type, default, allowed values, bounds, meaning,
     the page whose text it controls), realistic plans, and the synthetic behaviour model's
     equations and knobs with a picture of the rating curves of documented settings.
 

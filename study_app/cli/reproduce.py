@@ -21,6 +21,7 @@ from engine.icarma_choices import (
     PAPER_VALIDITY_MULTIPLIER,
 )
 from study_app.cli.apps import ITERATIONS_READING_HELP, app, scenario_or_fail
+from study_app.cli.choices import FinalAccept, GammaSchedule, GroundTruth, IterationsReading
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 from study_app.cli.paper_needs import PAPER_SEEDS, offer_training, train_option
 
@@ -92,99 +93,120 @@ def _paper_models_of(config: Any, train: bool, json_out: bool) -> None:
                    changes=training_changes(config, elicitation), selection_only=False)
 
 
+_TARGET = typer.Argument(
+    ..., help="icarma-table1 | icarma-table2 | icarma-table3 | icarma-fairness | "
+    "hare-budget | hare-iterations | hare-calibration | hare-scale (HARE on Loan, as "
+    "ratios) | hare-table1 | hare-table2 | hare-table3 | hare-table4 (HARE on Adult, "
+    "COMPAS and German Credit, the paper's data sets) | all | tominaga (the reference "
+    "user study's Table S2 from mgcv on a simulated study; not part of all)."
+)
+_SEEDS = typer.Option(
+    None, min=1,
+    help="iCARMA: models per setup (seeds 1000, 2000, ...; the paper: 10); HARE: seeds "
+    "(the paper: 5). Default: the paper's (1 / 2 with --fast).",
+)
+_FAST = typer.Option(
+    False, "--fast",
+    help="Minutes instead of hours: one seed and 20 training epochs for iCARMA, the Oracle "
+    "over 3 profile draws, 40 people x 2 seeds and 30 sampling steps for HARE (the "
+    "hare-table targets: see engine/benchmarks/reproduce_hare_tables.py FAST_RUN). Not "
+    "the paper's configuration.",
+)
+_N = typer.Option(
+    None, "--n", min=1, help="Only the first N rejected applicants (HARE: people per "
+    "seed; tominaga: simulated participants, default the paper's 362)."
+)
+_SCENARIO = typer.Option(
+    REPRODUCE_SCENARIO,
+    help="Scenario (default: CARMA's published Loan samples with the decision model trained "
+    "by CARMA's classifier recipe; `loan-carma` has the platform's accurate Adam model). "
+    "The hare-table targets run the paper's data sets by default; another scenario runs "
+    "alone, with its trained decision model.",
+)
+_VALIDITY_MULTIPLIER = typer.Option(
+    PAPER_VALIDITY_MULTIPLIER,
+    help="iCARMA's hinge weight: lagrangian (CARMA's multiplier, the paper's pipeline) | "
+    "lagrangian-acting (the multiplier updated on the draws whose sampled mask acts; a "
+    "variant) | fixed (--validity-weight; a variant). Models are cached per choice.",
+)
+_VALIDITY_WEIGHT = typer.Option(
+    None, help="The hinge's weight with --validity-multiplier fixed (> 0; default: "
+    f"{CALIBRATED_VALIDITY_WEIGHT:g}, calibrated on Table 1's plausibility).",
+)
+_KEEP = typer.Option(
+    "last",
+    help="iCARMA: each training run's last state (the paper's pipeline, as CARMA's code) "
+    "| best (its lowest validation-loss epoch; not the paper's). Models are cached per "
+    "choice.",
+)
+_MASK_HEAD = typer.Option(
+    DEFAULT_MASK_HEAD,
+    help="iCARMA's mask network: log-odds (one output per feature, deployed as "
+    "1[log-odds > 0]) | carma (CARMA's code: two logits per feature, deployed as "
+    "1[on-logit > 0]). Models are cached per choice.",
+)
+_ACTION_SPACE = typer.Option(
+    PAPER_ACTION_SPACE,
+    help="iCARMA's action network: latent-shift (clamped shifts of the flow's noise, as "
+    "CARMA's code acts; the paper's pipeline) | intervention (do-values in range units; "
+    "a variant). Models are cached per choice.",
+)
+_SHIFT_BOUNDS = typer.Option(
+    CARMAS_CLAMP,
+    help="With --action-space latent-shift, the shifts' clamp: carma ((-4, 5), CARMA's "
+    "rule under its own published flow) | flow (the rule under ours: floor / ceil of the "
+    "noise of the rejected training people) | LO,HI.",
+)
+_GAMMA_SCHEDULE = typer.Option(
+    "paper", help="HARE's candidate step: paper (gamma = 1 in every iteration) | halve "
+    "(a variant: gamma x max(|base shift|, 0.25), halved every iteration).")
+_FINAL_ACCEPT = typer.Option(
+    "ask", help="HARE's accept question after the last tournament: ask (the paper's "
+    "Algorithm 4, counted against the budget) | skip (a variant).")
+_KEEP_INCUMBENT = typer.Option(
+    True, "--keep-incumbent/--drop-incumbent", help="HARE's current plan competes in "
+    "every tournament beside the new candidates, as the paper's released code runs its "
+    "tables (the default); --drop-incumbent: new candidates only, Algorithm 4 as the "
+    "paper's text writes it.")
+_ITERATIONS_READING = typer.Option(
+    "text", help=ITERATIONS_READING_HELP)
+_GROUND_TRUTH = typer.Option(
+    "perturbation", help="The simulated people's ideal plans: perturbation (the "
+    "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "
+    "of the mutable continuous features) | rays (a variant: a boundary ray within "
+    "1.25 / 2 / 4 times the nearest boundary radius).")
+_QUICK = typer.Option(
+    False, "--quick", help="Reduced ('quick') artifacts, as `train --quick` builds them "
+    "(smoke runs and tests; far from the paper)."
+)
+
+
 @app.command()
 def reproduce(
-    target: str = typer.Argument(
-        ..., help="icarma-table1 | icarma-table2 | icarma-table3 | icarma-fairness | "
-        "hare-budget | hare-iterations | hare-calibration | hare-scale (HARE on Loan, as "
-        "ratios) | hare-table1 | hare-table2 | hare-table3 | hare-table4 (HARE on Adult, "
-        "COMPAS and German Credit, the paper's data sets) | all | tominaga (the reference "
-        "user study's Table S2 from mgcv on a simulated study; not part of all)."
-    ),
-    seeds: int | None = typer.Option(
-        None, min=1,
-        help="iCARMA: models per setup (seeds 1000, 2000, ...; the paper: 10); HARE: seeds "
-        "(the paper: 5). Default: the paper's (1 / 2 with --fast).",
-    ),
-    fast: bool = typer.Option(
-        False, "--fast",
-        help="Minutes instead of hours: one seed and 20 training epochs for iCARMA, the Oracle "
-        "over 3 profile draws, 40 people x 2 seeds and 30 sampling steps for HARE (the "
-        "hare-table targets: see engine/benchmarks/reproduce_hare_tables.py FAST_RUN). Not "
-        "the paper's configuration.",
-    ),
-    n: int | None = typer.Option(
-        None, "--n", min=1, help="Only the first N rejected applicants (HARE: people per "
-        "seed; tominaga: simulated participants, default the paper's 362)."
-    ),
-    scenario: str = typer.Option(
-        REPRODUCE_SCENARIO,
-        help="Scenario (default: CARMA's published Loan samples with the decision model trained "
-        "by CARMA's classifier recipe; `loan-carma` has the platform's accurate Adam model). "
-        "The hare-table targets run the paper's data sets by default; another scenario runs "
-        "alone, with its trained decision model.",
-    ),
-    validity_multiplier: str = typer.Option(
-        PAPER_VALIDITY_MULTIPLIER,
-        help="iCARMA's hinge weight: lagrangian (CARMA's multiplier, the paper's pipeline) | "
-        "lagrangian-acting (the multiplier updated on the draws whose sampled mask acts; a "
-        "variant) | fixed (--validity-weight; a variant). Models are cached per choice.",
-    ),
-    validity_weight: float | None = typer.Option(
-        None, help="The hinge's weight with --validity-multiplier fixed (> 0; default: "
-        f"{CALIBRATED_VALIDITY_WEIGHT:g}, calibrated on Table 1's plausibility).",
-    ),
-    keep: str = typer.Option(
-        "last",
-        help="iCARMA: each training run's last state (the paper's pipeline, as CARMA's code) "
-        "| best (its lowest validation-loss epoch; not the paper's). Models are cached per "
-        "choice.",
-    ),
-    mask_head: str = typer.Option(
-        DEFAULT_MASK_HEAD,
-        help="iCARMA's mask network: log-odds (one output per feature, deployed as "
-        "1[log-odds > 0]) | carma (CARMA's code: two logits per feature, deployed as "
-        "1[on-logit > 0]). Models are cached per choice.",
-    ),
-    action_space: str = typer.Option(
-        PAPER_ACTION_SPACE,
-        help="iCARMA's action network: latent-shift (clamped shifts of the flow's noise, as "
-        "CARMA's code acts; the paper's pipeline) | intervention (do-values in range units; "
-        "a variant). Models are cached per choice.",
-    ),
-    shift_bounds: str = typer.Option(
-        CARMAS_CLAMP,
-        help="With --action-space latent-shift, the shifts' clamp: carma ((-4, 5), CARMA's "
-        "rule under its own published flow) | flow (the rule under ours: floor / ceil of the "
-        "noise of the rejected training people) | LO,HI.",
-    ),
-    gamma_schedule: str = typer.Option(
-        "paper", help="HARE's candidate step: paper (gamma = 1 in every iteration) | halve "
-        "(a variant: gamma x max(|base shift|, 0.25), halved every iteration)."),
-    final_accept: str = typer.Option(
-        "ask", help="HARE's accept question after the last tournament: ask (the paper's "
-        "Algorithm 4, counted against the budget) | skip (a variant)."),
-    keep_incumbent: bool = typer.Option(
-        True, "--keep-incumbent/--drop-incumbent", help="HARE's current plan competes in "
-        "every tournament beside the new candidates, as the paper's released code runs its "
-        "tables (the default); --drop-incumbent: new candidates only, Algorithm 4 as the "
-        "paper's text writes it."),
-    iterations_reading: str = typer.Option(
-        "text", help=ITERATIONS_READING_HELP),
-    ground_truth: str = typer.Option(
-        "perturbation", help="The simulated people's ideal plans: perturbation (the "
-        "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "
-        "of the mutable continuous features) | rays (a variant: a boundary ray within "
-        "1.25 / 2 / 4 times the nearest boundary radius)."),
-    quick: bool = typer.Option(
-        False, "--quick", help="Reduced ('quick') artifacts, as `train --quick` builds them "
-        "(smoke runs and tests; far from the paper)."
-    ),
+    target: str = _TARGET,
+    seeds: int | None = _SEEDS,
+    fast: bool = _FAST,
+    n: int | None = _N,
+    scenario: str = _SCENARIO,
+    validity_multiplier: str = _VALIDITY_MULTIPLIER,
+    validity_weight: float | None = _VALIDITY_WEIGHT,
+    keep: str = _KEEP,
+    mask_head: str = _MASK_HEAD,
+    action_space: str = _ACTION_SPACE,
+    shift_bounds: str = _SHIFT_BOUNDS,
+    gamma_schedule: GammaSchedule = _GAMMA_SCHEDULE,
+    final_accept: FinalAccept = _FINAL_ACCEPT,
+    keep_incumbent: bool = _KEEP_INCUMBENT,
+    iterations_reading: IterationsReading = _ITERATIONS_READING,
+    ground_truth: GroundTruth = _GROUND_TRUTH,
+    quick: bool = _QUICK,
     train: bool = train_option(),
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Reproduce a published table: per cell the paper's value (table and row), ours, the
+    """Reproduce a published table and check its claims.
+
+    Reproduce a published table: per cell the paper's value (table and row), ours, the
     mean ± sd over seeds, the difference and whether it is within the stated tolerance;
     then the paper's claims about the table, checked on our figures.
 
@@ -194,8 +216,7 @@ def reproduce(
     (3 with --fast; `seeds` in its cells counts the draws). Paper values and tolerances:
     engine/benchmarks/paper_values.yaml. Trained models are cached (a second run reuses
     them). An iCARMA target in the paper's configuration whose models are missing stops and
-    says how long training them takes (the seeds of a setup train together: about 7
-    (ranking) / 14 (Likert) minutes per cost profile for ten seeds on an idle core); --train
+    says how long training them takes (the seeds of a setup train together); --train
     trains them first. --fast and --quick runs train their short models as they go.
 
     JSON: {target, title, table, paper {title, file, setting}, config, seconds,
@@ -215,15 +236,10 @@ def reproduce(
     seconds, seconds_simulate, seconds_mgcv}.
     """
     if target == "tominaga":
-        from study_app.cli import reproduce_tominaga
-
-        doc = reproduce_tominaga.run(participants=n or 362, seed=1)
-        reproduce_tominaga.print_doc(result_console(json_out, min_width=TABLE_WIDTH), doc)
-        emit(doc, json_out=json_out, json_file=json_file)
+        _tominaga(n, json_out, json_file)
         return
-    from engine.benchmarks.reproduce import TARGET_NAMES, ReproduceConfig, run_target
+    from engine.benchmarks.reproduce import TARGET_NAMES, ReproduceConfig
 
-    names = TARGET_NAMES if target == "all" else (target,)
     if target != "all" and target not in TARGET_NAMES:
         raise typer.BadParameter(
             f"unknown target {target!r}; expected one of {', '.join(TARGET_NAMES)} or all",
@@ -238,27 +254,41 @@ def reproduce(
             gamma_schedule=gamma_schedule, final_accept=final_accept,
             ground_truth=ground_truth, keep_incumbent=keep_incumbent,
             iterations_reading=iterations_reading,
-        ) for name in names]
+        ) for name in (TARGET_NAMES if target == "all" else (target,))]
     except ValueError as e:  # the message names the option
         raise typer.BadParameter(str(e)) from e
-    docs = []
-    out = result_console(json_out, min_width=TABLE_WIDTH)
-    for config in configs:
-        name = config.target
-        _paper_models_of(config, train, json_out)
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                      console=err, transient=True) as progress:
-            task = progress.add_task(f"{name}: starting", total=None)
-
-            def note(msg: str, _task: Any = task, _name: str = name) -> None:
-                progress.update(_task, description=f"{_name}: {msg}")
-                err.print(f"{time.strftime('%H:%M:%S')} {_name}: {msg}", highlight=False)
-
-            try:
-                doc = run_target(config, note).to_dict()
-            except (FileNotFoundError, ValueError) as e:
-                fail(e, 2)
-        docs.append(doc)
-        print_result(out, doc)  # as each target finishes (stderr under --json)
+    docs = [_run_one(config, train, json_out) for config in configs]
     payload = docs[0] if target != "all" else {"targets": docs}
     emit(payload, json_out=json_out, json_file=json_file)
+
+
+def _tominaga(n: int | None, json_out: bool, json_file: Path | None) -> None:
+    """TARGET tominaga: the reference study's Table S2 on a simulated study (mgcv)."""
+    from study_app.cli import reproduce_tominaga
+
+    doc = reproduce_tominaga.run(participants=n or 362, seed=1)
+    reproduce_tominaga.print_doc(result_console(json_out, min_width=TABLE_WIDTH), doc)
+    emit(doc, json_out=json_out, json_file=json_file)
+
+
+def _run_one(config: Any, train: bool, json_out: bool) -> dict[str, Any]:
+    """One target run with a progress line (and its models trained first when asked), its
+    result printed as it finishes (stderr under --json)."""
+    from engine.benchmarks.reproduce import run_target
+
+    name = config.target
+    _paper_models_of(config, train, json_out)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=err, transient=True) as progress:
+        task = progress.add_task(f"{name}: starting", total=None)
+
+        def note(msg: str) -> None:
+            progress.update(task, description=f"{name}: {msg}")
+            err.print(f"{time.strftime('%H:%M:%S')} {name}: {msg}", highlight=False)
+
+        try:
+            doc = run_target(config, note).to_dict()
+        except (FileNotFoundError, ValueError) as e:
+            fail(e, 2)
+    print_result(result_console(json_out, min_width=TABLE_WIDTH), doc)
+    return doc

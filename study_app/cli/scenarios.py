@@ -51,7 +51,9 @@ def scenarios(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """List the scenarios `train`, `benchmark` and protocols accept (shipped names; any
+    """List the scenarios and check scenario files.
+
+    List the scenarios `train`, `benchmark` and protocols accept (shipped names; any
     scenario file's path is accepted too). A file given here is validated (every problem by
     its path, exit 2) and listed; nothing is trained.
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
 
 from study_app.cli.apps import app
+from study_app.cli.choices import DecisionModel
 from study_app.cli.output import fail as _fail
 
 _console = Console(stderr=True)
@@ -52,59 +54,78 @@ def _ensure_artifacts(scenario: str, quick: bool) -> None:
                    highlight=False)
 
 
+_PROTOCOL = typer.Option(..., help="A shipped protocol id or a protocol YAML file.")
+_DB = typer.Option(..., help="The study database: a DuckDB file (created if missing) or postgresql://... (needed for --workers > 1).")
+_PORT = typer.Option(8501, min=1, max=65535, help="Port to listen on.")
+_ADDRESS = typer.Option(
+    "localhost", help="Address to listen on (0.0.0.0 to accept other machines)."
+)
+_STUDY = typer.Option(None, help="Study id in the database (default: protocol id).")
+_DECISION_MODEL = typer.Option(
+    None, help="Override the protocol's decision model: trained | bayes."
+)
+_COMPLETION_URL = typer.Option(
+    None, help="Where the debrief sends participants; {code} becomes their completion "
+    "code (e.g. https://app.prolific.com/submissions/complete?cc={code})."
+)
+_ID_PARAM = typer.Option(
+    "PROLIFIC_PID", help="URL parameter holding the recruitment platform's participant id "
+    "(stored only as a salted hash)."
+)
+_SESSION_PARAM = typer.Option(
+    "SESSION_ID", help="URL parameter holding the recruitment session; a participant id "
+    "that returns must carry the session of its first visit (stored as a salted hash)."
+)
+_HASH_PARAM = typer.Option(
+    ["STUDY_ID", "SESSION_ID"], "--hash-param",
+    help="Further URL parameters recorded with a participant, hashed (repeatable).",
+)
+_REQUIRE_ID = typer.Option(
+    None, "--require-id/--no-require-id", help="Refuse links without a participant id "
+    "(no participant is created). Default: on when --completion-url is set."
+)
+_ALLOWED_HOST = typer.Option(
+    [], "--allowed-host", help="Host name participants' links use (repeatable; the "
+    "listening address and, on loopback, localhost are always allowed; '*' allows any). "
+    "Needed with --address 0.0.0.0."
+)
+_REPORTS = typer.Option(
+    None, help="Folder the dashboard searches for the newest analysis report.html "
+    "(default: $RECOURSE_STUDY_HOME/reports)."
+)
+_QUICK = typer.Option(
+    False, "--quick", help="Use reduced ('quick') artifacts, as `train --quick` builds them "
+    "(tests and smoke runs)."
+)
+_WORKERS = typer.Option(
+    1, min=1, help="Server processes. K > 1 starts K `serve` processes on internal ports "
+    "behind HAProxy (deploy/haproxy.cfg, sticky sessions) on --address:--port, all on the "
+    "PostgreSQL store of --db; a worker that dies is restarted."
+)
+
+
 @app.command()
 def serve(
-    protocol: str = typer.Option(..., help="A shipped protocol id or a protocol YAML file."),
-    db: str = typer.Option(..., help="The study database: a DuckDB file (created if missing) or postgresql://... (needed for --workers > 1)."),
-    port: int = typer.Option(8501, min=1, max=65535, help="Port to listen on."),
-    address: str = typer.Option(
-        "localhost", help="Address to listen on (0.0.0.0 to accept other machines)."
-    ),
-    study: str | None = typer.Option(None, help="Study id in the database (default: protocol id)."),
-    decision_model: str | None = typer.Option(
-        None, help="Override the protocol's decision model: trained | bayes."
-    ),
-    completion_url: str | None = typer.Option(
-        None, help="Where the debrief sends participants; {code} becomes their completion "
-        "code (e.g. https://app.prolific.com/submissions/complete?cc={code})."
-    ),
-    id_param: str = typer.Option(
-        "PROLIFIC_PID", help="URL parameter holding the recruitment platform's participant id "
-        "(stored only as a salted hash)."
-    ),
-    session_param: str = typer.Option(
-        "SESSION_ID", help="URL parameter holding the recruitment session; a participant id "
-        "that returns must carry the session of its first visit (stored as a salted hash)."
-    ),
-    hash_param: list[str] = typer.Option(
-        ["STUDY_ID", "SESSION_ID"], "--hash-param",
-        help="Further URL parameters recorded with a participant, hashed (repeatable).",
-    ),
-    require_id: bool | None = typer.Option(
-        None, "--require-id/--no-require-id", help="Refuse links without a participant id "
-        "(no participant is created). Default: on when --completion-url is set."
-    ),
-    allowed_host: list[str] = typer.Option(
-        [], "--allowed-host", help="Host name participants' links use (repeatable; the "
-        "listening address and, on loopback, localhost are always allowed; '*' allows any). "
-        "Needed with --address 0.0.0.0."
-    ),
-    reports: Path | None = typer.Option(
-        None, help="Folder the dashboard searches for the newest analysis report.html "
-        "(default: $RECOURSE_STUDY_HOME/reports)."
-    ),
-    quick: bool = typer.Option(
-        False, "--quick", help="Use reduced ('quick') artifacts, as `train --quick` builds them "
-        "(tests and smoke runs)."
-    ),
-    workers: int = typer.Option(
-        1, min=1, help="Server processes. K > 1 starts K `serve` processes on internal ports "
-        "behind HAProxy (deploy/haproxy.cfg, sticky sessions) on --address:--port, all on the "
-        "PostgreSQL store of --db; a worker that dies is restarted."
-    ),
+    protocol: str = _PROTOCOL,
+    db: str = _DB,
+    port: int = _PORT,
+    address: str = _ADDRESS,
+    study: str | None = _STUDY,
+    decision_model: DecisionModel | None = _DECISION_MODEL,
+    completion_url: str | None = _COMPLETION_URL,
+    id_param: str = _ID_PARAM,
+    session_param: str = _SESSION_PARAM,
+    hash_param: list[str] = _HASH_PARAM,
+    require_id: bool | None = _REQUIRE_ID,
+    allowed_host: list[str] = _ALLOWED_HOST,
+    reports: Path | None = _REPORTS,
+    quick: bool = _QUICK,
+    workers: int = _WORKERS,
 ) -> None:
-    """Serve a protocol to participants at http://ADDRESS:PORT/ and the researcher dashboard
-    at /dashboard.
+    """Serve a protocol to participants, with the dashboard.
+
+    Serve a protocol to participants at http://ADDRESS:PORT/ and the researcher dashboard at
+    /dashboard.
 
     Validates the protocol, makes the trained artifacts ready (a new home copies those shipped
     with the code when they fit, engine/shipped_artifacts; what is missing or stale is trained,
@@ -113,22 +134,18 @@ def serve(
     model on a participant's click.
 
     Participant links: ?PROLIFIC_PID=...&STUDY_ID=...&SESSION_ID=... (hashed, never stored
-    raw); the app adds ?p=<token>, which brings a participant back to their exact page after
-    a refresh or a server restart. A participant id that returns without its first visit's
+    raw); the app adds ?p=<token>, which brings a participant back to their exact page after a
+    refresh or a server restart. A participant id that returns without its first visit's
     SESSION_ID is refused (ids identify, they do not authenticate). The dashboard needs the
     password in RECOURSE_STUDY_DASHBOARD_PASSWORD (or `dashboard_password` in Streamlit
     secrets; at least 12 characters) and is locked without it. Files the command writes are
     private to its user (umask 077). docs/security.md: what is protected and what the
     deployment must add (TLS, the reverse proxy).
     """
-    from data.store import StoreError
-    from engine.artifacts import ArtifactMissingError
     from protocols.definition.schema import ProtocolError, load_protocol
     from protocols.definition.translation import TranslationError, translations_dir, translators
-    from protocols.running.resources import MethodUnavailableError
-    from protocols.running.session import StudyMismatchError
     from study_app.web import runtime
-    from study_app.web.auth import PASSWORD_ENV, password_problem
+    from study_app.web.auth import password_problem
     from study_app.web.hardening import allowed_hosts
 
     try:
@@ -157,27 +174,49 @@ def serve(
     needs_artifacts = (decision_model or proto.decision_model) == "trained" or trained
     if workers > 1:
         # the workers see the public Host header through HAProxy: they allow the same hosts
-        forwarded = ["--protocol", protocol, "--db", db, "--id-param", id_param,
-                     "--session-param", session_param,
-                     *[a for h in hash_param for a in ("--hash-param", h)],
-                     *[a for h in hosts for a in ("--allowed-host", h)],
-                     *([] if require_id is None
-                       else ["--require-id" if require_id else "--no-require-id"]),
-                     *(["--study", study] if study else []),
-                     *(["--decision-model", decision_model] if decision_model else []),
-                     *(["--completion-url", completion_url] if completion_url else []),
-                     *(["--reports", str(reports)] if reports else []),
-                     *(["--quick"] if quick else [])]
+        forwarded = _forwarded(protocol, db, id_param, session_param, hash_param, hosts,
+                               require_id, study, decision_model, completion_url, reports, quick)
         _serve_workers(proto.scenario if needs_artifacts else None, config.db, forwarded,
                        workers, address, port, quick)
         return
     if needs_artifacts:
         _ensure_artifacts(proto.scenario, quick)
+    _serve_here(proto, config, address, port, hosts)
+
+
+def _forwarded(protocol: str, db: str, id_param: str, session_param: str,
+               hash_param: list[str], hosts: list[str], require_id: bool | None,
+               study: str | None, decision_model: str | None, completion_url: str | None,
+               reports: Path | None, quick: bool) -> list[str]:
+    """The options every worker of ``serve --workers K`` is started with."""
+    return ["--protocol", protocol, "--db", db, "--id-param", id_param,
+            "--session-param", session_param,
+            *[a for h in hash_param for a in ("--hash-param", h)],
+            *[a for h in hosts for a in ("--allowed-host", h)],
+            *([] if require_id is None else ["--require-id" if require_id else "--no-require-id"]),
+            *(["--study", study] if study else []),
+            *(["--decision-model", decision_model] if decision_model else []),
+            *(["--completion-url", completion_url] if completion_url else []),
+            *(["--reports", str(reports)] if reports else []),
+            *(["--quick"] if quick else [])]
+
+
+def _serve_here(proto: Any, config: Any, address: str, port: int, hosts: list[str]) -> None:
+    """One server process: every model loaded first, then the server until it stops."""
     import torch
 
+    from data.store import StoreError, is_postgres
+    from engine.artifacts import ArtifactMissingError
+    from protocols.running.resources import MethodUnavailableError
+    from protocols.running.session import StudyMismatchError
+    from study_app import live_server
+    from study_app.web import runtime
+    from study_app.web.auth import PASSWORD_ENV
+    from study_app.web.control_routes import ROUTES, set_token
+
     # Every request computes on tiny tensors (one participant): intra-op threads only add
-    # contention between concurrent participants (HARE's next question: ~0.16 s on one
-    # thread, up to 1 s with the default pool on this 2-core machine).
+    # contention between concurrent participants (docs/benchmarks.md, "Findings behind the
+    # code").
     torch.set_num_threads(1)
     with _console.status(f"loading study {proto.id!r} into {config.db}"):
         try:
@@ -196,10 +235,6 @@ def serve(
         _console.print("links without a participant id start anonymous participants "
                        "(--require-id refuses them)", highlight=False)
     _log_to_stderr()
-    from data.store import is_postgres
-    from study_app import live_server
-    from study_app.web.control_routes import ROUTES, set_token
-
     # the researcher's withdraw / export / backup reach a served DuckDB file through this
     # process (study_app.live_server); PostgreSQL takes them directly
     if not is_postgres(config.db):

@@ -42,7 +42,9 @@ def simulate(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Simulate a study: synthetic participants answer the same pages people would.
+    """Simulate a study with synthetic participants.
+
+    Simulate a study: synthetic participants answer the same pages people would.
 
     Participants get sequence numbers 0..N-1; running again on the same database continues an
     interrupted run (complete participants are kept, started ones resume). Needs the

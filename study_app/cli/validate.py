@@ -20,7 +20,9 @@ def validate(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Check a protocol without running it: every problem at once (structural and across
+    """Check a protocol and print it resolved.
+
+    Check a protocol without running it: every problem at once (structural and across
     fields), each with its path, line and, for a near miss, what was probably meant; exit 2.
     A valid protocol is printed resolved: page sequence per arm, arms and their share,
     every text a participant reads (defaults marked), and warnings for suspicious choices.

@@ -28,7 +28,9 @@ def withdraw(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Withdraw a participant at the researcher's hand: delete every answer they gave (and
+    """Withdraw a participant and delete their answers.
+
+    Withdraw a participant at the researcher's hand: delete every answer they gave (and
     what it made: profile, plans, ratings, events, simulation truth) and write an audit
     record (who asked: researcher, which account, when, rows deleted per table), in one
     transaction. Their study link then shows that they withdrew; exports and analyses leave

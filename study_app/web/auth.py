@@ -19,17 +19,10 @@ Guessing is slowed and seen:
   success. The count comes from the sign-in log in the study database (data.logins), so it
   is shared by every browser tab and every server process on the store; within a process
   attempts are checked one at a time, so parallel tabs do not multiply the rate. 20 wrong
-  passwords in a row wait 0 + 0.1 + ... + 1.9 = 19 s; from the 100th on, 10 s each.
+  passwords in a row wait 0 + 0.1 + ... + 1.9 = 19 s in all; from the 100th on, ``MAX_DELAY`` each.
 - every attempt is logged: a row in ``dashboard_logins`` (time, right or wrong, the client
   address as the server saw it, the delay) and, for a failure, a warning in the server log.
   The dashboard shows the failures since the researcher's previous sign-in.
-
-A sign-in stores a signed, expiring token in a cookie (study_app.web.auth_token), so a
-reload of the page keeps the researcher signed in until the token expires
-(``RECOURSE_STUDY_DASHBOARD_SESSION_HOURS``, default 8). A signed-in session ends on "Sign
-out", which clears everything the browser session held (and drops its download links),
-revokes the token and deletes the cookie, and after ``IDLE_MINUTES`` without activity (the
-same).
 """
 
 from __future__ import annotations
@@ -160,7 +153,15 @@ def current_account() -> tuple[str, str]:
 
 def require_password(store: Store) -> bool:
     """Render the login form unless this browser session is authenticated; True when it is
-    (and it counts as activity)."""
+    (and it counts as activity).
+
+    A sign-in stores a signed, expiring token in a cookie (study_app.web.auth_token), so a
+    reload of the page keeps the researcher signed in until the token expires
+    (``RECOURSE_STUDY_DASHBOARD_SESSION_HOURS``, default 8). A signed-in session ends on "Sign
+    out", which clears everything the browser session held (and drops its download links),
+    revokes the token and deletes the cookie, and after ``IDLE_MINUTES`` without activity (the
+    same).
+    """
     if accounts.has_accounts(store):
         return _require_account(store)
     expected = configured_password()

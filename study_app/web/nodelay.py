@@ -6,11 +6,9 @@ algorithm off (TCP_NODELAY) only on sockets whose protocol is ``IPPROTO_TCP``; s
 participant's connection ran with Nagle's algorithm on. A page transition ends in a few small
 websocket frames (the script's "finished" message among them); with Nagle's algorithm the
 last of them waits in the server's send buffer until the browser acknowledges the previous
-segment, and browsers (like the load generator's client) delay that acknowledgement by up to
-~40 ms. Measured with server-side timestamps: the server had finished a page 4-20 ms after the
-request, yet the load generator received it 44 ms after, on every page kind; the 44-byte
-"finished" frame was written to the socket 38 ms before it arrived. (Tornado, Streamlit's
-earlier server, set TCP_NODELAY on its websockets itself.)
+segment, and browsers (like the load generator's client) delay that acknowledgement (the
+stall, as server-side timestamps showed it: docs/benchmarks.md, "Findings behind the code").
+(Tornado, Streamlit's earlier server, set TCP_NODELAY on its websockets itself.)
 
 On Linux an accepted socket inherits TCP_NODELAY from the listening socket, so setting it once
 where Streamlit binds covers every connection. ``install`` wraps Streamlit's binding function

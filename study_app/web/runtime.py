@@ -290,7 +290,7 @@ def run_server(address: str, port: int, allowed_hosts: list[str],
     from study_app.web.errors import on_script_error
     from study_app.web.hardening import SecurityHeaders, server_options
 
-    nodelay.install()  # no ~40 ms Nagle stall at the end of every page (study_app.web.nodelay)
+    nodelay.install()  # no Nagle stall at the end of every page (study_app.web.nodelay)
     app = st.App(APP_PATH, middleware=[Middleware(SecurityHeaders)], routes=routes or [],
                  on_script_error=on_script_error)
     # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal to the handler it
@@ -300,8 +300,8 @@ def run_server(address: str, port: int, allowed_hosts: list[str],
         "server.port": port, "server.address": address, "server.headless": True,
         "server.fileWatcherType": "none", "server.runOnSave": False,
         "theme.primaryColor": "#2b6cb0",
-        # A full gc.collect() after every script run costs ~150 ms with torch's heap
-        # loaded, per page; Python's own generational GC still runs.
+        # A full gc.collect() after every script run walks torch's whole heap on every page
+        # (docs/benchmarks.md, "Findings behind the code"); Python's generational GC still runs.
         "runner.postScriptGC": False, "runner.magicEnabled": False,
         **server_options(allowed_hosts),
     })

@@ -26,15 +26,6 @@ the server's own objects, so a session gets the same candidates as searched in t
 
 ``serve`` starts two: one for the pages' searches and one for the prefetches' (speculative:
 protocols.running.prefetch), so a page's search never queues behind a speculative one.
-
-A method that is not an arm's own (a test's injected one) and a worker that died are
-searched in the server's process as before.
-
-A worker ends with the server however the server ends: on a normal stop the pool is shut
-down; when the server is killed, the worker's watch (study_app.web.process_tree.
-exit_with_parent) sees it handed to another parent and exits. Forked workers need no
-multiprocessing resource tracker (their semaphores are unlinked at once), so none is left
-behind either.
 """
 
 from __future__ import annotations
@@ -78,7 +69,17 @@ def _search(arm_id: str, states: list[str]) -> list[tuple[str, Any]]:
 
 
 class SearchProcesses:
-    """The search runner of a served study (module docstring); thread-safe."""
+    """The search runner of a served study (module docstring); thread-safe.
+
+    A method that is not an arm's own (a test's injected one) and a worker that died are
+    searched in the server's process as before.
+
+    A worker ends with the server however the server ends: on a normal stop the pool is shut
+    down; when the server is killed, the worker's watch (study_app.web.process_tree.
+    exit_with_parent) sees it handed to another parent and exits. Forked workers need no
+    multiprocessing resource tracker (their semaphores are unlinked at once), so none is left
+    behind either.
+    """
 
     def __init__(self, protocol: Protocol, resources: StudyResources) -> None:
         self.protocol = protocol

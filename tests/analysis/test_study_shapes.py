@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from analysis.simdata import simulate_import
 from study_app.cli import app
 
-pytestmark = pytest.mark.e2e  # each shape is a whole analysis (about 20 s): make test-e2e
+pytestmark = pytest.mark.e2e  # each shape is a whole analysis: make test-e2e
 
 TINY = ["--backend", "pymc", "--draws", "50", "--tune", "50", "--chains", "1",
         "--no-gaussian", "--trace", "none", "--mgcv", "off"]

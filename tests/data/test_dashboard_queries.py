@@ -58,7 +58,7 @@ T0 = "2026-01-05 10:00:00"
 
 def _fix_clock(store, web_pid) -> None:
     """Known times: everyone starts at T0 and answers the page of step s (0, 1, ...) at
-    T0 + (s + 1)^2 seconds (so that page took 2s + 1 seconds); the web participant answered
+    T0 + (s + 1)^2 seconds (so that page lasted 2s + 1 seconds); the web participant answered
     last 90 minutes before the database's now()."""
     with store.transaction() as tx:
         tx.execute("UPDATE participants SET created_at = ?::TIMESTAMP WHERE study_id = 'dash'",

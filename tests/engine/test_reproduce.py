@@ -188,12 +188,14 @@ def test_the_cli_names_bad_arguments():
                        (["--shift-bounds", "2,3"], "lo < 0 < hi"),
                        (["--action-space", "intervention", "--shift-bounds", "flow"],
                         "latent-shift only"),
-                       (["--gamma-schedule", "grow"], "gamma schedule must be one of paper,"),
-                       (["--final-accept", "never"], "final accept must be one of ask, skip"),
+                       # fixed choices: refused by the command line, its values named
+                       (["--gamma-schedule", "grow"], "'grow' is not one of 'paper', 'halve'"),
+                       (["--final-accept", "never"], "'never' is not one of 'ask', 'skip'"),
                        (["--iterations-reading", "paper"],
-                        "iterations reading must be one of text, code")):
+                        "'paper' is not one of 'text', 'code'")):
         res = CliRunner().invoke(app, ["reproduce", "icarma-table1", *args])
-        assert res.exit_code == 2 and says in " ".join(res.output.split()), res.output
+        text = " ".join(res.output.replace("│", " ").split())  # the error box wraps lines
+        assert res.exit_code == 2 and says in text, res.output
 
 
 def test_profile_draws_are_independent_and_draw_zero_is_icarmas(trained_home):

@@ -67,7 +67,7 @@ def _fast(home: Path, target: str) -> dict:
     return _cli(home, "reproduce", target, "--fast")
 
 
-# Where our reproduction is known to miss the acceptance's tolerance (issue 16). Strict: the
+# Where our reproduction is known to miss the acceptance's tolerance. Strict: the
 # test fails as soon as the row comes within tolerance, so this list cannot go stale.
 # (Table 1's two-feature row was one until the Oracle averaged over profile draws: one draw's
 # 0.509 was 0.0302 below the paper; the mean over draws is 0.519.)

@@ -56,3 +56,33 @@ def test_help_lists_every_command() -> None:
                               env=_env(), cwd=REPO, timeout=120)
         assert done.returncode == 0, done.stderr
         assert set(cmd.commands) <= _listed(done.stdout), (group, done.stdout)
+
+
+def _commands(cmd: typer.main.TyperGroup, path: str = "") -> dict[str, object]:
+    """Every command and group under ``cmd``, by its full name."""
+    out: dict[str, object] = {}
+    for name, sub in getattr(cmd, "commands", {}).items():
+        out[f"{path} {name}".strip()] = sub
+        out |= _commands(sub, f"{path} {name}")
+    return out
+
+
+def test_every_command_has_a_one_line_summary() -> None:
+    # The command table shows the help's first paragraph: one line, short enough that the name
+    # and it fit an 80-column terminal (the detail is in the command's own --help).
+    long = {name: first for name, cmd in _commands(typer.main.get_command(app)).items()
+            if len(first := (cmd.help or "").strip().split("\n\n")[0]) > 60 or "\n" in first}
+    assert long == {}
+
+
+def test_help_shows_one_line_per_command_in_80_columns() -> None:
+    root = typer.main.get_command(app)
+    groups = {"": root} | {name: cmd for name, cmd in root.commands.items()
+                           if getattr(cmd, "commands", None)}
+    for group, cmd in groups.items():
+        done = subprocess.run([CLI, *group.split(), "--help"], capture_output=True, text=True,
+                              env={**_env(), "COLUMNS": "80"}, cwd=REPO, timeout=120)
+        assert done.returncode == 0, done.stderr
+        table = done.stdout.split("Commands")[1].split("╰")[0].splitlines()[1:]
+        assert len(table) == len(cmd.commands), (group, done.stdout)
+        assert max(len(row) for row in table) <= 80

@@ -1,4 +1,4 @@
-"""Security of a live study in a real browser (issue 21): `recourse-study serve` on a free
+"""Security of a live study in a real browser: `recourse-study serve` on a free
 port, Debian Chromium via Playwright, the small web protocol (exact Bayes rule: no training).
 
 - a recruitment id alone cannot take over a session; links without an id start nobody;

@@ -1,5 +1,5 @@
 """The study server's connections run without Nagle's algorithm (study_app.web.nodelay):
-with it, the last small frame of every page waited ~40 ms for the client's delayed ACK."""
+with it, the last small frame of every page waited for the client's delayed ACK."""
 
 from __future__ import annotations
 

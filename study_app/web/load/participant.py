@@ -197,7 +197,7 @@ class LoadParticipant:
         """The time an action on the page takes: uniform between half and one and a half
         times ``act``, drawn per page and action. Unlike reading, an action never takes no
         time: the hand points at the control and presses it (the Keystroke-Level Model's
-        pointing and button press: about 1.2 s)."""
+        pointing and button-press operators)."""
         if self.act > 0:
             rng = self._rng(f"{page_id}:act:{what}")
             await asyncio.sleep(rng.uniform(0.5 * self.act, 1.5 * self.act))
