@@ -2,8 +2,9 @@
 ``hare-table4``), the paper's numbers beside ours.
 
 **Grid.** The paper's three data sets (columns ``adult``, ``compas``, ``credit``) as our
-scenarios (``PAPER_DATASETS``; GiveMeSomeCredit is not obtainable here, so the credit column
-runs German Credit and every such cell says so), its two classifiers (``ann``, ``lr``: the
+scenarios (``PAPER_DATASETS``; the credit column is GiveMeSomeCredit, the ``gmsc`` scenario,
+whose file ``make install`` fetches: absent, its cells are *missing* and say which command
+fetches it), its two classifiers (``ann``, ``lr``: the
 scenario's trained models of those names) and its six base generators, each a catalogue
 method of the same name. A data set, classifier or base this installation does not have is
 a *missing* cell (``missing`` in the result: what and why), never a silent drop; a scenario
@@ -53,8 +54,8 @@ from engine.recourse.base import RecourseContext
 from engine.scenarios import get_scenario
 
 PAPER_DATASETS: dict[str, str] = {"adult": "adult", "compas": "compas",
-                                  "credit": "german-credit"}
-SUBSTITUTE = {"credit": "German Credit in place of GiveMeSomeCredit (not obtainable here)"}
+                                  "credit": "gmsc"}
+SUBSTITUTE: dict[str, str] = {}  # column -> the note of a data set standing in for the paper's
 PAPER_BASES = ("wachter", "gs", "face", "cchvae", "clue", "cruds")
 PAPER_RUN = {"n": 150, "seeds": 5, "steps": 100}
 FAST_RUN = {"n": 40, "seeds": 1, "steps": 30}

@@ -7,7 +7,14 @@ from pathlib import Path
 import typer
 
 from study_app.cli.apps import app
-from study_app.cli.output import emit, err, fail, json_file_option, json_option
+from study_app.cli.output import (
+    emit,
+    err,
+    fail,
+    json_file_option,
+    json_option,
+    result_console,
+)
 
 
 @app.command("fetch-data")
@@ -52,7 +59,9 @@ def fetch_data(
     doc = {"folder": str(datasets_dir()), "datasets": done}
 
     def human() -> None:
+        console = result_console(json_out)
         for d in done:
-            typer.echo(f"{d['name']}: {d['file']} (SHA-256 verified; from {d['source']})")
+            console.print(f"{d['name']}: {d['file']} (SHA-256 verified; from {d['source']})",
+                          markup=False)
 
     emit(doc, json_out=json_out, json_file=json_file, human=human)
