@@ -378,6 +378,9 @@ def table_target(target: str) -> Callable[[ReproduceConfig, Progress], TargetRes
             target=target, title=values["title"], table=values["table"],
             paper=paper_source("hare"),
             config={"datasets": out["datasets"],
+                    # a single scenario's run names it (its command: --scenario)
+                    **({"scenario": config.scenario}
+                       if config.scenario != REPRODUCE_SCENARIO else {}),
                     "classifiers": list(classifiers_of(config, spec)),
                     "bases": list(out["bases"]), **out["run"], "fast": config.fast,
                     "gamma_schedule": config.gamma_schedule,
