@@ -147,16 +147,17 @@ def test_gmsc_is_preprocessed_as_the_papers_state():
     assert len(x) == 120_269
     assert int((y == 0).sum()) == int(kept["SeriousDlqin2yrs"].sum()) == 8_357
     assert (x.min(0).values.tolist(), x.max(0).values.tolist()) == ([0.0] * 10, [1.0] * 10)
-    shown = pd.DataFrame(s.to_display(x))
+    top = {f: s.to_display(x[i:i + 1])[0][f] for f in s.feature_names
+           for i in [int(x[:, s.index(f)].argmax())]}
     # PEAR's caps (iCARMA's stated preprocessing) and the past-due codes 96 / 98 read as 18
-    assert shown["debt_ratio"].max() == pytest.approx(1.0)
-    assert shown["revolving_utilization"].max() == pytest.approx(1.0)
-    assert shown["monthly_income"].max() == pytest.approx(17_000)
+    assert top["debt_ratio"] == pytest.approx(1.0)
+    assert top["revolving_utilization"] == pytest.approx(1.0)
+    assert top["monthly_income"] == pytest.approx(17_000)
     for f, column in (("late_30_59", "NumberOfTime30-59DaysPastDueNotWorse"),
                       ("late_90", "NumberOfTimes90DaysLate")):
-        assert shown[f].max() == pytest.approx(18)
-        assert int((shown[f].round() == 18).sum()) == int(kept[column].isin([18, 96, 98]).sum())
-    assert shown["age"].max() == pytest.approx(kept["age"].max())  # not capped
+        assert top[f] == pytest.approx(18)  # scaled: 18 is 1.0
+        assert int((x[:, s.index(f)] == 1.0).sum()) == int(kept[column].isin([18, 96, 98]).sum())
+    assert top["age"] == pytest.approx(kept["age"].max())  # not capped
 
 
 def test_a_scenario_reads_caps_and_code_replacements(tmp_path):
