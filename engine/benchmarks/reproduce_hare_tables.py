@@ -52,6 +52,7 @@ from engine.benchmarks.reproduce_core import (
 from engine.recourse import METHODS, capabilities
 from engine.recourse.base import RecourseContext
 from engine.scenarios import get_scenario
+from engine.scenarios.fetched import DatasetMissingError
 
 PAPER_DATASETS: dict[str, str] = {"adult": "adult", "compas": "compas",
                                   "credit": "gmsc"}
@@ -112,6 +113,9 @@ def grid(config: ReproduceConfig) -> tuple[dict[str, str | None], dict[str, str]
     for column, name in PAPER_DATASETS.items():
         try:
             get_scenario(name)
+        except DatasetMissingError as e:  # not fetched: the message names the command
+            missing[f"data set {name} ({column})"] = str(e)
+            continue
         except (KeyError, ValueError, FileNotFoundError) as e:
             missing[f"data set {name} ({column})"] = f"no scenario {name!r} here ({e})"
             continue
