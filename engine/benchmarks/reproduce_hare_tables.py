@@ -54,8 +54,7 @@ from engine.recourse.base import RecourseContext
 from engine.scenarios import get_scenario
 from engine.scenarios.fetched import DatasetMissingError
 
-PAPER_DATASETS: dict[str, str] = {"adult": "adult", "compas": "compas",
-                                  "credit": "gmsc"}
+PAPER_DATASETS: dict[str, str] = {"adult": "adult", "compas": "compas", "credit": "gmsc"}
 SUBSTITUTE: dict[str, str] = {}  # column -> the note of a data set standing in for the paper's
 PAPER_BASES = ("wachter", "gs", "face", "cchvae", "clue", "cruds")
 PAPER_RUN = {"n": 150, "seeds": 5, "steps": 100}
@@ -113,11 +112,9 @@ def grid(config: ReproduceConfig) -> tuple[dict[str, str | None], dict[str, str]
     for column, name in PAPER_DATASETS.items():
         try:
             get_scenario(name)
-        except DatasetMissingError as e:  # not fetched: the message names the command
-            missing[f"data set {name} ({column})"] = str(e)
-            continue
-        except (KeyError, ValueError, FileNotFoundError) as e:
-            missing[f"data set {name} ({column})"] = f"no scenario {name!r} here ({e})"
+        except (KeyError, ValueError, FileNotFoundError) as e:  # not fetched: says how
+            missing[f"data set {name} ({column})"] = str(e) if isinstance(
+                e, DatasetMissingError) else f"no scenario {name!r} here ({e})"
             continue
         datasets[name] = column
     return datasets, missing
@@ -382,8 +379,7 @@ def table_target(target: str) -> Callable[[ReproduceConfig, Progress], TargetRes
             target=target, title=values["title"], table=values["table"],
             paper=paper_source("hare"),
             config={"datasets": out["datasets"],
-                    # a single scenario's run names it (its command: --scenario)
-                    **({"scenario": config.scenario}
+                    **({"scenario": config.scenario}  # one scenario's run: --scenario
                        if config.scenario != REPRODUCE_SCENARIO else {}),
                     "classifiers": list(classifiers_of(config, spec)),
                     "bases": list(out["bases"]), **out["run"], "fast": config.fast,
