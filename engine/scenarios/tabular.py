@@ -2,6 +2,9 @@
 
 ``build_tabular`` reads the file as it is and turns it into a ``Scenario``:
 
+0. the raw file is ``data`` (relative to the scenario file) or the fetched data set
+   ``dataset`` (engine.scenarios.fetched: checked against its checksum; absent or damaged,
+   DatasetMissingError names the command that fetches it);
 1. every feature's column (``columns.<f>.column``, default its name) and the label column must
    exist; a missing one is an error naming the feature (and its role: a feature listed as
    immutable that is not in the data is reported as such);
@@ -11,6 +14,8 @@
 3. labels: the ``favourable`` values are 1, the ``unfavourable`` ones 0, any other value is
    an error naming its rows;
 4. level features are read one-vs-rest (``one``), through ``map``, or as their labels;
+   continuous ones as numbers, a raw value listed in ``replace`` as its replacement and a
+   value above ``cap`` as the cap;
 5. ``scaling: minmax``: a continuous feature's model value is (v - min) / (max - min) over
    the kept rows, so every continuous feature spans [0, 1] (its display map is set to
    display = min + (max - min) x, and its distance range M_i to 1);
@@ -32,6 +37,7 @@ import pandas as pd
 import torch
 
 from engine.scenarios.base import DisplayMap, FeatureSpec, Scenario
+from engine.scenarios.fetched import dataset_path
 from engine.scenarios.samples import TableSamples
 from engine.scenarios.tables import TableError, read_csv, to_model_units
 from engine.scenarios.tabular_schema import TabularWorld
@@ -48,9 +54,11 @@ class TabularProblems(Exception):
 def build_tabular(world: TabularWorld, common: dict[str, Any], path: Path) -> Scenario:
     """The Scenario of a tabular world (module docstring); TabularProblems on bad input."""
     features: tuple[FeatureSpec, ...] = common["features"]
-    file = Path(world.data).name
+    data_file = (dataset_path(world.dataset) if world.dataset
+                 else (path.parent / str(world.data)).resolve())
+    file = data_file.name
     try:
-        raw = read_csv((path.parent / world.data).resolve())
+        raw = read_csv(data_file)
     except TableError as e:
         raise TabularProblems([("world.data", m) for m in e.problems]) from None
     raw = raw.rename(columns=lambda c: str(c).strip())
@@ -155,7 +163,24 @@ def _read_feature(world: TabularWorld, f: FeatureSpec, raw: pd.DataFrame, file: 
                                     f"{column!r}: value(s) {', '.join(map(repr, unmapped[:8]))} "
                                     "have no level; map them (or list them under missing)")])
         return out
+    if spec is not None and (spec.replace is not None or spec.cap is not None):
+        return _numbers(spec.replace or {}, spec.cap, col, column, file)
     return col
+
+
+def _numbers(replace: dict[str, float], cap: float | None, col: pd.Series, column: str,
+             file: str) -> pd.Series:
+    """A continuous column's numbers after ``replace`` (raw value -> number), then ``cap``
+    (v -> min(v, cap)); as text, as every feature column is until to_model_units."""
+    v = pd.to_numeric(col.map(lambda c: replace.get(c, c)), errors="coerce")
+    bad = sorted(set(col[v.isna()]))
+    if bad:
+        raise TabularProblems([("world.data", f"{file}, column {column!r}: value(s) "
+                                f"{', '.join(map(repr, bad[:8]))} are not numbers; list them "
+                                "under missing (or in replace)")])
+    if cap is not None:
+        v = v.clip(upper=cap)
+    return v.astype(str)
 
 
 def _minmax(f: FeatureSpec, col: pd.Series, file: str) -> FeatureSpec:

@@ -5,7 +5,8 @@ graph (engine.scenarios.tabular builds it; reference: docs/scenarios.md).
 
     world:
       kind: tabular
-      data: data/real/adult.csv          # the raw file (relative to the scenario file)
+      data: data/real/adult.csv          # the raw file (relative to the scenario file), or
+      # dataset: gmsc                    # a fetched data set (engine.scenarios.fetched)
       label: income-per-year             # its label column
       favourable: [">50K"]               # label values of the favourable outcome
       unfavourable: ["<=50K"]            # ... and of the unfavourable one (others: an error)
@@ -17,6 +18,8 @@ graph (engine.scenarios.tabular builds it; reference: docs/scenarios.md).
         education_num: {column: education-num}
         sex: {column: sex, one: [Male]}  # binary one-vs-rest: these values -> levels[1]
         race: {map: {White: white, Black: other}}   # raw value -> level label
+        debt_ratio: {column: DebtRatio, cap: 1}      # continuous: values above 1 read as 1
+        late_90: {replace: {96: 18, 98: 18}}         # continuous: raw codes read as numbers
       scaling: minmax                    # continuous features scaled to [0, 1]
       classifier: ann                    # the decision model studies use: ann | lr
 
@@ -27,15 +30,18 @@ Without either, the raw values must be the level labels (or numbers, for a conti
 feature). ``scaling: minmax`` sets each continuous feature's display map from the data
 (model units (v - min) / (max - min) over the file's kept rows, so the model sees [0, 1]);
 the file then gives only its unit, decimals, plan bounds, codes and a conversion of its
-amounts (``converted_from``).
+amounts (``converted_from``). A continuous feature's ``replace`` reads listed raw values as
+other numbers (a data set's special codes) and ``cap`` reads every value above it as the cap
+(a published preprocessing's outlier clipping); both apply before scaling, in that order.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
+from engine.scenarios.fetched import DATASETS
 from engine.scenarios.schema_base import Problems, Strict, check_split, labels_as_text
 
 
@@ -45,11 +51,18 @@ class ColumnSpec(Strict):
     column: str | None = None  # the raw column; default: the feature's name
     one: list[str] | None = None  # binary: raw values read as levels[1]; the rest levels[0]
     map: dict[str, str] | None = None  # raw value -> level label
+    replace: dict[str, float] | None = None  # continuous: raw value -> the number read
+    cap: float | None = None  # continuous: values above it are read as it
 
     @field_validator("one", mode="before")
     @classmethod
     def _one_as_text(cls, v: Any) -> Any:
         return labels_as_text(v)
+
+    @field_validator("replace", mode="before")
+    @classmethod
+    def _replace_keys_as_text(cls, v: Any) -> Any:
+        return {str(k): x for k, x in v.items()} if isinstance(v, dict) else v
 
     @field_validator("map", mode="before")
     @classmethod
@@ -78,7 +91,8 @@ class TabularWorld(Strict):
     """A real data set without a causal graph (module docstring)."""
 
     kind: Literal["tabular"]
-    data: str = Field(min_length=1)
+    data: str | None = Field(None, min_length=1)
+    dataset: str | None = Field(None, min_length=1)
     label: str = Field(min_length=1)
     favourable: list[str] = Field(min_length=1)
     unfavourable: list[str] = Field(min_length=1)
@@ -98,6 +112,17 @@ class TabularWorld(Strict):
     @classmethod
     def _sums_to_one(cls, split: tuple[float, float, float]) -> tuple[float, float, float]:
         return check_split(split)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> TabularWorld:
+        if (self.data is None) == (self.dataset is None):
+            raise ValueError("give the raw file as data or a fetched data set as dataset "
+                             "(exactly one)")
+        if self.dataset is not None:
+            if self.dataset not in DATASETS:
+                raise ValueError(f"dataset {self.dataset!r} is not a fetched data set "
+                                 f"(known: {', '.join(DATASETS)})")
+        return self
 
     def column_of(self, feature: str) -> str:
         """The raw column a feature is read from."""
@@ -120,6 +145,9 @@ def tabular_problems(world: TabularWorld, features: list[Any]) -> Problems:
         if spec.one is not None and f.kind != "binary":
             problems.append(((*where, "one"), f"one-vs-rest reading is for binary features; "
                              f"{name!r} is {f.kind}"))
+        if (spec.replace is not None or spec.cap is not None) and f.kind != "continuous":
+            problems.append((where, f"replace and cap are for continuous features; {name!r} "
+                             f"is {f.kind}"))
         if spec.map is not None:
             if f.kind == "continuous":
                 problems.append(((*where, "map"), f"{name!r} is continuous: it is read as a "

@@ -15,6 +15,7 @@ __all__ = ["app", "main"]
 
 _COMMAND_MODULES: tuple[str, ...] = (
     "scenarios",
+    "fetch_data",
     "train",
     "bench_fairness",
     "bench_recourse",

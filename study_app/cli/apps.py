@@ -50,8 +50,10 @@ def split_list(value: str, option: str) -> tuple[str, ...]:
 def scenario_or_fail(ref: str, json_out: bool = False) -> Scenario:
     """The scenario of a ``--scenario`` value (a shipped name or a file path); exit 2 with a
     one-line error (and, with ``--json``, ``{"error", "problems": [{path, message}]}`` on
-    stdout) for an unknown name or a broken file. Nothing is trained."""
+    stdout) for an unknown name, a broken file or a fetched data set that is absent (the
+    message names the command that fetches it). Nothing is trained."""
     from engine.scenarios import ScenarioFileError, UnknownScenarioError, get_scenario
+    from engine.scenarios.fetched import DatasetMissingError
 
     try:
         return get_scenario(ref)
@@ -59,6 +61,8 @@ def scenario_or_fail(ref: str, json_out: bool = False) -> Scenario:
         fail(f"--scenario: {e}", 2, json_out=json_out, details={"problems": []})
     except ScenarioFileError as e:
         fail(e, 2, json_out=json_out, details={"source": e.source, "problems": e.as_dicts()})
+    except DatasetMissingError as e:
+        fail(f"scenario {ref}: {e}", 2, json_out=json_out, details={"problems": []})
 
 
 def benchmark_classifier(scenario: Scenario, kind: str) -> Classifier:

@@ -62,6 +62,14 @@ def _numbers(node: Any) -> set[float]:
     return set()
 
 
+def heading(run: dict[str, Any]) -> str:
+    """``target: title``, with the scenario when the run names one other than the default
+    (two runs of a target on different scenarios get different headings and links)."""
+    scenario = run.get("config", {}).get("scenario")
+    on = f" on {scenario}" if scenario and scenario != "loan-carma-reference" else ""
+    return f"{run['target']}{on}: {run['title']}"
+
+
 def command(run: dict[str, Any]) -> str:
     """The command line that produced the run (the options that differ from the default)."""
     config = run.get("config", {})
@@ -86,7 +94,7 @@ def run_markdown(run: dict[str, Any]) -> str:
         _numbers(target_values(section["values_of"])) if "values_of" in section else set())
     digest = hashlib.sha256(json.dumps(section, sort_keys=True).encode()).hexdigest()[:12]
     lines = [
-        f"### {run['target']}: {run['title']}",
+        f"### {heading(run)}",
         "",
         f"<!-- paper values: {run['target']} in paper_values.yaml, sha256 {digest} -->",
         "",
@@ -144,8 +152,8 @@ def index_markdown(runs: list[dict[str, Any]]) -> str:
 
 
 def _anchor(run: dict[str, Any]) -> str:
-    """The heading id Python-Markdown's toc gives ``### target: title`` (its slugify)."""
-    text = re.sub(r"[^\w\s-]", "", f"{run['target']}: {run['title']}").strip().lower()
+    """The heading id Python-Markdown's toc gives the run's heading (its slugify)."""
+    text = re.sub(r"[^\w\s-]", "", heading(run)).strip().lower()
     return re.sub(r"[-\s]+", "-", text)
 
 

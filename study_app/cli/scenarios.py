@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from study_app.cli.apps import app, scenario_or_fail
-from study_app.cli.output import emit, json_file_option, json_option, result_console
+from study_app.cli.output import emit, err, json_file_option, json_option, result_console
 
 
 def describe(scenario: Any) -> dict[str, Any]:
@@ -60,17 +60,36 @@ def scenarios(
     JSON: {scenarios: [{name, title (what participants read), about (for researchers: the
     data set), world (equations | pool | data), features [{name,
     label, kind, role, direction, levels, unit}], actionable [names], data (where its samples
-    come from), truth (a data world's exact SCM scenario, or null), source (the file)}]}.
+    come from), truth (a data world's exact SCM scenario, or null), source (the file)}],
+    unavailable: [{name, reason}]} (unavailable: shipped scenarios whose fetched data set is
+    absent or damaged; the reason names the command that fetches it: `make install` does).
     On a broken file: {error, source, problems [{path, message}]}.
     """
-    from engine.scenarios import scenario_names
+    from engine.scenarios import (
+        ScenarioFileError,
+        UnknownScenarioError,
+        get_scenario,
+        scenario_names,
+    )
+    from engine.scenarios.fetched import DatasetMissingError
 
-    refs = [*scenario_names(), *(str(f) for f in files or [])]
+    shipped = scenario_names()
     entries: dict[str, dict[str, Any]] = {}
-    for ref in refs:
-        entry = describe(scenario_or_fail(ref, json_out))
+    unavailable: list[dict[str, str]] = []
+    for ref in shipped:
+        try:
+            scenario = get_scenario(ref)
+        except DatasetMissingError as e:
+            unavailable.append({"name": ref, "reason": str(e)})
+            continue
+        except (ScenarioFileError, UnknownScenarioError):  # the usual error and exit 2
+            scenario = scenario_or_fail(ref, json_out)
+        entry = describe(scenario)
         entries[entry["source"] or entry["name"]] = entry
-    doc = {"scenarios": list(entries.values())}
+    for f in files or []:
+        entry = describe(scenario_or_fail(str(f), json_out))
+        entries[entry["source"] or entry["name"]] = entry
+    doc = {"scenarios": list(entries.values()), "unavailable": unavailable}
 
     def human() -> None:
         table = Table(title="Scenarios (train / benchmark / protocols take a name or a file)")
@@ -80,5 +99,7 @@ def scenarios(
             table.add_row(e["name"], e["world"], str(len(e["features"])),
                           ", ".join(e["actionable"]), _short(e["source"]))
         result_console(json_out, min_width=120).print(table)
+        for u in unavailable:
+            err.print(f"{u['name']}: not available: {u['reason']}", markup=False)
 
     emit(doc, json_out=json_out, json_file=json_file, human=human)

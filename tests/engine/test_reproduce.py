@@ -264,6 +264,24 @@ def test_a_hare_table_runs_on_what_exists_and_names_what_is_missing(trained_home
     assert all(r["gamma_schedule"] == "paper" for r in rows if r["variant"] != "base")
 
 
+def test_the_hare_tables_credit_column_is_gmsc_and_missing_until_fetched(tmp_path,
+                                                                        monkeypatch):
+    """The paper's GiveMeSomeCredit column runs the gmsc scenario; without its fetched file
+    the column is a missing cell naming the command that fetches it (the others run)."""
+    import engine.scenarios
+    from engine.benchmarks.reproduce_hare_tables import PAPER_DATASETS, grid
+
+    assert PAPER_DATASETS["credit"] == "gmsc"
+    datasets, missing = grid(ReproduceConfig("hare-table1"))
+    assert datasets == {"adult": "adult", "compas": "compas", "gmsc": "credit"} and not missing
+    monkeypatch.setenv("RECOURSE_STUDY_DATA", str(tmp_path))
+    monkeypatch.setattr(engine.scenarios, "_CACHE", {})
+    datasets, missing = grid(ReproduceConfig("hare-table1"))
+    assert datasets == {"adult": "adult", "compas": "compas"}
+    assert list(missing) == ["data set gmsc (credit)"]
+    assert "run `recourse-study fetch-data gmsc`" in missing["data set gmsc (credit)"]
+
+
 def test_drop_incumbent_reaches_every_hare_run_and_the_config(trained_home, monkeypatch):
     """keep_incumbent=False (--drop-incumbent, Algorithm 4 as written): every HARE and
     Multi-HARE row ran with it, and the reproduction's config says so (on by default: the

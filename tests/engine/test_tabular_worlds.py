@@ -36,6 +36,7 @@ def test_the_shipped_files_match_the_checksums_of_their_readme():
      30_162),
     ("compas", 7, 4, {"age", "race", "sex"}, 6_172),  # ProPublica's case selection
     ("german-credit", 10, 7, {"age", "dependents"}, 1_000),
+    ("gmsc", 10, 10, {"age", "dependents"}, 120_269),  # fetched by make install
 ])
 def test_the_papers_preprocessing(name, d, continuous, immutable, rows):
     s = get_scenario(name)

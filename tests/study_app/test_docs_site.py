@@ -70,6 +70,18 @@ def test_docs_name_papers_by_title_not_by_file_number() -> None:
     assert offenders == []
 
 
+def test_runs_of_a_target_on_two_scenarios_get_their_own_headings_and_links() -> None:
+    from study_app.cli.reproduction_pages import _anchor, command, heading
+
+    default, other = _run(), _run()
+    other["config"] = {**other["config"], "scenario": "gmsc"}
+    assert heading(default) == "icarma-table1: Hard constraints"
+    assert heading(other) == "icarma-table1 on gmsc: Hard constraints"
+    assert _anchor(default) == "icarma-table1-hard-constraints"
+    assert _anchor(other) == "icarma-table1-on-gmsc-hard-constraints"
+    assert command(other) == "recourse-study reproduce icarma-table1 --fast --scenario gmsc"
+
+
 def _run(target: str = "icarma-table1", ours: float = 0.97, paper: float = 0.999,
          fast: bool = True) -> dict:
     """A `reproduce --json` result of one cell (the shape the command writes)."""

@@ -56,6 +56,7 @@ def _cheap(tmp: Path) -> dict[str, list[str]]:
     accounts = str(tmp / "accounts.duckdb")  # its own: accounts would need --account above
     return {
         "scenarios": [],
+        "fetch-data": ["gmsc"],  # make install fetched it: present and intact, no download
         "train": ["--quick", "--only", "decision"],
         "simulate": ["--protocol", "tominaga-replication", "--participants", "2", "--db",
                      str(tmp / "sim.duckdb"), "--decision-model", "bayes"],

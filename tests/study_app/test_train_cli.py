@@ -95,7 +95,7 @@ def test_train_a_tabular_world_reports_both_classifiers(trained_home):
     assert res.exit_code == 2 and "expected some of lr, ann" in res.output
     listed = json.loads(runner.invoke(app, ["scenarios", "--json"]).stdout)["scenarios"]
     tabular = {e["name"]: e for e in listed if e["world"] == "tabular"}
-    assert set(tabular) == {"adult", "compas", "german-credit"}
+    assert set(tabular) == {"adult", "compas", "german-credit", "gmsc"}
     assert len(tabular["adult"]["features"]) == 13
     assert "2,399 rows with missing values dropped" in tabular["adult"]["data"]
 
