@@ -140,6 +140,15 @@ def reads_same(scenario: Scenario, a: Tensor, b: Tensor) -> Tensor:
     return (shown_profile(scenario, a) == shown_profile(scenario, b)).all(dim=1)
 
 
+def invisible(dx: Tensor, dv: Tensor, res: Tensor) -> tuple[Tensor, Tensor]:
+    """(no_op, below_precision), bool like ``dx``: a change from unrounded display values dx
+    to dv that shows the same value (round(dv / r) = round(dx / r)), and one smaller than the
+    resolution r (|dv - dx| < r); ``res`` broadcasts against them. The one definition of a
+    change a person sees, for plans and for the Oracle's grid."""
+    same = torch.round(dv / res) == torch.round(dx / res)
+    return same, (dv - dx).abs() < res - _TOL
+
+
 def action_breaks(scenario: Scenario, rules: PlanRules | None, x: Tensor, values: Tensor,
                   mask: Tensor) -> dict[str, Tensor]:
     """(n, d) bool per action rule (direction, no_op, below_precision, bounds): the actions
@@ -147,12 +156,12 @@ def action_breaks(scenario: Scenario, rules: PlanRules | None, x: Tensor, values
     mask = mask.bool()
     move = values.to(torch.float64) - x.to(torch.float64)
     dirs = directions_of(scenario, rules)
-    shown_x, shown_a = displayed(scenario, x), displayed(scenario, values)
-    step = (display_raw(scenario, values) - display_raw(scenario, x)).abs()
+    no_op, below = invisible(display_raw(scenario, x), display_raw(scenario, values),
+                             resolutions(scenario))
     return {
         "direction": mask & against_direction(dirs, move),
-        "no_op": mask & (shown_a == shown_x),
-        "below_precision": mask & (step < resolutions(scenario) - _TOL),
+        "no_op": mask & no_op,
+        "below_precision": mask & below,
         "bounds": plan_bounds.outside(scenario, () if rules is None else rules.bounds,
                                       x, values, mask),
     }
@@ -271,8 +280,8 @@ class GridLimit:
         for k, m in enumerate(self.maps):
             dv = torch.as_tensor(np.asarray(m.to_display(values[:, k].numpy()), dtype=float))
             dx = torch.as_tensor(np.asarray(m.to_display(xf[:, k].numpy()), dtype=float))
-            same = torch.round(dv / self.res[k]) == torch.round(dx / self.res[k])
-            ok[:, k] &= ~same & ((dv - dx).abs() >= self.res[k] - _TOL)
+            no_op, below = invisible(dx, dv, self.res[k])
+            ok[:, k] &= ~no_op & ~below
         if self.rules.bounds:
             lo, hi = plan_bounds.box(self.scenario, self.rules.bounds, x)
             lo, hi = lo[:, self.cols, None], hi[:, self.cols, None]
