@@ -248,6 +248,27 @@ def within_rules(scenario: Scenario, rules: PlanRules | None, x: Tensor, mask: T
     return mask, torch.where(mask, values, x64)
 
 
+def toward_edge(scenario: Scenario, rules: PlanRules, x: Tensor, values: Tensor,
+                fractions: tuple[float, ...]) -> list[Tensor]:
+    """Points along each move x -> values (n, d) model units, spread over its ray up to the
+    edge of the rules' interval: with v' the move clamped into ``search_box`` [lo, hi] and
+
+        s* = max{s >= 1 : x + s (v' - x) in [lo, hi]}   (per row; 1 when v' = x),
+
+    the points x + f s* (v' - x), one (n, d) tensor per f in ``fractions`` (f = 1: on the
+    edge). Moves longer than the bounds, clamped coordinate by coordinate, all land on the
+    same edge; these stay distinct plans inside the bounds, in the move's own direction."""
+    x64 = x.to(torch.float64)
+    lo, hi = search_box(scenario, rules, x64)
+    d = torch.minimum(torch.maximum(values.to(torch.float64), lo), hi) - x64
+    inf = torch.full_like(d, torch.inf)
+    up = torch.where(d > _TOL, (hi - x64) / d.clamp(min=_TOL), inf)
+    down = torch.where(d < -_TOL, (lo - x64) / d.clamp(max=-_TOL), inf)
+    s = torch.minimum(up, down).amin(dim=1, keepdim=True)
+    s = torch.where(torch.isfinite(s), s, torch.ones_like(s)).clamp(min=1.0)
+    return [x64 + (f * s) * d for f in fractions]
+
+
 def inside_bounds(scenario: Scenario, rules: PlanRules | None, x: Tensor,
                   values: Tensor) -> Tensor:
     """Bool, shape of ``values`` (n, ..., d): candidate action values of person i (a pool's

@@ -336,3 +336,31 @@ def test_the_default_step_of_a_small_amount_is_a_tenth_of_the_range(loan, new: f
     """The scenario's default bound of savings (no ``change`` stated): a tenth of the range
     people have, $1,447 to $53,497, where half the current value allows less."""
     assert _breaks(loan, PlanRules.of(loan), "savings", 1_500.0, new)["bounds"] is outside
+
+
+def test_moves_carried_to_the_edge_stay_inside_distinct_and_on_their_ray(loan) -> None:
+    """plan_rules.toward_edge: a move far past the bounds (income x3, which clamping alone
+    puts on the edge for every longer move) and a small one (savings +$100) give distinct
+    points inside the bounds, on the clamped move's ray, the last on the bounds' edge; a
+    person with no move stays put."""
+    rules = PlanRules.of(loan, {"income": "increase", "savings": "increase"})
+    x = loan.dataset["test"][0][:2].to(torch.float64).clone()
+    values = x.clone()
+    inc, sav = _col(loan, "income"), _col(loan, "savings")
+    m_inc, m_sav = loan.features[inc].display, loan.features[sav].display
+    values[0, inc] = float(m_inc.from_display(3 * float(m_inc.to_display(float(x[0, inc])))))
+    values[0, sav] = float(m_sav.from_display(float(m_sav.to_display(float(x[0, sav]))) + 100))
+    points = plan_rules.toward_edge(loan, rules, x, values, (0.25, 0.5, 0.75, 1.0))
+    lo, hi = plan_rules.search_box(loan, rules, x)
+    mask = torch.zeros_like(x, dtype=torch.bool)
+    mask[:, [inc, sav]] = True
+    for p in points:
+        assert bool(((p >= lo - 1e-9) & (p <= hi + 1e-9)).all())
+        assert not plan_rules.action_breaks(loan, rules, x, p, mask)["bounds"][0].any()
+        assert torch.equal(p[1], x[1])  # no move: nothing carried
+    moves = torch.stack([p[0] - x[0] for p in points])
+    ratio = moves[:, sav] / moves[:, inc]
+    assert torch.allclose(ratio, ratio[0].expand_as(ratio))  # one ray
+    assert bool((moves[1:, inc] > moves[:-1, inc]).all())    # distinct, growing
+    edge = (points[-1][0] - hi[0]).abs() < 1e-9
+    assert bool(edge[[inc, sav]].any())                       # the last on the edge

@@ -28,6 +28,7 @@ pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium "
                        "(bash scripts/install_chromium.sh)"),
 ]
+MAX_WALKERS = 6  # savings-only participants tried, one persona each
 WIDTHS = {"phone": PHONE, "desktop": {"width": 1280, "height": 1000}}
 
 
@@ -84,21 +85,32 @@ def credit(trained_home, tmp_path) -> Iterator[StudyServer]:
 @pytest.mark.parametrize("width", WIDTHS)
 def test_a_savings_only_participant_gets_distinct_options(interactive, browser,
                                                           width: str) -> None:
+    """Participants come in until one reaches HARE's questions (for some personas no plan
+    moving savings alone is approved: they go to the debrief with none). Every option they
+    were shown moves savings alone, no two read the same, and the two plans they rate
+    differ as shown."""
     protocol = load_protocol("hare-interactive")
-    page = browser.new_page(viewport=WIDTHS[width])
-    bot = SavingsOnly(page, protocol)
-    seen = _walk(bot, interactive.url, f"hare-savings-only-{width}")
-    assert seen[-1][1] in ("debrief", "end")
+    for n in range(1, MAX_WALKERS + 1):
+        bot = SavingsOnly(browser.new_page(viewport=WIDTHS[width]), protocol)
+        seen = _walk(bot, interactive.url, f"hare-savings-only-{width}-{n}")
+        assert seen[-1][1] in ("debrief", "end")
+        if any(k.startswith("hare_") for _, k in seen):
+            break
+    else:
+        pytest.fail(f"none of {MAX_WALKERS} savings-only participants reached HARE")
     interactive.stop()
     with Store(interactive.db, read_only=True) as store:
-        (mask,) = [json.loads(r["hard_mask_json"]) for r in
-                   store.query("SELECT hard_mask_json FROM elicitations")]
+        masks = [json.loads(r["hard_mask_json"]) for r in
+                 store.query("SELECT hard_mask_json FROM elicitations")]
         options = [o for r in store.query("SELECT options_json FROM comparisons")
                    for o in json.loads(r["options_json"])]
         pairs = same_readings(store, protocol.id, protocol, "hare")
-    assert [f for f, can in mask.items() if can] == ["savings"]
-    assert all(set(o["actions"]) == {"savings"} for o in options), options
+        rated = store.query("SELECT x_cf_json FROM plans WHERE participant_id = "
+                            "(SELECT participant_id FROM plans LIMIT 1)")
+    assert all([f for f, can in m.items() if can] == ["savings"] for m in masks)
+    assert options and all(set(o["actions"]) == {"savings"} for o in options), options
     assert pairs == []
+    assert len(rated) == 2 and rated[0]["x_cf_json"] != rated[1]["x_cf_json"]
 
 
 @pytest.mark.e2e
