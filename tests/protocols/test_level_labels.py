@@ -1,5 +1,5 @@
-"""Numbers as a participant reads them: open-ended top levels in words ("12 hours or more",
-not "12- hours"), in English and in every shipped translation; whole-number items shown
+"""Numbers as a participant reads them: open-ended top levels in words ("20 years or more",
+not "20- years"), in English and in every shipped translation; whole-number items shown
 without decimals; one number style per unit on a page."""
 
 from __future__ import annotations
