@@ -38,7 +38,7 @@ from engine.recourse.batch import RecourseBatch
 from engine.recourse.icarma_config import TRAININGS
 from engine.recourse.icarma_networks import AmortizedRecourse, profile_code
 from engine.recourse.paper_names import paper_model_name
-from engine.recourse.plan_rules import within_rules
+from engine.recourse.plan_rules import toward_edge, within_rules
 from engine.scm import ArrayLike
 from engine.trained import trained
 
@@ -46,6 +46,9 @@ REPAIR_SCALES: tuple[float, ...] = (1.5, 2.0, 3.0)
 # Under plan rules the candidates also take the network's moves shortened, so that a move the
 # bounds clip still leaves distinct plans inside them.
 RULE_SCALES: tuple[float, ...] = (0.5, 0.75)
+# ... and spread along their own direction up to the edge of the rules' interval (a quarter,
+# half, three quarters and all of the way: plan_rules.toward_edge).
+EDGE_FRACTIONS: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
 
 
 class ICarma(RecourseMethod):
@@ -236,7 +239,10 @@ class ICarma(RecourseMethod):
         weighted cost. A person without a valid plan gets no row. Under a study's plan rules
         every plan is first put inside them (plan_rules.within_rules: values clamped into the
         bounds and directions, changes too small to show left out), as in ``actions``, and
-        the moves are also scaled by 0.5 and 0.75 (``RULE_SCALES``).
+        the moves are also scaled by 0.5 and 0.75 (``RULE_SCALES``) and every move is
+        spread along its own direction up to the edge of the rules' interval
+        (``EDGE_FRACTIONS``, plan_rules.toward_edge), so that moves the bounds clip still
+        leave distinct plans inside them.
         """
         x = self.context.check_inputs(factuals, profiles)
         with Timer() as t:
@@ -264,6 +270,13 @@ class ICarma(RecourseMethod):
             mask = model.full_mask(m).bool()
             x_rows = x[person]
             values = torch.where(mask, values.to(torch.float64), x_rows)
+            if self.context.rules is not None:
+                far = toward_edge(self.context.scenario, self.context.rules, x_rows, values,
+                                  EDGE_FRACTIONS)
+                values = torch.cat([values, *far])
+                mask = mask.repeat(len(far) + 1, 1)
+                person = person.repeat(len(far) + 1)
+                x_rows = x[person]
             mask, values = within_rules(self.context.scenario, self.context.rules, x_rows, mask,
                                         values)
         batch = self.context.evaluate(

@@ -140,6 +140,15 @@ def reads_same(scenario: Scenario, a: Tensor, b: Tensor) -> Tensor:
     return (shown_profile(scenario, a) == shown_profile(scenario, b)).all(dim=1)
 
 
+def invisible(dx: Tensor, dv: Tensor, res: Tensor) -> tuple[Tensor, Tensor]:
+    """(no_op, below_precision), bool like ``dx``: a change from unrounded display values dx
+    to dv that shows the same value (round(dv / r) = round(dx / r)), and one smaller than the
+    resolution r (|dv - dx| < r); ``res`` broadcasts against them. The one definition of a
+    change a person sees, for plans and for the Oracle's grid."""
+    same = torch.round(dv / res) == torch.round(dx / res)
+    return same, (dv - dx).abs() < res - _TOL
+
+
 def action_breaks(scenario: Scenario, rules: PlanRules | None, x: Tensor, values: Tensor,
                   mask: Tensor) -> dict[str, Tensor]:
     """(n, d) bool per action rule (direction, no_op, below_precision, bounds): the actions
@@ -147,12 +156,12 @@ def action_breaks(scenario: Scenario, rules: PlanRules | None, x: Tensor, values
     mask = mask.bool()
     move = values.to(torch.float64) - x.to(torch.float64)
     dirs = directions_of(scenario, rules)
-    shown_x, shown_a = displayed(scenario, x), displayed(scenario, values)
-    step = (display_raw(scenario, values) - display_raw(scenario, x)).abs()
+    no_op, below = invisible(display_raw(scenario, x), display_raw(scenario, values),
+                             resolutions(scenario))
     return {
         "direction": mask & against_direction(dirs, move),
-        "no_op": mask & (shown_a == shown_x),
-        "below_precision": mask & (step < resolutions(scenario) - _TOL),
+        "no_op": mask & no_op,
+        "below_precision": mask & below,
         "bounds": plan_bounds.outside(scenario, () if rules is None else rules.bounds,
                                       x, values, mask),
     }
@@ -239,6 +248,27 @@ def within_rules(scenario: Scenario, rules: PlanRules | None, x: Tensor, mask: T
     return mask, torch.where(mask, values, x64)
 
 
+def toward_edge(scenario: Scenario, rules: PlanRules, x: Tensor, values: Tensor,
+                fractions: tuple[float, ...]) -> list[Tensor]:
+    """Points along each move x -> values (n, d) model units, spread over its ray up to the
+    edge of the rules' interval: with v' the move clamped into ``search_box`` [lo, hi] and
+
+        s* = max{s >= 1 : x + s (v' - x) in [lo, hi]}   (per row; 1 when v' = x),
+
+    the points x + f s* (v' - x), one (n, d) tensor per f in ``fractions`` (f = 1: on the
+    edge). Moves longer than the bounds, clamped coordinate by coordinate, all land on the
+    same edge; these stay distinct plans inside the bounds, in the move's own direction."""
+    x64 = x.to(torch.float64)
+    lo, hi = search_box(scenario, rules, x64)
+    d = torch.minimum(torch.maximum(values.to(torch.float64), lo), hi) - x64
+    inf = torch.full_like(d, torch.inf)
+    up = torch.where(d > _TOL, (hi - x64) / d.clamp(min=_TOL), inf)
+    down = torch.where(d < -_TOL, (lo - x64) / d.clamp(max=-_TOL), inf)
+    s = torch.minimum(up, down).amin(dim=1, keepdim=True)
+    s = torch.where(torch.isfinite(s), s, torch.ones_like(s)).clamp(min=1.0)
+    return [x64 + (f * s) * d for f in fractions]
+
+
 def inside_bounds(scenario: Scenario, rules: PlanRules | None, x: Tensor,
                   values: Tensor) -> Tensor:
     """Bool, shape of ``values`` (n, ..., d): candidate action values of person i (a pool's
@@ -271,8 +301,8 @@ class GridLimit:
         for k, m in enumerate(self.maps):
             dv = torch.as_tensor(np.asarray(m.to_display(values[:, k].numpy()), dtype=float))
             dx = torch.as_tensor(np.asarray(m.to_display(xf[:, k].numpy()), dtype=float))
-            same = torch.round(dv / self.res[k]) == torch.round(dx / self.res[k])
-            ok[:, k] &= ~same & ((dv - dx).abs() >= self.res[k] - _TOL)
+            no_op, below = invisible(dx, dv, self.res[k])
+            ok[:, k] &= ~no_op & ~below
         if self.rules.bounds:
             lo, hi = plan_bounds.box(self.scenario, self.rules.bounds, x)
             lo, hi = lo[:, self.cols, None], hi[:, self.cols, None]

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 _HOURS = ("0-2 hours", "2-4 hours", "4-6 hours", "6-8 hours", "8-10 hours", "10-12 hours",
-          "12- hours")
+          "12 hours or more")
 _NO_YES = ("No", "Yes")
 # The options of Table 1, in its order; a count's or score's "No" reads "None" / "No score"
 # on a participant's page ("3 jobs -> None", not "3 jobs -> No").
@@ -35,12 +35,12 @@ LEVELS: dict[str, tuple[str, ...]] = {
                  "Assistant General Manager", "Manager", "General Manager",
                  "Executive Director", "Senior Executive Director", "President"),
     "service_years": ("0-1 year", "1-3 years", "3-5 years", "5-10 years", "10-20 years",
-                      "20- years"),
+                      "20 years or more"),
     "management": ("None", "0-1 year", "1-3 years", "3-5 years", "5-10 years", "10-20 years",
-                   "20- years"),
+                   "20 years or more"),
     "working_hours": _HOURS,
     "telework_hours": _HOURS,
-    "side_jobs": ("None", "1 job", "2 jobs", "3 jobs", "4 jobs", "5- jobs"),
+    "side_jobs": ("None", "1 job", "2 jobs", "3 jobs", "4 jobs", "5 jobs or more"),
     "job_change": _NO_YES,
     "overseas_work": _NO_YES,
     "overseas_study": _NO_YES,
@@ -98,7 +98,7 @@ def _years_bin(years: np.ndarray, edges: tuple[float, ...]) -> np.ndarray:
 #    18/20/22/24/27. Career years c = max(0, a - s_e).
 # 3. Job change experience: P = sigmoid(-1.2 + 0.06 c). Service years at the current
 #    employer t = c without a job change, else t = c * U(0.05, 0.8). Binned to
-#    0-1/1-3/3-5/5-10/10-20/20- years (bin edges 1, 3, 5, 10, 20).
+#    0-1/1-3/3-5/5-10/10-20/"20 years or more" (bin edges 1, 3, 5, 10, 20).
 # 4. Position: latent score z = 0.06 c + 0.3 * education + 0.03 t + 0.7 g + sqrt(1 - 0.49)
 #    N(0, 1); the ten levels cut z at 1.6, 2.4, 2.9, 3.4, 3.9, 4.5, 5.1, 5.7, 6.4 (Employee
 #    ... President), so most people are employees or first-line supervisors and the top

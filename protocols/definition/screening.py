@@ -12,7 +12,7 @@ A question has a ``kind``:
 
 A ``single`` question may carry ``brackets``: one ``[low, high]`` per option, in the display
 units of the profile feature it answers (``profile.from_screening``), or null for an option
-with no value (e.g. "10M -", "Choose not to disclose"; such an option may not be eligible).
+with no value (e.g. "10M or more", "Choose not to disclose"; such an option may not be eligible).
 The profile then takes the bracket's midpoint,
 
     value(option k) = (low_k + high_k) / 2,

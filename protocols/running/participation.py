@@ -87,7 +87,7 @@ class SubmitItem:
     >>> from protocols import SubmitItem
     >>> sessions = [study.start(external_id=f"p{i}", session="s") for i in range(3)]
     >>> high_income = {"age": 40, "gender": "Male", "occupation": "Government worker",
-    ...                "income": "10M -", "car": "I plan to purchase within a year.",
+    ...                "income": "10M or more", "car": "I plan to purchase within a year.",
     ...                "loans": ["I do not have any loans"]}    # outside the study's brackets
     >>> pages = study.submit_many([SubmitItem(s.participant_id, "screening",
     ...                                       {"answers": high_income}, seconds=4.0)

@@ -300,3 +300,62 @@ def test_a_scenario_states_its_own_change_limits(tmp_path) -> None:
             "name: bounded-loan", "name: wrong-loan", 1))
         with pytest.raises(Exception, match=where):
             get_scenario(str(wrong))
+
+
+@pytest.mark.parametrize(("step", "allowed"), [
+    (1.0, True), (1.001, True), (0.999, False), (0.75, False), (0.51, False),
+])
+def test_the_oracle_grid_drops_changes_below_precision_as_the_rules_do(loan, step: float,
+                                                                      allowed: bool) -> None:
+    """The grid's own check of a visible change (GridLimit) at the threshold the rule sets
+    (``action_breaks``' below_precision): a grid value one resolution from the current value
+    is a plan, 0.51 to 0.999 of it is none; a threshold halved in either fails here."""
+    rules = PlanRules.of(loan)
+    limit = plan_rules.grid_allowed(loan, rules, loan.actionable)
+    x, values, mask = _one_action(loan, "income", 30_000.2, 30_000.2 + step)
+    k = list(loan.actionable).index(_col(loan, "income"))
+    grid = x[:, list(loan.actionable), None].clone()  # (1, K, 1): every other feature stays
+    grid[0, k, 0] = values[0, _col(loan, "income")]
+    assert bool(limit(x, grid)[0, k, 0]) is allowed
+    broken = plan_rules.action_breaks(loan, rules, x, values, mask)
+    assert (not broken["below_precision"].any() and not broken["no_op"].any()) is allowed
+
+
+@pytest.mark.parametrize(("new", "outside"), [
+    (6_700.0, False),   # 1,500 + a tenth of the population's savings range (5,205)
+    (6_720.0, True),    # just past it
+    (4_500.0, False),   # a tenth halved (2,603) would refuse this; half the value (750) too
+])
+def test_the_default_step_of_a_small_amount_is_a_tenth_of_the_range(loan, new: float,
+                                                                    outside: bool) -> None:
+    """The scenario's default bound of savings (no ``change`` stated): a tenth of the range
+    people have, $1,447 to $53,497, where half the current value allows less."""
+    assert _breaks(loan, PlanRules.of(loan), "savings", 1_500.0, new)["bounds"] is outside
+
+
+def test_moves_carried_to_the_edge_stay_inside_distinct_and_on_their_ray(loan) -> None:
+    """plan_rules.toward_edge: a move far past the bounds (income x3, which clamping alone
+    puts on the edge for every longer move) and a small one (savings +$100) give distinct
+    points inside the bounds, on the clamped move's ray, the last on the bounds' edge; a
+    person with no move stays put."""
+    rules = PlanRules.of(loan, {"income": "increase", "savings": "increase"})
+    x = loan.dataset["test"][0][:2].to(torch.float64).clone()
+    values = x.clone()
+    inc, sav = _col(loan, "income"), _col(loan, "savings")
+    m_inc, m_sav = loan.features[inc].display, loan.features[sav].display
+    values[0, inc] = float(m_inc.from_display(3 * float(m_inc.to_display(float(x[0, inc])))))
+    values[0, sav] = float(m_sav.from_display(float(m_sav.to_display(float(x[0, sav]))) + 100))
+    points = plan_rules.toward_edge(loan, rules, x, values, (0.25, 0.5, 0.75, 1.0))
+    lo, hi = plan_rules.search_box(loan, rules, x)
+    mask = torch.zeros_like(x, dtype=torch.bool)
+    mask[:, [inc, sav]] = True
+    for p in points:
+        assert bool(((p >= lo - 1e-9) & (p <= hi + 1e-9)).all())
+        assert not plan_rules.action_breaks(loan, rules, x, p, mask)["bounds"][0].any()
+        assert torch.equal(p[1], x[1])  # no move: nothing carried
+    moves = torch.stack([p[0] - x[0] for p in points])
+    ratio = moves[:, sav] / moves[:, inc]
+    assert torch.allclose(ratio, ratio[0].expand_as(ratio))  # one ray
+    assert bool((moves[1:, inc] > moves[:-1, inc]).all())    # distinct, growing
+    edge = (points[-1][0] - hi[0]).abs() < 1e-9
+    assert bool(edge[[inc, sav]].any())                       # the last on the edge

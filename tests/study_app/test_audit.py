@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from data.store import Store
 from engine.recourse.plan_rules import RULES
 from protocols.definition.schema import load_protocol, resolve, shipped_protocols
-from study_app.audit import PROMISE_KEPT, study_report
+from study_app.audit import PROMISE_KEPT, _arm_findings, study_report
 from study_app.cli import app
 from study_app.simulator import simulate
 
@@ -137,6 +137,23 @@ def test_promises_and_exclusions_per_arm_match_the_database(icarma_db) -> None:
     assert report["exclusions"]["uneven"]
     (warning,) = [f for f in report["findings"] if f["kind"] == "exclusions"]
     assert warning["level"] == "warning" and "intention to treat" in warning["message"]
+
+
+@pytest.mark.parametrize(("got", "level"), [
+    (200, None),        # every participant got every plan: no finding
+    (199, "warning"),   # 99.5%
+    (190, "warning"),   # exactly 95%: kept
+    (189, "error"),     # 94.5%: a threshold halved (47.5%) would call it kept
+    (95, "error"),      # 47.5%
+])
+def test_the_promise_is_an_error_below_95_percent_of_an_arm(got: int, level: str | None
+                                                            ) -> None:
+    row = {"arm": "hare", "plans_broken": {}, "options_broken": {}, "plans": 0,
+           "options": 0, "same_readings": 0, "reached_plans": 200, "got_every_plan": got,
+           "promise_kept": round(100.0 * got / 200, 1), "missing_plans": 200 - got,
+           "shortfalls": []}
+    found = [f["level"] for f in _arm_findings([row]) if f["kind"] == "promise"]
+    assert found == ([] if level is None else [level])
 
 
 def test_researcher_words_in_a_protocol_copy_are_a_text_error(tmp_path, trained_home) -> None:

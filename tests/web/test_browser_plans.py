@@ -31,7 +31,7 @@ WIDE = {"width": 1280, "height": 900}
 # the pool has only two richer profiles without a forbidden decrease for them
 # (protocols.running.planning; checked below: two plans).
 FEW_PLANS = {"education": "Graduate school (doctor)", "position": "General Manager",
-             "service_years": "20- years", "management": "5-10 years", "toeic": "900-990",
+             "service_years": "20 years or more", "management": "5-10 years", "toeic": "900-990",
              "overseas_work": "Yes", "overseas_study": "Yes", "income": 8.5}
 
 
