@@ -23,16 +23,12 @@ graph (engine.scenarios.tabular builds it; reference: docs/scenarios.md).
       scaling: minmax                    # continuous features scaled to [0, 1]
       classifier: ann                    # the decision model studies use: ann | lr
 
-A binary feature read with ``one`` takes its second level where the raw value is one of
-``one`` and its first level elsewhere (the binarization of CARLA's data sets, one category
-against the rest). ``map`` names a level for each raw value and any other value is an error.
-Without either, the raw values must be the level labels (or numbers, for a continuous
-feature). ``scaling: minmax`` sets each continuous feature's display map from the data
-(model units (v - min) / (max - min) over the file's kept rows, so the model sees [0, 1]);
-the file then gives only its unit, decimals, plan bounds, codes and a conversion of its
-amounts (``converted_from``). A continuous feature's ``replace`` reads listed raw values as
-other numbers (a data set's special codes) and ``cap`` reads every value above it as the cap
-(a published preprocessing's outlier clipping); both apply before scaling, in that order.
+``one`` binarizes one category against the rest (CARLA's data sets); ``map`` names a level
+for each raw value (any other value is an error); without either, raw values must be the
+level labels (or numbers). ``replace`` then ``cap`` apply before scaling. ``scaling: minmax``
+sets each continuous feature's display map from the kept rows (model units (v - min) /
+(max - min)); the file gives only its unit, decimals, plan bounds, codes and a conversion of
+its amounts (``converted_from``).
 """
 
 from __future__ import annotations
