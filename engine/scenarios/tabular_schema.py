@@ -26,9 +26,8 @@ graph (engine.scenarios.tabular builds it; reference: docs/scenarios.md).
 ``one`` binarizes one category against the rest (CARLA's data sets); ``map`` names a level
 for each raw value (any other value is an error); without either, raw values must be the
 level labels (or numbers). ``replace`` then ``cap`` apply before scaling. ``scaling: minmax``
-sets each continuous feature's display map from the kept rows (model units (v - min) /
-(max - min)); the file gives only its unit, decimals, plan bounds, codes and a conversion of
-its amounts (``converted_from``).
+sets continuous display maps from the kept rows ((v - min) / (max - min)); the file gives
+only units, decimals, plan bounds, codes and ``converted_from``.
 """
 
 from __future__ import annotations
