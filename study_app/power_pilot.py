@@ -31,7 +31,6 @@ from engine.artifacts import home
 from protocols.definition.schema import Protocol
 from protocols.definition.simulation import RatingOverrides
 from study_app.exclusion_rules import study_rules
-from study_app.prereg_analysis import plan_distance
 from study_app.study_reader import StudyReadError, read_study
 
 
@@ -88,6 +87,8 @@ def pilot_posterior(pilot: Pilot, sampler: dict[str, Any], distance: str | None 
     a stored fit with the same fingerprint is reused. ``sampler``: {backend, draws, tune,
     chains, target_accept} (resolved); ``distance``: default the protocol's plan distance
     (``analyze``'s default)."""
+    from study_app.prereg_analysis import plan_distance  # it imports study_app.power
+
     say = on_log or (lambda _m: None)
     settings = sampler_settings(sampler["backend"], sampler["draws"], sampler["tune"],
                                 sampler["chains"], 0, sampler["target_accept"])
