@@ -51,8 +51,8 @@ from analysis.power_run import (
 )
 from data.store import Store
 from protocols.definition.schema import Protocol
+from protocols.definition.simulation import RatingOverrides
 from protocols.running.resources import StudyResources, study_resources
-from study_app.power_pilot import pilot_protocol
 from study_app.simulator import simulate
 
 _RESOURCES: dict[tuple[str, str | None], StudyResources] = {}
@@ -84,6 +84,14 @@ def truth(protocol: Protocol, effect: Effect) -> dict[str, Any]:
     if effect.term == "arm":
         return {"arm_effect": 0.0}
     return {effect.term: getattr(model, effect.term)}
+
+
+def pilot_protocol(protocol: Protocol, posterior: PilotPosterior, index: int) -> Protocol:
+    """``protocol`` whose synthetic participants rate as posterior draw ``index`` of a pilot
+    (study_app.power_pilot) says."""
+    ratings = RatingOverrides.model_validate(posterior.overrides(index))
+    simulation = protocol.simulation.model_copy(update={"ratings": ratings})
+    return protocol.model_copy(update={"simulation": simulation})
 
 
 def pilot_truth(pilot: PilotPosterior, effect: Effect, drawn: list[int]) -> dict[str, Any]:

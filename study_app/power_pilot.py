@@ -3,9 +3,10 @@
 The pilot's stored protocol gives the design (arms, assignment, plans, questions) and its
 ratings, kept by the protocol's exclusions as ``analyze`` keeps them, give the truth: the
 analysis model fitted to them (analysis.pilot.fit_pilot) and each posterior draw turned into
-the synthetic participants' rating model (analysis.pilot). ``pilot_protocol`` is the
-protocol with one draw as its ``simulation.ratings`` block, so a study simulated from it is
-an ordinary simulated study (study_app.simulator) whose stored truth is that draw.
+the synthetic participants' rating model (analysis.pilot). study_app.power.pilot_protocol
+is the protocol with one draw as its ``simulation.ratings`` block, so a study simulated
+from it is an ordinary simulated study (study_app.simulator) whose stored truth is that
+draw.
 
 The fitted draws are kept in ``$RECOURSE_STUDY_HOME/pilots/<fingerprint>.json`` (the pilot's
 model data, model, sampler and code: analysis.pilot.pilot_fingerprint), so a rerun, a
@@ -29,8 +30,8 @@ from analysis.power import PowerInputError
 from data.jsonio import write_json
 from engine.artifacts import home
 from protocols.definition.schema import Protocol
-from protocols.definition.simulation import RatingOverrides
 from study_app.exclusion_rules import study_rules
+from study_app.prereg_analysis import plan_distance
 from study_app.study_reader import StudyReadError, read_study
 
 
@@ -87,8 +88,6 @@ def pilot_posterior(pilot: Pilot, sampler: dict[str, Any], distance: str | None 
     a stored fit with the same fingerprint is reused. ``sampler``: {backend, draws, tune,
     chains, target_accept} (resolved); ``distance``: default the protocol's plan distance
     (``analyze``'s default)."""
-    from study_app.prereg_analysis import plan_distance  # it imports study_app.power
-
     say = on_log or (lambda _m: None)
     settings = sampler_settings(sampler["backend"], sampler["draws"], sampler["tune"],
                                 sampler["chains"], 0, sampler["target_accept"])
@@ -108,10 +107,3 @@ def pilot_posterior(pilot: Pilot, sampler: dict[str, Any], distance: str | None 
 
 def pilot_cache() -> Path:
     return home() / "pilots"
-
-
-def pilot_protocol(protocol: Protocol, posterior: PilotPosterior, index: int) -> Protocol:
-    """``protocol`` whose synthetic participants rate as posterior draw ``index`` says."""
-    ratings = RatingOverrides.model_validate(posterior.overrides(index))
-    simulation = protocol.simulation.model_copy(update={"ratings": ratings})
-    return protocol.model_copy(update={"simulation": simulation})

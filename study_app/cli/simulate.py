@@ -158,7 +158,8 @@ def _like(db: str, study: str | None, protocol: Any, seed: int | None,
     the ``like`` block of the summary); exit 2 naming what is wrong with the pilot."""
     from analysis.fit import resolve
     from analysis.power import PowerInputError
-    from study_app.power_pilot import pilot_posterior, pilot_protocol, read_pilot
+    from study_app.power import pilot_protocol
+    from study_app.power_pilot import pilot_posterior, read_pilot
 
     if sampler["backend"] not in ("nutpie", "pymc"):
         fail(f"--like-backend must be nutpie or pymc, got {sampler['backend']!r}", 2)

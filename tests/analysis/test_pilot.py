@@ -84,7 +84,7 @@ def test_every_simulated_study_has_its_own_draw():
 
 def test_a_draw_is_a_valid_simulation_block():
     from protocols.definition.schema import load_protocol
-    from study_app.power_pilot import pilot_protocol
+    from study_app.power import pilot_protocol
 
     pilot = _pilot(5)
     proto = pilot_protocol(load_protocol("tominaga-replication"), pilot, 3)
