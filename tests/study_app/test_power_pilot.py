@@ -57,19 +57,28 @@ def test_a_pilot_without_an_effect_gives_low_power_and_resumes(flat_pilot, tmp_p
     out = tmp_path / "power"
     first = _power(flat_pilot, out, 3)
     assert first["fits"]["fitted_now"] == 3 and first["pilot"]["participants"] == 16
-    second = _power(flat_pilot, out, 4)  # a rerun with one more study fits only that one
-    assert second["fits"]["reused"] == 3 and second["fits"]["fitted_now"] == 1
-    row = second["rows"][0]["power"]
-    assert row["sims"] == 4 and row["detected"] <= 1  # no effect in the pilot: low power
-    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    draws = [r["draw"] for r in records]
-    assert len(set(draws)) == 4  # every simulated study from its own posterior draw
-    pilot = second["pilot"]
-    assert pilot["draws"] == 30 and pilot["draws_used"] == 4
+    row = first["rows"][0]["power"]
+    assert row["sims"] == 3 and row["detected"] <= 1  # no effect in the pilot: low power
+    results = out / "results.jsonl"
+    records = [json.loads(line) for line in results.read_text().splitlines()]
+    assert len({r["draw"] for r in records}) == 3  # every study from its own posterior draw
+    pilot = first["pilot"]
+    assert pilot["draws"] == 30 and pilot["draws_used"] == 3
     assert set(pilot["quantities"]) == {"acceptance", "action"}
     drop = pilot["quantities"]["action"]["drop"]
-    assert second["truth"]["drop"] == drop["mean"] and drop["lo"] < drop["hi"]
+    assert first["truth"]["drop"] == drop["mean"] and drop["lo"] < drop["hi"]
     assert "one draw of the posterior" in (out / "power.html").read_text()
+
+    again = _power(flat_pilot, out, 3)  # the same command: the pilot's fit and studies reused
+    assert again["fits"]["reused"] == 3 and again["fits"]["fitted_now"] == 0
+    assert again["rows"] == first["rows"]
+    # a run killed before its last study was written fits only that one on the rerun
+    lines = results.read_text().splitlines()
+    results.write_text("\n".join(lines[:-1]) + "\n")
+    resumed = _power(flat_pilot, out, 3)
+    assert resumed["fits"]["reused"] == 2 and resumed["fits"]["fitted_now"] == 1
+    redone = json.loads(results.read_text().splitlines()[-1])
+    assert redone["key"] == records[-1]["key"] and redone["draw"] == records[-1]["draw"]
 
 
 def test_simulate_like_stores_the_drawn_behaviour_as_truth(flat_pilot, tmp_path):
