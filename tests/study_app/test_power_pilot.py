@@ -26,10 +26,11 @@ LIKE_FIT = ["--like-backend", "pymc", "--like-draws", "30", "--like-tune", "30",
 def _flat_protocol(folder: Path) -> Path:
     """The pilot-power example with action ratings flat in distance (no effect)."""
     text = (REPO / "docs" / "examples" / "pilot-power.yaml").read_text(encoding="utf-8")
-    text = text.replace("action: {at_zero: 3.4, at_far: 2.8, half_distance: 0.3,",
-                        "action: {at_zero: 3.4, drop: 0.0,")
+    flat = text.replace("action: {at_zero: 3.6, at_far: 2.8, half_distance: 2.0,",
+                        "action: {at_zero: 3.6, drop: 0.0,")
+    assert flat != text
     path = folder / "flat.yaml"
-    path.write_text(text, encoding="utf-8")
+    path.write_text(flat, encoding="utf-8")
     return path
 
 
