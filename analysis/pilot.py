@@ -1,37 +1,27 @@
 """A pilot's posterior as synthetic participants: the truth of power from a real pilot.
 
-``fit_pilot`` fits the analysis model (the ordinal model of analysis.models, ``fit_one`` as
-``analyze`` does) of each outcome to the pilot's ratings on one distance. Each posterior
-draw is then turned into the parameters of the synthetic participants' rating model
-(engine.synthetic.rating_model), so a simulated study can be run from it:
+``fit_pilot`` fits each outcome's ordinal model (analysis.models, ``fit_one`` as ``analyze``
+does) to the pilot; each posterior draw becomes the synthetic participants' rating model
+(engine.synthetic.rating_model), with the same cutpoints c on both sides:
 
     synthetic:  eta = a + g(d) + k s - nu v + u_p + b_p d,    g(d) = -drop (1 - exp(-d / scale))
     analysis:   eta = f(d) + beta_s s + beta_v v + gamma_arm + u_p' + b_p (d - dbar)
 
-with the same cutpoints c_1 < ... < c_6 on both sides (P(y <= k) = logistic(c_k - eta)).
-Per draw:
+- **curve** a, drop, scale: h(d) = f(d) + sum_arm w_arm gamma_arm (w: the arms' shares of
+  the ratings; synthetic participants have no arm term) projected on the synthetic family
+  by least squares at 60 quantiles of the pilot's distances: min sum_q (h(d_q) - a + drop
+  (1 - exp(-d_q / scale)))^2, linear in (a, drop) for fixed scale; the scale is profiled
+  over 80 log-spaced values (1/200 of the range to 50 times the largest distance), then 41
+  within one step of the best. ``rms``: each draw's root mean square residual.
+- **preferences** k = beta_s, nu = -beta_v (0 without the term).
+- **participant spread** sd_slope = sigma_b, sd_intercept = sqrt(max(0, sigma_u^2 -
+  sigma_b^2 dbar^2)): the model's intercepts act at the mean distance dbar, where synthetic
+  participants spread by sqrt(sd_intercept^2 + sd_slope^2 dbar^2).
 
-- **cutpoints** c: the model's.
-- **curve** a, drop, scale: the pilot's smooth plus its arms' mean effect, h(d) = f(d) +
-  sum_arm w_arm gamma_arm (w: the arms' shares of the pilot's ratings; the synthetic
-  participants have no arm term, arms differ only through their plans), projected on the
-  synthetic curve family by least squares at Q = 60 quantiles of the pilot's distances
-  (so the fit weighs distances as often as the pilot showed them):
-  min over (a, drop, scale) of sum_q (h(d_q) - a + drop (1 - exp(-d_q / scale)))^2.
-  For fixed scale the problem is linear in (a, drop); the scale is profiled over 80
-  log-spaced values from 1/200 of the distances' range to 50 times the largest distance
-  (the last is nearly a straight line), then over 41 values within one step of the best. ``rms`` keeps each draw's root mean square residual.
-- **preferences** k = beta_s, nu = -beta_v (0 when the pilot has no such term).
-- **participant spread** sd_slope = sigma_b and sd_intercept = sqrt(max(0, sigma_u^2 -
-  sigma_b^2 dbar^2)): the analysis model's intercepts act at the pilot's mean distance dbar,
-  where synthetic participants spread by sqrt(sd_intercept^2 + sd_slope^2 dbar^2)
-  (analysis.models), so the participants' spread is kept where the pilot's data are.
-
-``PilotPosterior`` holds those parameters per draw and outcome; ``overrides`` gives one
-draw as a protocol's ``simulation.ratings`` overrides, ``draw_for`` the draw simulated
-study s uses (a permutation of the draws, so every simulated study has its own draw while
-there are draws left), ``quantities`` their summary (which posterior quantities drove the
-simulation).
+``PilotPosterior`` holds them per draw and outcome: ``overrides`` gives one draw as a
+protocol's ``simulation.ratings`` block, ``draw_for`` the draw simulated study s uses (a
+seeded permutation: every study its own draw while draws are left), ``quantities`` their
+summary (which posterior quantities drove the simulation).
 """
 
 from __future__ import annotations

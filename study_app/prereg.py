@@ -139,7 +139,8 @@ def sampling_plan(protocol: Protocol, power: dict[str, Any] | None,
         out.append(f"Power justification: simulation-based power for effect "
                    f"{power['effect']} (rule {power.get('rule')}), {power.get('sims')} "
                    f"simulated studies per N, target power {power.get('target')}: {reached}. "
-                   f"Power per N (Monte Carlo 95% interval): {rows or 'none finished'}." + _pilot_clause(power))
+                   f"Power per N (Monte Carlo 95% interval): {rows or 'none finished'}."
+                   + _pilot_clause(power))
     else:
         out.append("Power justification: none given (no power analysis was attached; run "
                    "recourse-study power and pass --power).")
