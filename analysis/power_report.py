@@ -104,7 +104,7 @@ text-align:right}} table{{border-collapse:collapse}} .note{{color:#555;font-size
 model {esc(str(doc['decision_model']))}) and fits the ordinal model of {esc(doc['effect'].split('.')[0])}
 on {esc(doc['distance'])}. Detected when {esc(RULE_TEXT[doc['rule']])}
 {esc(str(doc['distance_range'] or '(every observed distance)')) if doc['rule'] != 'interval' else ''}.
-Synthetic truth: {esc(str(doc['truth']))}. The false-positive rate comes from the same studies
+{_truth_text(doc)} The false-positive rate comes from the same studies
 with that effect set to 0 (<code>--null</code>).</p>
 <h2>Fits</h2><p class="note">{fits['finished']} of {fits['planned']} studies finished
 ({fits['reused']} reused from an earlier run); {len(fits['failed'])} failed; max R-hat
@@ -112,3 +112,23 @@ with that effect set to 0 (<code>--null</code>).</p>
 {fits['divergent_fits']} fits with divergences; {_num(fits['seconds_per_fit'], 1)} s per fit
 fitted in this run, after compilation. Sampler:
 {esc(str(doc['sampler']))}. Wall time {doc['wall_seconds']} s.</p></body></html>"""
+
+
+def _truth_text(doc: dict[str, Any]) -> str:
+    """What the synthetic participants were given: the protocol's truth, or the pilot's
+    posterior (a different draw per simulated study) with the quantities that drove it."""
+    esc = html.escape
+    pilot = doc.get("pilot")
+    if not pilot:
+        return f"Synthetic truth: {esc(str(doc['truth']))}."
+    rows = "".join(
+        f"<tr><td>{esc(outcome)}</td><td>{esc(name)}</td><td>{esc(str(q['mean']))}</td>"
+        f"<td>{esc(str(q['sd']))}</td><td>{esc(q['source'])}</td></tr>"
+        for outcome, quantities in pilot["quantities"].items()
+        for name, q in quantities.items() if "source" in q)
+    return (f"Each simulated study's synthetic participants rate as one draw of the posterior "
+            f"of pilot {esc(pilot['study_id'])} ({pilot['participants']} participants, "
+            f"{pilot['ratings']} ratings; {pilot['draws_used']} of its {pilot['draws']} draws "
+            f"used, one per simulated study). Posterior mean of the effect's parameter: "
+            f"{esc(str(doc['truth']))}.</p><table><tr><th>outcome</th><th>parameter</th>"
+            f"<th>mean</th><th>sd</th><th>from the model's</th></tr>{rows}</table><p>")

@@ -1,6 +1,9 @@
 """Power analysis of a protocol: its simulated studies, run on Ray (analysis.power).
 
-Any protocol works: its simulation block is the truth. A simulated study of N participants
+Any protocol works: its simulation block is the truth, or, from a pilot (``PowerRun.pilot``:
+study_app.power_pilot), a draw of the pilot's posterior, a different one per simulated study
+(study s uses draw ``pilot.draw_for(s, seed)`` at every N and in the null run). A simulated
+study of N participants
 runs the protocol with the simulator (study_app.simulator: the same pages, plans and
 ratings as a real study) into a throw-away DuckDB file and hands the ratings to the
 analysis (analysis.power.evaluate). A ``null`` study runs the protocol with the effect's
@@ -24,6 +27,7 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.pilot import PilotPosterior
 from analysis.power import (
     Effect,
     PowerInputError,
@@ -47,6 +51,7 @@ from analysis.power_run import (
 )
 from data.store import Store
 from protocols.definition.schema import Protocol
+from protocols.definition.simulation import RatingOverrides
 from protocols.running.resources import StudyResources, study_resources
 from study_app.simulator import simulate
 
@@ -81,6 +86,24 @@ def truth(protocol: Protocol, effect: Effect) -> dict[str, Any]:
     return {effect.term: getattr(model, effect.term)}
 
 
+def pilot_protocol(protocol: Protocol, posterior: PilotPosterior, index: int) -> Protocol:
+    """``protocol`` whose synthetic participants rate as posterior draw ``index`` of a pilot
+    (study_app.power_pilot) says."""
+    ratings = RatingOverrides.model_validate(posterior.overrides(index))
+    simulation = protocol.simulation.model_copy(update={"ratings": ratings})
+    return protocol.model_copy(update={"simulation": simulation})
+
+
+def pilot_truth(pilot: PilotPosterior, effect: Effect, drawn: list[int]) -> dict[str, Any]:
+    """The posterior mean, over the draws the simulated studies used, of the effect's
+    parameter (what ``truth`` is for a protocol's own simulation block)."""
+    if effect.term == "arm":
+        return {"arm_effect": 0.0}
+    q = pilot.quantities(drawn)[effect.outcome]
+    names = ("drop", "scale") if effect.term == "distance" else (effect.term,)
+    return {name: q[name]["mean"] for name in names}
+
+
 def null_protocol(protocol: Protocol, effect: Effect) -> Protocol:
     """``protocol`` with the effect's synthetic parameter set to 0."""
     if effect.null_parameter is None:
@@ -110,6 +133,8 @@ class StudyWork:
     protocol: Protocol
     spec: PowerSpec
     decision_model: str | None = None
+    pilot: PilotPosterior | None = None
+    seed: int = 0  # of the order the pilot's draws are used in
 
     def __call__(self, task: PowerTask) -> dict[str, Any]:
         import torch
@@ -120,10 +145,19 @@ class StudyWork:
         seconds = time.perf_counter() - start
         refitter = worker_refitter(tuple(sorted(self.spec.sampler.items())))
         record = evaluate(ratings, self.spec, task, refitter)
+        if self.pilot is not None:
+            record["draw"] = self.pilot.draw_for(task.sim, self.seed)
         return {**record, "simulate_seconds": round(seconds, 3)}
 
+    def truth_of(self, task: PowerTask) -> Protocol:
+        """The protocol task's study is simulated from: the pilot's draw for it, the
+        effect set to 0 in a null task."""
+        protocol = self.protocol if self.pilot is None else pilot_protocol(
+            self.protocol, self.pilot, self.pilot.draw_for(task.sim, self.seed))
+        return null_protocol(protocol, self.spec.effect) if task.null else protocol
+
     def simulate(self, task: PowerTask) -> pd.DataFrame:
-        protocol = null_protocol(self.protocol, self.spec.effect) if task.null else self.protocol
+        protocol = self.truth_of(task)
         resources = _resources(self.protocol, self.decision_model)
         with tempfile.TemporaryDirectory(prefix="power-") as tmp, \
                 Store(Path(tmp) / "study.duckdb") as store:
@@ -154,6 +188,8 @@ class PowerRun:
     sampler: dict[str, Any] = field(default_factory=dict)
     address: str | None = None
     workers: int | None = None
+    pilot: PilotPosterior | None = None  # simulate from this posterior (study_app.power_pilot)
+    pilot_source: dict[str, Any] | None = None  # the pilot's Pilot.describe()
 
 
 def prepare_run(run: PowerRun) -> Plan:
@@ -174,13 +210,16 @@ def prepare_run(run: PowerRun) -> Plan:
     if run.address is not None:
         check_reachable(run.address)
     _resources(protocol, run.decision_model)  # a missing artifact is found here, once
-    spec = PowerSpec(effect, run.distance or analysis_distance(protocol), run.rule,
-                     run.distance_range, dict(run.sampler))
+    default = analysis_distance(protocol) if run.pilot is None else run.pilot.distance
+    spec = PowerSpec(effect, run.distance or default, run.rule, run.distance_range,
+                     dict(run.sampler))
     seed = protocol.simulation.seed if run.seed is None else run.seed
     tasks = plan_tasks(run.participants, run.sims, null=run.null, seed=seed)
     settings = {"protocol": protocol.fingerprint(), "protocol_id": protocol.id,
                 "decision_model": run.decision_model or protocol.decision_model,
                 "seed": seed, **spec.describe()}
+    if run.pilot is not None:  # the posterior's draws are the truth
+        settings["pilot"] = run.pilot.fingerprint
     return spec, tasks, settings
 
 
@@ -206,7 +245,7 @@ def run_power(run: PowerRun, *, plan: Plan | None = None,
     fresh: list[dict[str, Any]] = []
     cluster: dict[str, Any] = {"address": run.address or "local", "cpus": 0}
     if todo:
-        work = StudyWork(run.protocol, spec, run.decision_model)
+        work = StudyWork(run.protocol, spec, run.decision_model, run.pilot, settings["seed"])
         with ray_cluster(run.address, run.workers) as cluster:
             log_line(f"Ray: {cluster['cpus']} CPU(s) at {cluster['address']}; "
                      f"{len(todo)} simulated studies to fit")
@@ -236,10 +275,19 @@ def _document(run: PowerRun, spec: PowerSpec, settings: dict[str, Any],
     fitted = [r for r in fresh if "error" not in r]
     other = [r for r in everything if r["null"] != run.null
              and r["participants"] in set(run.participants) and r["sim"] < run.sims]
+    drawn = sorted({run.pilot.draw_for(s, settings["seed"]) for s in range(run.sims)}
+                   ) if run.pilot else []
     summary = curve(ok + other, run.participants, run.target)
     return {
         "protocol": run.protocol.id, "effect": spec.effect.name, "null": run.null,
-        "truth": truth(run.protocol, spec.effect), "distance": spec.distance,
+        "truth": truth(run.protocol, spec.effect) if run.pilot is None else
+        pilot_truth(run.pilot, spec.effect, drawn),
+        "pilot": None if run.pilot is None else {
+            **(run.pilot_source or {}), "distance": run.pilot.distance,
+            "fingerprint": run.pilot.fingerprint, "draws": run.pilot.size,
+            "draws_used": len(set(drawn)), "fit": run.pilot.diagnostics,
+            "quantities": run.pilot.quantities(drawn)},
+        "distance": spec.distance,
         "rule": spec.rule if spec.effect.smooth else "interval",
         "distance_range": spec.distance_range, "participants": sorted(set(run.participants)),
         "sims": run.sims, "seed": settings["seed"], "target": run.target,

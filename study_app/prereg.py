@@ -139,7 +139,8 @@ def sampling_plan(protocol: Protocol, power: dict[str, Any] | None,
         out.append(f"Power justification: simulation-based power for effect "
                    f"{power['effect']} (rule {power.get('rule')}), {power.get('sims')} "
                    f"simulated studies per N, target power {power.get('target')}: {reached}. "
-                   f"Power per N (Monte Carlo 95% interval): {rows or 'none finished'}.")
+                   f"Power per N (Monte Carlo 95% interval): {rows or 'none finished'}."
+                   + _pilot_clause(power))
     else:
         out.append("Power justification: none given (no power analysis was attached; run "
                    "recourse-study power and pass --power).")
@@ -256,3 +257,15 @@ def read_prereg(path: Path) -> dict[str, Any]:
         raise PreregError(f"{path} is not a preregistration written by recourse-study "
                           "prereg")
     return doc
+
+
+def _pilot_clause(power: dict[str, Any]) -> str:
+    """Where a power analysis from a pilot got its truth (empty for a protocol's own)."""
+    pilot = power.get("pilot")
+    if not pilot:
+        return ""
+    return (f" The synthetic participants of each simulated study rated as one draw of the "
+            f"posterior of the analysis model fitted to pilot {pilot['study_id']} "
+            f"({pilot['participants']} participants, {pilot['ratings']} ratings), a "
+            f"different draw per simulated study, so the pilot's uncertainty is part of the "
+            f"power.")

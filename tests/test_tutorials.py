@@ -38,7 +38,7 @@ def _commands(script: Path) -> list[list[str]]:
 
 def test_every_tutorial_has_its_script_and_includes_it() -> None:
     assert {s.stem for s in SCRIPTS} >= {"run-a-study", "replicate-reference-study",
-                                         "bring-your-own-data"}
+                                         "bring-your-own-data", "pilot-to-package"}
     for script in SCRIPTS:
         page = REPO / "docs" / "tutorials" / f"{script.stem}.md"
         assert f'--8<-- "docs/tutorials/scripts/{script.name}"' in page.read_text(), page
@@ -66,7 +66,7 @@ def test_tutorial_commands_parse(script: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
 def test_tutorial_runs_end_to_end(script: Path, tmp_path: Path, trained_home: Path) -> None:
-    env = dict(os.environ, N="20", OUT=str(tmp_path / "out"),
+    env = dict(os.environ, N="20", OUT=str(tmp_path / "out"), SIZES="20", SIMS="2",
                PATH=f"{Path(CLI).parent}{os.pathsep}{os.environ['PATH']}")
     r = subprocess.run(["bash", str(script)], cwd=REPO, env=env, capture_output=True,
                        text=True, timeout=3600)

@@ -248,27 +248,15 @@ def _sampler(distance: str, backend: str, draws: int | None, tune: int | None, c
 def load_study(db: str, study: str | None) -> tuple[str, pd.DataFrame, pd.DataFrame,
                                                      dict[str, Any]]:
     """(study id, ratings, plans, the study's row: protocol and simulation settings) of
-    ``study`` in ``db``; a one-line error and exit 2 when the database is missing,
-    unreadable or held by another process, or the study does not exist or has no ratings."""
-    from data.store import Store, StoreError, is_postgres
+    ``study`` in ``db`` (study_app.study_reader); a one-line error and exit 2 when the
+    database is missing, unreadable or held by another process, or the study does not exist
+    or has no ratings."""
+    from study_app.study_reader import StudyReadError, read_study
 
-    if not is_postgres(db) and not Path(db).exists():
-        fail(f"no database at {db}", 2)
     try:
-        with Store(db, read_only=True) as store:
-            studies = list(store.studies()["study_id"])
-            study = _choose_study(db, studies, study)
-            ratings, plans = store.ratings_long(study), store.plans(study)
-            row = store.studies().set_index("study_id").loc[study].to_dict()
-    except typer.Exit:
-        raise
-    except StoreError as e:
+        return read_study(db, study)
+    except StudyReadError as e:
         fail(e, 2)
-    except Exception as e:  # noqa: BLE001 - not a DuckDB file, or not one of ours
-        fail(f"cannot read {db} as a study database: {e}", 2)
-    if ratings.empty:
-        fail(f"study {study!r} in {db} has no ratings yet: nothing to analyse", 2)
-    return study, ratings, plans, row
 
 
 def protocol_distance(settings: dict[str, Any]) -> str:
@@ -307,19 +295,6 @@ def load_flags(db: str, study_id: str) -> dict[str, tuple[str, ...]]:
         flags = participant_flags(store, study_id)
     return {row["participant_id"]: tuple(f for f in FLAGS if row[f] is True)
             for row in flags.astype(object).where(flags.notna(), None).to_dict("records")}
-
-
-def _choose_study(db: str, studies: list[str], study: str | None) -> str:
-    held = ", ".join(studies) or "none"
-    if study is None:
-        if not studies:
-            fail(f"{db} holds no study yet: simulate or import one first", 2)
-        if len(studies) > 1:
-            fail(f"{db} holds {len(studies)} studies ({held}); name one with --study", 2)
-        return studies[0]
-    if study not in studies:
-        fail(f"no study {study!r} in {db} (it holds: {held})", 2)
-    return study
 
 
 def _fit_all(ratings: pd.DataFrame, plans: pd.DataFrame, study_id: str, distance: str,

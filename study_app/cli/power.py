@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    SpinnerColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -27,7 +29,15 @@ from study_app.cli.output import (
 
 @app.command("power")
 def power(
-    protocol: str = typer.Option(..., help="A shipped protocol id or a protocol YAML file."),
+    protocol: str | None = typer.Option(
+        None, help="A shipped protocol id or a protocol YAML file (with --from: the pilot's "
+        "own protocol is used; given, it must have the pilot's design)."),
+    from_db: str | None = typer.Option(
+        None, "--from", help="A pilot study's database (DuckDB file or postgresql://...): "
+        "fit the analysis model to its ratings and simulate each study from a different "
+        "posterior draw, with the pilot's design, instead of the protocol's simulation block."),
+    study: str | None = typer.Option(
+        None, help="With --from: the pilot's study id (default: the only study)."),
     participants: str = typer.Option(
         "60,120,240,362", help="Sample sizes to try, comma-separated."),
     sims: int = typer.Option(100, help="Simulated studies per sample size."),
@@ -70,15 +80,22 @@ def power(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Simulated-study power of a protocol per sample size.
+    """Simulated-study power of a protocol (or from a pilot) per sample size.
 
     Simulated-study power: for each N, simulate the protocol --sims times with N
-    synthetic participants, fit the analysis model to each (Ray tasks, one core each; the
+    synthetic participants (with --from, each simulated study's participants rate as one
+    draw of the pilot's posterior: docs/power.md, "Power from a pilot"), fit the analysis
+    model to each (Ray tasks, one core each; the
     model is compiled once per N and worker) and count the studies that detect --effect.
     Results stream to OUT/results.jsonl as each study finishes: rerunning the same command
     (after an interruption, even kill -9) fits only the studies not yet finished.
 
-    JSON (= OUT/power.json): {protocol, effect, null, truth {the synthetic parameter},
+    JSON (= OUT/power.json): {protocol, effect, null, truth {the synthetic parameter; from a
+    pilot its posterior mean over the draws used}, pilot (null without --from; else {db,
+    study_id, protocol, protocol_sha256, participants, ratings, distance, fingerprint, draws,
+    draws_used, fit {outcome: {max_rhat, min_ess_bulk, divergences, n_ratings, participants,
+    seconds}}, quantities {outcome: {parameter: {source, mean, sd, lo, hi}, projection_rms
+    {mean, max}}}}),
     distance, rule (band | contrast | interval), distance_range, participants, sims, seed,
     target, decision_model, sampler, rows [{participants, power, false_positive}] (each
     {sims, detected, rate, lo, hi (Clopper-Pearson 95%), failed, rhat_above_1_05,
@@ -95,6 +112,8 @@ def power(
     from protocols.running.resources import MethodUnavailableError
     from study_app.power import PowerRun, prepare_run, run_power
 
+    if protocol is None and from_db is None:
+        fail("give --protocol (simulate its simulation block) or --from (a pilot study)", 2)
     sizes = _numbers(participants, "--participants", int)
     span = _numbers(distance_range, "--range", float) if distance_range else None
     if span is not None and len(span) != 2:
@@ -106,17 +125,23 @@ def power(
     if backend not in ("nutpie", "pymc"):
         fail(f"--backend must be nutpie or pymc, got {backend!r}", 2)
     try:
-        proto = load_protocol(protocol)
+        proto = load_protocol(protocol) if protocol is not None else None
     except ProtocolError as e:
         fail(e, 2, keep_lines=True)
+    sampler = _resolved({"backend": backend, "draws": draws, "tune": tune, "chains": chains,
+                         "target_accept": target_accept})
+    pilot = _pilot(from_db, study, proto, sampler, distance) if from_db else None
+    if pilot is not None:
+        proto = pilot[0].protocol
+    assert proto is not None
     # One folder for the effect and its --null run: each page then shows both curves.
-    folder = out or home() / "power" / proto.id / effect
-    sampler = {"backend": backend, "draws": draws, "tune": tune, "chains": chains,
-               "target_accept": target_accept}
+    where = f"pilot-{pilot[0].study_id}" if pilot else None
+    folder = out or home() / "power" / proto.id / (where or "") / effect
     run = PowerRun(proto, sizes, sims, effect, folder, null=null, target=target, rule=rule,
                    distance=distance, distance_range=tuple(span) if span else None, seed=seed,
-                   decision_model=decision_model, sampler=_resolved(sampler), address=address,
-                   workers=workers)
+                   decision_model=decision_model, sampler=sampler, address=address,
+                   workers=workers, pilot=pilot[1] if pilot else None,
+                   pilot_source=pilot[0].describe() if pilot else None)
     try:
         plan = prepare_run(run)
     except (PowerInputError, MethodUnavailableError, FileNotFoundError) as e:
@@ -141,6 +166,31 @@ def power(
         first = doc["fits"]["failed"][0]
         fail(f"{len(doc['fits']['failed'])} simulated studies failed (first: {first['key']}: "
              f"{first['error']}); rerun the same command to retry only them", 1)
+
+
+def _pilot(db: str, study: str | None, protocol: Any, sampler: dict, distance: str | None
+           ) -> tuple[Any, Any]:
+    """(the pilot, its posterior as synthetic participants: study_app.power_pilot); exit 2
+    naming what is wrong with the pilot."""
+    from analysis.power import PowerInputError
+    from study_app.power_pilot import pilot_posterior, read_pilot
+
+    try:
+        pilot = read_pilot(db, study, protocol)
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                      console=err, transient=True) as progress:
+            task = progress.add_task(f"fitting the analysis model to pilot {pilot.study_id}",
+                                     total=None)
+            posterior = pilot_posterior(
+                pilot, sampler, distance,
+                on_log=lambda m: progress.update(task, description=m))
+    except PowerInputError as e:
+        fail(f"--from: {e}", 2)
+    except KeyboardInterrupt:
+        fail("interrupted while fitting the pilot; nothing was written", 130)
+    err.print(f"pilot {pilot.study_id}: {posterior.size} posterior draws of "
+              f"{pilot.describe()['participants']} participants' ratings", highlight=False)
+    return pilot, posterior
 
 
 def _numbers(text: str, option: str, kind: type) -> list:

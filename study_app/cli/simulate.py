@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -13,7 +14,24 @@ from study_app.cli.output import emit, err, fail, json_file_option, json_option
 
 @app.command()
 def simulate(
-    protocol: str = typer.Option(..., help="A shipped protocol id or a protocol YAML file."),
+    protocol: str | None = typer.Option(
+        None, help="A shipped protocol id or a protocol YAML file (with --like: the pilot's "
+        "own protocol is used; given, it must have the pilot's design)."),
+    like: str | None = typer.Option(
+        None, "--like", help="A pilot study's database: the synthetic participants rate as "
+        "one draw of the posterior of the analysis model fitted to the pilot (chosen by "
+        "--seed), with the pilot's design, instead of the protocol's simulation block."),
+    like_study: str | None = typer.Option(
+        None, help="With --like: the pilot's study id (default: the only study)."),
+    like_backend: str = typer.Option("nutpie", help="With --like: the pilot fit's sampler: "
+                                     "nutpie | pymc."),
+    like_draws: int | None = typer.Option(
+        None, min=10, help="With --like: posterior draws per chain of the pilot fit (default: "
+        "the backend's own)."),
+    like_tune: int | None = typer.Option(
+        None, min=10, help="With --like: tuning steps per chain of the pilot fit (default: the "
+        "backend's own)."),
+    like_chains: int = typer.Option(4, min=1, help="With --like: chains of the pilot fit."),
     participants: int = typer.Option(100, min=1, help="Number of synthetic participants."),
     db: str = typer.Option(..., help="The study database: a DuckDB file (created if missing) or postgresql://..."),
     seed: int | None = typer.Option(
@@ -62,7 +80,10 @@ def simulate(
     (participants who left mid-study this run, --dropout), quota (per arm: target, counted,
     in_progress, shortfall; null without the protocol's quotas), statuses (participants per
     status: complete, active, timed_out, full = ended on the study-full page, ...), arms
-    (per arm: consented, in_progress, completed, timed_out), seconds (this run).
+    (per arm: consented, in_progress, completed, timed_out), seconds (this run), like (null
+    without --like; else {db, study_id, protocol, protocol_sha256, participants, ratings
+    (the pilot's), fingerprint (of its fit), draw (the posterior draw simulated), ratings_block
+    (that draw as the simulation's ratings block: docs/power.md, "Power from a pilot")}).
     """
     from data.store import Store, StoreError
     from protocols.definition.schema import ProtocolError, load_protocol
@@ -81,10 +102,21 @@ def simulate(
                                  param_hint="--decision-model")
     langs = [x.strip() for x in languages.split(",") if x.strip()] if languages else None
     leave = _dropout(dropout)
+    if protocol is None and like is None:
+        fail("give --protocol (simulate its simulation block) or --like (a pilot study)", 2)
     try:
-        proto = load_protocol(protocol)
+        proto = load_protocol(protocol) if protocol is not None else None
     except ProtocolError as e:
         fail(e, 2, keep_lines=True)
+    liked = None
+    if like is not None:
+        proto, liked = _like(like, like_study, proto, seed, {
+            "backend": like_backend, "draws": like_draws, "tune": like_tune,
+            "chains": like_chains, "target_accept": None})
+        protocol_arg: Any = proto
+    else:
+        protocol_arg = protocol  # by its id or file: its translations next to the file are found
+    assert proto is not None
     try:
         check_dropout(proto, leave)
     except ValueError as e:
@@ -107,8 +139,7 @@ def simulate(
             def report(done: int, total: int) -> None:
                 progress.update(task, completed=done, total=total)
 
-            # by its id or file, so that its translations next to the file are found
-            summary = run(protocol, store, participants, seed=seed, study_id=study,
+            summary = run(protocol_arg, store, participants, seed=seed, study_id=study,
                           decision_model=decision_model, chunk=chunk, progress=report,
                           speeders=speeders, straightliners=straightliners,
                           languages=langs, dropout=leave, arrival_seconds=arrival_seconds)
@@ -117,7 +148,35 @@ def simulate(
         fail(e, 2)
     finally:
         store.close()
+    summary["like"] = liked
     emit(summary, json_out=json_out, json_file=json_file, human=lambda: _report(summary, db))
+
+
+def _like(db: str, study: str | None, protocol: Any, seed: int | None,
+          sampler: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """(the pilot's protocol with one posterior draw as its synthetic participants' ratings,
+    the ``like`` block of the summary); exit 2 naming what is wrong with the pilot."""
+    from analysis.fit import resolve
+    from analysis.power import PowerInputError
+    from study_app.power import pilot_protocol
+    from study_app.power_pilot import pilot_posterior, read_pilot
+
+    if sampler["backend"] not in ("nutpie", "pymc"):
+        fail(f"--like-backend must be nutpie or pymc, got {sampler['backend']!r}", 2)
+    sampler.update(resolve(sampler["backend"], sampler["draws"], sampler["tune"], None))
+    try:
+        pilot = read_pilot(db, study, protocol)
+        err.print(f"fitting the analysis model to pilot {pilot.study_id} (once: the fit is "
+                  "kept for reruns)", highlight=False)
+        posterior = pilot_posterior(pilot, sampler,
+                                    on_log=lambda m: err.print(m, highlight=False, markup=False))
+    except PowerInputError as e:
+        fail(f"--like: {e}", 2)
+    base = pilot.protocol
+    draw = posterior.draw_for(0, base.simulation.seed if seed is None else seed)
+    liked = pilot_protocol(base, posterior, draw)
+    return liked, {**pilot.describe(), "fingerprint": posterior.fingerprint, "draw": draw,
+                   "ratings_block": posterior.overrides(draw)}
 
 
 def _dropout(given: list[str]) -> dict[str, float]:
