@@ -8,16 +8,15 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from study_app.cli import app
+from tests.cli_process import CLI
 
 REPO = Path(__file__).resolve().parents[2]
-CLI = str(Path(sys.executable).parent / "recourse-study")
 FIT = ["--backend", "pymc", "--draws", "30", "--tune", "30", "--chains", "1"]
 LIKE_FIT = ["--like-backend", "pymc", "--like-draws", "30", "--like-tune", "30",
             "--like-chains", "1"]
@@ -54,6 +53,7 @@ def _power(db: Path, out: Path, sims: int) -> dict:
     return json.loads(r.stdout)
 
 
+@pytest.mark.e2e  # whole pilot fits and Ray-run power studies (make test-e2e)
 def test_a_pilot_without_an_effect_gives_low_power_and_resumes(flat_pilot, tmp_path):
     out = tmp_path / "power"
     first = _power(flat_pilot, out, 3)
@@ -82,6 +82,7 @@ def test_a_pilot_without_an_effect_gives_low_power_and_resumes(flat_pilot, tmp_p
     assert redone["key"] == records[-1]["key"] and redone["draw"] == records[-1]["draw"]
 
 
+@pytest.mark.e2e  # a pilot fit, then a study simulated from one of its draws
 def test_simulate_like_stores_the_drawn_behaviour_as_truth(flat_pilot, tmp_path):
     db = tmp_path / "like.duckdb"
     r = subprocess.run([CLI, "simulate", "--like", str(flat_pilot), *LIKE_FIT,
