@@ -50,7 +50,7 @@ DIRECTION = {"distance": "changes with the plan's distance {d} (the smooth f of 
 
 def plan_distance(protocol: Protocol) -> str:
     """The distance ``analyze`` uses by default: the protocol's proximity (tominaga design)
-    or distance (the others), as study_app.cli.analyze.protocol_distance reads it."""
+    or distance (the others), as study_app.study_analysis.protocol_distance reads it."""
     spec = protocol.plans
     return spec.proximity if spec.design == "tominaga" else spec.distance
 

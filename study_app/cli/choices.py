@@ -28,3 +28,6 @@ IterationsReading = Literal["text", "code"]  # engine.recourse.hare_config.ITERA
 GroundTruth = Literal["perturbation", "rays"]  # engine.synthetic.hare_truth.GROUND_TRUTHS
 Backend = Literal["nutpie", "pymc"]  # analysis.fit.BACKENDS
 Outcome = Literal["acceptance", "action"]  # analysis.models.OUTCOMES
+TraceLevel = Literal["none", "compact", "full"]  # analysis.folder.TRACE_LEVELS
+MgcvMode = Literal["auto", "require", "off"]  # analysis.engines.MGCV_MODES
+MgcvMethod = Literal["GCV.Cp", "REML", "ML"]  # analysis.mgcv.METHODS

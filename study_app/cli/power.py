@@ -80,7 +80,7 @@ def power(
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
-    """Simulated-study power of a protocol (or from a pilot) per sample size.
+    """Power of a protocol or a pilot per sample size.
 
     Simulated-study power: for each N, simulate the protocol --sims times with N
     synthetic participants (with --from, each simulated study's participants rate as one

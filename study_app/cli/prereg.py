@@ -1,5 +1,5 @@
 """`recourse-study prereg`: a preregistration of a protocol (study_app.prereg); what
-``analyze --prereg`` does with it is study_app.cli.prereg_check's."""
+``analyze --prereg`` does with it is study_app.study_analysis's."""
 
 from __future__ import annotations
 
@@ -59,8 +59,8 @@ def prereg(
     Exit status: 0 written; 2 bad input (protocol, power file, OUT not empty).
     """
     from protocols.definition.schema import ProtocolError, load_protocol
-    from study_app.cli.analyze import exclusion_flags
     from study_app.prereg import PreregError, preregistration, write_prereg
+    from study_app.study_analysis import StudyAnalysisInputError, exclusion_flags
 
     try:
         spec = load_protocol(protocol)
@@ -70,9 +70,13 @@ def prereg(
         fail(f"--protocol: {e}", 2, json_out=json_out)
     sampler = _sampler(backend, draws, tune, chains, seed, target_accept, json_out)
     try:
+        flag_rules = exclusion_flags(exclude)
+    except StudyAnalysisInputError as e:
+        fail(e, 2, json_out=json_out)
+    try:
         doc = preregistration(spec, power=_power(power, json_out) if power else None,
                               participants=participants, sampler=sampler, gaussian=gaussian,
-                              flag_rules=exclusion_flags(exclude))
+                              flag_rules=flag_rules)
         files = write_prereg(doc, out)
     except PreregError as e:  # OUT not empty, a power file of another protocol
         fail(e, 2, json_out=json_out)

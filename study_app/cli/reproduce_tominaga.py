@@ -36,9 +36,9 @@ def run(participants: int = 362, seed: int = 1, method: str = "GCV.Cp",
     from analysis.pipeline import distance_family
     from data.store import Store
     from protocols.definition.schema import load_protocol
-    from study_app.cli.analyze import protocol_distance
     from study_app.exclusion_rules import study_rules
     from study_app.simulator import simulate
+    from study_app.study_analysis import protocol_distance
 
     status = r_status()
     if not status["available"]:

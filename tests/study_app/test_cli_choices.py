@@ -11,7 +11,10 @@ from typing import get_args
 
 import pytest
 
+from analysis.engines import MGCV_MODES
 from analysis.fit import BACKENDS
+from analysis.folder import TRACE_LEVELS
+from analysis.mgcv import METHODS
 from analysis.models import OUTCOMES
 from engine.artifact_builders import CLASSIFIERS
 from engine.preferences import ELICITATIONS, SCORE_SAMPLINGS
@@ -33,6 +36,9 @@ from study_app.cli import choices
     (choices.GroundTruth, GROUND_TRUTHS),
     (choices.Backend, BACKENDS),
     (choices.Outcome, OUTCOMES),
+    (choices.TraceLevel, TRACE_LEVELS),
+    (choices.MgcvMode, MGCV_MODES),
+    (choices.MgcvMethod, METHODS),
     (choices.BenchmarkDecisionModel, ("trained", "bayes", *CLASSIFIERS)),
 ])
 def test_a_choice_lists_its_owners_values(choice: object, owner: tuple[str, ...]) -> None:

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from data.store import Store
-from study_app.cli.analyze import load_study
+from study_app.study_analysis import load_study
 
 SMALL = """\
 id: pg-cli

@@ -5,13 +5,12 @@
 from __future__ import annotations
 
 import pytest
-import typer
 
 from data.store import Store
 from protocols.definition.schema import parse_protocol
-from study_app.cli.analyze import exclusion_flags, load_flags
 from study_app.exclusion_rules import study_rules
 from study_app.simulator import simulate
+from study_app.study_analysis import StudyAnalysisInputError, exclusion_flags, load_flags
 
 PROTOCOL = """\
 id: careless
@@ -65,9 +64,8 @@ def test_flags_find_synthetic_speeders_and_straightliners(tmp_path) -> None:
 def test_exclude_names_are_checked() -> None:
     assert exclusion_flags("speeders, attention") == ("speeder", "failed_attention")
     assert exclusion_flags(None) == ()
-    with pytest.raises(typer.Exit) as e:
+    with pytest.raises(StudyAnalysisInputError, match="unknown sleepers"):
         exclusion_flags("speeders,sleepers")
-    assert e.value.exit_code == 2
 
 
 def test_an_imported_study_says_it_has_no_protocol() -> None:
