@@ -17,6 +17,7 @@ from rich.progress import (
 )
 
 from study_app.cli.apps import app
+from study_app.cli.choices import Backend, DecisionModel
 from study_app.cli.output import (
     emit,
     err,
@@ -26,57 +27,79 @@ from study_app.cli.output import (
     result_console,
 )
 
+_PROTOCOL = typer.Option(
+        None, help="A shipped protocol id or a protocol YAML file (with --from: the pilot's "
+        "own protocol is used; given, it must have the pilot's design).")
+_FROM_DB = typer.Option(
+        None, "--from", help="A pilot study's database (DuckDB file or postgresql://...): "
+        "fit the analysis model to its ratings and simulate each study from a different "
+        "posterior draw, with the pilot's design, instead of the protocol's simulation block.")
+_STUDY = typer.Option(
+        None, help="With --from: the pilot's study id (default: the only study).")
+_PARTICIPANTS = typer.Option(
+        "60,120,240,362", help="Sample sizes to try, comma-separated.")
+_SIMS = typer.Option(100, help="Simulated studies per sample size.")
+_EFFECT = typer.Option(
+        "action.distance", help="What to detect: <outcome>.distance (the smooth), "
+        "<outcome>.satisfaction, <outcome>.violation (with an elicitation), "
+        "<outcome>.arm.<arm>-<reference> (several arms); outcome acceptance or action.")
+_NULL = typer.Option(
+        False, "--null", help="Simulate with the effect set to 0: the false-positive rate.")
+_TARGET = typer.Option(0.8, help="Power to reach: the smallest N reaching it.")
+_RULE = typer.Option(
+        "band", help="Smooth effects: band (the simultaneous 95% band excludes 0 somewhere in "
+        "the range) | contrast (the 95% interval of f(hi) - f(lo) excludes 0).")
+_DISTANCE_RANGE = typer.Option(
+        None, "--range", help="LO,HI: the distances a smooth effect is judged over (default: "
+        "every distance the study observed).")
+_DISTANCE = typer.Option(
+        None, help="The model's distance (default: the one the synthetic ratings depend on).")
+_OUT = typer.Option(
+        None, help="Folder for results.jsonl, power.json, power.html, power.png (default: "
+        "$RECOURSE_STUDY_HOME/power/<protocol>/<effect>, shared by the --null run). A "
+        "rerun resumes there.")
+_SEED = typer.Option(None, help="Seed (default: the protocol's simulation.seed).")
+_DECISION_MODEL = typer.Option(
+        None, help="Override the protocol's decision model: trained | bayes.")
+_BACKEND = typer.Option("nutpie", help="Sampler: nutpie (compiled once) | pymc.")
+_DRAWS = typer.Option(
+        None, min=10, help="Posterior draws per chain (default: the backend's own, nutpie 1500, "
+        "PyMC 1000).")
+_TUNE = typer.Option(None, min=10, help="Tuning steps per chain (default: "
+                                    "the backend's own, nutpie 300, PyMC 1000).")
+_CHAINS = typer.Option(4, min=1, help="Chains per fit (run one after another).")
+_TARGET_ACCEPT = typer.Option(None, min=0.5, max=0.999,
+                                               help="NUTS step-size target (default 0.95).")
+_ADDRESS = typer.Option(
+        None, help="Join this Ray cluster (host:port of its head, or auto) instead of "
+        "starting a local one.")
+_WORKERS = typer.Option(
+        None, min=1, help="Local Ray: worker processes (default: this machine's cores).")
+
 
 @app.command("power")
 def power(
-    protocol: str | None = typer.Option(
-        None, help="A shipped protocol id or a protocol YAML file (with --from: the pilot's "
-        "own protocol is used; given, it must have the pilot's design)."),
-    from_db: str | None = typer.Option(
-        None, "--from", help="A pilot study's database (DuckDB file or postgresql://...): "
-        "fit the analysis model to its ratings and simulate each study from a different "
-        "posterior draw, with the pilot's design, instead of the protocol's simulation block."),
-    study: str | None = typer.Option(
-        None, help="With --from: the pilot's study id (default: the only study)."),
-    participants: str = typer.Option(
-        "60,120,240,362", help="Sample sizes to try, comma-separated."),
-    sims: int = typer.Option(100, help="Simulated studies per sample size."),
-    effect: str = typer.Option(
-        "action.distance", help="What to detect: <outcome>.distance (the smooth), "
-        "<outcome>.satisfaction, <outcome>.violation (with an elicitation), "
-        "<outcome>.arm.<arm>-<reference> (several arms); outcome acceptance or action."),
-    null: bool = typer.Option(
-        False, "--null", help="Simulate with the effect set to 0: the false-positive rate."),
-    target: float = typer.Option(0.8, help="Power to reach: the smallest N reaching it."),
-    rule: str = typer.Option(
-        "band", help="Smooth effects: band (the simultaneous 95% band excludes 0 somewhere in "
-        "the range) | contrast (the 95% interval of f(hi) - f(lo) excludes 0)."),
-    distance_range: str | None = typer.Option(
-        None, "--range", help="LO,HI: the distances a smooth effect is judged over (default: "
-        "every distance the study observed)."),
-    distance: str | None = typer.Option(
-        None, help="The model's distance (default: the one the synthetic ratings depend on)."),
-    out: Path | None = typer.Option(
-        None, help="Folder for results.jsonl, power.json, power.html, power.png (default: "
-        "$RECOURSE_STUDY_HOME/power/<protocol>/<effect>, shared by the --null run). A "
-        "rerun resumes there."),
-    seed: int | None = typer.Option(None, help="Seed (default: the protocol's simulation.seed)."),
-    decision_model: str | None = typer.Option(
-        None, help="Override the protocol's decision model: trained | bayes."),
-    backend: str = typer.Option("nutpie", help="Sampler: nutpie (compiled once) | pymc."),
-    draws: int | None = typer.Option(
-        None, min=10, help="Posterior draws per chain (default: the backend's own, nutpie 1500, "
-        "PyMC 1000)."),
-    tune: int | None = typer.Option(None, min=10, help="Tuning steps per chain (default: "
-                                    "the backend's own, nutpie 300, PyMC 1000)."),
-    chains: int = typer.Option(4, min=1, help="Chains per fit (run one after another)."),
-    target_accept: float | None = typer.Option(None, min=0.5, max=0.999,
-                                               help="NUTS step-size target (default 0.95)."),
-    address: str | None = typer.Option(
-        None, help="Join this Ray cluster (host:port of its head, or auto) instead of "
-        "starting a local one."),
-    workers: int | None = typer.Option(
-        None, min=1, help="Local Ray: worker processes (default: this machine's cores)."),
+    protocol: str | None = _PROTOCOL,
+    from_db: str | None = _FROM_DB,
+    study: str | None = _STUDY,
+    participants: str = _PARTICIPANTS,
+    sims: int = _SIMS,
+    effect: str = _EFFECT,
+    null: bool = _NULL,
+    target: float = _TARGET,
+    rule: str = _RULE,
+    distance_range: str | None = _DISTANCE_RANGE,
+    distance: str | None = _DISTANCE,
+    out: Path | None = _OUT,
+    seed: int | None = _SEED,
+    decision_model: DecisionModel | None = _DECISION_MODEL,
+    backend: Backend = _BACKEND,
+    draws: int | None = _DRAWS,
+    tune: int | None = _TUNE,
+    chains: int = _CHAINS,
+    target_accept: float | None = _TARGET_ACCEPT,
+    address: str | None = _ADDRESS,
+    workers: int | None = _WORKERS,
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
@@ -90,40 +113,17 @@ def power(
     Results stream to OUT/results.jsonl as each study finishes: rerunning the same command
     (after an interruption, even kill -9) fits only the studies not yet finished.
 
-    JSON (= OUT/power.json): {protocol, effect, null, truth {the synthetic parameter; from a
-    pilot its posterior mean over the draws used}, pilot (null without --from; else {db,
-    study_id, protocol, protocol_sha256, participants, ratings, distance, fingerprint, draws,
-    draws_used, fit {outcome: {max_rhat, min_ess_bulk, divergences, n_ratings, participants,
-    seconds}}, quantities {outcome: {parameter: {source, mean, sd, lo, hi}, projection_rms
-    {mean, max}}}}),
-    distance, rule (band | contrast | interval), distance_range, participants, sims, seed,
-    target, decision_model, sampler, rows [{participants, power, false_positive}] (each
-    {sims, detected, rate, lo, hi (Clopper-Pearson 95%), failed, rhat_above_1_05,
-    mean_estimate} or null), smallest_n (smallest N with power >= target, or null),
-    smallest_n_lower_bound (... whose interval's lower end is >= target), false_positive_rate
-    (pooled over N, or null), fits {planned, finished, fitted_now, reused, failed [{key,
-    error}], rhat_above_1_05, max_rhat, min_ess_bulk, divergent_fits, seconds_per_fit
-    (sampling, after compilation), compile_seconds, compiles, simulate_seconds_per_study},
-    ray {address, cpus}, wall_seconds, out, files {json, html, plot, results}}.
+    JSON: OUT/power.json, its fields in docs/power.md ("power.json").
     """
     from analysis.power import PowerInputError
     from engine.artifacts import home
     from protocols.definition.schema import ProtocolError, load_protocol
     from protocols.running.resources import MethodUnavailableError
-    from study_app.power import PowerRun, prepare_run, run_power
+    from study_app.power import PowerRun, prepare_run
 
     if protocol is None and from_db is None:
         fail("give --protocol (simulate its simulation block) or --from (a pilot study)", 2)
-    sizes = _numbers(participants, "--participants", int)
-    span = _numbers(distance_range, "--range", float) if distance_range else None
-    if span is not None and len(span) != 2:
-        fail(f"--range must be LO,HI, got {distance_range!r}", 2)
-    if sims < 1:
-        fail(f"--sims must be at least 1, got {sims}", 2)
-    if decision_model not in (None, "trained", "bayes"):
-        fail(f"--decision-model must be trained or bayes, got {decision_model!r}", 2)
-    if backend not in ("nutpie", "pymc"):
-        fail(f"--backend must be nutpie or pymc, got {backend!r}", 2)
+    sizes, span = _sizes(participants, distance_range, sims)
     try:
         proto = load_protocol(protocol) if protocol is not None else None
     except ProtocolError as e:
@@ -146,12 +146,40 @@ def power(
         plan = prepare_run(run)
     except (PowerInputError, MethodUnavailableError, FileNotFoundError) as e:
         fail(e, 2)
+    doc = _run_with_progress(run, plan, folder, json_out)
+    emit(doc, json_out=json_out, json_file=json_file, human=lambda: _print(doc, json_out))
+    if doc["fits"]["failed"]:
+        first = doc["fits"]["failed"][0]
+        fail(f"{len(doc['fits']['failed'])} simulated studies failed (first: {first['key']}: "
+             f"{first['error']}); rerun the same command to retry only them", 1)
+
+
+
+def _sizes(participants: str, distance_range: str | None, sims: int
+           ) -> tuple[list[int], list[float] | None]:
+    """The sample sizes and the --range span asked for (exit 2 naming a bad one)."""
+    sizes = _numbers(participants, "--participants", int)
+    span = _numbers(distance_range, "--range", float) if distance_range else None
+    if span is not None and len(span) != 2:
+        fail(f"--range must be LO,HI, got {distance_range!r}", 2)
+    if sims < 1:
+        fail(f"--sims must be at least 1, got {sims}", 2)
+    return sizes, span
+
+
+def _run_with_progress(run: Any, plan: Any, folder: Path, json_out: bool) -> dict[str, Any]:
+    """study_app.power.run_power with a progress bar of the simulated studies; a bad input
+    found while running exits 2, an interruption 130 (the finished studies are kept)."""
+    from analysis.power import PowerInputError
+    from protocols.running.resources import MethodUnavailableError
+    from study_app.power import run_power
+
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
     try:
         with Progress(*columns, console=err, transient=json_out) as progress:
-            bar = progress.add_task(f"power {proto.id} {effect}", total=None)
-            doc = run_power(
+            bar = progress.add_task(f"power {run.protocol.id} {run.effect}", total=None)
+            return run_power(
                 run, plan=plan, on_start=lambda total, reused: progress.update(
                     bar, total=total, completed=reused),
                 on_result=lambda r: progress.advance(bar),
@@ -161,11 +189,6 @@ def power(
     except KeyboardInterrupt:
         fail(f"interrupted; the finished simulated studies are saved in "
              f"{folder / 'results.jsonl'}: rerun the same command to fit only the rest", 130)
-    emit(doc, json_out=json_out, json_file=json_file, human=lambda: _print(doc, json_out))
-    if doc["fits"]["failed"]:
-        first = doc["fits"]["failed"][0]
-        fail(f"{len(doc['fits']['failed'])} simulated studies failed (first: {first['key']}: "
-             f"{first['error']}); rerun the same command to retry only them", 1)
 
 
 def _pilot(db: str, study: str | None, protocol: Any, sampler: dict, distance: str | None

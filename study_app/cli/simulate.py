@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -9,60 +10,80 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from study_app.cli.apps import app
+from study_app.cli.choices import Backend, StudyDecisionModel
 from study_app.cli.output import emit, err, fail, json_file_option, json_option
+
+_PROTOCOL = typer.Option(
+        None, help="A shipped protocol id or a protocol YAML file (with --like: the pilot's "
+        "own protocol is used; given, it must have the pilot's design).")
+_LIKE = typer.Option(
+        None, "--like", help="A pilot study's database: the synthetic participants rate as "
+        "one draw of the posterior of the analysis model fitted to the pilot (chosen by "
+        "--seed), with the pilot's design, instead of the protocol's simulation block.")
+_LIKE_STUDY = typer.Option(
+        None, help="With --like: the pilot's study id (default: the only study).")
+_LIKE_BACKEND = typer.Option("nutpie", help="With --like: the pilot fit's sampler: "
+                                     "nutpie | pymc.")
+_LIKE_DRAWS = typer.Option(
+        None, min=10, help="With --like: posterior draws per chain of the pilot fit (default: "
+        "the backend's own).")
+_LIKE_TUNE = typer.Option(
+        None, min=10, help="With --like: tuning steps per chain of the pilot fit (default: the "
+        "backend's own).")
+_LIKE_CHAINS = typer.Option(4, min=1, help="With --like: chains of the pilot fit.")
+_PARTICIPANTS = typer.Option(100, min=1, help="Number of synthetic participants.")
+_DB = typer.Option(..., help="The study database: a DuckDB file (created if missing) or postgresql://...")
+_SEED = typer.Option(
+        None, help="Seed of the synthetic participants (default: the protocol's simulation.seed)."
+    )
+_STUDY = typer.Option(None, help="Study id in the database (default: protocol id).")
+_DECISION_MODEL = typer.Option(
+        None, help="Override the protocol's decision model: trained | bayes | rule."
+    )
+_CHUNK = typer.Option(100, min=1, help="Participants moved through the study together.")
+_SPEEDERS = typer.Option(
+        0.0, min=0.0, max=1.0, help="Share of synthetic speeders (pages at a quarter of the "
+        "usual time); who is one is stored as simulation truth.")
+_STRAIGHTLINERS = typer.Option(
+        0.0, min=0.0, max=1.0, help="Share of synthetic straight-liners (one rating on every "
+        "plan and question); stored as simulation truth.")
+_LANGUAGES = typer.Option(
+        None, help="Comma-separated languages the synthetic participants take part in, in "
+        "turn (e.g. en,ja; each one the protocol is translated into). Default: English.")
+_DROPOUT = typer.Option(  # noqa: B008 - typer's way of a repeatable option
+        [], help="ARM=P: participants of arm ARM leave mid-study with probability P (like "
+        "closing the tab; with the protocol's time_limit they time out). Repeatable.")
+_ARRIVAL_SECONDS = typer.Option(
+        60.0, min=0.0, help="Simulated seconds between the arrivals of two chunks (one "
+        "participant each under the protocol's quotas).")
 
 
 @app.command()
 def simulate(
-    protocol: str | None = typer.Option(
-        None, help="A shipped protocol id or a protocol YAML file (with --like: the pilot's "
-        "own protocol is used; given, it must have the pilot's design)."),
-    like: str | None = typer.Option(
-        None, "--like", help="A pilot study's database: the synthetic participants rate as "
-        "one draw of the posterior of the analysis model fitted to the pilot (chosen by "
-        "--seed), with the pilot's design, instead of the protocol's simulation block."),
-    like_study: str | None = typer.Option(
-        None, help="With --like: the pilot's study id (default: the only study)."),
-    like_backend: str = typer.Option("nutpie", help="With --like: the pilot fit's sampler: "
-                                     "nutpie | pymc."),
-    like_draws: int | None = typer.Option(
-        None, min=10, help="With --like: posterior draws per chain of the pilot fit (default: "
-        "the backend's own)."),
-    like_tune: int | None = typer.Option(
-        None, min=10, help="With --like: tuning steps per chain of the pilot fit (default: the "
-        "backend's own)."),
-    like_chains: int = typer.Option(4, min=1, help="With --like: chains of the pilot fit."),
-    participants: int = typer.Option(100, min=1, help="Number of synthetic participants."),
-    db: str = typer.Option(..., help="The study database: a DuckDB file (created if missing) or postgresql://..."),
-    seed: int | None = typer.Option(
-        None, help="Seed of the synthetic participants (default: the protocol's simulation.seed)."
-    ),
-    study: str | None = typer.Option(None, help="Study id in the database (default: protocol id)."),
-    decision_model: str | None = typer.Option(
-        None, help="Override the protocol's decision model: trained | bayes | rule."
-    ),
-    chunk: int = typer.Option(100, min=1, help="Participants moved through the study together."),
-    speeders: float = typer.Option(
-        0.0, min=0.0, max=1.0, help="Share of synthetic speeders (pages at a quarter of the "
-        "usual time); who is one is stored as simulation truth."),
-    straightliners: float = typer.Option(
-        0.0, min=0.0, max=1.0, help="Share of synthetic straight-liners (one rating on every "
-        "plan and question); stored as simulation truth."),
-    languages: str | None = typer.Option(
-        None, help="Comma-separated languages the synthetic participants take part in, in "
-        "turn (e.g. en,ja; each one the protocol is translated into). Default: English."),
-    dropout: list[str] = typer.Option(  # noqa: B008 - typer's way of a repeatable option
-        [], help="ARM=P: participants of arm ARM leave mid-study with probability P (like "
-        "closing the tab; with the protocol's time_limit they time out). Repeatable."),
-    arrival_seconds: float = typer.Option(
-        60.0, min=0.0, help="Simulated seconds between the arrivals of two chunks (one "
-        "participant each under the protocol's quotas)."),
+    protocol: str | None = _PROTOCOL,
+    like: str | None = _LIKE,
+    like_study: str | None = _LIKE_STUDY,
+    like_backend: Backend = _LIKE_BACKEND,
+    like_draws: int | None = _LIKE_DRAWS,
+    like_tune: int | None = _LIKE_TUNE,
+    like_chains: int = _LIKE_CHAINS,
+    participants: int = _PARTICIPANTS,
+    db: str = _DB,
+    seed: int | None = _SEED,
+    study: str | None = _STUDY,
+    decision_model: StudyDecisionModel | None = _DECISION_MODEL,
+    chunk: int = _CHUNK,
+    speeders: float = _SPEEDERS,
+    straightliners: float = _STRAIGHTLINERS,
+    languages: str | None = _LANGUAGES,
+    dropout: list[str] = _DROPOUT,
+    arrival_seconds: float = _ARRIVAL_SECONDS,
     json_out: bool = json_option(),
     json_file: Path | None = json_file_option(),
 ) -> None:
     """Simulate a study with synthetic participants.
 
-    Simulate a study: synthetic participants answer the same pages people would.
+    Synthetic participants answer the same pages people would.
 
     Participants get sequence numbers 0..N-1; running again on the same database continues an
     interrupted run (complete participants are kept, started ones resume). Needs the
@@ -70,23 +91,9 @@ def simulate(
     Time is simulated (each page takes its simulated time), so a protocol's time_limit
     applies; under the protocol's quotas participants arrive one after another.
 
-    --json prints: study_id, protocol, seed, started (new this run), resumed (continued this
-    run), participants (in the study), complete, plans, ratings, comparisons,
-    mean_acceptance, mean_action (over all ratings, null when none), plan_shortfalls (per
-    arm and reason: participants, missing plans, fallback plans), participants_short (got
-    fewer plans than the protocol asks), attention_failed (participants who failed an
-    attention check), flag_recovery {speeder, straightliner: {truth, flagged, both,
-    precision, recall}} (the data-quality flags against the simulation truth), dropped_out
-    (participants who left mid-study this run, --dropout), quota (per arm: target, counted,
-    in_progress, shortfall; null without the protocol's quotas), statuses (participants per
-    status: complete, active, timed_out, full = ended on the study-full page, ...), arms
-    (per arm: consented, in_progress, completed, timed_out), seconds (this run), like (null
-    without --like; else {db, study_id, protocol, protocol_sha256, participants, ratings
-    (the pilot's), fingerprint (of its fit), draw (the posterior draw simulated), ratings_block
-    (that draw as the simulation's ratings block: docs/power.md, "Power from a pilot")}).
+    JSON: its fields in docs/participants.md ("simulate's JSON").
     """
     from data.store import Store, StoreError
-    from protocols.definition.schema import ProtocolError, load_protocol
     from protocols.definition.translation import TranslationError
     from protocols.running.resources import MethodUnavailableError
     from protocols.running.session import StudyMismatchError, UnknownLanguageError
@@ -97,26 +104,11 @@ def simulate(
         raise typer.BadParameter(f"--speeders {speeders} and --straightliners "
                                  f"{straightliners} add up to more than 1",
                                  param_hint="--speeders")
-    if decision_model not in (None, "trained", "bayes", "rule"):
-        raise typer.BadParameter("expected trained, bayes or rule (a pool world's fixed rule)",
-                                 param_hint="--decision-model")
     langs = [x.strip() for x in languages.split(",") if x.strip()] if languages else None
     leave = _dropout(dropout)
-    if protocol is None and like is None:
-        fail("give --protocol (simulate its simulation block) or --like (a pilot study)", 2)
-    try:
-        proto = load_protocol(protocol) if protocol is not None else None
-    except ProtocolError as e:
-        fail(e, 2, keep_lines=True)
-    liked = None
-    if like is not None:
-        proto, liked = _like(like, like_study, proto, seed, {
-            "backend": like_backend, "draws": like_draws, "tune": like_tune,
-            "chains": like_chains, "target_accept": None})
-        protocol_arg: Any = proto
-    else:
-        protocol_arg = protocol  # by its id or file: its translations next to the file are found
-    assert proto is not None
+    proto, protocol_arg, liked = _protocol_to_run(protocol, like, like_study, seed, {
+        "backend": like_backend, "draws": like_draws, "tune": like_tune,
+        "chains": like_chains, "target_accept": None})
     try:
         check_dropout(proto, leave)
     except ValueError as e:
@@ -126,19 +118,11 @@ def simulate(
     except StoreError as e:
         fail(e, 2)
     try:
-        with Progress(
-            TextColumn("[bold]simulating {task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            transient=json_out,
-        ) as progress:
+        with Progress(TextColumn("[bold]simulating {task.description}"), BarColumn(),
+                      MofNCompleteColumn(), TimeElapsedColumn(), console=err,
+                      transient=json_out) as progress:
             task = progress.add_task(proto.id, total=participants)
-
-            def report(done: int, total: int) -> None:
-                progress.update(task, completed=done, total=total)
-
+            report = partial(_advance, progress, task)
             summary = run(protocol_arg, store, participants, seed=seed, study_id=study,
                           decision_model=decision_model, chunk=chunk, progress=report,
                           speeders=speeders, straightliners=straightliners,
@@ -150,6 +134,32 @@ def simulate(
         store.close()
     summary["like"] = liked
     emit(summary, json_out=json_out, json_file=json_file, human=lambda: _report(summary, db))
+
+
+
+
+def _protocol_to_run(protocol: str | None, like: str | None, like_study: str | None,
+                     seed: int | None, like_sampler: dict[str, Any]
+                     ) -> tuple[Any, Any, dict[str, Any] | None]:
+    """(the protocol, what the simulator is given: the protocol's id or file so that its
+    translations next to the file are found, or with --like the drawn protocol itself; the
+    --like record or None); exit 2 for a bad protocol or neither option."""
+    from protocols.definition.schema import ProtocolError, load_protocol
+
+    if protocol is None and like is None:
+        fail("give --protocol (simulate its simulation block) or --like (a pilot study)", 2)
+    try:
+        proto = load_protocol(protocol) if protocol is not None else None
+    except ProtocolError as e:
+        fail(e, 2, keep_lines=True)
+    if like is None:
+        return proto, protocol, None
+    proto, liked = _like(like, like_study, proto, seed, like_sampler)
+    return proto, proto, liked
+
+
+def _advance(progress: Progress, task: Any, done: int, total: int) -> None:
+    progress.update(task, completed=done, total=total)
 
 
 def _like(db: str, study: str | None, protocol: Any, seed: int | None,
