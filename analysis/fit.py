@@ -24,6 +24,8 @@ import arviz as az
 import numpy as np
 import pymc as pm
 
+from analysis.convergence import convergence
+
 Backend = Literal["nutpie", "pymc"]
 BACKENDS: tuple[str, ...] = ("nutpie", "pymc")
 DEFAULT_TUNE = {"nutpie": 300, "pymc": 1000}
@@ -105,15 +107,17 @@ def free_names(model: pm.Model) -> list[str]:
 
 
 def diagnose(idata: az.InferenceData, names: list[str]) -> Diagnostics:
-    post = idata.posterior[names]
-    rhat = az.rhat(post)
-    ess_b = az.ess(post, method="bulk")
-    ess_t = az.ess(post, method="tail")
+    """The extremes over every scalar of the free parameters ``names``: max R-hat, min bulk
+    and tail ESS (analysis.convergence, all parameters at once), and the divergences."""
+    post = idata.posterior
+    draws = np.concatenate([np.asarray(post[v].values, dtype=float).reshape(
+        post.sizes["chain"], post.sizes["draw"], -1) for v in names], axis=2)
+    rhat, ess_b, ess_t = convergence(draws.transpose(2, 0, 1))
 
-    def extreme(ds: Any, fn: Any) -> float:
+    def extreme(values: np.ndarray, fn: Any) -> float:
         with warnings.catch_warnings():  # one chain: R-hat is NaN everywhere (reported null)
             warnings.simplefilter("ignore", RuntimeWarning)
-            return float(fn([float(fn(ds[v].values)) for v in ds.data_vars]))
+            return float(fn(values))
 
     div = idata.sample_stats.get("diverging")
     return Diagnostics(
