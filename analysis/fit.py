@@ -7,7 +7,8 @@ Backends (measured by ``recourse-study benchmark analysis``, see the README):
 - ``pymc``: PyMC's default NUTS (``pm.sample``), the baseline.
 
 Diagnostics follow Vehtari et al. (2021): max rank-normalized R-hat and min bulk / tail ESS
-over every free parameter, plus the number of divergent transitions; ``Diagnostics.problems``
+over every free parameter (analysis.convergence: ArviZ's estimators for all parameters in
+one pass), plus the number of divergent transitions; ``Diagnostics.problems``
 lists each missed threshold (R-hat <= 1.01, ESS >= 400, no divergences) and ``fit`` warns.
 """
 
