@@ -37,6 +37,11 @@ def analyze(
         None, min=0.5, max=0.999,
         help="NUTS step-size target (default 0.95, analysis.fit); raise it "
              "(e.g. 0.99) if a model reports divergences."),
+    ess_target: int | None = typer.Option(
+        None, min=1, help="Draw until every model reaches this bulk and tail ESS and R-hat "
+        "<= 1.01: --draws is then the first try, and a model that misses is drawn again with "
+        "more draws (at most 4x the first; analysis.fit.sample_to_target). Default: no "
+        "target, one run of --draws."),
     gaussian: bool = typer.Option(
         True, help="Also fit the Gaussian GAMM (the reference study's Eq. 4: random "
         "smooths per participant) with L0 and with L1."),
@@ -80,7 +85,8 @@ def analyze(
     JSON (= summary.json): {study_id, complete, n_ratings, n_participants,
     participants_by_kind {kind: n}, recorded {validity, plausibility, cost, hap, method,
     arm, satisfaction, violation: rows holding it, 0 = not recorded}, sampler {backend,
-    draws, tune, chains, seed, target_accept}, trace, models [{name, outcome, distance,
+    draws, tune, chains, seed, target_accept, ess_target (only with --ess-target)}, trace,
+    models [{name, outcome, distance,
     likelihood, n, participants, smooth [{d, mean, lo, hi}] (95% band), coefficients [{name,
     group (effect | arm | variance | cutpoint | intercept), mean, lo, hi}] (central 94%
     interval), max_rhat, min_ess, min_ess_tail, divergences, seconds, backend, warnings,
@@ -132,13 +138,14 @@ def analyze(
         fail(f"--trace must be one of {', '.join(TRACE_LEVELS)}, got {trace!r}", 2)
     _check_mgcv(mgcv, mgcv_method)
     if distance is not None:
-        _sampler(distance, backend, draws, tune, chains, seed, target_accept)  # fail early
+        _sampler(distance, backend, draws, tune, chains, seed, target_accept,  # fail early
+                 ess_target)
     asked = exclusion_flags(exclude)
     study_id, ratings, plans, settings = load_study(db, study)
     planned = prereg_for_study(prereg, settings) if prereg else None
     ratings, languages = _languages(ratings, language)
     distance = distance or protocol_distance(settings)
-    sampler = _sampler(distance, backend, draws, tune, chains, seed, target_accept)
+    sampler = _sampler(distance, backend, draws, tune, chains, seed, target_accept, ess_target)
     flagged = load_flags(db, study_id) if asked else None
     everyone = ratings
     ratings, exclusions, truth = study_rules(
@@ -232,13 +239,14 @@ def _languages(ratings: pd.DataFrame, language: str | None
 
 
 def _sampler(distance: str, backend: str, draws: int | None, tune: int | None, chains: int,
-             seed: int, target_accept: float | None) -> dict[str, Any]:
+             seed: int, target_accept: float | None,
+             ess_target: int | None = None) -> dict[str, Any]:
     from analysis.models import AnalysisDataError
     from analysis.pipeline import distance_family, sampler_settings
 
     try:
         distance_family(distance)
-        return sampler_settings(backend, draws, tune, chains, seed, target_accept)
+        return sampler_settings(backend, draws, tune, chains, seed, target_accept, ess_target)
     except AnalysisDataError as e:
         fail(f"{'--distance' if 'distance' in str(e) else '--backend'}: {e}", 2)
 
