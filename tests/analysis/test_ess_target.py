@@ -21,7 +21,8 @@ def _iid_draws(tries: list[int]):
 
     def draw(n: int) -> az.InferenceData:
         tries.append(n)
-        return az.from_dict(posterior={"x": rng.normal(size=(4, n, 3))})
+        return az.from_dict(posterior={"x": rng.normal(size=(4, n, 3))},
+                            sample_stats={"diverging": np.zeros((4, n), dtype=bool)})
 
     return draw
 
