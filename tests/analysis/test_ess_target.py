@@ -14,25 +14,32 @@ from analysis.results import ModelSpec, fit_one
 from analysis.simdata import simulate_ratings
 
 
-def _iid_draws(tries: list[int]):
+def _iid_draws(tries: list[int], traces: list[az.InferenceData] | None = None):
     """A draw function of independent normal draws (ESS ~ chains x draws), recording each
-    try's draws per chain."""
+    try's draws per chain (and its trace)."""
     rng = np.random.default_rng(0)
 
     def draw(n: int) -> az.InferenceData:
         tries.append(n)
-        return az.from_dict(posterior={"x": rng.normal(size=(4, n, 3))},
-                            sample_stats={"diverging": np.zeros((4, n), dtype=bool)})
+        idata = az.from_dict(posterior={"x": rng.normal(size=(4, n, 3))},
+                             sample_stats={"diverging": np.zeros((4, n), dtype=bool)})
+        if traces is not None:
+            traces.append(idata)
+        return idata
 
     return draw
 
 
 def test_more_draws_until_the_target_is_met_then_stop() -> None:
     tries: list[int] = []
-    idata, diag = fitting.sample_to_target(_iid_draws(tries), ["x"], 100, ess_target=600)
-    # ~400 ESS at 100 draws: 1.2 x 100 x 600 / ESS, about 180, meets 600 (~720)
-    assert len(tries) == 2 and 150 <= tries[1] <= 220
-    assert idata.posterior.sizes["draw"] == tries[-1]
+    traces: list[az.InferenceData] = []
+    idata, diag = fitting.sample_to_target(_iid_draws(tries, traces), ["x"], 100,
+                                           ess_target=600)
+    first = fitting.diagnose(traces[0], ["x"])
+    ess = min(first.min_ess_bulk, first.min_ess_tail)
+    assert ess < 600  # 4 chains x 100 independent draws: ~400
+    assert tries == [100, int(np.ceil(1.2 * 100 * 600 / ess))]
+    assert idata is traces[-1]
     assert min(diag.min_ess_bulk, diag.min_ess_tail) >= 600
 
 
