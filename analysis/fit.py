@@ -7,7 +7,8 @@ Backends (measured by ``recourse-study benchmark analysis``, see the README):
 - ``pymc``: PyMC's default NUTS (``pm.sample``), the baseline.
 
 Diagnostics follow Vehtari et al. (2021): max rank-normalized R-hat and min bulk / tail ESS
-over every free parameter, plus the number of divergent transitions; ``Diagnostics.problems``
+over every free parameter (analysis.convergence: ArviZ's estimators for all parameters in
+one pass), plus the number of divergent transitions; ``Diagnostics.problems``
 lists each missed threshold (R-hat <= 1.01, ESS >= 400, no divergences) and ``fit`` warns.
 """
 
@@ -16,13 +17,15 @@ from __future__ import annotations
 import logging
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import arviz as az
 import numpy as np
 import pymc as pm
+
+from analysis.convergence import convergence
 
 Backend = Literal["nutpie", "pymc"]
 BACKENDS: tuple[str, ...] = ("nutpie", "pymc")
@@ -39,6 +42,9 @@ DEFAULT_DRAWS = {"nutpie": 1500, "pymc": 1000}
 DEFAULT_TARGET_ACCEPT = 0.95
 RHAT_MAX = 1.01
 ESS_MIN = 400
+# With an ESS target (``sample_to_target``), a fit draws at most this many times its first
+# number of draws.
+TARGET_MAX_FACTOR = 4
 
 
 class SamplingWarning(UserWarning):
@@ -105,15 +111,17 @@ def free_names(model: pm.Model) -> list[str]:
 
 
 def diagnose(idata: az.InferenceData, names: list[str]) -> Diagnostics:
-    post = idata.posterior[names]
-    rhat = az.rhat(post)
-    ess_b = az.ess(post, method="bulk")
-    ess_t = az.ess(post, method="tail")
+    """The extremes over every scalar of the free parameters ``names``: max R-hat, min bulk
+    and tail ESS (analysis.convergence, all parameters at once), and the divergences."""
+    post = idata.posterior
+    draws = np.concatenate([np.asarray(post[v].values, dtype=float).reshape(
+        post.sizes["chain"], post.sizes["draw"], -1) for v in names], axis=2)
+    rhat, ess_b, ess_t = convergence(draws.transpose(2, 0, 1))
 
-    def extreme(ds: Any, fn: Any) -> float:
+    def extreme(values: np.ndarray, fn: Any) -> float:
         with warnings.catch_warnings():  # one chain: R-hat is NaN everywhere (reported null)
             warnings.simplefilter("ignore", RuntimeWarning)
-            return float(fn([float(fn(ds[v].values)) for v in ds.data_vars]))
+            return float(fn(values))
 
     div = idata.sample_stats.get("diverging")
     return Diagnostics(
@@ -122,6 +130,48 @@ def diagnose(idata: az.InferenceData, names: list[str]) -> Diagnostics:
         min_ess_tail=extreme(ess_t, np.nanmin),
         divergences=int(div.values.sum()) if div is not None else 0,
     )
+
+
+def more_draws(draws: int, first: int, diag: Diagnostics, ess_target: int) -> int | None:
+    """The draws per chain of the next try toward ``ess_target``, or None: the fit at
+    ``draws`` meets it (R-hat <= RHAT_MAX, bulk and tail ESS >= ``ess_target``) or is at the
+    cap (``TARGET_MAX_FACTOR`` x ``first``). ESS grows about linearly with the draws, so an
+    ESS short of the target asks for draws x 1.2 x target / ESS; an R-hat above RHAT_MAX,
+    whose excess shrinks about like 1 / draws, for at least twice the draws:
+
+        next = min(cap, max(ceil(1.2 draws target / min ESS), 2 draws if R-hat misses))
+    """
+    cap = TARGET_MAX_FACTOR * first
+    ess = min(diag.min_ess_bulk, diag.min_ess_tail)
+    ess_short = not ess >= ess_target
+    rhat_short = not diag.max_rhat <= RHAT_MAX
+    if not (ess_short or rhat_short) or draws >= cap:
+        return None
+    wanted = draws
+    if ess_short:
+        wanted = int(np.ceil(1.2 * draws * ess_target / ess)) if ess > 0 else cap
+    if rhat_short:
+        wanted = max(wanted, 2 * draws)
+    return min(cap, max(wanted, draws + 1))
+
+
+def sample_to_target(draw: Callable[[int], az.InferenceData], names: list[str], draws: int,
+                     ess_target: int | None = None) -> tuple[az.InferenceData, Diagnostics]:
+    """``draw(draws)`` and its diagnostics over the free parameters ``names``; with an
+    ``ess_target``, ``draws`` is the first try and the posterior is drawn again with more
+    draws per chain (``more_draws``) until it is met or the cap reached (each try a fresh
+    run: the last one is returned). Without one, a single run, as before."""
+    idata = draw(draws)
+    diag = diagnose(idata, names)
+    current = draws
+    while ess_target is not None:
+        nxt = more_draws(current, draws, diag, ess_target)
+        if nxt is None:
+            break
+        current = nxt
+        idata = draw(current)
+        diag = diagnose(idata, names)
+    return idata, diag
 
 
 def sample(
@@ -135,25 +185,32 @@ def sample(
     seed: int = 0,
     log_likelihood: bool = False,
     target_accept: float | None = None,
+    ess_target: int | None = None,
 ) -> Fit:
-    """Draw from the posterior of ``model``; ``seconds`` counts compilation too.
+    """Draw from the posterior of ``model``; ``seconds`` counts compilation too (and every
+    try toward an ``ess_target``: ``sample_to_target``).
 
     ``draws`` and ``tune`` default to each backend's own (``DEFAULT_DRAWS``, ``DEFAULT_TUNE``:
     nutpie's adaptation needs fewer tuning steps), ``target_accept`` to
     ``DEFAULT_TARGET_ACCEPT``."""
     start = time.perf_counter()
-    settings = {**resolve(backend, draws, tune, target_accept), "chains": chains,
-                "cores": cores, "seed": seed}
+    resolved = resolve(backend, draws, tune, target_accept)
+    settings = {"tune": resolved["tune"], "target_accept": resolved["target_accept"],
+                "chains": chains, "cores": cores, "seed": seed}
     if backend == "nutpie":
         import nutpie
 
-        idata = draw_nutpie(nutpie.compile_pymc_model(model), **settings)
+        compiled = nutpie.compile_pymc_model(model)
+
+        def draw(n: int) -> az.InferenceData:
+            return draw_nutpie(compiled, draws=n, **settings)
     else:
-        idata = draw_pymc(model, **settings)
+        def draw(n: int) -> az.InferenceData:
+            return draw_pymc(model, draws=n, **settings)
+    idata, diag = sample_to_target(draw, free_names(model), resolved["draws"], ess_target)
     seconds = time.perf_counter() - start
     if log_likelihood:
         add_log_likelihood(model, idata)
-    diag = diagnose(idata, free_names(model))
     problems = diag.problems()
     if problems:
         warnings.warn("sampling diagnostics: " + "; ".join(problems), SamplingWarning,

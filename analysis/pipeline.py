@@ -160,14 +160,20 @@ def smooth_grids(ratings: pd.DataFrame, distance: str, gaussian: bool = True
 
 def sampler_settings(backend: str = "nutpie", draws: int | None = None,
                      tune: int | None = None, chains: int = 4, seed: int = 0,
-                     target_accept: float | None = None) -> dict[str, Any]:
-    """The sampler's settings with each default resolved (they enter the fingerprint)."""
+                     target_accept: float | None = None,
+                     ess_target: int | None = None) -> dict[str, Any]:
+    """The sampler's settings with each default resolved (they enter the fingerprint);
+    ``ess_target`` (analysis.fit.sample_to_target: ``draws`` is then the first try) is
+    among them only when set, so the settings without it are those of before."""
     try:
         resolved = fitting.resolve(backend, draws, tune, target_accept)
     except ValueError as e:
         raise AnalysisDataError(str(e)) from None
-    return {"backend": backend, "draws": resolved["draws"], "tune": resolved["tune"],
-            "chains": chains, "seed": seed, "target_accept": resolved["target_accept"]}
+    if ess_target is not None and ess_target < 1:
+        raise AnalysisDataError(f"the ESS target must be at least 1, got {ess_target}")
+    out = {"backend": backend, "draws": resolved["draws"], "tune": resolved["tune"],
+           "chains": chains, "seed": seed, "target_accept": resolved["target_accept"]}
+    return out if ess_target is None else {**out, "ess_target": ess_target}
 
 
 def run_analysis(
@@ -182,6 +188,7 @@ def run_analysis(
     chains: int = 4,
     seed: int = 0,
     target_accept: float | None = None,
+    ess_target: int | None = None,
     gaussian: bool = True,
     out: Path | None = None,
     resume: bool = False,
@@ -201,7 +208,7 @@ def run_analysis(
     if trace not in TRACE_LEVELS:
         raise AnalysisDataError(f"trace must be one of {', '.join(TRACE_LEVELS)}, got {trace!r}")
     step, log = on_step or (lambda _m: None), on_log or (lambda _m: None)
-    sampler = sampler_settings(backend, draws, tune, chains, seed, target_accept)
+    sampler = sampler_settings(backend, draws, tune, chains, seed, target_accept, ess_target)
     specs = plan_models(distance, gaussian)
     inputs = {s.name: prepare(ratings, s.outcome, s.distance) for s in specs}  # check all first
     folder = AnalysisFolder(out) if out is not None else None
@@ -248,7 +255,8 @@ def compilers(sampler: dict[str, Any], *, keep_probabilities: bool = False
     return {likelihood: Refitter(likelihood, sampler["backend"], sampler["draws"],  # type: ignore[arg-type]
                                  sampler["tune"], sampler["chains"], cores=2,
                                  target_accept=sampler["target_accept"],
-                                 keep_probabilities=keep_probabilities)
+                                 keep_probabilities=keep_probabilities,
+                                 ess_target=sampler.get("ess_target"))
             for likelihood in LIKELIHOODS}
 
 

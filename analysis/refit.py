@@ -95,6 +95,7 @@ class Refitter:
     cores: int = 1
     target_accept: float | None = None
     keep_probabilities: bool = False
+    ess_target: int | None = None  # analysis.fit.sample_to_target's
     compiles: int = 0
     _cache: dict[Shape, _Compiled] = field(default_factory=dict, repr=False)
 
@@ -106,8 +107,9 @@ class Refitter:
     @property
     def settings(self) -> dict[str, Any]:
         """The sampler settings (each default resolved)."""
-        return {"backend": self.backend, "draws": self.draws, "tune": self.tune,
-                "chains": self.chains, "target_accept": self.target_accept}
+        out = {"backend": self.backend, "draws": self.draws, "tune": self.tune,
+               "chains": self.chains, "target_accept": self.target_accept}
+        return out if self.ess_target is None else {**out, "ess_target": self.ess_target}
 
     def fit(self, data: ModelData, seed: int = 0, pad_participants: int | None = None) -> Refit:
         """Sample the posterior of the model of ``data`` (compiling only for a new shape;
@@ -123,17 +125,28 @@ class Refitter:
             self.compiles += 1
         compiled = self._cache[key]
         arrays = model_arrays(data, self.likelihood)
-        draw = {"draws": self.draws, "tune": self.tune, "chains": self.chains,
-                "cores": self.cores, "seed": seed, "target_accept": self.target_accept}
+        settings = {"tune": self.tune, "chains": self.chains, "cores": self.cores,
+                    "seed": seed, "target_accept": self.target_accept}
+        sampling = [0.0]  # the draws' time, every try toward an ESS target included
         start = time.perf_counter()
         pm.set_data(arrays, model=compiled.model)
-        if self.backend == "nutpie":
-            idata = fitting.draw_nutpie(compiled.nutpie.with_data(**arrays), **draw)
-        else:
-            idata = fitting.draw_pymc(compiled.model, **draw)
-        seconds = time.perf_counter() - start
-        return Refit(idata, fitting.diagnose(idata, compiled.names), seconds, compile_seconds,
-                     self.backend, compiled.model)
+        with_data = compiled.nutpie.with_data(**arrays) if self.backend == "nutpie" else None
+        sampling[0] = time.perf_counter() - start
+
+        def draw(n: int) -> az.InferenceData:
+            began = time.perf_counter()
+            try:
+                if with_data is not None:
+                    return fitting.draw_nutpie(with_data, draws=n, **settings)
+                return fitting.draw_pymc(compiled.model, draws=n, **settings)
+            finally:
+                sampling[0] += time.perf_counter() - began
+
+        assert self.draws is not None
+        idata, diagnostics = fitting.sample_to_target(draw, compiled.names, self.draws,
+                                                      self.ess_target)
+        return Refit(idata, diagnostics, sampling[0], compile_seconds, self.backend,
+                     compiled.model)
 
     def _compile(self, data: ModelData) -> _Compiled:
         model = build_model(data, self.likelihood, shared=True,

@@ -41,6 +41,7 @@ class Sampler:
     chains: int = 4
     seed: int = 0
     target_accept: float | None = None
+    ess_target: int | None = None  # draw again until every model reaches it
 
 
 @dataclass(frozen=True)
@@ -182,7 +183,8 @@ def sampler_settings(distance: str, sampler: Sampler) -> dict[str, Any]:
     try:
         pipeline.distance_family(distance)
         return pipeline.sampler_settings(sampler.backend, sampler.draws, sampler.tune,
-                                         sampler.chains, sampler.seed, sampler.target_accept)
+                                         sampler.chains, sampler.seed, sampler.target_accept,
+                                         sampler.ess_target)
     except AnalysisDataError as e:
         raise StudyAnalysisInputError(
             f"{'--distance' if 'distance' in str(e) else '--backend'}: {e}") from e

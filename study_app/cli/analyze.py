@@ -29,31 +29,30 @@ _CHAINS = typer.Option(4, min=1, help="Chains.")
 _SEED = typer.Option(0, help="Sampling seed.")
 _TARGET_ACCEPT = typer.Option(None, min=0.5, max=0.999, help="NUTS step-size target (default "
                               "0.95); raise it (e.g. 0.99) if a model reports divergences.")
+_ESS_TARGET = typer.Option(
+    None, min=1, help="Draw until every model reaches this bulk and tail ESS and R-hat <= 1.01 "
+    "(--draws the first try, at most 4x it: analysis.fit.sample_to_target). Default: none.")
 _GAUSSIAN = typer.Option(True, help="Also fit the Gaussian GAMM (the reference study's Eq. 4: "
                          "random smooths per participant) with L0 and with L1.")
 _RESUME = typer.Option(
         False, "--resume", help="Reuse every model result stored in OUT whose data, model and "
         "sampler settings are unchanged (fingerprint); fit only the missing or changed ones.")
 _TRACE = typer.Option(
-        "compact", help="Traces in OUT/traces: none | compact (a reduced posterior: at most "
-        "1,000 draws, the smooth's curve draws instead of the GAMM's per-participant basis "
-        "coefficients, the log-likelihood; float32: analysis.traces) | full (as sampled, with "
-        "the per-rating category probabilities; ~0.5 GB per ordinal model).")
+        "compact", help="Traces in OUT/traces: none | compact (a reduced posterior, float32: "
+        "analysis.traces) | full (as sampled, ~0.5 GB per ordinal model).")
 _EXCLUDE = typer.Option(
         None, help="Also leave out participants the data-quality flags name, comma-separated: "
         "speeders, straightliners, attention (data.quality; thresholds from the protocol's "
         "quality block); counted per reason like the protocol's exclusions.")
 _MGCV = typer.Option(
         "auto", help="The reference study's GAMMs in R's mgcv (Table S2, Figure 3): auto "
-        "(when R is installed and there are enough ratings per participant; skipped with a "
-        "note otherwise) | require (a skip fails the run: exit 1) | off.")
+        "(skipped with a note without R or enough ratings) | require (a skip: exit 1) | off.")
 _MGCV_METHOD = typer.Option(
         "GCV.Cp", help="mgcv's smoothing-parameter method: GCV.Cp (mgcv's default; the "
         "reference study names none) | REML | ML.")
 _LANGUAGE = typer.Option(
-        None, help="Fit the models on the ratings given in this language only (e.g. ja; "
-        "ratings_long.language): run once per language to split the study by language. "
-        "Default: every language, summarized per language in summary.json and the report.")
+        None, help="Fit on the ratings given in this language only (e.g. ja). Default: every "
+        "language, summarized per language in summary.json and the report.")
 _PREREG = typer.Option(
         None, help="A prereg.json (recourse-study prereg) of the study's protocol: adds its "
         "deviations (N, exclusions, models, sampler, protocol hash) to the report and summary.")
@@ -71,6 +70,7 @@ def analyze(
     chains: int = _CHAINS,
     seed: int = _SEED,
     target_accept: float | None = _TARGET_ACCEPT,
+    ess_target: int | None = _ESS_TARGET,
     gaussian: bool = _GAUSSIAN,
     resume: bool = _RESUME,
     trace: TraceLevel = _TRACE,
@@ -106,7 +106,7 @@ def analyze(
     try:
         req = AnalysisRequest(
             db=db, out=out, study=study, distance=distance,
-            sampler=Sampler(backend, draws, tune, chains, seed, target_accept),
+            sampler=Sampler(backend, draws, tune, chains, seed, target_accept, ess_target),
             gaussian=gaussian, resume=resume, trace=trace, exclude=exclusion_flags(exclude),
             mgcv=mgcv, mgcv_method=mgcv_method, language=language, prereg=prereg)
         prepared = prepare_study(req, note)
