@@ -34,9 +34,8 @@ _ESS_TARGET = typer.Option(
     "(--draws the first try, at most 4x it: analysis.fit.sample_to_target). Default: none.")
 _GAUSSIAN = typer.Option(True, help="Also fit the Gaussian GAMM (the reference study's Eq. 4: "
                          "random smooths per participant) with L0 and with L1.")
-_RESUME = typer.Option(
-        False, "--resume", help="Reuse every model result stored in OUT whose data, model and "
-        "sampler settings are unchanged (fingerprint); fit only the missing or changed ones.")
+_RESUME = typer.Option(False, "--resume", help="Reuse every model stored in OUT whose data, "
+                       "model and sampler are unchanged (fingerprint); fit only the rest.")
 _TRACE = typer.Option(
         "compact", help="Traces in OUT/traces: none | compact (a reduced posterior, float32: "
         "analysis.traces) | full (as sampled, ~0.5 GB per ordinal model).")
