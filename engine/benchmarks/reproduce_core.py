@@ -4,7 +4,8 @@ A ``TargetResult`` holds:
 
 - ``cells``: per published value, its table and row, the paper's value, ours (the value the
   paper's procedure reports, e.g. iCARMA's best-on-validation seed), the mean and sd over
-  seeds, the difference ours - paper and whether it lies within the stated tolerance;
+  seeds, the difference ours - paper and whether it lies within the stated tolerance of
+  that value (engine.benchmarks.cell_judging);
 - ``checks``: the claims the paper makes about its table (a trend, an ordering), each with
   the figures it was decided on.
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.benchmarks.cell_judging import summarize, within
 from engine.benchmarks.paper_values import target_values
 from engine.benchmarks.reproduce_choices import CARMAS_CLAMP, FLOW_CLAMP, REPRODUCE_SCENARIO
 from engine.icarma_choices import (
@@ -38,7 +40,7 @@ from engine.recourse.hare_config import (
 )
 from engine.recourse.icarma_config import CARMA_SHIFT_BOUNDS, KEEP
 from engine.recourse.icarma_networks import check_shift_bounds
-from engine.synthetic.hare_truth import PAPER_GROUND_TRUTH, check_ground_truth
+from engine.synthetic.hare_truth import GROUND_TRUTHS, PAPER_GROUND_TRUTH, check_ground_truth
 
 Progress = Callable[[str], None]
 TARGET_NAMES: tuple[str, ...] = (
@@ -175,6 +177,37 @@ class ReproduceConfig:
             raise ValueError(f"n must be >= 1, got {self.n}")
 
 
+# The HARE options every HARE target's result records in its config (a stored run without one
+# of them, or with a value other than today's default that its command does not name, is
+# stale: engine.benchmarks.stored_runs)
+HARE_OPTIONS: tuple[str, ...] = (
+    "keep_incumbent", "gamma_schedule", "final_accept", "iterations_reading", "ground_truth")
+
+
+# The method options of ``reproduce`` as the reproductions' index page lists them, generated
+# with their defaults from ``ReproduceConfig``: option -> (what it sets, its choices).
+OPTION_CHOICES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "validity_multiplier": ("iCARMA's hinge weight", VALIDITY_MULTIPLIERS),
+    "keep": ("iCARMA: the state each training run keeps", KEEP),
+    "mask_head": ("iCARMA's mask network output", MASK_HEADS),
+    "action_space": ("what iCARMA's action network proposes", ACTION_SPACES),
+    "shift_bounds": ("the clamp of iCARMA's latent shifts", (CARMAS_CLAMP, FLOW_CLAMP, "LO,HI")),
+    "keep_incumbent": ("HARE: the current plan competes in every tournament (true: the "
+                       "released code; false: Algorithm 4's text)", ("true", "false")),
+    "gamma_schedule": ("HARE's candidate step", GAMMA_SCHEDULES),
+    "final_accept": ("HARE's accept question after the last tournament", FINAL_ACCEPT),
+    "iterations_reading": ("what HARE's T means (text: Algorithm 4; code: the released "
+                           "code's rounds of T new candidates, no accept question)",
+                           ITERATIONS_READINGS),
+    "ground_truth": ("HARE's simulated people's ideal plans", GROUND_TRUTHS),
+}
+
+
+def recorded_options(config: ReproduceConfig) -> dict[str, Any]:
+    """The HARE options of a run, as its result's config records them."""
+    return {name: getattr(config, name) for name in HARE_OPTIONS}
+
+
 @dataclass
 class Cell:
     """One published value and ours."""
@@ -201,16 +234,9 @@ class Cell:
         return self.ours - self.paper
 
     def judge(self) -> Cell:
-        """Set ``within``: |ours - paper| <= tolerance, or ours inside ``paper_range``
-        widened by the tolerance when the paper gives a range (HARE's datasets)."""
-        if self.ours is None or not math.isfinite(self.ours):
-            self.within = None if self.paper is None else False
-        elif self.paper_range is not None:
-            lo, hi = self.paper_range
-            tol = self.tolerance or 0.0
-            self.within = lo - tol <= self.ours <= hi + tol
-        elif self.paper is not None and self.tolerance is not None:
-            self.within = abs(self.ours - self.paper) <= self.tolerance + 1e-12
+        """Set ``within``: |ours - paper| <= tolerance (engine.benchmarks.cell_judging; a
+        ``paper_range`` is reported beside the cell, not used to judge it)."""
+        self.within = within(self.ours, self.paper, self.tolerance)
         return self
 
     def to_dict(self) -> dict[str, Any]:
@@ -246,7 +272,8 @@ class TargetResult:
     extras: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        judged = [c for c in self.cells if c.within is not None]
+        cells = [c.to_dict() for c in self.cells]
+        counts = summarize(cells)
         return {
             "target": self.target,
             "title": self.title,
@@ -254,12 +281,13 @@ class TargetResult:
             "paper": self.paper,
             "config": self.config,
             "seconds": self.seconds,
-            "cells": [c.to_dict() for c in self.cells],
+            "cells": cells,
             "checks": [c.to_dict() for c in self.checks],
             "summary": {
                 "cells": len(self.cells),
-                "within": sum(bool(c.within) for c in judged),
-                "judged": len(judged),
+                "within": counts["within"],
+                "judged": counts["judged"],
+                "per_metric": counts["per_metric"],
                 "checks_passed": sum(c.passed for c in self.checks),
                 "checks": len(self.checks),
             },

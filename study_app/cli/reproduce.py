@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import shlex
 import time
 from pathlib import Path
 from typing import Any
 
+import click
 import typer
 from rich import box
 from rich.console import Console
@@ -69,6 +71,26 @@ def print_result(out: Console, doc: dict[str, Any]) -> None:
               f"{s['checks_passed']}/{s['checks']} checks passed, {doc['seconds']:.1f} s\n")
 
 
+def given_command(ctx: click.Context) -> str:
+    """The command line as given: the arguments and every option set on the command line
+    (not the defaults), so a stored result says how to make it again; the output options
+    (--json, --json-file), which change no figure, are left out."""
+    words = ["recourse-study", ctx.info_name or "reproduce"]
+    for param in ctx.command.params:
+        if param.name in (None, "json_out", "json_file") or ctx.get_parameter_source(
+                param.name) in (None, click.core.ParameterSource.DEFAULT):
+            continue
+        value = ctx.params[param.name]
+        if isinstance(param, click.Argument):
+            words.append(str(value))
+        elif isinstance(param, click.Option) and param.is_flag:
+            words.append(param.opts[0] if value or not param.secondary_opts
+                         else param.secondary_opts[0])
+        elif isinstance(param, click.Option):
+            words += [param.opts[0], str(value)]
+    return shlex.join(words)
+
+
 def _paper_models_of(config: Any, train: bool, json_out: bool) -> None:
     """An iCARMA target in the paper's configuration needs every seed's model of its setups:
     missing ones stop the run with the estimate (``--train``: train them first). --fast and
@@ -94,6 +116,7 @@ def _paper_models_of(config: Any, train: bool, json_out: bool) -> None:
 
 @app.command()
 def reproduce(
+    ctx: typer.Context,
     target: str = typer.Argument(
         ..., help="icarma-table1 | icarma-table2 | icarma-table3 | icarma-fairness | "
         "hare-budget | hare-iterations | hare-calibration | hare-scale (HARE on Loan, as "
@@ -198,10 +221,12 @@ def reproduce(
     (ranking) / 14 (Likert) minutes per cost profile for ten seeds on an idle core); --train
     trains them first. --fast and --quick runs train their short models as they go.
 
-    JSON: {target, title, table, paper {title, file, setting}, config, seconds,
+    JSON: {target, title, table, paper {title, file, setting}, config (the run's options
+    and `command`, the command line as given), seconds,
     cells [{table, row, method, metric, paper, paper_range, ours, ours_mean, ours_sd, seeds,
     diff, tolerance, within, note, setting}], checks [{claim, passed, detail}], summary
-    {cells, within, judged, checks_passed, checks}, notes, extras}; with TARGET all:
+    {cells, within, judged, per_metric {"TABLE: METRIC (tolerance T)": {within, judged,
+    misses}}, checks_passed, checks}, notes, extras}; with TARGET all:
     {targets: [...]}.
 
     TARGET tominaga (docs/analysis-mgcv.md; needs R with mgcv, `make install`): simulates
@@ -258,6 +283,7 @@ def reproduce(
                 doc = run_target(config, note).to_dict()
             except (FileNotFoundError, ValueError) as e:
                 fail(e, 2)
+        doc["config"]["command"] = given_command(ctx)
         docs.append(doc)
         print_result(out, doc)  # as each target finishes (stderr under --json)
     payload = docs[0] if target != "all" else {"targets": docs}
