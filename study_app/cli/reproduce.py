@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import click
 import typer
 from rich import box
 from rich.console import Console
@@ -71,22 +70,23 @@ def print_result(out: Console, doc: dict[str, Any]) -> None:
               f"{s['checks_passed']}/{s['checks']} checks passed, {doc['seconds']:.1f} s\n")
 
 
-def given_command(ctx: click.Context) -> str:
+def given_command(ctx: typer.Context) -> str:
     """The command line as given: the arguments and every option set on the command line
     (not the defaults), so a stored result says how to make it again; the output options
     (--json, --json-file), which change no figure, are left out."""
     words = ["recourse-study", ctx.info_name or "reproduce"]
     for param in ctx.command.params:
-        if param.name in (None, "json_out", "json_file") or ctx.get_parameter_source(
-                param.name) in (None, click.core.ParameterSource.DEFAULT):
+        source = ctx.get_parameter_source(param.name) if param.name else None
+        if param.name in (None, "json_out", "json_file") or source is None or (
+                source.name == "DEFAULT"):
             continue
         value = ctx.params[param.name]
-        if isinstance(param, click.Argument):
+        if param.param_type_name == "argument":
             words.append(str(value))
-        elif isinstance(param, click.Option) and param.is_flag:
+        elif getattr(param, "is_flag", False):
             words.append(param.opts[0] if value or not param.secondary_opts
                          else param.secondary_opts[0])
-        elif isinstance(param, click.Option):
+        else:
             words += [param.opts[0], str(value)]
     return shlex.join(words)
 
@@ -199,6 +199,10 @@ def reproduce(
         "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "
         "of the mutable continuous features) | rays (a variant: a boundary ray within "
         "1.25 / 2 / 4 times the nearest boundary radius)."),
+    truth: str = typer.Option(
+        "shipped", help="tominaga only: the synthetic truth the ratings are simulated from: "
+        "shipped (the protocol's, built from the paper's findings) | sloped (a negative "
+        "control: acceptance falls with distance, so finding 1 must fail)."),
     quick: bool = typer.Option(
         False, "--quick", help="Reduced ('quick') artifacts, as `train --quick` builds them "
         "(smoke runs and tests; far from the paper)."
@@ -229,10 +233,14 @@ def reproduce(
     misses}}, checks_passed, checks}, notes, extras}; with TARGET all:
     {targets: [...]}.
 
-    TARGET tominaga (docs/analysis-mgcv.md; needs R with mgcv, `make install`): simulates
-    tominaga-replication (N participants, default 362; seed 1), leaves
-    out the paper's excluded ratings, fits the four GAMMs with mgcv and prints Table S2
-    beside the paper's and the paper's three findings. JSON: {target, title, table, config,
+    TARGET tominaga (docs/analysis-mgcv.md; needs R with mgcv, `make install`): a recovery
+    check of the pipeline, not a replication (the authors' data is not public). Simulates
+    tominaga-replication (N participants, default 362; seed 1) from a synthetic truth built
+    from the paper's findings (--truth sloped: the negative control, acceptance falling with
+    distance, on which finding 1 must fail), leaves out the paper's excluded ratings, fits
+    the four GAMMs with mgcv and prints Table S2 beside the paper's and the paper's three
+    findings. JSON: {target, title, table, kind, config {protocol, participants, seed,
+    method, distances, truth, truth_is},
     paper {n, mgcv}, ours {participants, evaluations, excluded, analysed, r_version, mgcv},
     exclusions, table_s2 [{model, outcome, distance, variable, smooth, coef, se, t, edf, F,
     p, aic}], beside_paper [{model, outcome, distance, variable, statistic, paper, ours}],
@@ -242,10 +250,16 @@ def reproduce(
     if target == "tominaga":
         from study_app.cli import reproduce_tominaga
 
-        doc = reproduce_tominaga.run(participants=n or 362, seed=1)
+        if truth not in reproduce_tominaga.TRUTHS:
+            raise typer.BadParameter(f"expected one of {', '.join(reproduce_tominaga.TRUTHS)}, "
+                                     f"got {truth!r}", param_hint="--truth")
+        doc = reproduce_tominaga.run(participants=n or 362, seed=1, truth=truth)
         reproduce_tominaga.print_doc(result_console(json_out, min_width=TABLE_WIDTH), doc)
         emit(doc, json_out=json_out, json_file=json_file)
         return
+    if truth != "shipped":
+        raise typer.BadParameter("--truth applies to the tominaga target only",
+                                 param_hint="--truth")
     from engine.benchmarks.reproduce import TARGET_NAMES, ReproduceConfig, run_target
 
     names = TARGET_NAMES if target == "all" else (target,)
