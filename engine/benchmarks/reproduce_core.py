@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from engine.benchmarks.cell_judging import summarize, within
+from engine.benchmarks.hare_metrics import FAILED_PLANS
 from engine.benchmarks.paper_values import target_values
 from engine.benchmarks.reproduce_choices import CARMAS_CLAMP, FLOW_CLAMP, REPRODUCE_SCENARIO
 from engine.icarma_choices import (
@@ -81,7 +82,9 @@ class ReproduceConfig:
     ``iterations_reading`` text (the default) or code (T as the paper's released code runs
     it: rounds of T new candidates, no accept question; engine.recourse.hare_config); its
     simulated people's ideals ``ground_truth`` perturbation (the paper's, the default) or rays
-    (engine.synthetic.hare_truth).
+    (engine.synthetic.hare_truth); ``failed_plans`` no-plan (the default) or dropped
+    (engine.benchmarks.hare_metrics). ``HARE_PRESETS`` name the released code's and the
+    text's combinations of these (``preset``).
     Bad values raise ValueError with a message that names the option (the CLI shows it).
 
     >>> from engine.benchmarks import ReproduceConfig
@@ -114,6 +117,8 @@ class ReproduceConfig:
     iterations_reading: str = HareConfig.iterations_reading
     # HARE's simulated people's ideals: perturbation (the paper's) | rays (engine.synthetic.hare_truth)
     ground_truth: str = PAPER_GROUND_TRUTH
+    # a person whose plan failed: no-plan (x' = x) | dropped (engine.benchmarks.hare_metrics)
+    failed_plans: str = FAILED_PLANS[0]
 
     @property
     def weight(self) -> float | None:
@@ -169,6 +174,9 @@ class ReproduceConfig:
         if self.iterations_reading not in ITERATIONS_READINGS:
             raise ValueError(f"iterations reading must be one of "
                              f"{', '.join(ITERATIONS_READINGS)}, got {self.iterations_reading!r}")
+        if self.failed_plans not in FAILED_PLANS:
+            raise ValueError(f"failed plans must be one of {', '.join(FAILED_PLANS)}, got "
+                             f"{self.failed_plans!r}")
         if self.shift_bounds != CARMAS_CLAMP and self.action_space == INTERVENTION:
             raise ValueError("shift bounds apply to action space latent-shift only")
         if self.seeds is not None and self.seeds < 1:
@@ -181,7 +189,23 @@ class ReproduceConfig:
 # of them, or with a value other than today's default that its command does not name, is
 # stale: engine.benchmarks.stored_runs)
 HARE_OPTIONS: tuple[str, ...] = (
-    "keep_incumbent", "gamma_schedule", "final_accept", "iterations_reading", "ground_truth")
+    "keep_incumbent", "gamma_schedule", "final_accept", "iterations_reading", "ground_truth",
+    "failed_plans")
+
+# The two named HARE configurations (``reproduce --as-released`` / ``--as-written``): the
+# options each sets. as-released: the paper's released code (rahulvigneswaran/HARE at commit
+# 6719b0ef6dc50300166e812ca84068794eeaadf5, src/main.py _generate_binsearch_cf_recursive:
+# K // T rounds of T new candidates, no accept question; src/user.py
+# generate_candidate_counterfactuals: the current plan added as a candidate; src/utils.py
+# gt_cost: people whose plan failed dropped from GTP / GTD). as-written: Algorithm 4 of the
+# paper's text (new candidates only, T rounds of B // T questions with the accept question,
+# a failed plan shown as no change).
+HARE_PRESETS: dict[str, dict[str, Any]] = {
+    "as-released": {"keep_incumbent": True, "iterations_reading": "code",
+                    "final_accept": "ask", "failed_plans": "dropped"},
+    "as-written": {"keep_incumbent": False, "iterations_reading": "text",
+                   "final_accept": "ask", "failed_plans": "no-plan"},
+}
 
 
 # The method options of ``reproduce`` as the reproductions' index page lists them, generated
@@ -200,7 +224,24 @@ OPTION_CHOICES: dict[str, tuple[str, tuple[str, ...]]] = {
                            "code's rounds of T new candidates, no accept question)",
                            ITERATIONS_READINGS),
     "ground_truth": ("HARE's simulated people's ideal plans", GROUND_TRUTHS),
+    "failed_plans": ("HARE tables: a person whose plan failed, scored as no change (no-plan) "
+                     "or dropped from GTP / GTD as the released code does", FAILED_PLANS),
 }
+
+
+def preset(name: str, **options: Any) -> dict[str, Any]:
+    """The HARE options of the named configuration (``HARE_PRESETS``) for a
+    ``ReproduceConfig``; ValueError naming the presets for another name, or when
+    ``options`` (those given besides it) set one of them otherwise."""
+    if name not in HARE_PRESETS:
+        raise ValueError(f"HARE configuration must be one of {', '.join(HARE_PRESETS)}, got "
+                         f"{name!r}")
+    clash = [k for k, v in options.items() if k in HARE_PRESETS[name]
+             and v != HARE_PRESETS[name][k]]
+    if clash:
+        raise ValueError(f"--{name} sets {', '.join(clash)}; do not give "
+                         f"{'it' if len(clash) == 1 else 'them'} as well")
+    return dict(HARE_PRESETS[name])
 
 
 def recorded_options(config: ReproduceConfig) -> dict[str, Any]:

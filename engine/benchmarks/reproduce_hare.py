@@ -114,6 +114,7 @@ def _run(config: ReproduceConfig, target: str, note: Progress) -> dict[str, Any]
         step_timing=False, gamma_schedule=config.gamma_schedule,
         final_accept=config.final_accept, ground_truth=config.ground_truth,
         keep_incumbent=config.keep_incumbent, iterations_reading=config.iterations_reading,
+        failed_plans=config.failed_plans,
     )
     result = run_hare_benchmark(context, hb, on_step=note)
     return {"rows": result["rows"], "seeds": seeds, "run": {**run, "seeds": seeds,

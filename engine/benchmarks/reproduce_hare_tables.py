@@ -167,6 +167,7 @@ def run_grid(config: ReproduceConfig, spec: TableSpec, note: Progress) -> dict[s
                 settings=settings, step_timing=False, gamma_schedule=config.gamma_schedule,
                 final_accept=config.final_accept, ground_truth=config.ground_truth,
                 keep_incumbent=config.keep_incumbent, iterations_reading=config.iterations_reading,
+                failed_plans=config.failed_plans,
             )
             results[(scenario, clf)] = run_hare_benchmark(
                 context, hb, on_step=lambda m, s=scenario, c=clf: note(f"{s} {c}: {m}"))["rows"]

@@ -199,6 +199,20 @@ def reproduce(
         "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "
         "of the mutable continuous features) | rays (a variant: a boundary ray within "
         "1.25 / 2 / 4 times the nearest boundary radius)."),
+    failed_plans: str = typer.Option(
+        "no-plan", help="HARE: a person whose plan failed is scored as shown no change "
+        "(no-plan: GTP of the ideal, GTD 1) | dropped from GTP and GTD (as the paper's released "
+        "code's gt_cost does)."),
+    as_released: bool = typer.Option(
+        False, "--as-released", help="HARE as the paper's released code runs its tables "
+        "(rahulvigneswaran/HARE at 6719b0e): the incumbent kept, rounds of T new candidates, "
+        "no accept question, failed plans dropped (sets --keep-incumbent, "
+        "--iterations-reading code, --failed-plans dropped)."),
+    as_written: bool = typer.Option(
+        False, "--as-written", help="HARE as Algorithm 4 of the paper's text writes it: new "
+        "candidates only, T rounds of B // T questions with the accept question, a failed "
+        "plan shown as no change (sets --drop-incumbent, --iterations-reading text, "
+        "--failed-plans no-plan)."),
     truth: str = typer.Option(
         "shipped", help="tominaga only: the synthetic truth the ratings are simulated from: "
         "shipped (the protocol's, built from the paper's findings) | sloped (a negative "
@@ -269,14 +283,22 @@ def reproduce(
             param_hint="TARGET",
         )
     scenario = scenario_or_fail(scenario, json_out).name
+    hare = {"keep_incumbent": keep_incumbent, "iterations_reading": iterations_reading,
+            "final_accept": final_accept, "failed_plans": failed_plans}
     try:
+        if as_released and as_written:
+            raise ValueError("--as-released and --as-written name two configurations; give one")
+        if as_released or as_written:
+            from engine.benchmarks.reproduce_core import preset
+
+            given = {k: v for k, v in hare.items()
+                     if ctx.get_parameter_source(k).name != "DEFAULT"}
+            hare = preset("as-released" if as_released else "as-written", **given)
         configs = [ReproduceConfig(
             name, scenario=scenario, seeds=seeds, fast=fast, n=n, quick=quick,
             validity_multiplier=validity_multiplier, validity_weight=validity_weight, keep=keep,
             mask_head=mask_head, action_space=action_space, shift_bounds=shift_bounds,
-            gamma_schedule=gamma_schedule, final_accept=final_accept,
-            ground_truth=ground_truth, keep_incumbent=keep_incumbent,
-            iterations_reading=iterations_reading,
+            gamma_schedule=gamma_schedule, ground_truth=ground_truth, **hare,
         ) for name in names]
     except ValueError as e:  # the message names the option
         raise typer.BadParameter(str(e)) from e

@@ -333,3 +333,37 @@ def test_the_codes_reading_of_t_reaches_every_hare_run_and_the_config(trained_ho
     rows = [r for r in doc["extras"]["rows"]["loan trained"] if r["variant"] != "base"]
     assert {r["iterations"] for r in rows} == {1, 5}
     assert all(r["iterations_reading"] == "code" and r["queries_max"] <= 30 for r in rows)
+
+
+def test_the_named_hare_configurations_set_their_options_and_name_themselves(trained_home,
+                                                                           monkeypatch):
+    """--as-released: the released code's options reach every HARE row, the command names
+    the configuration and the stored run is current; --as-written with an option it sets
+    otherwise is refused, naming the clash."""
+    from dataclasses import replace
+
+    from engine.benchmarks import reproduce_hare_tables as tables
+    from engine.benchmarks.stored_runs import stale_reasons
+
+    spec = replace(tables.SPECS["hare-table1"], bases=("wachter",))
+    monkeypatch.setitem(tables.SPECS, "hare-table1", spec)
+    res = CliRunner().invoke(app, ["reproduce", "hare-table1", "--scenario", "loan", "--quick",
+                                   "--fast", "--n", "3", "--seeds", "1", "--as-released",
+                                   "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    config = doc["config"]
+    assert (config["keep_incumbent"], config["iterations_reading"], config["failed_plans"]) == (
+        True, "code", "dropped")
+    assert "--as-released" in config["command"].split() and stale_reasons(doc) == []
+    rows = doc["extras"]["rows"]["loan trained"]
+    assert all(r["failed_plans"] == "dropped" for r in rows)
+    assert all(r["iterations_reading"] == "code" for r in rows if r["variant"] != "base")
+    bad = CliRunner().invoke(app, ["reproduce", "hare-table1", "--as-written",
+                                   "--keep-incumbent"])
+    def said(r) -> str:  # the error box's text on one line
+        return " ".join(r.output.replace("│", " ").split())
+
+    assert bad.exit_code == 2 and "--as-written sets keep_incumbent" in said(bad)
+    both = CliRunner().invoke(app, ["reproduce", "hare-table1", "--as-written", "--as-released"])
+    assert both.exit_code == 2 and "give one" in said(both)
