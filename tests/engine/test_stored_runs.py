@@ -14,7 +14,7 @@ from engine.benchmarks.stored_runs import recorded_defaults, stale_reasons
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "docs" / "reproductions" / "data"
 # hare-budget.json as stored before the HARE options keep_incumbent (then off by default),
-# iterations_reading and ground_truth were recorded: the run the check must catch
+# iterations_reading, ground_truth and failed_plans were recorded: the run the check must catch
 STALE = Path(__file__).with_name("fixtures") / "stale-hare-budget.json"
 
 
@@ -34,11 +34,12 @@ def test_every_stored_run_is_current(path: Path) -> None:
 def test_the_old_budget_run_is_stale_for_each_reason() -> None:
     (run,) = _runs(STALE)
     reasons = stale_reasons(run)
-    assert len(reasons) == 3
+    assert len(reasons) == 4
     assert reasons[0].startswith("made with keep_incumbent = False, but the current default "
                                  "is True")
     assert any("lacks 'iterations_reading'" in r for r in reasons)
     assert any("lacks 'ground_truth'" in r for r in reasons)
+    assert any("lacks 'failed_plans'" in r for r in reasons)
 
 
 def test_a_named_variant_is_not_stale_and_an_unnamed_one_is() -> None:
