@@ -133,7 +133,7 @@ def reproduce(
         False, "--fast",
         help="Minutes instead of hours: one seed and 20 training epochs for iCARMA, the Oracle "
         "over 3 profile draws, 40 people x 2 seeds and 30 sampling steps for HARE (the "
-        "hare-table targets: see engine/benchmarks/reproduce_hare_tables.py FAST_RUN). Not "
+        "hare-table targets: see engine/benchmarks/hare_table_specs.py FAST_RUN). Not "
         "the paper's configuration.",
     ),
     n: int | None = typer.Option(

@@ -245,7 +245,7 @@ def test_the_hare_tables_hold_the_papers_cells():
     """Tables 1-4 of HARE as transcribed: every classifier x base x data
     set of Table 1 but CLUE on Adult (no number in the paper), Tables 2 and 3 as the
     budget / iteration studies, Table 4's classical metrics."""
-    from engine.benchmarks.reproduce_hare_tables import PAPER_BASES, SPECS, paper_table
+    from engine.benchmarks.hare_table_specs import PAPER_BASES, SPECS, paper_table
 
     t1 = paper_table("hare-table1")
     assert set(t1) == {"ann", "lr"} and all(set(t1[c]) == set(PAPER_BASES) for c in t1)
