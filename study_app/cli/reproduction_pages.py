@@ -1,7 +1,11 @@
 """The reproduction pages' measured tables, rendered from the output files of `reproduce`.
 
 Each file ``docs/reproductions/data/<target>.json`` is what ``recourse-study reproduce
-<target> [--fast] --json-file ...`` wrote (one target, or ``all``'s ``{targets: [...]}``).
+<target> [--fast] --json-file ...`` wrote (one target, or ``all``'s ``{targets: [...]}``);
+``<target>-<variant>.json`` holds a run of a named variant (``hare-table1-as-released``),
+shown under that name. Every cell is judged again by the current rule
+(engine.benchmarks.cell_judging) and counted per table and metric with its misses named;
+the index page also gets the options' defaults, read from ``ReproduceConfig``.
 ``recourse-study docs generate`` renders them into a block of each paper's page (the
 iCARMA targets into ``reproductions/icarma.md``, the HARE ones into ``hare.md``) and a
 summary into ``index.md``, between the two marker lines below; the rest of a page is
@@ -112,7 +116,7 @@ def run_markdown(run: dict[str, Any]) -> str:
         _numbers(target_values(section["values_of"])) if "values_of" in section else set())
     digest = hashlib.sha256(json.dumps(section, sort_keys=True).encode()).hexdigest()[:12]
     lines = [
-        f"### {run['target']}: {run['title']}",
+        f"### {label(run)}: {run['title']}",
         "",
         f"<!-- paper values: {run['target']} in paper_values.yaml, sha256 {digest} -->",
         "",
@@ -166,15 +170,22 @@ def index_markdown(runs: list[dict[str, Any]]) -> str:
         s = {**run["summary"], **summarize(judged_cells(run))}
         page = "icarma.md" if run["target"].startswith("icarma") else "hare.md"
         kind = "fast" if run.get("config", {}).get("fast") else "paper's configuration"
-        lines.append(f"| [{run['target']}]({page}#{_anchor(run)}) | {run['table']} | {kind} | "
+        lines.append(f"| [{label(run)}]({page}#{_anchor(run)}) | {run['table']} | {kind} | "
                      f"{s['within']} / {s['judged']} | {s['checks_passed']} / {s['checks']} | "
                      f"{run['seconds']:.0f} |")
     return "\n".join(lines) + "\n"
 
 
+def label(run: dict[str, Any]) -> str:
+    """A run's name on the pages: its file's name when that names a variant of the target
+    (``hare-table1-as-released.json``), else the target."""
+    stem = Path(run["_file"]).stem
+    return stem if stem.startswith(run["target"]) else run["target"]
+
+
 def _anchor(run: dict[str, Any]) -> str:
     """The heading id Python-Markdown's toc gives ``### target: title`` (its slugify)."""
-    text = re.sub(r"[^\w\s-]", "", f"{run['target']}: {run['title']}").strip().lower()
+    text = re.sub(r"[^\w\s-]", "", f"{label(run)}: {run['title']}").strip().lower()
     return re.sub(r"[-\s]+", "-", text)
 
 
