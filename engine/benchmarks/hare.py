@@ -10,7 +10,9 @@ per seed; HARE (T = 1) and Multi-HARE (T > 1) refine them with the same people.
 
 Per row (base, variant, scale, budget, iterations, calibrate), over the people who have an
 ideal plan (a person without a favourable plan keeps x' = x, so failures count as GTP =
-|v(x_gt)| and GTD = 1): ``gtp``/``gtd`` means per seed, reported as the mean and standard
+|v(x_gt)| and GTD = 1; with ``failed_plans`` dropped, as the paper's released code scores
+them, GTP and GTD are over the people with a favourable plan only:
+engine.benchmarks.hare_metrics): ``gtp``/``gtd`` means per seed, reported as the mean and standard
 deviation over seeds; the classical metrics of the paper's Table 4 as it defines them (section
 4.1): ``success_rate`` (favourable plans), ``violations`` (acted features outside the person's
 actionable set, the mean per person), ``proximity`` (the L2 distance between the factual and
@@ -40,13 +42,12 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from engine import metrics
+from engine.benchmarks.hare_metrics import FAILED_PLANS, plan_metrics
 from engine.benchmarks.recourse import n_actionable, rejected_population
 from engine.decision import Classifier, fixed_test_people
 from engine.preferences import ActionabilityProfiles, sample_profiles
 from engine.recourse import METHODS, capabilities, get_method
 from engine.recourse.base import RecourseContext, RecourseMethod
-from engine.recourse.batch import RecourseBatch
 from engine.recourse.hare import Hare
 from engine.recourse.hare_config import HareConfig
 from engine.recourse.shift_actions import allowed_mask
@@ -88,6 +89,9 @@ class HareBenchmarkConfig:
     gamma_schedule: str = "paper"  # engine.recourse.hare_state: paper | halve
     final_accept: str = "ask"  # engine.recourse.hare_state: ask | skip
     iterations_reading: str = "text"  # engine.recourse.hare_config: text | code
+    # a person whose plan failed: scored as no plan (x' = x) or dropped from GTP/GTD as the
+    # paper's released code drops them (engine.benchmarks.hare_metrics)
+    failed_plans: str = FAILED_PLANS[0]
     # the simulated people's ideal plans (engine.synthetic.hare_truth): perturbation | rays
     ground_truth: str = PAPER_GROUND_TRUTH
     base_options: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -118,6 +122,9 @@ class HareBenchmarkConfig:
                        iterations_reading=self.iterations_reading)
         except ValueError as e:
             problems.append(str(e))
+        if self.failed_plans not in FAILED_PLANS:
+            problems.append(f"failed plans must be one of {', '.join(FAILED_PLANS)}, got "
+                            f"{self.failed_plans!r}")
         try:
             check_ground_truth(self.ground_truth)
         except ValueError as e:
@@ -134,48 +141,6 @@ class HareBenchmarkConfig:
 
 def variant_name(iterations: int) -> str:
     return "hare" if iterations == 1 else "multi-hare"
-
-
-def redundancy(context: RecourseContext, batch: RecourseBatch) -> Tensor:
-    """(n,) acted features whose revert alone keeps the plan favourable."""
-    count = torch.zeros(len(batch), dtype=torch.long)
-    with torch.no_grad():
-        for j in range(batch.x.shape[1]):
-            on = batch.action_mask[:, j]
-            if not bool(on.any()):
-                continue
-            m = batch.action_mask.clone()
-            m[:, j] = False
-            x_cf = context.world.counterfactual(batch.x, m, batch.action_values)
-            still = context.classifier.decision(x_cf.float()).bool()
-            count += (on & still).long()
-    return count
-
-
-def plan_metrics(
-    context: RecourseContext, batch: RecourseBatch, people: SimulatedPeople
-) -> dict[str, float]:
-    """One seed's metrics of a batch of plans (module docstring)."""
-    ok = batch.valid & batch.found
-    shown = torch.where(ok[:, None], batch.x_cf, batch.x)
-    has = people.found
-    valid = ok & has
-
-    def mean(t: Tensor, rows: Tensor) -> float:
-        return float(t[rows].double().mean()) if bool(rows.any()) else float("nan")
-
-    deltas = metrics.feature_deltas(batch.x, batch.x_cf, context.ranges, context.categorical)
-    return {
-        "gtp": mean(people.gtp(shown), has),
-        "gtd": mean(people.gtd(shown), has),
-        "success_rate": mean(ok.double(), has),
-        "violations": mean(batch.violations, has),
-        "violations_total": int(batch.violations[has].sum()),
-        "proximity": mean(deltas.norm(dim=1), valid),
-        "proximity_l1": mean(batch.l1_profile, valid),
-        "sparsity": mean(batch.l0_actions, valid),
-        "redundancy": mean(redundancy(context, batch), valid),
-    }
 
 
 def _aggregate(key: dict[str, Any], per_seed: list[dict[str, float]], n: int) -> dict[str, Any]:
@@ -249,7 +214,7 @@ def run_hare_benchmark(
             plans = base.recourse(x, profiles)
             base_seconds = time.perf_counter() - t0
             for s in config.scales:
-                m = plan_metrics(context, plans, people[s])
+                m = plan_metrics(context, plans, people[s], config.failed_plans)
                 add((name, "base", s, 0, 0, "none"),
                     {**m, "queries": 0.0, "queries_max": 0, "seconds": base_seconds})
             for s, budget, t, cal in settings:
@@ -257,7 +222,7 @@ def run_hare_benchmark(
                 hare = Hare(context, base, budget=budget, iterations=t, calibrate=cal,
                             steps=config.steps, seed=seed, **machine_options(config))
                 run = hare.run(x, profiles, people[s], base=plans)
-                m = plan_metrics(context, run.final, people[s])
+                m = plan_metrics(context, run.final, people[s], config.failed_plans)
                 asked = run.state.asked
                 add((name, variant_name(t), s, budget, t, cal),
                     {**m, "queries": float(asked.double().mean()),
@@ -267,7 +232,7 @@ def run_hare_benchmark(
                                key, strict=True)), per_seed, n),
          **({k: (v if key[1] != "base" else None)
              for k, v in machine_options(config).items()}),
-         "ground_truth": config.ground_truth}
+         "ground_truth": config.ground_truth, "failed_plans": config.failed_plans}
         for key, per_seed in runs.items()
     ]
     step = None

@@ -4,7 +4,8 @@ A ``TargetResult`` holds:
 
 - ``cells``: per published value, its table and row, the paper's value, ours (the value the
   paper's procedure reports, e.g. iCARMA's best-on-validation seed), the mean and sd over
-  seeds, the difference ours - paper and whether it lies within the stated tolerance;
+  seeds, the difference ours - paper and whether it lies within the stated tolerance of
+  that value (engine.benchmarks.cell_judging);
 - ``checks``: the claims the paper makes about its table (a trend, an ordering), each with
   the figures it was decided on.
 """
@@ -18,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from engine.benchmarks.cell_judging import summarize, within
+from engine.benchmarks.hare_metrics import FAILED_PLANS
 from engine.benchmarks.paper_values import target_values
 from engine.benchmarks.reproduce_choices import CARMAS_CLAMP, FLOW_CLAMP, REPRODUCE_SCENARIO
 from engine.icarma_choices import (
@@ -38,7 +41,7 @@ from engine.recourse.hare_config import (
 )
 from engine.recourse.icarma_config import CARMA_SHIFT_BOUNDS, KEEP
 from engine.recourse.icarma_networks import check_shift_bounds
-from engine.synthetic.hare_truth import PAPER_GROUND_TRUTH, check_ground_truth
+from engine.synthetic.hare_truth import GROUND_TRUTHS, PAPER_GROUND_TRUTH, check_ground_truth
 
 Progress = Callable[[str], None]
 TARGET_NAMES: tuple[str, ...] = (
@@ -79,7 +82,9 @@ class ReproduceConfig:
     ``iterations_reading`` text (the default) or code (T as the paper's released code runs
     it: rounds of T new candidates, no accept question; engine.recourse.hare_config); its
     simulated people's ideals ``ground_truth`` perturbation (the paper's, the default) or rays
-    (engine.synthetic.hare_truth).
+    (engine.synthetic.hare_truth); ``failed_plans`` no-plan (the default) or dropped
+    (engine.benchmarks.hare_metrics). ``HARE_PRESETS`` name the released code's and the
+    text's combinations of these (``preset``).
     Bad values raise ValueError with a message that names the option (the CLI shows it).
 
     >>> from engine.benchmarks import ReproduceConfig
@@ -112,6 +117,8 @@ class ReproduceConfig:
     iterations_reading: str = HareConfig.iterations_reading
     # HARE's simulated people's ideals: perturbation (the paper's) | rays (engine.synthetic.hare_truth)
     ground_truth: str = PAPER_GROUND_TRUTH
+    # a person whose plan failed: no-plan (x' = x) | dropped (engine.benchmarks.hare_metrics)
+    failed_plans: str = FAILED_PLANS[0]
 
     @property
     def weight(self) -> float | None:
@@ -167,12 +174,79 @@ class ReproduceConfig:
         if self.iterations_reading not in ITERATIONS_READINGS:
             raise ValueError(f"iterations reading must be one of "
                              f"{', '.join(ITERATIONS_READINGS)}, got {self.iterations_reading!r}")
+        if self.failed_plans not in FAILED_PLANS:
+            raise ValueError(f"failed plans must be one of {', '.join(FAILED_PLANS)}, got "
+                             f"{self.failed_plans!r}")
         if self.shift_bounds != CARMAS_CLAMP and self.action_space == INTERVENTION:
             raise ValueError("shift bounds apply to action space latent-shift only")
         if self.seeds is not None and self.seeds < 1:
             raise ValueError(f"seeds must be >= 1, got {self.seeds}")
         if self.n is not None and self.n < 1:
             raise ValueError(f"n must be >= 1, got {self.n}")
+
+
+# The HARE options every HARE target's result records in its config (a stored run without one
+# of them, or with a value other than today's default that its command does not name, is
+# stale: engine.benchmarks.stored_runs)
+HARE_OPTIONS: tuple[str, ...] = (
+    "keep_incumbent", "gamma_schedule", "final_accept", "iterations_reading", "ground_truth",
+    "failed_plans")
+
+# The two named HARE configurations (``reproduce --as-released`` / ``--as-written``): the
+# options each sets. as-released: the paper's released code (rahulvigneswaran/HARE at commit
+# 6719b0ef6dc50300166e812ca84068794eeaadf5, src/main.py _generate_binsearch_cf_recursive:
+# K // T rounds of T new candidates, no accept question; src/user.py
+# generate_candidate_counterfactuals: the current plan added as a candidate; src/utils.py
+# gt_cost: people whose plan failed dropped from GTP / GTD). as-written: Algorithm 4 of the
+# paper's text (new candidates only, T rounds of B // T questions with the accept question,
+# a failed plan shown as no change).
+HARE_PRESETS: dict[str, dict[str, Any]] = {
+    "as-released": {"keep_incumbent": True, "iterations_reading": "code",
+                    "final_accept": "ask", "failed_plans": "dropped"},
+    "as-written": {"keep_incumbent": False, "iterations_reading": "text",
+                   "final_accept": "ask", "failed_plans": "no-plan"},
+}
+
+
+# The method options of ``reproduce`` as the reproductions' index page lists them, generated
+# with their defaults from ``ReproduceConfig``: option -> (what it sets, its choices).
+OPTION_CHOICES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "validity_multiplier": ("iCARMA's hinge weight", VALIDITY_MULTIPLIERS),
+    "keep": ("iCARMA: the state each training run keeps", KEEP),
+    "mask_head": ("iCARMA's mask network output", MASK_HEADS),
+    "action_space": ("what iCARMA's action network proposes", ACTION_SPACES),
+    "shift_bounds": ("the clamp of iCARMA's latent shifts", (CARMAS_CLAMP, FLOW_CLAMP, "LO,HI")),
+    "keep_incumbent": ("HARE: the current plan competes in every tournament (true: the "
+                       "released code; false: Algorithm 4's text)", ("true", "false")),
+    "gamma_schedule": ("HARE's candidate step", GAMMA_SCHEDULES),
+    "final_accept": ("HARE's accept question after the last tournament", FINAL_ACCEPT),
+    "iterations_reading": ("what HARE's T means (text: Algorithm 4; code: the released "
+                           "code's rounds of T new candidates, no accept question)",
+                           ITERATIONS_READINGS),
+    "ground_truth": ("HARE's simulated people's ideal plans", GROUND_TRUTHS),
+    "failed_plans": ("HARE tables: a person whose plan failed, scored as no change (no-plan) "
+                     "or dropped from GTP / GTD as the released code does", FAILED_PLANS),
+}
+
+
+def preset(name: str, **options: Any) -> dict[str, Any]:
+    """The HARE options of the named configuration (``HARE_PRESETS``) for a
+    ``ReproduceConfig``; ValueError naming the presets for another name, or when
+    ``options`` (those given besides it) set one of them otherwise."""
+    if name not in HARE_PRESETS:
+        raise ValueError(f"HARE configuration must be one of {', '.join(HARE_PRESETS)}, got "
+                         f"{name!r}")
+    clash = [k for k, v in options.items() if k in HARE_PRESETS[name]
+             and v != HARE_PRESETS[name][k]]
+    if clash:
+        raise ValueError(f"--{name} sets {', '.join(clash)}; do not give "
+                         f"{'it' if len(clash) == 1 else 'them'} as well")
+    return dict(HARE_PRESETS[name])
+
+
+def recorded_options(config: ReproduceConfig) -> dict[str, Any]:
+    """The HARE options of a run, as its result's config records them."""
+    return {name: getattr(config, name) for name in HARE_OPTIONS}
 
 
 @dataclass
@@ -201,16 +275,9 @@ class Cell:
         return self.ours - self.paper
 
     def judge(self) -> Cell:
-        """Set ``within``: |ours - paper| <= tolerance, or ours inside ``paper_range``
-        widened by the tolerance when the paper gives a range (HARE's datasets)."""
-        if self.ours is None or not math.isfinite(self.ours):
-            self.within = None if self.paper is None else False
-        elif self.paper_range is not None:
-            lo, hi = self.paper_range
-            tol = self.tolerance or 0.0
-            self.within = lo - tol <= self.ours <= hi + tol
-        elif self.paper is not None and self.tolerance is not None:
-            self.within = abs(self.ours - self.paper) <= self.tolerance + 1e-12
+        """Set ``within``: |ours - paper| <= tolerance (engine.benchmarks.cell_judging; a
+        ``paper_range`` is reported beside the cell, not used to judge it)."""
+        self.within = within(self.ours, self.paper, self.tolerance)
         return self
 
     def to_dict(self) -> dict[str, Any]:
@@ -246,7 +313,8 @@ class TargetResult:
     extras: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        judged = [c for c in self.cells if c.within is not None]
+        cells = [c.to_dict() for c in self.cells]
+        counts = summarize(cells)
         return {
             "target": self.target,
             "title": self.title,
@@ -254,12 +322,13 @@ class TargetResult:
             "paper": self.paper,
             "config": self.config,
             "seconds": self.seconds,
-            "cells": [c.to_dict() for c in self.cells],
+            "cells": cells,
             "checks": [c.to_dict() for c in self.checks],
             "summary": {
                 "cells": len(self.cells),
-                "within": sum(bool(c.within) for c in judged),
-                "judged": len(judged),
+                "within": counts["within"],
+                "judged": counts["judged"],
+                "per_metric": counts["per_metric"],
                 "checks_passed": sum(c.passed for c in self.checks),
                 "checks": len(self.checks),
             },

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shlex
 import time
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,27 @@ def print_result(out: Console, doc: dict[str, Any]) -> None:
               f"{s['checks_passed']}/{s['checks']} checks passed, {doc['seconds']:.1f} s\n")
 
 
+def given_command(ctx: typer.Context) -> str:
+    """The command line as given: the arguments and every option set on the command line
+    (not the defaults), so a stored result says how to make it again; the output options
+    (--json, --json-file), which change no figure, are left out."""
+    words = ["recourse-study", ctx.info_name or "reproduce"]
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name) if param.name else None
+        if param.name in (None, "json_out", "json_file") or source is None or (
+                source.name == "DEFAULT"):
+            continue
+        value = ctx.params[param.name]
+        if param.param_type_name == "argument":
+            words.append(str(value))
+        elif getattr(param, "is_flag", False):
+            words.append(param.opts[0] if value or not param.secondary_opts
+                         else param.secondary_opts[0])
+        else:
+            words += [param.opts[0], str(value)]
+    return shlex.join(words)
+
+
 def _paper_models_of(config: Any, train: bool, json_out: bool) -> None:
     """An iCARMA target in the paper's configuration needs every seed's model of its setups:
     missing ones stop the run with the estimate (``--train``: train them first). --fast and
@@ -97,7 +119,7 @@ _TARGET = typer.Argument(
     ..., help="icarma-table1 | icarma-table2 | icarma-table3 | icarma-fairness | "
     "hare-budget | hare-iterations | hare-calibration | hare-scale (HARE on Loan, as "
     "ratios) | hare-table1 | hare-table2 | hare-table3 | hare-table4 (HARE on Adult, "
-    "COMPAS and German Credit, the paper's data sets) | all | tominaga (the reference "
+    "COMPAS and GiveMeSomeCredit, the paper's data sets) | all | tominaga (the reference "
     "user study's Table S2 from mgcv on a simulated study; not part of all)."
 )
 _SEEDS = typer.Option(
@@ -109,7 +131,7 @@ _FAST = typer.Option(
     False, "--fast",
     help="Minutes instead of hours: one seed and 20 training epochs for iCARMA, the Oracle "
     "over 3 profile draws, 40 people x 2 seeds and 30 sampling steps for HARE (the "
-    "hare-table targets: see engine/benchmarks/reproduce_hare_tables.py FAST_RUN). Not "
+    "hare-table targets: see engine/benchmarks/hare_table_specs.py FAST_RUN). Not "
     "the paper's configuration.",
 )
 _N = typer.Option(
@@ -175,6 +197,24 @@ _GROUND_TRUTH = typer.Option(
     "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "
     "of the mutable continuous features) | rays (a variant: a boundary ray within "
     "1.25 / 2 / 4 times the nearest boundary radius).")
+_FAILED_PLANS = typer.Option(
+    "no-plan", help="HARE: a person whose plan failed is scored as shown no change "
+    "(no-plan: GTP of the ideal, GTD 1) | dropped from GTP and GTD (as the paper's released "
+    "code's gt_cost does).")
+_AS_RELEASED = typer.Option(
+    False, "--as-released", help="HARE as the paper's released code runs its tables "
+    "(rahulvigneswaran/HARE at 6719b0e): the incumbent kept, rounds of T new candidates, "
+    "no accept question, failed plans dropped (sets --keep-incumbent, "
+    "--iterations-reading code, --failed-plans dropped).")
+_AS_WRITTEN = typer.Option(
+    False, "--as-written", help="HARE as Algorithm 4 of the paper's text writes it: new "
+    "candidates only, T rounds of B // T questions with the accept question, a failed "
+    "plan shown as no change (sets --drop-incumbent, --iterations-reading text, "
+    "--failed-plans no-plan).")
+_TRUTH = typer.Option(
+    "shipped", help="tominaga only: the synthetic truth the ratings are simulated from: "
+    "shipped (the protocol's, built from the paper's findings) | sloped (a negative "
+    "control: acceptance falls with distance, so finding 1 must fail).")
 _QUICK = typer.Option(
     False, "--quick", help="Reduced ('quick') artifacts, as `train --quick` builds them "
     "(smoke runs and tests; far from the paper)."
@@ -183,6 +223,7 @@ _QUICK = typer.Option(
 
 @app.command()
 def reproduce(
+    ctx: typer.Context,
     target: str = _TARGET,
     seeds: int | None = _SEEDS,
     fast: bool = _FAST,
@@ -199,6 +240,10 @@ def reproduce(
     keep_incumbent: bool = _KEEP_INCUMBENT,
     iterations_reading: IterationsReading = _ITERATIONS_READING,
     ground_truth: GroundTruth = _GROUND_TRUTH,
+    failed_plans: str = _FAILED_PLANS,
+    as_released: bool = _AS_RELEASED,
+    as_written: bool = _AS_WRITTEN,
+    truth: str = _TRUTH,
     quick: bool = _QUICK,
     train: bool = train_option(),
     json_out: bool = json_option(),
@@ -219,16 +264,22 @@ def reproduce(
     says how long training them takes (the seeds of a setup train together); --train
     trains them first. --fast and --quick runs train their short models as they go.
 
-    JSON: {target, title, table, paper {title, file, setting}, config, seconds,
+    JSON: {target, title, table, paper {title, file, setting}, config (the run's options
+    and `command`, the command line as given), seconds,
     cells [{table, row, method, metric, paper, paper_range, ours, ours_mean, ours_sd, seeds,
     diff, tolerance, within, note, setting}], checks [{claim, passed, detail}], summary
-    {cells, within, judged, checks_passed, checks}, notes, extras}; with TARGET all:
+    {cells, within, judged, per_metric {"TABLE: METRIC (tolerance T)": {within, judged,
+    misses}}, checks_passed, checks}, notes, extras}; with TARGET all:
     {targets: [...]}.
 
-    TARGET tominaga (docs/analysis-mgcv.md; needs R with mgcv, `make install`): simulates
-    tominaga-replication (N participants, default 362; seed 1), leaves
-    out the paper's excluded ratings, fits the four GAMMs with mgcv and prints Table S2
-    beside the paper's and the paper's three findings. JSON: {target, title, table, config,
+    TARGET tominaga (docs/analysis-mgcv.md; needs R with mgcv, `make install`): a recovery
+    check of the pipeline, not a replication (the authors' data is not public). Simulates
+    tominaga-replication (N participants, default 362; seed 1) from a synthetic truth built
+    from the paper's findings (--truth sloped: the negative control, acceptance falling with
+    distance, on which finding 1 must fail), leaves out the paper's excluded ratings, fits
+    the four GAMMs with mgcv and prints Table S2 beside the paper's and the paper's three
+    findings. JSON: {target, title, table, kind, config {protocol, participants, seed,
+    method, distances, truth, truth_is},
     paper {n, mgcv}, ours {participants, evaluations, excluded, analysed, r_version, mgcv},
     exclusions, table_s2 [{model, outcome, distance, variable, smooth, coef, se, t, edf, F,
     p, aic}], beside_paper [{model, outcome, distance, variable, statistic, paper, ours}],
@@ -236,8 +287,11 @@ def reproduce(
     seconds, seconds_simulate, seconds_mgcv}.
     """
     if target == "tominaga":
-        _tominaga(n, json_out, json_file)
+        _tominaga(n, truth, json_out, json_file)
         return
+    if truth != "shipped":
+        raise typer.BadParameter("--truth applies to the tominaga target only",
+                                 param_hint="--truth")
     from engine.benchmarks.reproduce import TARGET_NAMES, ReproduceConfig
 
     if target != "all" and target not in TARGET_NAMES:
@@ -246,34 +300,47 @@ def reproduce(
             param_hint="TARGET",
         )
     scenario = scenario_or_fail(scenario, json_out).name
+    hare = {"keep_incumbent": keep_incumbent, "iterations_reading": iterations_reading,
+            "final_accept": final_accept, "failed_plans": failed_plans}
     try:
+        if as_released and as_written:
+            raise ValueError("--as-released and --as-written name two configurations; give one")
+        if as_released or as_written:
+            from engine.benchmarks.reproduce_core import preset
+
+            given = {k: v for k, v in hare.items()
+                     if ctx.get_parameter_source(k).name != "DEFAULT"}
+            hare = preset("as-released" if as_released else "as-written", **given)
         configs = [ReproduceConfig(
             name, scenario=scenario, seeds=seeds, fast=fast, n=n, quick=quick,
             validity_multiplier=validity_multiplier, validity_weight=validity_weight, keep=keep,
             mask_head=mask_head, action_space=action_space, shift_bounds=shift_bounds,
-            gamma_schedule=gamma_schedule, final_accept=final_accept,
-            ground_truth=ground_truth, keep_incumbent=keep_incumbent,
-            iterations_reading=iterations_reading,
+            gamma_schedule=gamma_schedule, ground_truth=ground_truth, **hare,
         ) for name in (TARGET_NAMES if target == "all" else (target,))]
     except ValueError as e:  # the message names the option
         raise typer.BadParameter(str(e)) from e
-    docs = [_run_one(config, train, json_out) for config in configs]
+    docs = [_run_one(config, train, json_out, given_command(ctx)) for config in configs]
     payload = docs[0] if target != "all" else {"targets": docs}
     emit(payload, json_out=json_out, json_file=json_file)
 
 
-def _tominaga(n: int | None, json_out: bool, json_file: Path | None) -> None:
-    """TARGET tominaga: the reference study's Table S2 on a simulated study (mgcv)."""
+def _tominaga(n: int | None, truth: str, json_out: bool, json_file: Path | None) -> None:
+    """TARGET tominaga: the reference study's Table S2 on a simulated study (mgcv), from the
+    shipped truth or the negative control's (``truth``)."""
     from study_app.cli import reproduce_tominaga
 
-    doc = reproduce_tominaga.run(participants=n or 362, seed=1)
+    if truth not in reproduce_tominaga.TRUTHS:
+        raise typer.BadParameter(f"expected one of {', '.join(reproduce_tominaga.TRUTHS)}, "
+                                 f"got {truth!r}", param_hint="--truth")
+    doc = reproduce_tominaga.run(participants=n or 362, seed=1, truth=truth)
     reproduce_tominaga.print_doc(result_console(json_out, min_width=TABLE_WIDTH), doc)
     emit(doc, json_out=json_out, json_file=json_file)
 
 
-def _run_one(config: Any, train: bool, json_out: bool) -> dict[str, Any]:
+def _run_one(config: Any, train: bool, json_out: bool, command: str) -> dict[str, Any]:
     """One target run with a progress line (and its models trained first when asked), its
-    result printed as it finishes (stderr under --json)."""
+    result printed as it finishes (stderr under --json); ``command``: the command line as
+    given, recorded in the run's configuration."""
     from engine.benchmarks.reproduce import run_target
 
     name = config.target
@@ -290,5 +357,6 @@ def _run_one(config: Any, train: bool, json_out: bool) -> dict[str, Any]:
             doc = run_target(config, note).to_dict()
         except (FileNotFoundError, ValueError) as e:
             fail(e, 2)
+    doc["config"]["command"] = command
     print_result(result_console(json_out, min_width=TABLE_WIDTH), doc)
     return doc

@@ -144,6 +144,15 @@ def test_a_run_is_rendered_beside_the_paper_and_a_changed_run_makes_the_page_sta
     assert "| fast | 1 / 1 | 1 / 1 | 72 |" in index
     assert "No run of these targets" in (docs / "reproductions" / "hare.md").read_text()
 
+    assert "- Table 1: validity (tolerance 0.05): 1 of 1 within" in page
+    assert "| `--keep-incumbent / --drop-incumbent` |" in index   # the defaults, from the code
+    # a stored cell is judged again by the current rule: the file's "within" is not trusted
+    wrong = _run(ours=0.90)
+    wrong["cells"][0]["within"] = True
+    missed = render(wrong)
+    assert ("- Table 1: validity (tolerance 0.05): 0 of 1 within; misses: Loan, all (4) "
+            "icarma validity: ours 0.900, paper 0.999") in missed
+    assert "| -0.099 | 0.05 | **no** |" in missed and "0 of 1 cells within tolerance" in missed
     assert "0.123 (no longer in paper_values.yaml)" in render(_run(paper=0.123))
     render(_run())
     data.write_text(json.dumps(_run(ours=0.90)))           # a new run: the page is stale
