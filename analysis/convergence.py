@@ -1,13 +1,8 @@
 """Rank-normalized split R-hat and bulk / tail ESS of every parameter at once.
 
-The same estimators as ArviZ's ``az.rhat`` (method "rank") and ``az.ess`` (methods "bulk"
-and "tail"), after Vehtari, Gelman, Simpson, Carpenter & Buerkner (2021), computed for all
-P scalar parameters of a posterior in array operations instead of one Python call per
-parameter (a GAMM has ~2,900 of them). ``draws`` is (P, C, N): P parameters, C chains, N
-draws per chain.
-
-**Split chains**: each chain's first and last floor(N / 2) draws become two chains (M = 2C
-chains of n draws).
+ArviZ's ``az.rhat`` (method "rank") and ``az.ess`` ("bulk", "tail"; Vehtari et al. 2021)
+for all P parameters at once in array operations. ``draws`` is (P, C, N). **Split chains**:
+each chain's first and last floor(N / 2) draws become two (M = 2C chains of n draws).
 
 **Rank normalization**: with r the average rank of a draw among all S = M n draws of its
 parameter, z = Phi^-1((r - 3/8) / (S + 1/4)) (Blom's offset).

@@ -19,8 +19,7 @@ actionable set, the mean per person), ``proximity`` (the L2 distance between the
 the plan's profile, over the per-feature deltas of engine.metrics.feature_deltas: range units,
 0/1 for categorical features) and ``sparsity`` (L0 over actions) over favourable plans,
 ``redundancy`` (acted features whose revert alone keeps the plan favourable, mean per
-favourable plan); beside them the figures this benchmark reported before, ``proximity_l1``
-(L1 over the profile) and ``violations_total`` (summed over people and seeds); ``queries`` and
+favourable plan); ``proximity_l1`` and ``violations_total`` (summed); ``queries`` and
 ``queries_max`` (comparisons and acceptance questions asked: mean per person, and the most
 any person was asked, never more than the budget), ``keep_incumbent`` (engine.recourse.hare_state;
 on as the paper's released code runs), ``gamma``, ``gamma_schedule`` and ``final_accept`` (the

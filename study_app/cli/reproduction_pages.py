@@ -188,7 +188,7 @@ def index_markdown(runs: list[dict[str, Any]]) -> str:
 def label(run: dict[str, Any]) -> str:
     """A run's name on the pages: its file's name when that names a variant of the target
     (``hare-table1-as-released.json``), else the target."""
-    stem = Path(run["_file"]).stem
+    stem = Path(run.get("_file") or run["target"]).stem
     return stem if stem.startswith(run["target"]) else run["target"]
 
 
