@@ -73,11 +73,8 @@ def _checksums(cur: duckdb.DuckDBPyConnection, schema: str = "main"
 
 
 def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
     with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _advance_sequences(cur: duckdb.DuckDBPyConnection) -> None:

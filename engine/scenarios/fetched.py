@@ -96,11 +96,8 @@ def known(name: str) -> FetchedDataset:
 
 
 def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
     with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 _VERIFIED: dict[str, tuple[int, int]] = {}  # path -> (mtime_ns, size) that passed

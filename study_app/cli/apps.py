@@ -37,6 +37,12 @@ ITERATIONS_READING_HELP = (
     "the current plan and B / T - 1 new candidates, an accept question after each) | code "
     "(as the paper's released code runs its tables: rounds of T new candidates beside the "
     "current plan, B // T of them (T = 1: one round of B), no accept question).")
+# ... and the simulated people's ideal plans (engine.synthetic.hare_truth)
+GROUND_TRUTH_HELP = (
+    "The simulated people's ideal plans: perturbation (the paper's: the boundary point "
+    "nearest a random perturbation of norm 0.2 / 0.8 / 1.5 of the mutable continuous "
+    "features) | rays (a variant: a boundary ray within 1.25 / 2 / 4 times the nearest "
+    "boundary radius).")
 
 
 def split_list(value: str, option: str) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from study_app.cli.apps import (
+    GROUND_TRUTH_HELP,
     ITERATIONS_READING_HELP,
     benchmark_app,
     benchmark_classifier,
@@ -100,11 +101,7 @@ _FINAL_ACCEPT = typer.Option(
     "Algorithm 4; it counts against the budget) | skip (ours before).")
 _ITERATIONS_READING = typer.Option(
     "text", help=ITERATIONS_READING_HELP)
-_GROUND_TRUTH = typer.Option(
-    "perturbation", help="The simulated people's ideal plans: perturbation (the "
-    "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "
-    "of the mutable continuous features) | rays (a variant: a boundary ray within "
-    "1.25 / 2 / 4 times the nearest boundary radius).")
+_GROUND_TRUTH = typer.Option("perturbation", help=GROUND_TRUTH_HELP)
 _ICARMA_TRAINING = typer.Option(
     "paper", help="iCARMA base: paper (the paper's models) | fast (ours).")
 _REPAIR = typer.Option(

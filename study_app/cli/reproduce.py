@@ -21,7 +21,7 @@ from engine.icarma_choices import (
     PAPER_ACTION_SPACE,
     PAPER_VALIDITY_MULTIPLIER,
 )
-from study_app.cli.apps import ITERATIONS_READING_HELP, app, scenario_or_fail
+from study_app.cli.apps import GROUND_TRUTH_HELP, ITERATIONS_READING_HELP, app, scenario_or_fail
 from study_app.cli.choices import FinalAccept, GammaSchedule, GroundTruth, IterationsReading
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 from study_app.cli.paper_needs import PAPER_SEEDS, offer_training, train_option
@@ -192,11 +192,7 @@ _KEEP_INCUMBENT = typer.Option(
     "paper's text writes it.")
 _ITERATIONS_READING = typer.Option(
     "text", help=ITERATIONS_READING_HELP)
-_GROUND_TRUTH = typer.Option(
-    "perturbation", help="The simulated people's ideal plans: perturbation (the "
-    "paper's: the boundary point nearest a random perturbation of norm 0.2 / 0.8 / 1.5 "
-    "of the mutable continuous features) | rays (a variant: a boundary ray within "
-    "1.25 / 2 / 4 times the nearest boundary radius).")
+_GROUND_TRUTH = typer.Option("perturbation", help=GROUND_TRUTH_HELP)
 _FAILED_PLANS = typer.Option(
     "no-plan", help="HARE: a person whose plan failed is scored as shown no change "
     "(no-plan: GTP of the ideal, GTD 1) | dropped from GTP and GTD (as the paper's released "
