@@ -214,6 +214,8 @@ MEANING: dict[str, str] = {
     "DebriefSpec.text": "The debrief text.",
     "DebriefSpec.fewer_plans": "The debrief text of a participant who rated fewer plans "
     "than promised (null: `text` for everybody).",
+    "DebriefSpec.no_plans": "The debrief text of a participant for whom no plan was found, "
+    "below the shortfall's message (null: `fewer_plans`, else `text`).",
     "DebriefSpec.completion_code": "Completion code shown (null: one per participant).",
     "SimulationSpec.seed": "Seed of the synthetic participants.",
     "SimulationSpec.ratings": "The rating model (per outcome).",
@@ -280,6 +282,7 @@ SHOWN: dict[str, str] = {
     "ShortfallSpec.message": "end page; debrief page when no plan was found",
     "DebriefSpec.text": "debrief page",
     "DebriefSpec.fewer_plans": "debrief page",
+    "DebriefSpec.no_plans": "debrief page",
     "DebriefSpec.completion_code": "debrief page",
     "Ending.code": "end page (debrief page for completion)",
 }

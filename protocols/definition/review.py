@@ -160,6 +160,8 @@ def texts(p: Protocol) -> list[dict[str, Any]]:
     add("debrief.text", p.debrief.text, not _stated(p, "debrief") or not _stated(p.debrief, "text"))
     if p.debrief.fewer_plans:
         add("debrief.fewer_plans", p.debrief.fewer_plans, False)
+    if p.debrief.no_plans:
+        add("debrief.no_plans", p.debrief.no_plans, False)
     return out
 
 

@@ -176,8 +176,9 @@ class Protocol(Strict):
                              ("ties", "random"), ("bounds", {})):  # added later too
             if data["plans"].get(key) == default:
                 data["plans"].pop(key)
-        if data["debrief"].get("fewer_plans") is None:  # added later too
-            data["debrief"].pop("fewer_plans", None)
+        for key in ("fewer_plans", "no_plans"):  # added later too
+            if data["debrief"].get(key) is None:
+                data["debrief"].pop(key, None)
         if not data["profile"]["from_screening"]:
             data["profile"].pop("from_screening")
         for q in data["screening"]:  # question kinds came later

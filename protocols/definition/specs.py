@@ -345,8 +345,11 @@ class ExclusionSpec(Strict):
 class DebriefSpec(Strict):
     """The last page. ``fewer_plans``: shown instead of ``text`` to a participant who rated
     fewer plans than the protocol promises (a ``text`` that speaks of "the two plans you
-    rated" must not reach someone who rated one); None: ``text`` for everybody."""
+    rated" must not reach someone who rated one); None: ``text`` for everybody.
+    ``no_plans``: shown instead of both to a participant for whom no plan was found (the
+    shortfall's message above it says why); None: ``fewer_plans``, else ``text``."""
 
     text: str = "Thank you for taking part."
     fewer_plans: str | None = None
+    no_plans: str | None = None
     completion_code: str | None = None  # None: a per-participant code

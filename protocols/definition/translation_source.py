@@ -77,6 +77,8 @@ def protocol_texts(p: Protocol) -> Source:
     out["debrief.text"] = p.debrief.text
     if p.debrief.fewer_plans:
         out["debrief.fewer_plans"] = p.debrief.fewer_plans
+    if p.debrief.no_plans:
+        out["debrief.no_plans"] = p.debrief.no_plans
     return {k: v.strip() if isinstance(v, str) else v for k, v in out.items()}
 
 

@@ -53,7 +53,7 @@ def test_a_debrief_counting_plans_needs_a_fewer_plans_text(fewer: bool, warned: 
     assert ("debrief.text" in paths) is warned
 
 
-def test_a_participant_short_of_plans_reads_the_fewer_plans_debrief() -> None:
+def test_a_participant_short_of_plans_reads_the_fewer_plans_or_no_plans_debrief() -> None:
     from types import SimpleNamespace
 
     from protocols.running.pages.close import Debrief
@@ -67,4 +67,7 @@ def test_a_participant_short_of_plans_reads_the_fewer_plans_debrief() -> None:
 
     assert Debrief().payload(ctx, person(2)).text == p.debrief.text
     assert Debrief().payload(ctx, person(1)).text == p.debrief.fewer_plans
-    assert "two plans you rated" not in Debrief().payload(ctx, person(0)).text
+    none = Debrief().payload(ctx, person(0))  # no plan found: the shortfall says why,
+    assert none.no_plans == p.plans.shortfall.message  # the debrief neither thanks twice
+    assert none.text == p.debrief.no_plans  # nor speaks of plans rated
+    assert "you rated" not in none.text and not none.text.startswith("Thank you")

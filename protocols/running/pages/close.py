@@ -126,8 +126,9 @@ class Debrief(_Closing):
         """The debrief; a participant whose plans were generated but none could be shown
         (``plans.shortfall.then: fewer`` with nothing found, e.g. a pool world where no pool
         member is richer on every item the person keeps) is told why no plan came, with the
-        shortfall's message, instead of reaching the thanks without a word; one who rated
-        fewer plans than promised reads ``debrief.fewer_plans`` when the protocol has one."""
+        shortfall's message, instead of reaching the thanks without a word, and then reads
+        ``debrief.no_plans`` when the protocol has one; one who rated fewer plans than
+        promised reads ``debrief.fewer_plans`` when the protocol has one."""
         none_found = p.plans_ready and not p.plans
         why = ctx.protocol.plans.shortfall.message
         if none_found and p.stated is not None and not bool(p.stated.hard_mask.any()):
@@ -137,6 +138,8 @@ class Debrief(_Closing):
         promised = ctx.protocol.plans_per_participant(p.arm) if p.arm else 0
         fewer = p.plans_ready and len(p.plans) < promised and debrief.fewer_plans
         text = debrief.fewer_plans if fewer and debrief.fewer_plans else debrief.text
+        if none_found and debrief.no_plans:
+            text = debrief.no_plans
         return DebriefPayload(text=text, completion_code=p.completion_code,
                               no_plans=why if none_found else None,
                               url=ending.url if ending is not None else None)
