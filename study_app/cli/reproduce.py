@@ -247,9 +247,8 @@ def reproduce(
 ) -> None:
     """Reproduce a published table and check its claims.
 
-    Reproduce a published table: per cell the paper's value (table and row), ours, the
-    mean ± sd over seeds, the difference and whether it is within the stated tolerance;
-    then the paper's claims about the table, checked on our figures.
+    Per cell the paper's value, ours (mean ± sd over seeds), the difference and whether it
+    is within the stated tolerance; then the paper's claims, checked on our figures.
 
     Methods run as published (the Oracle's grid around each factual, iCARMA without repair,
     one paper-configured model per cost profile, best seed on validation, HARE within its
@@ -260,13 +259,7 @@ def reproduce(
     says how long training them takes (the seeds of a setup train together); --train
     trains them first. --fast and --quick runs train their short models as they go.
 
-    JSON: {target, title, table, paper {title, file, setting}, config (the run's options
-    and `command`, the command line as given), seconds,
-    cells [{table, row, method, metric, paper, paper_range, ours, ours_mean, ours_sd, seeds,
-    diff, tolerance, within, note, setting}], checks [{claim, passed, detail}], summary
-    {cells, within, judged, per_metric {"TABLE: METRIC (tolerance T)": {within, judged,
-    misses}}, checks_passed, checks}, notes, extras}; with TARGET all:
-    {targets: [...]}.
+    JSON: its fields in docs/reproductions/index.md ("reproduce's JSON").
 
     TARGET tominaga (docs/analysis-mgcv.md; needs R with mgcv, `make install`): a recovery
     check of the pipeline, not a replication (the authors' data is not public). Simulates
@@ -274,13 +267,7 @@ def reproduce(
     from the paper's findings (--truth sloped: the negative control, acceptance falling with
     distance, on which finding 1 must fail), leaves out the paper's excluded ratings, fits
     the four GAMMs with mgcv and prints Table S2 beside the paper's and the paper's three
-    findings. JSON: {target, title, table, kind, config {protocol, participants, seed,
-    method, distances, truth, truth_is},
-    paper {n, mgcv}, ours {participants, evaluations, excluded, analysed, r_version, mgcv},
-    exclusions, table_s2 [{model, outcome, distance, variable, smooth, coef, se, t, edf, F,
-    p, aic}], beside_paper [{model, outcome, distance, variable, statistic, paper, ours}],
-    findings [{finding, claim, holds, detail}], summary {findings, hold}, models,
-    seconds, seconds_simulate, seconds_mgcv}.
+    findings; its JSON: docs/analysis-mgcv.md.
     """
     if target == "tominaga":
         _tominaga(n, truth, json_out, json_file)
@@ -299,14 +286,7 @@ def reproduce(
     hare = {"keep_incumbent": keep_incumbent, "iterations_reading": iterations_reading,
             "final_accept": final_accept, "failed_plans": failed_plans}
     try:
-        if as_released and as_written:
-            raise ValueError("--as-released and --as-written name two configurations; give one")
-        if as_released or as_written:
-            from engine.benchmarks.reproduce_core import preset
-
-            given = {k: v for k, v in hare.items()
-                     if ctx.get_parameter_source(k).name != "DEFAULT"}
-            hare = preset("as-released" if as_released else "as-written", **given)
+        hare = _hare_configuration(ctx, hare, as_released, as_written)
         configs = [ReproduceConfig(
             name, scenario=scenario, seeds=seeds, fast=fast, n=n, quick=quick,
             validity_multiplier=validity_multiplier, validity_weight=validity_weight, keep=keep,
@@ -318,6 +298,20 @@ def reproduce(
     docs = [_run_one(config, train, json_out, given_command(ctx)) for config in configs]
     payload = docs[0] if target != "all" else {"targets": docs}
     emit(payload, json_out=json_out, json_file=json_file)
+
+
+def _hare_configuration(ctx: typer.Context, hare: dict[str, Any], as_released: bool,
+                        as_written: bool) -> dict[str, Any]:
+    """HARE's options, or a named configuration's (--as-released / --as-written) with the
+    options given on the command line kept (ValueError for both names)."""
+    if as_released and as_written:
+        raise ValueError("--as-released and --as-written name two configurations; give one")
+    if not (as_released or as_written):
+        return hare
+    from engine.benchmarks.reproduce_core import preset
+
+    given = {k: v for k, v in hare.items() if ctx.get_parameter_source(k).name != "DEFAULT"}
+    return preset("as-released" if as_released else "as-written", **given)
 
 
 def _tominaga(n: int | None, truth: str, json_out: bool, json_file: Path | None) -> None:
