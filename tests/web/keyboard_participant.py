@@ -49,6 +49,7 @@ _FOCUS_INFO = """() => {
 }"""
 
 
+SEND_SEEN_MS = 15_000  # how long sent_back waits to see the send's run end
 _WATCH_RUN = """() => {
   const app = document.querySelector("[data-testid='stApp']");
   window.__rsSend = 'sent';
@@ -152,12 +153,16 @@ class KeyboardParticipant:
     def sent_back(self, page_id: str) -> bool:
         """Whether the page came back with a question marked unanswered (else a new page
         is on its way)."""
-        self.page.wait_for_function(
-            "prev => { const e = document.querySelector('.rs-progress');"
-            " return (e !== null && e.dataset.page !== prev)"
-            " || (window.__rsSend === 'done'"
-            "     && document.querySelector('[data-testid=\"rs-missing\"]') !== null); }",
-            arg=page_id, timeout=self.timeout_ms)
+        moved = ("prev => { const e = document.querySelector('.rs-progress');"
+                 " return e !== null && e.dataset.page !== prev; }")
+        marked = "document.querySelector('[data-testid=\"rs-missing\"]') !== null"
+        try:  # this send's run seen to finish
+            self.page.wait_for_function(
+                f"prev => ({moved})(prev) || (window.__rsSend === 'done' && {marked})",
+                arg=page_id, timeout=SEND_SEEN_MS)
+        except Exception:  # noqa: BLE001 - a run whose two states React drew as one
+            self.page.wait_for_function(f"prev => ({moved})(prev) || {marked}", arg=page_id,
+                                        timeout=self.timeout_ms)
         return self.page.locator("[data-testid='rs-missing']").count() > 0 and \
             self.page.locator(".rs-progress").get_attribute("data-page") == page_id
 
