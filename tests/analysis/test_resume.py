@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from analysis.models import prepare
 from analysis.results import ModelSpec, fit_one
 from analysis.simdata import simulate_import, simulate_ratings
 from study_app.cli import app
+from tests.cli_process import CLI
 
 TINY = ["--backend", "pymc", "--draws", "50", "--tune", "50", "--chains", "1", "--mgcv", "off"]
 SAMPLER = pipeline.sampler_settings("pymc", draws=50, tune=50, chains=1)
@@ -142,7 +142,7 @@ def test_fingerprint_follows_data_model_and_sampler():
 def test_sigkill_after_the_third_model_then_resume(imported_db, tmp_path):
     """A real SIGKILL once three models are on disk; the rerun with --resume reuses them."""
     out = tmp_path / "out"
-    cli = [str(Path(sys.executable).parent / "recourse-study"), "analyze", "--db",
+    cli = [CLI, "analyze", "--db",
            str(imported_db), "--out", str(out), *TINY, "--trace", "none"]
     proc = subprocess.Popen(cli, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 600

@@ -7,13 +7,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from data.store import Store
+from tests.cli_process import CLI
 
 pytestmark = pytest.mark.slow  # minutes: 2 x 400 participants in subprocesses (make test-slow)
 
@@ -21,7 +21,7 @@ N = 400
 
 
 def _command(db: Path) -> list[str]:
-    return [str(Path(sys.executable).parent / "recourse-study"), "simulate", "--protocol",
+    return [CLI, "simulate", "--protocol",
             "tominaga-replication", "--participants", str(N), "--db", str(db),
             "--decision-model", "bayes", "--chunk", "10", "--json"]
 

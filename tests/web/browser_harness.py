@@ -10,11 +10,12 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+from tests.cli_process import CLI
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -73,9 +74,8 @@ class StudyServer:
         Streamlit reports healthy."""
         if not same_port or not self.port:
             self.port = free_port()
-        exe = Path(sys.executable).with_name("recourse-study")
         cmd = [
-            *(self.launcher or (str(exe),)),
+            *(self.launcher or (CLI,)),
             "serve",
             "--protocol",
             self.protocol,
