@@ -50,7 +50,7 @@ def collect_pages(protocol: Protocol, *, decision_model: str | None = None,
     end page of a participant who declines."""
     with tempfile.TemporaryDirectory(prefix="recourse-preview-") as tmp, \
             Store(Path(tmp) / "preview.duckdb") as store:
-        behaviour = protocol.simulation.behaviour()
+        behaviour = protocol.simulation.behaviour(protocol.elicitation.min_changeable)
         study = Study(protocol, store, study_id="preview", resources=resources,
                       decision_model=decision_model, clock=after_every_pause,
                       simulation={"seed": protocol.simulation.seed,

@@ -201,8 +201,9 @@ def simulate(
         chunk = 1  # one after another: each quota decision sees the outcomes before it
     start = time.perf_counter()
     sim_seed = protocol.simulation.seed if seed is None else int(seed)
-    behaviour = dataclasses.replace(protocol.simulation.behaviour(), speeder_share=speeders,
-                                    straightliner_share=straightliners)
+    behaviour = dataclasses.replace(
+        protocol.simulation.behaviour(protocol.elicitation.min_changeable),
+        speeder_share=speeders, straightliner_share=straightliners)
     clock = SimulatedClock(_last_time(store, study_id or protocol.id) or now())
     study = Study(protocol, store, study_id=study_id, resources=resources,
                   decision_model=decision_model, translations=folder, clock=after_every_pause,

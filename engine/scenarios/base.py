@@ -213,6 +213,8 @@ class Scenario:
     truth_scm: StructuralCausalModel | None = None
     source: Path | None = None
     about: str = ""  # for researchers only: the data set and what it stands for
+    # {feature: (min, max)} display values a persona may have (None: no limit on that side)
+    persona_limits: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.label_rule not in LABEL_RULES:
@@ -319,6 +321,21 @@ class Scenario:
                 if v is not None:
                     q[row, j] = float(f.display.from_display(v))
         return q
+
+    def persona_mask(self, x: Tensor) -> Tensor:
+        """(n,) bool: the profiles of x (model units) a study may show as personas, those
+        whose display values lie within ``persona_limits`` (the scenario file's
+        ``personas``)."""
+        keep = torch.ones(len(x), dtype=torch.bool)
+        for name, (low, high) in self.persona_limits.items():
+            j = self.index(name)
+            shown = torch.as_tensor(np.asarray(self.features[j].display.to_display(
+                x[:, j].double().numpy()), dtype=float))
+            if low is not None:
+                keep &= shown >= low
+            if high is not None:
+                keep &= shown <= high
+        return keep
 
     @property
     def ranges(self) -> Tensor:

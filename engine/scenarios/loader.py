@@ -188,6 +188,7 @@ def load_scenario_file(path: str | Path) -> Scenario:
         "story": spec.story.strip(),
         "favourable_label": spec.outcome.favourable,
         "unfavourable_label": spec.outcome.unfavourable, "source": path,
+        "persona_limits": spec.personas.limits(),
     }
     world = spec.world
     try:

@@ -320,6 +320,19 @@ class Outcome(Strict):
     unfavourable: str = "rejected"
 
 
+class PersonasSpec(Strict):
+    """Which of the data's profiles a study may show people as personas: per feature the
+    least (``min``) and most (``max``) display value (an applicant is an adult: ``min: {age:
+    18}``). Benchmarks and training use every profile."""
+
+    min: dict[str, float] = Field(default_factory=dict)
+    max: dict[str, float] = Field(default_factory=dict)
+
+    def limits(self) -> dict[str, tuple[float | None, float | None]]:
+        """{feature: (min, max)} in display units, None where a side is not stated."""
+        return {n: (self.min.get(n), self.max.get(n)) for n in sorted({*self.min, *self.max})}
+
+
 class ScenarioFile(Strict):
     """A whole scenario file (module docstring)."""
 
@@ -330,11 +343,15 @@ class ScenarioFile(Strict):
     outcome: Outcome = Outcome()
     features: list[FeatureFileSpec] = Field(min_length=1)
     world: World
+    personas: PersonasSpec = PersonasSpec()
 
     @model_validator(mode="after")
     def _across_fields(self) -> ScenarioFile:
         problems: Problems = []
         names = [f.name for f in self.features]
+        for side in ("min", "max"):
+            problems += [(("personas", side, n), f"no feature {n!r} in this scenario")
+                         for n in getattr(self.personas, side) if n not in names]
         for i, name in enumerate(names):
             if name in names[:i]:
                 problems.append((("features", i, "name"), f"feature {name!r} is listed twice"))

@@ -44,6 +44,7 @@ class Behaviour:
     ratings: RatingBehaviour = field(default_factory=RatingBehaviour.reference)
     distribution: str = "uniform"
     n_actionable_probs: tuple[float, ...] | None = None
+    min_actionable: int = 0
     cost_slope: float = 3.0
     swap_rate: float = 0.1
     mark_error_rate: float = 0.05
@@ -134,13 +135,18 @@ class Population:
     - factual profile x_i: a uniform draw from the profiles the decision model rejects;
     - true hard constraints F_i and preference order: a Plackett-Luce draw over the globally
       actionable features (``engine.preferences.sample_profiles``, named distribution), with
-      |F_i| = k drawn from ``n_actionable_probs`` (uniform on 1..|F_g| when None);
+      |F_i| = k drawn from ``n_actionable_probs`` (uniform on 1..|F_g| when None),
+      restricted to k >= ``min_actionable`` (the probabilities renormalized: a study whose
+      elicitation asks to leave at least that many items changeable);
       true relative difficulty r_ij = (rank_ij - 1) / (k - 1) (0 when k = 1);
     - true soft costs: w_ij = 1 + cost_slope * r_ij on F_i; the personal cost of a plan
       (mask m, values a) is  C_i = sum_{j in m, j in F_i} w_ij |a_j - x_ij| / M_j
       + VIOLATION_COST * #{j in m, j not in F_i};
     - reports (elicitation): truthful up to noise - each globally actionable feature's
-      "can change" mark flips with probability ``mark_error_rate``; the ranking of the marked
+      "can change" mark flips with probability ``mark_error_rate``; a page that asks for at
+      least ``least`` changeable items and gets fewer is answered again with the wrongly
+      dropped items marked back, then (a person who truly has fewer) other items in random
+      order until there are ``least``; the ranking of the marked
       items follows the true order (wrongly marked items last), then each adjacent pair swaps
       with probability ``swap_rate``; a Likert difficulty is 1 + round(r_ij (K - 1)), moved by
       one step with probability ``swap_rate`` (wrongly marked items get K);
@@ -191,10 +197,15 @@ class Population:
         rng = self._rng(_STREAM_PERSON, index)
         x = self.rejected[int(rng.integers(len(self.rejected)))]
         m = len(sc.actionable)
+        least = max(1, min(b.min_actionable, m))
         if b.n_actionable_probs is None:
-            k = int(rng.integers(1, m + 1))
+            k = int(rng.integers(least, m + 1))
         else:
             probs = np.asarray(b.n_actionable_probs, dtype=float)
+            probs[: least - 1] = 0.0
+            if probs.sum() <= 0:
+                raise ValueError(f"n_actionable_probs gives no probability to {least} or more "
+                                 "changeable items (min_actionable)")
             k = int(rng.choice(np.arange(1, m + 1), p=probs / probs.sum()))
         true = sample_profiles(sc.feature_names, sc.actionable, 1, distribution=b.distribution,
                                n_actionable=k, elicitation="ranking", seed=rng)
@@ -221,14 +232,18 @@ class Population:
         return float(typical * self.person(index).pace * np.exp(PAGE_SD * z))
 
     # ---- answers ------------------------------------------------------------------------
-    def elicitation(self, index: int, scheme: str, levels: int | None = None) -> dict[str, Any]:
-        """The reported answer (pages' format: binary bool, ranking/likert int or None)."""
+    def elicitation(self, index: int, scheme: str, levels: int | None = None,
+                    least: int = 0) -> dict[str, Any]:
+        """The reported answer (pages' format: binary bool, ranking/likert int or None), with
+        at least ``least`` items marked changeable (the page's minimum; class docstring)."""
         p, b, sc = self.person(index), self.behaviour, self.scenario
         rng = self._rng(_STREAM_PAGE, index, 0)
         names = [sc.feature_names[j] for j in sc.actionable]
         true_can = p.hard[list(sc.actionable)]
         flip = rng.random(len(names)) < b.mark_error_rate
         can = true_can ^ flip
+        if can.sum() < least:
+            can = _at_least(can | true_can, least, self._rng(_STREAM_PAGE, index, 1))
         if scheme == "binary":
             return {n: bool(c) for n, c in zip(names, can, strict=True)}
         r = p.difficulty[list(sc.actionable)]
@@ -341,3 +356,13 @@ _LOW_ACTION = ("Too much to change.", "Not worth the effort for a loan.",
                "I would rather apply elsewhere.")
 _HIGH_ACTION = ("These changes are within my reach.", "I could do this in a year or so.",
                 "Worth trying to get the loan.")
+
+
+def _at_least(can: np.ndarray, least: int, rng: np.random.Generator) -> np.ndarray:
+    """``can`` with items marked, in random order, until at least ``least`` are."""
+    can = can.copy()
+    for i in rng.permutation(len(can)):
+        if can.sum() >= least:
+            break
+        can[i] = True
+    return can

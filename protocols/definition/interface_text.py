@@ -76,6 +76,8 @@ INTERFACE: dict[str, str] = {
     "elicitation.untouched": "Please put the items in your order (or mark the ones you "
     "cannot change) before you continue. If the order shown is already yours, tick \"The "
     "order above is already my answer\".",
+    "elicitation.min_changeable": "Please leave at least {n} items that you could change, so "
+    "that we can show you plans that would change the decision.",
     # an interactive method's questions (study_app.web.render_plan: HARE)
     "hare.choice_text": "Which of these two plans would you rather carry out?",
     "hare.accept_text": "Would you accept this plan, or keep looking for a better one?",

@@ -134,6 +134,10 @@ MEANING: dict[str, str] = {
     "order first shown; binary: true or false; likert: a level or cannot); the stored answer "
     "lists such items in left_at_default. Unset (the default): every item must be answered "
     "and an untouched ranking is refused.",
+    "ElicitationSpec.min_changeable": "The fewest items a participant must leave "
+    "changeable (0: no minimum). The page says so, and an answer with fewer is refused "
+    "with that message and nothing stored; the synthetic participants state at least as "
+    "many.",
     "ArmSpec.id": "Arm id (stored with every plan).",
     "ArmSpec.method": "Recourse method of the catalogue (oracle, icarma, carma, pool, hare, "
     "wachter, gs).",
@@ -269,6 +273,7 @@ SHOWN: dict[str, str] = {
     "ProfileSpec.text": "profile page",
     "ElicitationSpec.text": "elicitation page",
     "ElicitationSpec.likert_levels": "elicitation page (the scale)",
+    "ElicitationSpec.min_changeable": "elicitation page (the minimum's message)",
     "RatingQuestion.text": "every plan page",
     "RatingQuestion.labels": "every plan page",
     "WhySpec.text": "every plan page",

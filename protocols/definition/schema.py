@@ -176,6 +176,8 @@ class Protocol(Strict):
                              ("ties", "random"), ("bounds", {})):  # added later too
             if data["plans"].get(key) == default:
                 data["plans"].pop(key)
+        if data["elicitation"].get("min_changeable") == 0:  # added later too
+            data["elicitation"].pop("min_changeable")
         for key in ("fewer_plans", "no_plans"):  # added later too
             if data["debrief"].get(key) is None:
                 data["debrief"].pop(key, None)
@@ -232,12 +234,25 @@ def _id_problems(p: Protocol) -> registries.Problems:
 
 
 def _simulation_problems(p: Protocol) -> registries.Problems:
+    """``n_actionable_probs`` has one probability per count and some mass at or above the
+    elicitation's ``min_changeable``, which the scenario's items can reach."""
     probs = p.simulation.constraints.n_actionable_probs
     m = registries.actionable_count(p.scenario)
-    if probs is None or m is None or len(probs) == m:
-        return []
-    return [(("simulation", "constraints", "n_actionable_probs"),
-             f"needs one probability per possible count 1..{m}, got {len(probs)}")]
+    least = p.elicitation.min_changeable
+    out: registries.Problems = []
+    if m is not None and least > m:
+        out.append((("elicitation", "min_changeable"),
+                    f"the scenario has only {m} items a participant could change, got {least}"))
+    if probs is None or m is None:
+        return out
+    if len(probs) != m:
+        return out + [(("simulation", "constraints", "n_actionable_probs"),
+                       f"needs one probability per possible count 1..{m}, got {len(probs)}")]
+    if least and not sum(probs[least - 1:]) > 0:
+        out.append((("simulation", "constraints", "n_actionable_probs"),
+                    f"no probability for {least} or more changeable items "
+                    "(elicitation.min_changeable)"))
+    return out
 
 
 def _screening_problems(p: Protocol) -> registries.Problems:

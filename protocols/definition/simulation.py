@@ -160,8 +160,10 @@ class SimulationSpec(_Block):
     hare: HareSpec = HareSpec()
     attention_pass_rate: float = Field(default=0.97, ge=0, le=1)
 
-    def behaviour(self) -> Behaviour:
-        """This block as engine behaviour (None keeps the reference value)."""
+    def behaviour(self, min_actionable: int = 0) -> Behaviour:
+        """This block as engine behaviour (None keeps the reference value);
+        ``min_actionable``: the elicitation's ``min_changeable``, which the drawn constraints
+        respect."""
         ratings = RatingBehaviour.reference()
         outcomes: dict[str, Any] = {
             key: getattr(self.ratings, key).apply(getattr(ratings, key))
@@ -173,6 +175,7 @@ class SimulationSpec(_Block):
             ratings=dataclasses.replace(ratings, **outcomes),
             distribution=c.distribution,
             n_actionable_probs=tuple(c.n_actionable_probs) if c.n_actionable_probs else None,
+            min_actionable=min_actionable,
             cost_slope=c.cost_slope, swap_rate=r.swap_rate, mark_error_rate=r.mark_error_rate,
             temperature=h.temperature, threshold=h.threshold, threshold_sd=h.threshold_sd,
             attention_pass_rate=self.attention_pass_rate,

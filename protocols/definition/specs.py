@@ -80,6 +80,9 @@ class ElicitationSpec(Strict):
     # An item left unanswered takes this value, and the stored answer names it in
     # ``left_at_default`` (None: every item must be answered; an untouched ranking is refused).
     default: Literal["shown_order", "cannot"] | StrictInt | StrictBool | None = None
+    # The fewest items a participant must leave changeable (0: no minimum); a page answer
+    # with fewer is refused with the interface text ``elicitation.min_changeable``.
+    min_changeable: int = Field(default=0, ge=0)
 
     def shown_text(self) -> str:
         """What the elicitation page says (``text``, or the scheme's default)."""
@@ -92,6 +95,12 @@ class ElicitationSpec(Strict):
         stray = [name for name, default in (("likert_levels", None), ("likert_low", "easiest"))
                  if getattr(self, name) != default and self.scheme != "likert"]
         report([((name,), "only a likert elicitation has this setting") for name in stray])
+        return self
+
+    @model_validator(mode="after")
+    def _minimum_needs_scheme(self) -> ElicitationSpec:
+        if self.min_changeable and self.scheme == "none":
+            report([(("min_changeable",), "only an elicitation with a scheme has a minimum")])
         return self
 
     @model_validator(mode="after")

@@ -168,11 +168,14 @@ class Study(Admission, Limits):
     # ---- population ---------------------------------------------------------------------
     @cached_property
     def rejected_population(self) -> np.ndarray:
-        """Profiles of the persona split that the decision model rejects and that lie in the
-        training range (so the profile form accepts them): personas and synthetic people."""
+        """Profiles of the persona split that the decision model rejects, that lie in the
+        training range (so the profile form accepts them) and within the scenario's persona
+        limits (an adult applicant: ``Scenario.persona_mask``): personas and synthetic
+        people."""
         split = self.protocol.profile.persona_split
         rows = rejected_rows(self.scenario, self.resources.classifier, split, within_bounds=True)
-        pool = self.scenario.dataset[split][0][rows].numpy().copy()
+        x = self.scenario.dataset[split][0][rows]
+        pool = x[self.scenario.persona_mask(x)].numpy().copy()
         if len(pool) == 0:
             raise ValueError("the decision model rejects nobody: no persona to assign")
         return pool

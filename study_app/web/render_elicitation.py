@@ -15,6 +15,7 @@ import streamlit as st
 
 from protocols.definition.interface_text import english
 from protocols.running import pages as pg
+from protocols.running.pages.elicitation import changeable
 from study_app.web import widgets
 from study_app.web.i18n import t, ui
 from study_app.web.registry import LoadPage, load_answers, renders
@@ -30,9 +31,25 @@ def render_elicitation_binary(page: pg.Page) -> dict[str, Any] | None:
         lambda item, key: widgets.yes_no(ui("elicitation.could_change", label=t(item.label)),
                                          key, help=t(item.help) or None),
         key=lambda item: item.feature, label=lambda item: t(item.label),
-        intro=t(payload.text),
+        intro=with_minimum(t(payload.text), payload),
         required=payload.default is None)
-    return None if answers is None else with_default(answers, payload.default)
+    return None if answers is None else enough(with_default(answers, payload.default), payload)
+
+
+def with_minimum(intro: str, payload: pg.ElicitationPayload) -> str:
+    """The page's instructions, and the minimum of changeable items when it has one."""
+    if not payload.min_changeable:
+        return intro
+    return f"{intro}\n\n{ui('elicitation.min_changeable', n=payload.min_changeable)}"
+
+
+def enough(answer: dict[str, Any], payload: pg.ElicitationPayload) -> dict[str, Any] | None:
+    """``answer`` when it leaves at least the page's minimum of items changeable; else None,
+    and the minimum shown as the reason (the state machine refuses such an answer too)."""
+    if changeable(answer["answers"]) >= payload.min_changeable:
+        return answer
+    st.error(ui("elicitation.min_changeable", n=payload.min_changeable))
+    return None
 
 
 def with_default(answers: dict[str, Any], default: Any,
@@ -51,7 +68,7 @@ def render_elicitation_ranking(page: pg.Page) -> dict[str, Any] | None:
     """The ordering widget re-runs the page on every move, so it lives outside a form; the
     Continue button submits the order shown."""
     payload: pg.ElicitationPayload = page.payload  # type: ignore[assignment]
-    st.markdown(t(payload.text))
+    st.markdown(with_minimum(t(payload.text), payload))
     st.caption(ui("elicitation.ranking_hint"))
     ranks = widgets.ranking([(i.feature, t(i.label)) for i in payload.items],
                             f"{page.id}:ranking", cannot_label=ui("elicitation.cannot"))
@@ -63,11 +80,11 @@ def render_elicitation_ranking(page: pg.Page) -> dict[str, Any] | None:
         return None
     touched = widgets.ranking_touched(f"{page.id}:ranking")
     if declared and not touched:
-        return {"answers": ranks, "left_at_default": list(ranks)}
+        return enough({"answers": ranks, "left_at_default": list(ranks)}, payload)
     if not (touched or as_shown):
         st.error(ui("elicitation.untouched"))
         return None
-    return {"answers": ranks}
+    return enough({"answers": ranks}, payload)
 
 
 @renders("elicitation_likert")
@@ -91,11 +108,12 @@ def render_elicitation_likert(page: pg.Page) -> dict[str, Any] | None:
             ui("elicitation.how_hard", label=t(item.label)), options, index=None,
             format_func=fmt, horizontal=True, key=key, help=t(item.help) or None),
         key=lambda item: item.feature, label=lambda item: t(item.label),
-        intro=t(payload.text),
+        intro=with_minimum(t(payload.text), payload),
         required=payload.default is None)
     if answers is None:
         return None
-    return with_default(answers, payload.default, lambda v: None if v == CANNOT else v)
+    return enough(with_default(answers, payload.default, lambda v: None if v == CANNOT else v),
+                  payload)
 
 
 @load_answers("elicitation_binary")

@@ -34,6 +34,16 @@ class ElicitationPayload(PageModel):
     levels: int | None = None
     # the protocol's declared default (``elicitation.default``): what an unanswered item takes
     default: Literal["shown_order", "cannot"] | StrictInt | StrictBool | None = None
+    # the fewest items the answer must leave changeable (``elicitation.min_changeable``)
+    min_changeable: int = 0
+
+    @model_serializer(mode="wrap")
+    def _stored(self, handler: Any) -> dict[str, Any]:
+        """The stored payload names ``min_changeable`` only when the protocol sets one."""
+        out = handler(self)
+        if not out.get("min_changeable"):
+            out.pop("min_changeable", None)
+        return out
 
 
 class ElicitationAnswer(PageModel):
@@ -64,13 +74,14 @@ class _Elicitation(PageKind):
         levels = (spec.likert_levels or len(items)) if self.scheme == "likert" else None
         return english("title.elicitation"), ElicitationPayload(
             scheme=self.scheme, items=items, levels=levels,  # type: ignore[arg-type]
-            text=spec.shown_text(), default=spec.default)
+            text=spec.shown_text(), default=spec.default, min_changeable=spec.min_changeable)
 
     def problems(self, payload: Any, answer: Any) -> list[str]:
         answers = answer.answers
         out = keys_problems(set(answers), [i.feature for i in payload.items], "item(s)")
         vals = {k: v for k, v in answers.items() if k in {i.feature for i in payload.items}}
-        return out + self.value_problems(payload, vals) + self.default_problems(payload, answer)
+        out += self.value_problems(payload, vals) + self.default_problems(payload, answer)
+        return out or minimum_problems(payload, vals)
 
     def default_problems(self, payload: ElicitationPayload, answer: Any) -> list[str]:
         """Items marked as left at the default: only with a declared default, each once, each
@@ -121,11 +132,26 @@ class _Elicitation(PageKind):
 
     def synthetic_answer(self, sim: SyntheticContext, p: Participant, page: Page) -> Any:
         payload = page.payload
-        answers = sim.population.elicitation(p.seq, payload.scheme, payload.levels)
+        answers = sim.population.elicitation(p.seq, payload.scheme, payload.levels,
+                                             least=payload.min_changeable)
         if payload.scheme == "likert" and sim.protocol.elicitation.likert_low == "hardest":
             answers = {k: None if v is None else payload.levels + 1 - v  # as the page reads
                        for k, v in answers.items()}
         return {"answers": answers}
+
+
+def changeable(answers: dict[str, Any]) -> int:
+    """How many items an answer leaves changeable: true (binary) or a number (ranking,
+    likert); false and null mean "cannot change"."""
+    return sum(1 for v in answers.values() if v is True or (
+        isinstance(v, int) and not isinstance(v, bool)))
+
+
+def minimum_problems(payload: ElicitationPayload, answers: dict[str, Any]) -> list[str]:
+    """The page's minimum of changeable items (``min_changeable``), in the participant's
+    words (the interface text the page shows)."""
+    n = payload.min_changeable
+    return [english("elicitation.min_changeable", n=n)] if changeable(answers) < n else []
 
 
 @register
