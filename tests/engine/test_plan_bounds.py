@@ -359,3 +359,20 @@ def test_moves_carried_to_the_edge_stay_inside_distinct_and_on_their_ray(loan) -
     assert bool((moves[1:, inc] > moves[:-1, inc]).all())    # distinct, growing
     edge = (points[-1][0] - hi[0]).abs() < 1e-9
     assert bool(edge[[inc, sav]].any())                       # the last on the edge
+
+
+@pytest.mark.parametrize(("new", "outside"), [
+    (1_500.0, False),    # 1,000 + half of it: exactly German Credit's own step
+    (1_490.0, False),
+    (1_510.0, True),     # just above: the default's absolute step (a tenth of the range,
+    (1_750.0, True),     # about 790 euro) would allow up to about 1,790
+    (500.0, False),      # down by exactly half
+    (490.0, True),
+])
+def test_german_credit_bounds_the_loan_amount_relative_to_itself(credit, new: float,
+                                                                  outside: bool) -> None:
+    """The scenario's ``change: {relative: 0.5}`` on the loan amount: a small loan may not
+    grow several times over (the default's absolute step let 448 DM become 2,000)."""
+    rules = PlanRules.of(credit)
+    assert rules.bounds[_col(credit, "credit_amount")] == Bound(relative=0.5)
+    assert _breaks(credit, rules, "credit_amount", 1_000.0, new)["bounds"] is outside

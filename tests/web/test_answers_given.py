@@ -122,3 +122,37 @@ def test_a_default_must_fit_the_scheme(small_protocol_file, elicitation, message
     path = small_protocol_file(("scheme: ranking", elicitation))
     with pytest.raises(ProtocolError, match=message):
         load_protocol(path)
+
+
+@pytest.mark.parametrize("scheme", ["ranking", "likert"])
+def test_too_few_changeable_items_are_refused_with_the_minimum_shown(
+        serve_app, small_protocol_file, scheme) -> None:
+    """``elicitation.min_changeable: 2``: the page states the minimum; a participant who
+    leaves one item changeable reads it again as the error, stays on the page and nothing is
+    stored; with two items the page moves on."""
+    elicitation = ("scheme: ranking, min_changeable: 2" if scheme == "ranking" else
+                   "scheme: likert, likert_levels: 4, default: cannot, min_changeable: 2")
+    path = small_protocol_file(("scheme: ranking", elicitation))
+    serve_app(path)
+    protocol = load_protocol(path)
+    driver = AppDriver()
+    page = _to(driver, protocol, "elicitation")
+    message = english("elicitation.min_changeable", n=2)
+    assert message in " ".join(m.value for m in driver.at.markdown)  # stated up front
+    first, second, *rest = [i.feature for i in page.payload.items]
+    if scheme == "ranking":
+        for name in (second, *rest):  # "I cannot change this" for all but the first
+            driver.at.button(key=f"{page.id}:ranking:off:{name}").click().run()
+    else:
+        driver.at.radio(key=f"{page.id}:{first}").set_value(2)
+    driver.at.button(key=f"{page.id}:submit").click().run()
+    assert driver.errors() == [message]
+    assert driver.page().id == page.id and driver.stored(page.id) is None
+    if scheme == "ranking":
+        driver.at.button(key=f"{page.id}:ranking:on:{second}").click().run()
+    else:
+        driver.at.radio(key=f"{page.id}:{second}").set_value(3)
+    driver.at.button(key=f"{page.id}:submit").click().run()
+    assert not driver.errors() and driver.page().id != page.id
+    stored = driver.stored(page.id)["answers"]
+    assert sorted(k for k, v in stored.items() if v is not None) == sorted([first, second])

@@ -1,7 +1,8 @@
 """What HARE participants are asked to judge, walked in a real browser at phone and desktop
 width, every page photographed (``.recourse-study/test-artifacts/hare-*.png``):
 
-- a ``hare-interactive`` participant who can change only their savings is never offered two
+- a participant of ``hare-interactive`` without its minimum of two changeable items
+  (``elicitation.min_changeable``), who can change only their savings, is never offered two
   options that read the same (protocols.running.plan_audit.same_readings on what was
   stored), and every option moves savings alone;
 - a ``hare-credit`` participant rates the plans the study got for them, and the debrief says
@@ -20,7 +21,7 @@ from browser_participant import BrowserParticipant, button, key_class
 from test_browser_e2e import PHONE
 
 from data.store import Store
-from protocols.definition.schema import load_protocol
+from protocols.definition.schema import PROTOCOL_DIR, load_protocol
 from protocols.running.plan_audit import same_readings
 
 pytestmark = [
@@ -73,7 +74,13 @@ def _server(protocol: str, tmp_path) -> Iterator[StudyServer]:
 
 @pytest.fixture
 def interactive(trained_home, tmp_path) -> Iterator[StudyServer]:
-    yield from _server("hare-interactive", tmp_path)
+    """``hare-interactive`` without its minimum of changeable items (the shipped protocol
+    refuses a savings-only answer: tests/web/test_answers_given.py)."""
+    text = (PROTOCOL_DIR / "hare-interactive.yaml").read_text()
+    assert "  min_changeable: 2\n" in text
+    path = tmp_path / "hare-interactive.yaml"
+    path.write_text(text.replace("  min_changeable: 2\n", ""))
+    yield from _server(str(path), tmp_path)
 
 
 @pytest.fixture
@@ -89,7 +96,7 @@ def test_a_savings_only_participant_gets_distinct_options(interactive, browser,
     moving savings alone is approved: they go to the debrief with none). Every option they
     were shown moves savings alone, no two read the same, and the two plans they rate
     differ as shown."""
-    protocol = load_protocol("hare-interactive")
+    protocol = load_protocol(interactive.protocol)
     for n in range(1, MAX_WALKERS + 1):
         bot = SavingsOnly(browser.new_page(viewport=WIDTHS[width]), protocol)
         seen = _walk(bot, interactive.url, f"hare-savings-only-{width}-{n}")
