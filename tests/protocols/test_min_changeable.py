@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_session import walk
 
 from engine import BayesDecision, get_scenario, rejected_rows
 from engine.synthetic import Behaviour, Population
@@ -15,7 +16,6 @@ from protocols.definition.schema import ProtocolError
 from protocols.running.pages import AnswerError
 from protocols.running.session import Study
 from tests.protocols.conftest import scripted_answer
-from test_session import walk
 
 LOAN_ITEMS = ["loan_amount", "loan_duration", "income", "savings"]
 MESSAGE = english("elicitation.min_changeable", n=2)
