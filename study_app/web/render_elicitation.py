@@ -119,6 +119,8 @@ def render_elicitation_likert(page: pg.Page) -> dict[str, Any] | None:
 @load_answers("elicitation_binary")
 def load_elicitation_binary(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
     answers = {f: page.rng.random() < 0.7 for f in page.widgets if f != "submit"}
+    for f in _short_of_minimum(page, answers):
+        answers[f] = True
     return {f: "Yes" if v else "No" for f, v in answers.items()}, {"answers": answers}
 
 
@@ -126,8 +128,18 @@ def load_elicitation_binary(page: LoadPage) -> tuple[dict[str, Any], dict[str, A
 def load_elicitation_likert(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
     shown = {f: page.rng.choice(x.options) for f, x in page.widgets.items()
              if x.type == "radio"}
-    return shown, {"answers": {f: None if v == CANNOT else int(v.split(" ")[0])
-                               for f, v in shown.items()}}
+    answers = {f: None if v == CANNOT else int(v.split(" ")[0]) for f, v in shown.items()}
+    for f in _short_of_minimum(page, answers):
+        shown[f], answers[f] = page.widgets[f].options[0], 1
+    return shown, {"answers": answers}
+
+
+def _short_of_minimum(page: LoadPage, answers: dict[str, Any]) -> list[str]:
+    """The items (in random order) a load participant also marks changeable so that the
+    answer leaves the protocol's ``elicitation.min_changeable``, as the page asks."""
+    cannot = [f for f, v in answers.items() if v is None or v is False]
+    page.rng.shuffle(cannot)
+    return cannot[:max(0, page.protocol.elicitation.min_changeable - changeable(answers))]
 
 
 @load_answers("elicitation_ranking")
@@ -142,6 +154,11 @@ async def load_elicitation_ranking(page: LoadPage) -> tuple[dict[str, Any], dict
         if not buttons:
             break
         screen = page.screen = await page.press(page.rng.choice(buttons))
+        pressed += 1
+    ranks = ranking_shown(screen, page.page_id)
+    for name in _short_of_minimum(page, ranks):  # "I can change this" again
+        screen = page.screen = await page.press(
+            screen.widgets[f"{page.page_id}:ranking:on:{name}"])
         pressed += 1
     ranks = ranking_shown(screen, page.page_id)
     if "as-shown" in page.widgets:
