@@ -322,21 +322,6 @@ class Scenario:
                     q[row, j] = float(f.display.from_display(v))
         return q
 
-    def persona_mask(self, x: Tensor) -> Tensor:
-        """(n,) bool: the profiles of x (model units) a study may show as personas, those
-        whose display values lie within ``persona_limits`` (the scenario file's
-        ``personas``)."""
-        keep = torch.ones(len(x), dtype=torch.bool)
-        for name, (low, high) in self.persona_limits.items():
-            j = self.index(name)
-            shown = torch.as_tensor(np.asarray(self.features[j].display.to_display(
-                x[:, j].double().numpy()), dtype=float))
-            if low is not None:
-                keep &= shown >= low
-            if high is not None:
-                keep &= shown <= high
-        return keep
-
     @property
     def ranges(self) -> Tensor:
         """(d,) the M_i of the metrics: a feature's stated ``range`` (high - low), else its

@@ -236,23 +236,20 @@ def _id_problems(p: Protocol) -> registries.Problems:
 def _simulation_problems(p: Protocol) -> registries.Problems:
     """``n_actionable_probs`` has one probability per count and some mass at or above the
     elicitation's ``min_changeable``, which the scenario's items can reach."""
-    probs = p.simulation.constraints.n_actionable_probs
+    probs, least = p.simulation.constraints.n_actionable_probs, p.elicitation.min_changeable
     m = registries.actionable_count(p.scenario)
-    least = p.elicitation.min_changeable
-    out: registries.Problems = []
+    where = ("simulation", "constraints", "n_actionable_probs")
     if m is not None and least > m:
-        out.append((("elicitation", "min_changeable"),
-                    f"the scenario has only {m} items a participant could change, got {least}"))
+        return [(("elicitation", "min_changeable"),
+                 f"the scenario has only {m} items a participant could change, got {least}")]
     if probs is None or m is None:
-        return out
+        return []
     if len(probs) != m:
-        return out + [(("simulation", "constraints", "n_actionable_probs"),
-                       f"needs one probability per possible count 1..{m}, got {len(probs)}")]
+        return [(where, f"needs one probability per possible count 1..{m}, got {len(probs)}")]
     if least and not sum(probs[least - 1:]) > 0:
-        out.append((("simulation", "constraints", "n_actionable_probs"),
-                    f"no probability for {least} or more changeable items "
-                    "(elicitation.min_changeable)"))
-    return out
+        return [(where, f"no probability for {least} or more changeable items "
+                 "(elicitation.min_changeable)")]
+    return []
 
 
 def _screening_problems(p: Protocol) -> registries.Problems:

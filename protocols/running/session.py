@@ -45,6 +45,7 @@ import numpy as np
 from data import records
 from data.store import Store, WriteConflictError
 from engine.decision import rejected_rows
+from engine.scenarios.personas import persona_mask
 from protocols.definition.schema import Protocol
 from protocols.definition.translation import shipped_dir, translators
 from protocols.running import design
@@ -170,12 +171,12 @@ class Study(Admission, Limits):
     def rejected_population(self) -> np.ndarray:
         """Profiles of the persona split that the decision model rejects, that lie in the
         training range (so the profile form accepts them) and within the scenario's persona
-        limits (an adult applicant: ``Scenario.persona_mask``): personas and synthetic
+        limits (an adult applicant: ``engine.scenarios.personas``): personas and synthetic
         people."""
         split = self.protocol.profile.persona_split
         rows = rejected_rows(self.scenario, self.resources.classifier, split, within_bounds=True)
         x = self.scenario.dataset[split][0][rows]
-        pool = x[self.scenario.persona_mask(x)].numpy().copy()
+        pool = x[persona_mask(self.scenario, x)].numpy().copy()
         if len(pool) == 0:
             raise ValueError("the decision model rejects nobody: no persona to assign")
         return pool

@@ -14,6 +14,7 @@ import torch
 from engine import BayesDecision, rejected_rows
 from engine.scenarios import get_scenario
 from engine.scenarios.loader import ScenarioFileError, shipped_files
+from engine.scenarios.personas import persona_mask
 from protocols.running.session import Study
 
 LOAN_FILE = Path(__file__).resolve().parents[2] / "engine" / "scenarios" / "loan.yaml"
@@ -52,7 +53,7 @@ def test_the_limits_keep_rows_inside_both_sides(tmp_path) -> None:
                                 "personas:\n  min: {age: 25}\n  max: {age: 40}\n"))
     sc = get_scenario(str(own))
     x = sc.dataset["test"][0]
-    keep = sc.persona_mask(x)
+    keep = persona_mask(sc, x)
     ages = _ages(sc, x)
     assert torch.equal(keep, torch.as_tensor((ages >= 25) & (ages <= 40)))
     assert 0 < int(keep.sum()) < len(x)
