@@ -156,3 +156,36 @@ def test_too_few_changeable_items_are_refused_with_the_minimum_shown(
     assert not driver.errors() and driver.page().id != page.id
     stored = driver.stored(page.id)["answers"]
     assert sorted(k for k, v in stored.items() if v is not None) == sorted([first, second])
+
+
+def test_load_participants_leave_the_minimum_changeable(small_protocol_file) -> None:
+    """The load test's participants (study_app.web.render_elicitation's load answers) mark
+    items changeable until the protocol's minimum holds, as the page asks; without a minimum
+    their random answers include ones with fewer."""
+    import random
+    from types import SimpleNamespace
+
+    from study_app.web.registry import LoadPage
+    from study_app.web.render_elicitation import (
+        CANNOT,
+        load_elicitation_binary,
+        load_elicitation_likert,
+    )
+
+    names = ["loan_amount", "loan_duration", "income", "savings"]
+    radio = SimpleNamespace(type="radio", options=["1 · very easy", "2", "3", "4 · very hard",
+                                                   CANNOT])
+    screen = SimpleNamespace(widgets={f"elicitation:{n}": radio for n in names}
+                             | {"elicitation:submit": SimpleNamespace(type="button")})
+    for least, edit in ((3, ("scheme: ranking", "scheme: binary, min_changeable: 3")),
+                        (0, ("scheme: ranking", "scheme: binary"))):
+        protocol = load_protocol(small_protocol_file(edit))
+        counts = []
+        for load in (load_elicitation_binary, load_elicitation_likert):
+            for seed in range(40):
+                page = LoadPage("elicitation", screen, protocol, random.Random(seed),
+                                press=None)  # type: ignore[arg-type]
+                shown, answer = load(page)
+                counts.append(pg.elicitation.changeable(answer["answers"]))
+                assert set(answer["answers"]) == set(names) == set(shown)
+        assert (min(counts) >= 3) if least else (min(counts) < 3)
