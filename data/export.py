@@ -35,7 +35,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import duckdb
 import pandas as pd
@@ -53,6 +53,7 @@ from data.quality import participant_flags
 from data.store import TABLES, VIEWS, Store
 
 Format = Literal["parquet", "csv"]
+FORMATS: tuple[str, ...] = get_args(Format)
 EXPORTED: tuple[str, ...] = tuple(t for t in TABLES if t not in PRIVATE_TABLES) + VIEWS
 # A spreadsheet formula trigger after any run of apostrophes (RE2, as in a SQL literal).
 _FORMULA = "^''*[=+\\-@\\t\\r]"
@@ -123,8 +124,8 @@ def export(
     if coding and not free_text:
         raise ValueError("the coding sheet holds the participants' free text: ask for "
                          "free text too")
-    if fmt not in ("parquet", "csv"):
-        raise ValueError(f"unknown export format {fmt!r}; expected parquet or csv")
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}; expected {' or '.join(FORMATS)}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     snap = store.snapshot()  # DuckDB's COPY writes the files (a copy of a PostgreSQL store)

@@ -183,11 +183,11 @@ def _withdraw(store: Store, args: dict[str, Any], who: Actor,
 
 def _export(store: Store, args: dict[str, Any], who: Actor,
             study: Study | None) -> dict[str, Any]:
-    from data.export import export
+    from data.export import FORMATS, export
 
     fmt = args.get("format", "parquet")
-    if fmt not in ("parquet", "csv"):
-        raise OperationError(f"--format: expected parquet or csv, got {fmt!r}", 2)
+    if fmt not in FORMATS:
+        raise OperationError(f"--format: expected {' or '.join(FORMATS)}, got {fmt!r}", 2)
     if args.get("coding") and not args.get("free_text"):
         raise OperationError("--coding-sheet holds what participants typed: add --free-text", 2)
     out = Path(str(args.get("out") or ""))

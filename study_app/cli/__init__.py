@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
+
+import typer
 
 from study_app.cli.apps import app
 
@@ -46,6 +49,33 @@ for _name in _COMMAND_MODULES:
 
 def main() -> None:
     """Entry point of the console script. Everything it writes (databases and their WAL,
-    exports, reports) is readable by this user only."""
+    exports, reports) is readable by this user only. With ``--json``, an option typer
+    refuses before the command runs (a value outside its choices, a missing option) is
+    reported as the commands report their own errors: ``{"error": ...}`` on stdout, the
+    message on stderr, exit 2."""
     os.umask(0o077)
-    app()
+    if "--json" not in sys.argv[1:]:
+        app()
+        return
+    _run_with_json_usage_errors()
+
+
+def _run_with_json_usage_errors() -> None:
+    # typer vendors click and re-exports only BadParameter of its usage errors; its base
+    # UsageError also covers an unknown option or command.
+    from typer._click.exceptions import UsageError
+
+    from study_app.cli.output import fail
+
+    try:
+        code = app(standalone_mode=False)
+    except UsageError as refused:
+        # pydantic's prefix on a refused Literal value says nothing to a reader
+        message = refused.format_message().replace("Value error, ", "")
+        try:
+            fail(message, refused.exit_code, json_out=True)
+        except typer.Exit as done:
+            code = done.exit_code
+    except typer.Abort:
+        code = 1
+    sys.exit(code if isinstance(code, int) else 0)

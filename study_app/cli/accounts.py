@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from study_app.cli.apps import app
+from study_app.cli.choices import Role
 from study_app.cli.output import emit, err, fail, json_file_option, json_option
 from study_app.cli.researcher import PASSWORD_ENV, run_action
 
@@ -19,7 +20,7 @@ app.add_typer(accounts_app, name="accounts")
 
 _DB = typer.Option(..., help="The study database: a DuckDB file or postgresql://...")
 _NAME = typer.Option(..., "--account", help="The account name.")
-_ROLE = typer.Option(..., help="viewer | exporter | admin.")
+_ROLE = typer.Option(..., help="What the account may do (the roles above).")
 
 
 def _new_password(json_out: bool) -> str:
@@ -45,7 +46,7 @@ def _change(db: str, args: dict[str, Any], json_out: bool, json_file: Path | Non
 
 
 @accounts_app.command("add")
-def add(db: str = _DB, account: str = _NAME, role: str = _ROLE,
+def add(db: str = _DB, account: str = _NAME, role: Role = _ROLE,
         json_out: bool = json_option(), json_file: Path | None = json_file_option()) -> None:
     """Add a researcher account.
 
@@ -66,7 +67,7 @@ def remove(db: str = _DB, account: str = _NAME, json_out: bool = json_option(),
 
 
 @accounts_app.command("set-role")
-def set_role(db: str = _DB, account: str = _NAME, role: str = _ROLE,
+def set_role(db: str = _DB, account: str = _NAME, role: Role = _ROLE,
              json_out: bool = json_option(), json_file: Path | None = json_file_option()
              ) -> None:
     """Change an account's role.

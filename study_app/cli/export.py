@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from study_app.cli.apps import app
+from study_app.cli.choices import ExportFormat
 from study_app.cli.output import emit, err, fail, json_file_option, json_option
 from study_app.cli.researcher import account_option, run_action
 
@@ -15,8 +16,9 @@ from study_app.cli.researcher import account_option, run_action
 def export(
     db: str = typer.Option(..., help="The study database: a DuckDB file or postgresql://..."),
     out: Path = typer.Option(..., help="Directory to write into (created if missing)."),
-    format: str = typer.Option("parquet", "--format", help="parquet | csv | psych-ds (a "
-                               "Psych-DS data package of one study: docs/export.md)."),
+    format: ExportFormat = typer.Option(
+        "parquet", "--format", help="psych-ds: a Psych-DS data package of one study "
+        "(docs/export.md)."),
     free_text: bool = typer.Option(
         False, "--free-text", help="Include text participants typed (their reasons), which "
         "may identify them."),
@@ -56,9 +58,6 @@ def export(
     {name: rows}, free_text, linkage, withheld {table: [columns]}, csv_formulas (CSV only),
     files, coding_sheet {file, rows, code_columns} (with --coding-sheet), account, via.
     """
-    if format not in ("parquet", "csv", "psych-ds"):
-        fail(f"--format: expected parquet, csv or psych-ds, got {format!r}", 2,
-             json_out=json_out)
     if coding_sheet and not free_text:
         fail("--coding-sheet holds what participants typed: add --free-text", 2,
              json_out=json_out)

@@ -16,6 +16,8 @@ from analysis.fit import BACKENDS
 from analysis.folder import TRACE_LEVELS
 from analysis.mgcv import METHODS
 from analysis.models import OUTCOMES
+from data.accounts import ROLES
+from data.export import FORMATS
 from engine.artifact_builders import CLASSIFIERS
 from engine.preferences import ELICITATIONS, SCORE_SAMPLINGS
 from engine.recourse.hare_config import FINAL_ACCEPT, GAMMA_SCHEDULES, ITERATIONS_READINGS
@@ -40,6 +42,8 @@ from study_app.cli import choices
     (choices.MgcvMode, MGCV_MODES),
     (choices.MgcvMethod, METHODS),
     (choices.BenchmarkDecisionModel, ("trained", "bayes", *CLASSIFIERS)),
+    (choices.ExportFormat, (*FORMATS, "psych-ds")),
+    (choices.Role, ROLES),
 ])
 def test_a_choice_lists_its_owners_values(choice: object, owner: tuple[str, ...]) -> None:
     assert set(get_args(choice)) == set(owner)

@@ -163,3 +163,27 @@ def _one_object(code: int, stdout: str, stderr: str, file: Path) -> None:
     assert isinstance(doc, dict) and doc  # ... and it is an object
     assert stdout.strip().count("\n") == 0  # on one line: nothing printed around it
     assert json.loads(file.read_text()) == doc  # --json-file writes the same object
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("export", "--db", "x.duckdb", "--out", "o", "--format", "xlsx"),
+     "Invalid value for '--format': 'xlsx' is not one of 'parquet', 'csv', 'psych-ds'."),
+    (("export", "--db", "x.duckdb", "--nonsuch"), "No such option: --nonsuch"),
+    (("nonsuch-command",), "No such command 'nonsuch-command'."),
+])
+def test_an_argument_typer_refuses_is_one_json_error_with_json(tmp_path, args, message):
+    """Refused before the command runs (a value outside an option's choices, an unknown
+    option or command), the console script still prints one object under --json."""
+    r = subprocess.run([CLI, *args, "--json"], capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path)
+    assert r.returncode == 2
+    assert json.loads(r.stdout) == {"error": message}
+    assert r.stderr.strip() == f"error: {message}"
+    assert not (tmp_path / "o").exists()
+
+
+def test_without_json_typer_still_shows_its_own_usage_error(tmp_path):
+    r = subprocess.run([CLI, "export", "--db", "x.duckdb", "--out", "o", "--format", "xlsx"],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == ""
+    assert "Usage: recourse-study export" in r.stderr and "'xlsx' is not one of" in r.stderr
