@@ -10,7 +10,7 @@ The Python API's entry point is ``load``:
 
 Names are imported on first use (``engine.exports``): ``import engine`` does not import torch.
 Rooms: ``engine.recourse`` (methods), ``engine.synthetic`` (synthetic people),
-``engine.benchmarks`` (recourse, HARE, fairness).
+``engine.papers`` (recourse, HARE, fairness).
 """
 
 from __future__ import annotations

@@ -17,14 +17,14 @@ from engine.recourse.plan_rules import PlanRules
 
 # catalogue name -> "module:Class"; each class is constructed as Class(context, **options).
 METHODS: dict[str, str] = {
-    "oracle": "engine.recourse.oracle:CausalOracle",
-    "icarma": "engine.recourse.icarma:ICarma",
-    "carma": "engine.recourse.icarma:Carma",
+    "oracle": "engine.recourse.oracle.method:CausalOracle",
+    "icarma": "engine.recourse.icarma.method:ICarma",
+    "carma": "engine.recourse.icarma.method:Carma",
     "wachter": "engine.recourse.gradient:Wachter",
     "gs": "engine.recourse.gradient:GrowingSpheres",
     "pool": "engine.recourse.pool:PoolSamples",
     "pool-profiles": "engine.recourse.pool_profiles:PoolProfiles",
-    "hare": "engine.recourse.hare:Hare",
+    "hare": "engine.recourse.hare.method:Hare",
     "face": "engine.recourse.face:Face",
     "cchvae": "engine.recourse.latent:CCHVAE",
     "clue": "engine.recourse.latent:Clue",

@@ -1,6 +1,6 @@
 """Commands that use the iCARMA paper's trained models (`benchmark recourse`, `benchmark
 fairness`, the `reproduce` iCARMA targets): when some are missing, say which and how long
-training them takes (engine.paper_plan) and stop (exit 2), or with --train train them first
+training them takes (engine.papers.icarma.plan) and stop (exit 2), or with --train train them first
 (the seeds of a setup together, progress and time left on stderr)."""
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ def offer_training(
     trained with ``seeds`` seeds when missing; else every one of ``seeds`` seeds (what the
     reproduce targets evaluate). Missing without ``train``: exit 2 with the estimate."""
     from engine.artifact_store import read_metadata
-    from engine.paper_models import paper_model_name, training_tag
-    from engine.paper_plan import describe_plan, plan_paper_models
+    from engine.papers.icarma.models import paper_model_name, training_tag
+    from engine.papers.icarma.plan import describe_plan, plan_paper_models
 
     tag = training_tag(changes)
     setups = list(dict.fromkeys(setups))

@@ -14,13 +14,13 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from engine.benchmarks.reproduce_choices import CARMAS_CLAMP, REPRODUCE_SCENARIO
 from engine.icarma_choices import (
     CALIBRATED_VALIDITY_WEIGHT,
     DEFAULT_MASK_HEAD,
     PAPER_ACTION_SPACE,
     PAPER_VALIDITY_MULTIPLIER,
 )
+from engine.papers.reproduce_choices import CARMAS_CLAMP, REPRODUCE_SCENARIO
 from study_app.cli.apps import GROUND_TRUTH_HELP, ITERATIONS_READING_HELP, app, scenario_or_fail
 from study_app.cli.choices import FinalAccept, GammaSchedule, GroundTruth, IterationsReading
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
@@ -98,8 +98,8 @@ def _paper_models_of(config: Any, train: bool, json_out: bool) -> None:
     --quick runs train their short models as they go."""
     if not config.target.startswith("icarma") or config.fast or config.quick:
         return
-    from engine.benchmarks.paper_values import target_values
-    from engine.benchmarks.reproduce_variants import training_changes
+    from engine.papers.icarma.variants import training_changes
+    from engine.papers.paper_values import target_values
     from engine.recourse import capabilities
 
     if config.target == "icarma-fairness":
@@ -131,7 +131,7 @@ _FAST = typer.Option(
     False, "--fast",
     help="Minutes instead of hours: one seed and 20 training epochs for iCARMA, the Oracle "
     "over 3 profile draws, 40 people x 2 seeds and 30 sampling steps for HARE (the "
-    "hare-table targets: see engine/benchmarks/hare_table_specs.py FAST_RUN). Not "
+    "hare-table targets: see engine/papers/hare/table_specs.py FAST_RUN). Not "
     "the paper's configuration.",
 )
 _N = typer.Option(
@@ -254,7 +254,7 @@ def reproduce(
     one paper-configured model per cost profile, best seed on validation, HARE within its
     budget). The Oracle, which has no seed, reports the mean over 10 draws of the profiles
     (3 with --fast; `seeds` in its cells counts the draws). Paper values and tolerances:
-    engine/benchmarks/paper_values.yaml. Trained models are cached (a second run reuses
+    engine/papers/paper_values.yaml. Trained models are cached (a second run reuses
     them). An iCARMA target in the paper's configuration whose models are missing stops and
     says how long training them takes (the seeds of a setup train together); --train
     trains them first. --fast and --quick runs train their short models as they go.
@@ -275,7 +275,7 @@ def reproduce(
     if truth != "shipped":
         raise typer.BadParameter("--truth applies to the tominaga target only",
                                  param_hint="--truth")
-    from engine.benchmarks.reproduce import TARGET_NAMES, ReproduceConfig
+    from engine.papers.reproduce import TARGET_NAMES, ReproduceConfig
 
     if target != "all" and target not in TARGET_NAMES:
         raise typer.BadParameter(
@@ -308,7 +308,7 @@ def _hare_configuration(ctx: typer.Context, hare: dict[str, Any], as_released: b
         raise ValueError("--as-released and --as-written name two configurations; give one")
     if not (as_released or as_written):
         return hare
-    from engine.benchmarks.reproduce_core import preset
+    from engine.papers.reproduce_core import preset
 
     given = {k: v for k, v in hare.items() if ctx.get_parameter_source(k).name != "DEFAULT"}
     return preset("as-released" if as_released else "as-written", **given)
@@ -331,7 +331,7 @@ def _run_one(config: Any, train: bool, json_out: bool, command: str) -> dict[str
     """One target run with a progress line (and its models trained first when asked), its
     result printed as it finishes (stderr under --json); ``command``: the command line as
     given, recorded in the run's configuration."""
-    from engine.benchmarks.reproduce import run_target
+    from engine.papers.reproduce import run_target
 
     name = config.target
     _paper_models_of(config, train, json_out)

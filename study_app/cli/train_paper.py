@@ -25,7 +25,7 @@ OVERALL = "all paper models"
 
 def check_setups(elicitations: tuple[str, ...], cost_profiles: tuple[str, ...]) -> None:
     """Exit 2 (BadParameter) on an unknown elicitation or cost profile."""
-    from engine.paper_models import PAPER_ELICITATIONS
+    from engine.papers.icarma.models import PAPER_ELICITATIONS
     from engine.preferences import COST_PROFILE_EXPONENTS
 
     for e in elicitations:
@@ -54,11 +54,11 @@ def train_paper_models(
     scenario: str, setups: list[tuple[str, str]], seeds: int, *, quick: bool, force: bool,
     ensemble: bool, changes: dict[str, Any] | None, json_out: bool,
 ) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
-    """Every setup's seeds and selection (engine.paper_models): the records, the selected
+    """Every setup's seeds and selection (engine.papers.icarma.models): the records, the selected
     seeds, the plan (estimate before training)."""
     from engine.artifacts import build_artifacts
-    from engine.paper_models import ensure_paper_models, paper_seeds
-    from engine.paper_plan import describe_plan, format_duration, plan_paper_models
+    from engine.papers.icarma.models import ensure_paper_models, paper_seeds
+    from engine.papers.icarma.plan import describe_plan, format_duration, plan_paper_models
 
     with paper_progress(json_out) as progress:
         report = task_reporter(progress)
@@ -107,8 +107,8 @@ def compare_paper_training(
     scenario: str, setups: list[tuple[str, str]], seeds: int, *, quick: bool,
     changes: dict[str, Any] | None, json_out: bool,
 ) -> list[dict[str, Any]]:
-    """Per setup both ways of training its seeds, timed (engine.benchmarks.training)."""
-    from engine.benchmarks.training import compare_training
+    """Per setup both ways of training its seeds, timed (engine.papers.icarma.training)."""
+    from engine.papers.icarma.training import compare_training
 
     results = []
     with paper_progress(json_out) as progress:

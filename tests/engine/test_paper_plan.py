@@ -1,10 +1,10 @@
-"""The training estimate of the paper's models (engine.paper_plan)."""
+"""The training estimate of the paper's models (engine.papers.icarma.plan)."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.paper_plan import (
+from engine.papers.icarma.plan import (
     MEMBER_SHARE,
     STEP_SECONDS,
     SetupPlan,

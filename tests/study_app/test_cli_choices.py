@@ -18,9 +18,9 @@ from analysis.mgcv import METHODS
 from analysis.models import OUTCOMES
 from engine.artifact_builders import CLASSIFIERS
 from engine.preferences import ELICITATIONS, SCORE_SAMPLINGS
-from engine.recourse.hare_config import FINAL_ACCEPT, GAMMA_SCHEDULES, ITERATIONS_READINGS
-from engine.recourse.icarma_config import TRAININGS
-from engine.recourse.oracle_grid import GRIDS
+from engine.recourse.hare.config import FINAL_ACCEPT, GAMMA_SCHEDULES, ITERATIONS_READINGS
+from engine.recourse.icarma.config import TRAININGS
+from engine.recourse.oracle.grid import GRIDS
 from engine.synthetic.hare_truth import GROUND_TRUTHS
 from study_app.cli import choices
 
