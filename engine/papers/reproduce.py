@@ -1,9 +1,9 @@
 """Paper reproduction: ``run_target`` runs one of ``TARGETS`` (engine.papers.reproduce_core
-says what a result holds; reproduce_icarma and reproduce_hare say how each target is run).
+says what a result holds; icarma.reproduce and hare.reproduce say how each target is run).
 
 A target is one published table or finding: the iCARMA paper's Tables 1-3 and fairness case
 study, the HARE paper's budget, iteration, calibration and scale studies on Loan (ratios) and
-its Tables 1-4 on its own data sets (reproduce_hare_tables). Every method
+its Tables 1-4 on its own data sets (hare.reproduce_tables). Every method
 runs as published by default: the Oracle's grid around each factual, iCARMA without repair,
 trained per cost profile with the paper's hyper-parameters and seeds 1000, 2000, ..., Likert
 scores sampled i.i.d., HARE within its query budget. ``fast`` trades fidelity for time (one

@@ -111,7 +111,7 @@ class ReproduceConfig:
     shift_bounds: str = CARMAS_CLAMP  # latent-shift's clamp: carma | flow | "LO,HI" (bounds())
     gamma_schedule: str = "paper"  # HARE's step size: paper | halve (engine.recourse.hare.state)
     final_accept: str = "ask"  # HARE's accept question after the last tournament: ask | skip
-    # HARE's incumbent as a contender of every tournament (the released code's; hare_state)
+    # HARE's incumbent as a contender of every tournament (the released code's; engine.recourse.hare.state)
     keep_incumbent: bool = HareConfig.keep_incumbent
     # what HARE's T means: the paper's text | its released code (engine.recourse.hare.config)
     iterations_reading: str = HareConfig.iterations_reading

@@ -56,9 +56,10 @@ def train_paper_models(
 ) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
     """Every setup's seeds and selection (engine.papers.icarma.models): the records, the selected
     seeds, the plan (estimate before training)."""
+    from engine.artifact_plan import format_duration
     from engine.artifacts import build_artifacts
     from engine.papers.icarma.models import ensure_paper_models, paper_seeds
-    from engine.papers.icarma.plan import describe_plan, format_duration, plan_paper_models
+    from engine.papers.icarma.plan import describe_plan, plan_paper_models
 
     with paper_progress(json_out) as progress:
         report = task_reporter(progress)

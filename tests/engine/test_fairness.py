@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from engine.decision import BayesDecision
-from engine.papers import disparities, fairness
+from engine.papers.icarma import disparities, fairness
 from engine.recourse import get_method
 from engine.recourse.base import RecourseContext, RecourseMethod
 from engine.scenarios import get_scenario

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.papers.icarma.plan import (
-    MEMBER_SHARE,
-    STEP_SECONDS,
-    SetupPlan,
-    describe_plan,
-    format_duration,
-)
+from engine.artifact_plan import format_duration
+from engine.papers.icarma.plan import MEMBER_SHARE, STEP_SECONDS, SetupPlan, describe_plan
 
 
 def test_seeds_trained_together_cost_one_step_plus_a_share_per_further_seed():

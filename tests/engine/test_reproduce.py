@@ -274,7 +274,7 @@ def test_a_hare_table_runs_on_what_exists_and_names_what_is_missing(trained_home
     (test_reproduce_slow.py)."""
     from dataclasses import replace
 
-    from engine.papers import reproduce_hare_tables as tables
+    from engine.papers.hare import reproduce_tables as tables
 
     spec = replace(tables.SPECS["hare-table1"], bases=("wachter", "gs", "no-such-base"))
     monkeypatch.setitem(tables.SPECS, "hare-table1", spec)
@@ -322,7 +322,7 @@ def test_drop_incumbent_reaches_every_hare_run_and_the_config(trained_home, monk
     paper's released code)."""
     from dataclasses import replace
 
-    from engine.papers import reproduce_hare_tables as tables
+    from engine.papers.hare import reproduce_tables as tables
 
     spec = replace(tables.SPECS["hare-table1"], bases=("wachter",))
     monkeypatch.setitem(tables.SPECS, "hare-table1", spec)
@@ -342,7 +342,7 @@ def test_the_codes_reading_of_t_reaches_every_hare_run_and_the_config(trained_ho
     B = 30: six rounds of five new candidates; tests/engine/test_hare_rounds.py)."""
     from dataclasses import replace
 
-    from engine.papers import reproduce_hare_tables as tables
+    from engine.papers.hare import reproduce_tables as tables
 
     spec = replace(tables.SPECS["hare-table1"], bases=("wachter",))
     monkeypatch.setitem(tables.SPECS, "hare-table1", spec)
@@ -362,7 +362,7 @@ def test_the_named_hare_configurations_set_their_options_and_name_themselves(tra
     otherwise is refused, naming the clash."""
     from dataclasses import replace
 
-    from engine.papers import reproduce_hare_tables as tables
+    from engine.papers.hare import reproduce_tables as tables
     from engine.papers.stored_runs import stale_reasons
 
     spec = replace(tables.SPECS["hare-table1"], bases=("wachter",))

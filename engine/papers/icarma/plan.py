@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from engine.artifact_plan import format_duration
 from engine.artifact_store import read_metadata
 from engine.papers.icarma.models import paper_config, paper_model_name, paper_seeds, training_tag
 from engine.scenarios import get_scenario
@@ -117,14 +118,4 @@ def describe_plan(plans: list[SetupPlan], ensemble: bool = True) -> str:
             f"{format_duration(total)} ({how}, one core of a quiet machine; longer under load)")
 
 
-def format_duration(seconds: float) -> str:
-    """Seconds as people read them: seconds below 90, then minutes below 90, then hours."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
-__all__ = ["MEMBER_SHARE", "STEP_SECONDS", "SetupPlan", "describe_plan", "format_duration",
-           "plan_paper_models"]
+__all__ = ["MEMBER_SHARE", "STEP_SECONDS", "SetupPlan", "describe_plan", "plan_paper_models"]

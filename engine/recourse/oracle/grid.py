@@ -260,7 +260,7 @@ def build_tables(
                                  + log|det| (x') - log|det| (x^0),   u'_j = f_j^-1(a_j; x'_pa(j)).
     """
     scm = world or scenario.require_scm("the Oracle")
-    ranges = scenario.ranges if ranges is None else ranges  # the cost's M_j (oracle_range)
+    ranges = scenario.ranges if ranges is None else ranges  # the cost's M_j (grid_range)
     p, d = x.shape
     u = scm.abduct(x)
     x0 = scm.counterfactual(x, torch.zeros(p, d, dtype=torch.bool), x)

@@ -9,7 +9,7 @@ the range of the training split's rejected people),
     s.t.  h(x'(g)) = favourable,  and (if ``plausibility``)  log p(x'(g)) >= log p(x),
 
 with x'(g) the exact SCM counterfactual, log p the exact density, M_j the grid's range
-(oracle_range.cost_ranges; the batch reports the cost over the scenario's ranges). Features
+(grid_range.cost_ranges; the batch reports the cost over the scenario's ranges). Features
 outside F_i are never acted on (infinite cost), downstream consequences cost nothing.
 
 Search. The grid is the sum of two per-person option tables (oracle_grid: the counterfactual,
@@ -76,7 +76,7 @@ class CausalOracle(RecourseMethod):
     each person's factual value), ``carma`` or ``shared`` (one grid over the range for
     everybody; oracle_grid); ``grid_range``: ``rejected`` (the min / max over the rejected
     people of the training split, the papers') or ``training`` (the whole split); by default
-    the layout's own (oracle_range.DEFAULT_GRID_RANGE); ``chunk_people``: people searched together;
+    the layout's own (grid_range.DEFAULT_GRID_RANGE); ``chunk_people``: people searched together;
     ``band``/``max_band``: pairs per person in the first/largest cost band;
     ``batch_rows``: rows per decision-model call.
     """
