@@ -25,3 +25,5 @@ PAPER_VALIDITY_MULTIPLIER = "lagrangian"
 # ``fixed`` variant of the paper's configuration (engine.recourse.icarma.config; README
 # "Reproducing the papers").
 CALIBRATED_VALIDITY_WEIGHT = 8.0
+# The paper's models per setup: seeds 1000, 2000, ..., 10000.
+PAPER_SEEDS = 10

@@ -18,13 +18,14 @@ from engine.icarma_choices import (
     CALIBRATED_VALIDITY_WEIGHT,
     DEFAULT_MASK_HEAD,
     PAPER_ACTION_SPACE,
+    PAPER_SEEDS,
     PAPER_VALIDITY_MULTIPLIER,
 )
 from engine.papers.reproduce_choices import CARMAS_CLAMP, REPRODUCE_SCENARIO
 from study_app.cli.apps import GROUND_TRUTH_HELP, ITERATIONS_READING_HELP, app, scenario_or_fail
 from study_app.cli.choices import FinalAccept, GammaSchedule, GroundTruth, IterationsReading
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
-from study_app.cli.paper_needs import PAPER_SEEDS, offer_training, train_option
+from study_app.cli.paper_needs import offer_training, train_option
 
 TABLE_WIDTH = 150  # the cell table: never squeeze it
 
@@ -93,26 +94,16 @@ def given_command(ctx: typer.Context) -> str:
 
 
 def _paper_models_of(config: Any, train: bool, json_out: bool) -> None:
-    """An iCARMA target in the paper's configuration needs every seed's model of its setups:
-    missing ones stop the run with the estimate (``--train``: train them first). --fast and
-    --quick runs train their short models as they go."""
-    if not config.target.startswith("icarma") or config.fast or config.quick:
-        return
-    from engine.papers.icarma.variants import training_changes
-    from engine.papers.paper_values import target_values
-    from engine.recourse import capabilities
+    """The paper's models an iCARMA target evaluates (engine.papers.icarma.variants.
+    needed_models): missing ones stop the run with the estimate (``--train``: train them
+    first)."""
+    from engine.papers.icarma.variants import needed_models
 
-    if config.target == "icarma-fairness":
-        elicitation, profiles = "ranking", ["constant"]
-    else:
-        spec = target_values(config.target)
-        elicitation = spec["elicitation"]
-        # the trained (amortized) method of the table's rows: iCARMA
-        profiles = [r["cost_profile"] for r in spec["rows"]
-                    if capabilities(r["method"]).amortized]
-    offer_training(config.scenario, [(elicitation, c) for c in profiles], train=train,
-                   json_out=json_out, seeds=config.seeds or PAPER_SEEDS,
-                   changes=training_changes(config, elicitation), selection_only=False)
+    setups, changes = needed_models(config)
+    if setups:
+        offer_training(config.scenario, setups, train=train, json_out=json_out,
+                       seeds=config.seeds or PAPER_SEEDS, changes=changes,
+                       selection_only=False)
 
 
 _TARGET = typer.Argument(
@@ -169,6 +160,7 @@ _MASK_HEAD = typer.Option(
 )
 _ACTION_SPACE = typer.Option(
     PAPER_ACTION_SPACE,
+    PAPER_SEEDS,
     help="iCARMA's action network: latent-shift (clamped shifts of the flow's noise, as "
     "CARMA's code acts; the paper's pipeline) | intervention (do-values in range units; "
     "a variant). Models are cached per choice.",

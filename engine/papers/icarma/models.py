@@ -161,6 +161,23 @@ def ensure_paper_models(
     return PaperModels(elicitation, cost_profile, paper_seeds(seeds), members, selected, tag)
 
 
+def benchmark_setups(
+    methods: tuple[str, ...], training: str, elicitation: str, cost_profiles: tuple[str, ...]
+) -> list[tuple[str, str]]:
+    """The paper-model setups a benchmark of ``methods`` loads: none unless a method that
+    loads iCARMA's models runs on the paper's training; binary elicitation: the ranking model
+    with the constant profile (MethodUnavailableError: a method not installed here)."""
+    from engine.recourse import METHODS, capabilities
+
+    loads_icarma = any(a.startswith("icarma") for m in methods if m in METHODS
+                       for a in capabilities(m).artifacts)
+    if not loads_icarma or training != "paper":
+        return []
+    if elicitation == "binary":
+        return [("ranking", "constant")]
+    return [(elicitation, c) for c in cost_profiles]
+
+
 def _select(
     scenario_name: str, name: str, members: tuple[ArtifactRecord, ...], quick: bool
 ) -> ArtifactRecord:

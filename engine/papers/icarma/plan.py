@@ -105,6 +105,30 @@ def plan_paper_models(
     return plans
 
 
+def missing_plans(
+    scenario_name: str,
+    setups: list[tuple[str, str]],
+    seeds: int,
+    *,
+    quick: bool = False,
+    changes: dict[str, Any] | None = None,
+    selection_only: bool = True,
+) -> list[SetupPlan]:
+    """The plans of the setups (elicitation, cost profile) with models to train.
+    ``selection_only`` (what the benchmarks load): a setup counts when its best-seed
+    selection is missing, and then trains ``seeds`` seeds; else every one of its ``seeds``
+    seeds counts (what the reproduce targets evaluate)."""
+    setups = list(dict.fromkeys(setups))
+    if selection_only:
+        tag = training_tag(changes)
+        setups = [(e, c) for e, c in setups
+                  if read_metadata(scenario_name, paper_model_name(e, c, tag=tag)) is None]
+    if not setups:
+        return []
+    return [p for p in plan_paper_models(scenario_name, setups, seeds, quick=quick,
+                                         changes=changes) if p.missing]
+
+
 def describe_plan(plans: list[SetupPlan], ensemble: bool = True) -> str:
     """One sentence: which models are missing and about how long they take to train."""
     todo = [p for p in plans if p.missing]
@@ -118,4 +142,5 @@ def describe_plan(plans: list[SetupPlan], ensemble: bool = True) -> str:
             f"{format_duration(total)} ({how}, one core of a quiet machine; longer under load)")
 
 
-__all__ = ["MEMBER_SHARE", "STEP_SECONDS", "SetupPlan", "describe_plan", "plan_paper_models"]
+__all__ = ["MEMBER_SHARE", "STEP_SECONDS", "SetupPlan", "describe_plan", "missing_plans",
+           "plan_paper_models"]

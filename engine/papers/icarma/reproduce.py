@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.artifacts import build_artifacts, load_amortized, load_decision_model, load_flow
+from engine.icarma_choices import PAPER_SEEDS
 from engine.papers.icarma.models import ensure_paper_models
 from engine.papers.icarma.variants import (
     FAST_EPOCHS,
@@ -63,7 +64,6 @@ from engine.recourse.oracle.method import CausalOracle
 from engine.scenarios import get_scenario
 from engine.scenarios.base import Scenario
 
-PAPER_SEEDS = 10
 FAST_ORACLE_DRAWS = 3
 METRICS = ("validity", "plausibility", "hap")
 # The methods of the paper's tables, with the switches they run with (as published).

@@ -6,8 +6,9 @@ A ``ReproduceConfig`` may ask for a shortened training (``fast``), another hinge
 CARMA's two-logit mask head (``mask_head``), do-values instead of the paper configuration's
 clamped latent shifts (``action_space``) or another clamp (``shift_bounds``). Each becomes a
 change of ``ICarmaConfig`` (``training_changes``; the models are cached under a tag made of
-the changes, engine.papers.icarma.models.training_tag), a note in the result (``variant_notes``) and
-entries of the result's config (``variant_config``).
+the changes, engine.papers.icarma.models.training_tag), a note in the result
+(``variant_notes``) and entries of the result's config (``variant_config``); ``needed_models``
+names the paper's models a target evaluates.
 """
 
 from __future__ import annotations
@@ -45,6 +46,26 @@ def training_changes(config: ReproduceConfig, elicitation: str) -> dict[str, Any
     elif config.bounds() != CARMA_SHIFT_BOUNDS:
         out["shift_bounds"] = config.bounds()
     return out
+
+
+def needed_models(config: ReproduceConfig) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """The paper-model setups (elicitation, cost profile) an iCARMA target evaluates, every
+    seed of each, and the changes they are trained with; none for the other targets and for
+    ``fast`` / ``quick`` runs, which train their short models as they go."""
+    if not config.target.startswith("icarma") or config.fast or config.quick:
+        return [], {}
+    from engine.papers.paper_values import target_values
+    from engine.recourse import capabilities
+
+    if config.target == "icarma-fairness":
+        elicitation, profiles = "ranking", ["constant"]
+    else:
+        spec = target_values(config.target)
+        elicitation = spec["elicitation"]
+        # the trained (amortized) method of the table's rows: iCARMA
+        profiles = [r["cost_profile"] for r in spec["rows"]
+                    if capabilities(r["method"]).amortized]
+    return ([(elicitation, c) for c in profiles], training_changes(config, elicitation))
 
 
 def variant_notes(cfg: ReproduceConfig) -> list[str]:
@@ -88,4 +109,5 @@ def variant_config(cfg: ReproduceConfig) -> dict[str, Any]:
     }
 
 
-__all__ = ["FAST_EPOCHS", "training_changes", "variant_config", "variant_notes"]
+__all__ = ["FAST_EPOCHS", "needed_models", "training_changes", "variant_config",
+           "variant_notes"]
