@@ -160,7 +160,6 @@ _MASK_HEAD = typer.Option(
 )
 _ACTION_SPACE = typer.Option(
     PAPER_ACTION_SPACE,
-    PAPER_SEEDS,
     help="iCARMA's action network: latent-shift (clamped shifts of the flow's noise, as "
     "CARMA's code acts; the paper's pipeline) | intervention (do-values in range units; "
     "a variant). Models are cached per choice.",
