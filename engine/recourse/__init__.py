@@ -1,4 +1,4 @@
-"""The recourse-method catalogue: one module per method, all behind ``RecourseMethod``.
+"""The recourse-method catalogue: one module or package per method, all behind ``RecourseMethod``.
 
 ``get_method(name, context, **options)`` builds a method by its catalogue name (modules are
 imported lazily, so asking for the Oracle never imports the neural methods);
