@@ -1,7 +1,7 @@
 """Commands that use the iCARMA paper's trained models (`benchmark recourse`, `benchmark
 fairness`, the `reproduce` iCARMA targets): when some are missing, say which and how long
-training them takes (engine.papers.icarma.plan) and stop (exit 2), or with --train train them first
-(the seeds of a setup together, progress and time left on stderr)."""
+training them takes (engine.papers.icarma.plan) and stop (exit 2), or with --train train
+them first (the seeds of a setup together, progress and time left on stderr)."""
 
 from __future__ import annotations
 

@@ -53,11 +53,11 @@ def train_paper_models(
     scenario: str, setups: list[tuple[str, str]], seeds: int, *, quick: bool, force: bool,
     ensemble: bool, changes: dict[str, Any] | None, json_out: bool,
 ) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
-    """Every setup's seeds and selection (engine.papers.icarma.training) with a bar per model
+    """Every setup's seeds and selection (engine.papers.icarma.setups) with a bar per model
     and an overall one: the records, the selected seeds, the plan (estimate before training)."""
     from engine.artifact_plan import format_duration
     from engine.papers.icarma.plan import describe_plan
-    from engine.papers.icarma.training import prepare_setups, train_setups
+    from engine.papers.icarma.setups import prepare_setups, train_setups
 
     with paper_progress(json_out) as progress:
         report = task_reporter(progress)

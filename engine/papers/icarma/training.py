@@ -1,17 +1,15 @@
-"""Training the paper's models: every setup's seeds with progress, and the two ways of
-training them (one after another, together) compared.
+"""Training the paper's seeds one after another against together, in one run.
 
-``prepare_setups`` builds what the models train on and plans each setup
-(engine.papers.icarma.plan); ``train_setups`` trains the planned setups one after another,
-reporting the estimated seconds done. ``compare_training``, for one setup (elicitation, cost
-profile) and K seeds: train every seed by its own run (``train_amortized``, the per-seed
-loop) and time it, keep those models' weights and validation scores, then train the same
-seeds as one batched ensemble (engine.recourse.icarma.ensemble) and time it. The ensemble's
-models are the ones left in the artifact cache. Reported: both wall times and their ratio,
-both processor times (this process's; on a shared machine the wall time also counts the
-other processes' share) and their ratio, the load average before, between and after, and
-per seed whether the two runs' weights are bitwise equal (the ensemble reproduces each
-seed's run bit for bit), their largest absolute difference and both validation scores.
+For one setup (elicitation, cost profile) and K seeds: train every seed by its own run
+(``train_amortized``, the per-seed loop) and time it, keep those models' weights and
+validation scores, then train the same seeds as one batched ensemble
+(engine.recourse.icarma.ensemble) and time it. The ensemble's models are the ones left in
+the artifact cache. Reported: both wall times and their ratio, both processor times (this
+process's; on a shared machine the wall time also counts the other processes' share) and
+their ratio, the load average before, between and after, and per seed whether the two runs'
+weights are bitwise equal (the ensemble reproduces each seed's run bit for bit:
+engine.recourse.icarma.ensemble), their largest absolute difference and both validation
+scores.
 """
 
 from __future__ import annotations
@@ -19,61 +17,12 @@ from __future__ import annotations
 import io
 import os
 import time
-from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import torch
 
 from engine.artifacts import Progress, build_artifacts, weights_path
-from engine.papers.icarma.models import PaperModels, ensure_paper_models, paper_seeds
-from engine.papers.icarma.plan import SetupPlan, plan_paper_models
-
-
-def prepare_setups(
-    scenario: str, setups: list[tuple[str, str]], seeds: int, *, quick: bool, force: bool,
-    changes: dict[str, Any] | None, progress: Progress | None = None,
-) -> list[SetupPlan]:
-    """The decision model and flow built (the models train on them), then each setup's plan
-    (``force``: every seed counts as missing, as everything is retrained)."""
-    build_artifacts(scenario, quick=quick, only=("decision", "flow"), progress=progress)
-    plans = plan_paper_models(scenario, setups, seeds, quick=quick, changes=changes)
-    if force:
-        plans = [replace(p, missing=paper_seeds(seeds)) for p in plans]
-    return plans
-
-
-def train_setups(
-    scenario: str, plans: list[SetupPlan], seeds: int, *, quick: bool, force: bool,
-    ensemble: bool, changes: dict[str, Any] | None, progress: Progress,
-    advance: Callable[[float], None],
-) -> list[PaperModels]:
-    """Every planned setup's seeds and selection, one setup after another. ``progress``
-    hears every model's epochs; ``advance(seconds)`` the estimated seconds done of all plans:
-    the finished setups' and a setup's own times the share done (``ensemble``: of the seeds'
-    common epochs; else of its missing seeds, one after another)."""
-    out = []
-    before = 0.0
-    for plan in plans:
-        def setup_report(name: str, done: int, total: int, note: str, plan: SetupPlan = plan,
-                         before: float = before) -> None:
-            progress(name, done, total, note)
-            if not name.startswith("icarma-paper") or not total or not plan.missing:
-                return
-            share = done / total
-            if not ensemble:  # one seed's run: "...-s<seed>"
-                seed = int(name.rsplit("-s", 1)[1])
-                k = plan.missing.index(seed) if seed in plan.missing else 0
-                share = (k + share) / len(plan.missing)
-            advance(before + share * plan.seconds(ensemble))
-
-        out.append(ensure_paper_models(
-            scenario, plan.elicitation, plan.cost_profile, seeds, quick=quick, force=force,
-            progress=setup_report, ensemble=ensemble, changes=changes,
-        ))
-        before += plan.seconds(ensemble)
-        advance(before)
-    return out
+from engine.papers.icarma.models import PaperModels, ensure_paper_models
 
 
 def _load_average() -> list[float]:
@@ -142,4 +91,4 @@ def compare_training(
     }
 
 
-__all__ = ["compare_training", "prepare_setups", "train_setups"]
+__all__ = ["compare_training"]
