@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]  # the folder holding the engine package
-TRAINING_ROOTS = ("engine/artifacts.py", "engine/artifact_builders.py", "engine/papers/icarma/models.py")
+TRAINING_ROOTS = ("engine/artifacts.py", "engine/artifact_builders.py",
+                  "engine/papers/icarma/models.py")
 LIBRARIES = ("torch", "zuko", "numpy", "scipy")  # what the training computes with
 
 

@@ -23,9 +23,10 @@ have their own benchmark (engine.papers.hare.benchmark).
 On a data scenario (a learned world) every row says ``world: learned`` and, when the
 scenario names the SCM that made its data, ``validity_exact`` / ``plausibility_exact`` (the
 plans judged by that SCM), and each exact-world method (the Oracle) gets a second row with
-``world: exact``: the same search on the true SCM (engine.papers.learned_world). The switches (``bins``, ``plausibility``,
-``grid``, ``repair``, ``training``) go to the methods whose constructor takes them, and
-their rows report them (None for a method without the option).
+``world: exact``: the same search on the true SCM (engine.papers.learned_world). The
+switches (``bins``, ``plausibility``, ``grid``, ``repair``, ``training``) go to the methods
+whose constructor takes them, and their rows report them (None for a method without the
+option).
 """
 
 from __future__ import annotations

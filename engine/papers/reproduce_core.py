@@ -106,12 +106,15 @@ class ReproduceConfig:
     validity_multiplier: str = PAPER_VALIDITY_MULTIPLIER  # iCARMA's hinge weight (docstring)
     validity_weight: float | None = None  # under "fixed"; None = CALIBRATED_VALIDITY_WEIGHT
     keep: str = "last"  # iCARMA: each run's final state (the paper, as CARMA's code) or "best"
-    mask_head: str = DEFAULT_MASK_HEAD  # iCARMA's mask network output (engine.recourse.icarma.networks)
-    action_space: str = PAPER_ACTION_SPACE  # what iCARMA's action network proposes (same)
+    # iCARMA's mask network output and what its action network proposes
+    # (engine.recourse.icarma.networks)
+    mask_head: str = DEFAULT_MASK_HEAD
+    action_space: str = PAPER_ACTION_SPACE
     shift_bounds: str = CARMAS_CLAMP  # latent-shift's clamp: carma | flow | "LO,HI" (bounds())
     gamma_schedule: str = "paper"  # HARE's step size: paper | halve (engine.recourse.hare.state)
     final_accept: str = "ask"  # HARE's accept question after the last tournament: ask | skip
-    # HARE's incumbent as a contender of every tournament (the released code's; engine.recourse.hare.state)
+    # HARE's incumbent as a contender of every tournament (the released code's;
+    # engine.recourse.hare.state)
     keep_incumbent: bool = HareConfig.keep_incumbent
     # what HARE's T means: the paper's text | its released code (engine.recourse.hare.config)
     iterations_reading: str = HareConfig.iterations_reading

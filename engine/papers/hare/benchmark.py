@@ -25,9 +25,9 @@ any person was asked, never more than the budget), ``keep_incumbent`` (engine.re
 on as the paper's released code runs), ``gamma``, ``gamma_schedule`` and ``final_accept`` (the
 machine's step size, its schedule and last accept question: the paper's ``paper`` / ``ask`` by
 default), ``iterations_reading`` (what T means: the paper's text, ``text`` by default, or its
-released code, engine.recourse.hare.config), ``ground_truth`` (how the simulated people's ideals were drawn:
-engine.synthetic.hare_truth, the paper's ``perturbation`` by default) and ``seconds`` (mean per seed: the
-method's own time; base generation is not part of HARE's).
+released code, engine.recourse.hare.config), ``ground_truth`` (how the simulated people's
+ideals were drawn: engine.synthetic.hare_truth, the paper's ``perturbation`` by default) and
+``seconds`` (mean per seed: the method's own time; base generation is not part of HARE's).
 """
 
 from __future__ import annotations

@@ -118,8 +118,9 @@ def fairness_population(
 ) -> FairnessPopulation:
     """Race for the whole test split, then the first n rejected test applicants (all if None).
 
-    The first n, as in engine.papers.recourse_benchmark, so both benchmarks see the same people; test
-    rows are i.i.d. draws of the SCM, so the first n are a random sample of the rejected.
+    The first n, as in engine.papers.recourse_benchmark, so both benchmarks see the same
+    people; test rows are i.i.d. draws of the SCM, so the first n are a random sample of the
+    rejected.
 
     >>> from engine import BayesDecision, get_scenario
     >>> from engine.papers import fairness_population

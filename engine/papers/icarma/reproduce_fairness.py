@@ -1,7 +1,7 @@
 """The iCARMA paper's fairness case study (section 5.5, Figure 4), as published.
 
-The study of engine.papers.icarma.fairness on the deployment population: iCARMA (the paper's ranking model
-with the constant cost profile, the best seed on validation, no repair) for everyone under
+The study of engine.papers.icarma.fairness on the deployment population: iCARMA (the paper's
+ranking model with the constant cost profile, the best seed on validation, no repair) for everyone under
 four preference assignments (none, random, income-dependent, race-correlated), gaps of mean
 unweighted cost and mean log p(x') of valid recourses between genders, races and gender x
 race cells, with 95% paired bootstrap intervals (engine.papers.icarma.disparities).

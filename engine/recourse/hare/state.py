@@ -5,7 +5,7 @@ Per person u with base shift r_0 (engine.recourse.shift_actions), budget B and T
 (k = B // T queries per iteration), Algorithm 4 of HARE:
 
     for t = 1..T:
-        C_t = BoundaryPointSearch(ActionableSampling(r_{t-1}, k, gamma_t))   (engine.recourse.hare.search)
+        C_t = BoundaryPointSearch(ActionableSampling(r_{t-1}, k, gamma_t))   (hare.search)
         tournament over C_t: the first candidate is the winner; it meets the others in turn,
             the person says which of the two they prefer (relative feedback, k - 1 questions)
         r_t = the winner

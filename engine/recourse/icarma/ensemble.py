@@ -1,11 +1,11 @@
 """Several seeds of one iCARMA configuration trained together, each as if trained alone.
 
 The paper trains every setup over ten seeds and reports the best on validation
-(engine.papers.icarma.models). A run is small (batches of 128 people, two perceptrons of width 64, the
-causal flow), so its time goes into per-operation overhead rather than arithmetic, and K runs
-side by side cost little more than one: this module trains K seeds s_1 .. s_K of a
-configuration as one ``RecourseEnsemble`` (engine.recourse.icarma.stacked) on member-major
-batches of K x 128 rows.
+(engine.papers.icarma.models). A run is small (batches of 128 people, two perceptrons of
+width 64, the causal flow), so its time goes into per-operation overhead rather than
+arithmetic, and K runs side by side cost little more than one: this module trains K seeds
+s_1 .. s_K of a configuration as one ``RecourseEnsemble`` (engine.recourse.icarma.stacked)
+on member-major batches of K x 128 rows.
 
 Member k reproduces ``train_amortized`` with ``seed = s_k``:
 
