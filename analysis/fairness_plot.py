@@ -81,7 +81,7 @@ def fairness_figure(result: Mapping[str, Any]) -> Figure:
     """The Figure-4-style panel grid for one fairness result (see the module docstring).
 
     >>> from engine import BayesDecision, RecourseContext, get_method, get_scenario
-    >>> from engine.benchmarks import fairness_population, fairness_summary, run_fairness
+    >>> from engine.papers import fairness_population, fairness_summary, run_fairness
     >>> loan = get_scenario("loan")
     >>> ctx = RecourseContext(loan, BayesDecision(loan))
     >>> people = fairness_population(loan, ctx.classifier, n=16, seed=0)

@@ -1,5 +1,6 @@
 """The engine: computation (scenarios, world models, decision models, preferences, metrics,
-trained artifacts, recourse methods, synthetic people, benchmarks). Imports nothing of ours.
+trained artifacts, recourse methods, synthetic people, the papers' harness). Imports nothing
+of ours.
 
 The Python API's entry point is ``load``:
 
@@ -10,7 +11,8 @@ The Python API's entry point is ``load``:
 
 Names are imported on first use (``engine.exports``): ``import engine`` does not import torch.
 Rooms: ``engine.recourse`` (methods), ``engine.synthetic`` (synthetic people),
-``engine.benchmarks`` (recourse, HARE, fairness).
+``engine.papers`` (the papers' benchmarks and reproductions; nothing of a study imports
+it).
 """
 
 from __future__ import annotations

@@ -17,10 +17,10 @@ from torch import nn
 
 from engine.decision import DecisionConfig, DecisionModel, accuracy, train_decision_model
 from engine.flows import CausalFlow, FlowConfig, conditional_nll, counterfactual_rmse, train_flow
-from engine.recourse.icarma_ensemble import train_ensemble
-from engine.recourse.icarma_log import TrainingLog
-from engine.recourse.icarma_networks import AmortizedRecourse
-from engine.recourse.icarma_training import ICarmaConfig, train_amortized
+from engine.recourse.icarma.ensemble import train_ensemble
+from engine.recourse.icarma.log import TrainingLog
+from engine.recourse.icarma.networks import AmortizedRecourse
+from engine.recourse.icarma.training import ICarmaConfig, train_amortized
 from engine.scenarios.base import Scenario
 from engine.vaes import CSVAEConfig, VAEConfig, build_vae_module, train_csvae, train_vae
 
@@ -187,7 +187,7 @@ def build_amortized_ensemble(
     load_dep: LoadDep,
 ) -> list[Built]:
     """Train several seeds of one iCARMA configuration together
-    (engine.recourse.icarma_ensemble: each as its single run); one Built per seed."""
+    (engine.recourse.icarma.ensemble: each as its single run); one Built per seed."""
     report = _note(progress, "icarma")
     classifier, flow = load_dep("decision"), load_dep("flow")
     trained = train_ensemble(

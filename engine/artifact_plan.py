@@ -6,7 +6,7 @@ data, each artifact's configuration and the fingerprints of the artifacts it is 
 with). ``training_plan`` lists the artifacts that neither the home nor the shipped artifacts
 (engine.artifact_shipped) hold with that fingerprint, each with an estimate of its training
 seconds: the time the shipped copy took when it was built, else the time the home's stale
-copy took, else None.
+copy took, else None. ``format_duration`` writes such an estimate as people read it.
 """
 
 from __future__ import annotations
@@ -51,3 +51,12 @@ def training_plan(scenario_name: str, quick: bool = False,
         timed = next((m for m in (shipped, home) if m is not None and m.get("seconds")), None)
         plan[artifact] = None if timed is None else float(timed["seconds"])
     return plan
+
+
+def format_duration(seconds: float) -> str:
+    """Seconds as people read them: seconds below 90, then minutes below 90, then hours."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

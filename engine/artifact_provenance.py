@@ -1,7 +1,7 @@
 """Which code trained an artifact: the hash of the training code and the library versions.
 
 ``training_code_files`` follows the imports of the modules that build artifacts
-(engine.artifacts, engine.artifact_builders, engine.paper_models) through the engine,
+(engine.artifacts, engine.artifact_builders, engine.papers.icarma.models) through the engine,
 transitively, and adds the scenario modules and files (scenario files name their modules by
 string); ``training_code_hash`` is the SHA-256 of their paths and contents. The test home is
 kept per hash (tests/conftest.py), and the shipped artifacts record the hash of the code that
@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]  # the folder holding the engine package
-TRAINING_ROOTS = ("engine/artifacts.py", "engine/artifact_builders.py", "engine/paper_models.py")
+TRAINING_ROOTS = ("engine/artifacts.py", "engine/artifact_builders.py",
+                  "engine/papers/icarma/models.py")
 LIBRARIES = ("torch", "zuko", "numpy", "scipy")  # what the training computes with
 
 

@@ -7,7 +7,7 @@ Artifacts live under ``$RECOURSE_STUDY_HOME/artifacts/<scenario>/`` (default hom
                       the roles decision, flow, recourse of engine.scenarios.samples);
 - ``decision``        the decision model (engine.decision);
 - ``flow``            the causal normalizing flow (engine.flows);
-- ``icarma``          iCARMA for ranking / binary elicitation (engine.recourse.icarma_training);
+- ``icarma``          iCARMA for ranking / binary elicitation (engine.recourse.icarma.training);
 - ``icarma-likert``   iCARMA for Likert-score elicitation (the paper's score-based setting);
 - ``carma``           CARMA: population-level mask, constant cost profile;
 - ``lr``, ``ann``     a tabular world's classifiers instead (engine.artifact_builders);
@@ -25,7 +25,7 @@ or two processes building at once never leave a half-written artifact that loads
 processes may build different artifacts at the same time).
 
 The paper's iCARMA models (one per elicitation scheme, cost profile and seed, and the
-best-on-validation selection) are artifacts too: engine.paper_models.
+best-on-validation selection) are artifacts too: engine.papers.icarma.models.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ from engine.artifact_store import (
 )
 from engine.decision import BayesDecision, Classifier, DecisionModel, RuleDecision
 from engine.flows import CausalFlow
-from engine.recourse.icarma_networks import AmortizedRecourse
+from engine.recourse.icarma.networks import AmortizedRecourse
 from engine.scenarios import get_scenario
 from engine.scenarios.base import Scenario
 from engine.scenarios.samples import ROLES, SPLITS
@@ -369,7 +369,7 @@ def load_generative(scenario_name: str, name: str) -> nn.Module:
 
 def load_amortized(scenario_name: str, name: str) -> AmortizedRecourse:
     """A trained amortized recourse model: ``icarma``, ``icarma-likert``, ``carma`` (the fast
-    configuration) or a paper model ``icarma-paper-...`` (engine.paper_models)."""
+    configuration) or a paper model ``icarma-paper-...`` (engine.papers.icarma.models)."""
     if name not in AMORTIZED and not name.startswith("icarma-paper-"):
         raise ValueError(f"unknown amortized artifact {name!r}")
     model = load_module(scenario_name, name)

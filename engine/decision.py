@@ -220,7 +220,7 @@ class DecisionConfig:
         two hidden layers of 32. Its logits stay moderate (on the loan-carma rejections
         -5.6 .. -0.3, 5%-95%; test accuracy 0.911) where our Adam model's saturate (-165 ..
         -6): the paper's validity hinge on 2 h - 1 needs a non-saturated h to have a gradient
-        (engine.recourse.icarma_training)."""
+        (engine.recourse.icarma.training)."""
         return cls(lr=1e-3, schedule="constant", optimizer="sgd")
 
     def to_dict(self) -> dict[str, Any]:

@@ -17,7 +17,7 @@ and the discrete roots C keep u_c = x_c with log-mass log P(x_c) (their training
 frequencies). Everything the exact-world machinery does (abduction, counterfactuals in causal
 order, densities, the Oracle's block tables) then runs unchanged on the learned world: the
 Oracle's plans on a data scenario are the exact optimum of the grid *under the learned
-world*, and ``engine.benchmarks.learned_world`` evaluates them under the true SCM when it is
+world*, and ``engine.papers.learned_world`` evaluates them under the true SCM when it is
 known. Computation runs in float32 (the flow's), results come back as float64.
 """
 

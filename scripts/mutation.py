@@ -82,14 +82,14 @@ MODULES: tuple[Module, ...] = (
     Module("scm", "engine/scm.py", ("tests/engine/test_scm.py",)),
     Module("preferences", "engine/preferences.py",
            ("tests/engine/test_preferences.py", "tests/engine/test_preference_metrics.py")),
-    Module("oracle", "engine/recourse/oracle.py", ("tests/engine/oracle",)),
-    Module("oracle_grid", "engine/recourse/oracle_grid.py", ("tests/engine/oracle",)),
+    Module("oracle", "engine/recourse/oracle/method.py", ("tests/engine/oracle",)),
+    Module("oracle_grid", "engine/recourse/oracle/grid.py", ("tests/engine/oracle",)),
     # the state machine's own tests run on the exact Bayes rule (test_hare.py needs trained
     # artifacts and runs HARE end to end: minutes per mutant)
-    Module("hare_state", "engine/recourse/hare_state.py",
+    Module("hare_state", "engine/recourse/hare/state.py",
            ("tests/engine/test_hare_budget.py", "tests/engine/test_hare_contenders.py",
             "tests/engine/test_hare_rounds.py")),
-    Module("hare_config", "engine/recourse/hare_config.py",
+    Module("hare_config", "engine/recourse/hare/config.py",
            ("tests/engine/test_hare_budget.py", "tests/engine/test_hare_contenders.py",
             "tests/engine/test_hare_rounds.py")),
     Module("session", "protocols/running/session.py",

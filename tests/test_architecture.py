@@ -4,7 +4,8 @@ The import graph of our packages, from every ``import`` statement (top level, in
 function, and under ``if TYPE_CHECKING:``: an annotation's import is a dependency too): no
 circle between modules, no upward import between layers (``LAYERS``; inside the engine,
 ``ENGINE_LAYERS``), and an import inside a function never reaches a higher layer (a late
-import is no way around the order); the rooms of the engine kept apart, Streamlit only in
+import is no way around the order); the rooms of the engine kept apart, the papers' harness
+(``engine.papers``) imported only by the commands that front it, Streamlit only in
 ``study_app.web``, DuckDB only in ``data``, torch nowhere in ``data``, ``protocols`` or
 ``analysis``. No module over 400 lines. Every package's ``__all__`` names resolve. Nobody
 outside the method catalogue (engine/recourse) compares a value with a method's name:
@@ -31,12 +32,18 @@ ALLOWED = {
 }
 # Rooms that must not reach into others (what a study is, protocols.definition, knows
 # nothing of how it runs, protocols.running): methods know nothing of synthetic
-# people or benchmarks, synthetic people nothing of benchmarks.
+# people or the papers' harness, synthetic people nothing of the harness.
 ROOMS_APART = {
-    "engine.recourse": ("engine.synthetic", "engine.benchmarks", "engine.workbench"),
-    "engine.synthetic": ("engine.benchmarks", "engine.workbench"),
+    "engine.recourse": ("engine.synthetic", "engine.papers", "engine.workbench"),
+    "engine.synthetic": ("engine.papers", "engine.workbench"),
     "protocols.definition": ("protocols.running",),
 }
+# The papers' harness (benchmarks, reproductions, the paper models): it imports the
+# engine's computations, and of everything else only the commands that front it import it.
+PAPER_ROOM = "engine.papers"
+PAPER_FRONTS = tuple(f"study_app.cli.{m}" for m in (
+    "bench_fairness", "bench_hare", "bench_recourse", "paper_needs", "reproduce",
+    "reproduction_pages", "train_paper"))
 # Third-party packages only some of our packages may import.
 CONFINED = {
     "streamlit": ("study_app.web",),
@@ -57,15 +64,14 @@ LAYERS = {"engine": 0, "data": 0, "protocols": 1, "analysis": 1, "study_app": 2}
 # Inside the engine (the first prefix that matches; the rest is layer 0: scenarios, worlds,
 # decision models, preferences, metrics, files and locks (engine.artifact_store), the
 # trained-model registry engine.trained): the methods, then the artifacts that train and
-# load their networks, then synthetic people, then what runs everything (benchmarks, the
-# workbench).
+# load their networks, then synthetic people, then what runs everything (the papers'
+# harness, the workbench).
 ENGINE_LAYERS = (
     ("engine.recourse", 1),
     ("engine.artifacts", 2), ("engine.artifact_builders", 2), ("engine.artifact_cache", 2),
     ("engine.artifact_shipped", 2), ("engine.artifact_plan", 2),
-    ("engine.paper_models", 2), ("engine.paper_plan", 2),
     ("engine.synthetic", 3),
-    ("engine.benchmarks", 4), ("engine.workbench", 4),
+    ("engine.papers", 4), ("engine.workbench", 4),
 )
 
 
@@ -182,7 +188,7 @@ def _within(module: str, prefix: str) -> bool:
 def test_the_graph_is_read_from_every_module() -> None:
     assert len(MODULES) > 100
     assert "protocols.running.session" in EDGES["study_app.simulator"]
-    assert "engine.recourse.base" in EDGES["engine.recourse.oracle"]
+    assert "engine.recourse.base" in EDGES["engine.recourse.oracle.method"]
 
 
 def test_no_import_cycle() -> None:
@@ -237,6 +243,21 @@ def test_engine_rooms_keep_apart() -> None:
                 for room, banned in ROOMS_APART.items()
                 if _within(m, room) and any(_within(t, b) for b in banned)]
     assert crossing == []
+
+
+def test_only_the_commands_that_front_it_import_the_paper_harness() -> None:
+    importers = {m for m, targets in EDGES.items() if not _within(m, PAPER_ROOM)
+                 if any(_within(t, PAPER_ROOM) for t in targets)}
+    assert importers == set(PAPER_FRONTS)
+
+
+def test_the_paper_harness_is_a_room_of_its_own() -> None:
+    """Its modules sit in one package, above the methods, artifacts and synthetic people."""
+    room = [m for m in MODULES if _within(m, PAPER_ROOM)]
+    assert {"engine.papers.reproduce", "engine.papers.icarma.models",
+            "engine.papers.hare.benchmark"} <= set(room)
+    assert {_layer(m) for m in room} == {(0, 4)}
+    assert not [m for m in MODULES if m.startswith(("engine.benchmarks", "engine.paper_"))]
 
 
 @pytest.mark.parametrize("package", sorted(CONFINED))

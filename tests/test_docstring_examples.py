@@ -2,7 +2,7 @@
 function a researcher calls has one.
 
 The public API is each package's ``__all__`` (engine, engine.recourse, engine.synthetic,
-engine.benchmarks, data, protocols, analysis). Each example runs in a fresh namespace (it
+engine.papers, data, protocols, analysis). Each example runs in a fresh namespace (it
 imports what it uses, as a reader would type it), on tiny data, without training: the names
 whose only honest example needs a trained model, an R installation or an MCMC run are
 listed in ``EXEMPT`` with the reason. The module docstrings of the modules that define them
@@ -18,7 +18,7 @@ from types import ModuleType
 
 import pytest
 
-PACKAGES = ("engine", "engine.recourse", "engine.synthetic", "engine.benchmarks", "data",
+PACKAGES = ("engine", "engine.recourse", "engine.synthetic", "engine.papers", "data",
             "protocols", "analysis")
 
 TRAINED = "its only honest example needs trained models (recourse-study train)"
@@ -27,10 +27,10 @@ R_NEEDED = "needs R with mgcv / ordinal, which a fresh machine may not have"
 EXEMPT: dict[str, str] = {
     "engine.artifacts.ensure_artifacts": "it trains the scenario's artifacts (minutes)",
     "engine.flows.CausalFlow": TRAINED + " (an untrained flow's values mean nothing)",
-    "engine.benchmarks.hare.run_hare_benchmark": "HARE's search over many people takes "
+    "engine.papers.hare.benchmark.run_hare_benchmark": "HARE's search over many people takes "
                                                  "minutes; `benchmark hare` runs it",
-    "engine.benchmarks.reproduce.run_target": TRAINED + " and minutes; `reproduce` runs it",
-    "engine.benchmarks.training.compare_training": "it trains iCARMA's seeds twice, one "
+    "engine.papers.reproduce.run_target": TRAINED + " and minutes; `reproduce` runs it",
+    "engine.papers.icarma.training.compare_training": "it trains iCARMA's seeds twice, one "
                                                    "after another and together (minutes)",
     "analysis.pipeline.Analysis": SAMPLED,
     "analysis.pipeline.run_analysis": SAMPLED,

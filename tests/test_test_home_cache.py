@@ -40,5 +40,5 @@ def test_a_home_in_use_by_another_session_is_not_deleted(tmp_path):
 
 def test_the_training_code_hash_covers_the_paper_models_training():
     files = {p.relative_to(REPO).as_posix() for p in training_code_files()}
-    assert {"engine/paper_models.py", "engine/recourse/icarma_ensemble.py",
+    assert {"engine/papers/icarma/models.py", "engine/recourse/icarma/ensemble.py",
             "engine/artifact_builders.py", "engine/scenarios/loan.py"} <= files

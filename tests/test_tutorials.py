@@ -84,7 +84,7 @@ def _line_search_module():
 
 def test_the_add_a_method_example_is_a_working_method(trained_home, monkeypatch) -> None:
     from engine import artifacts
-    from engine.benchmarks.recourse import rejected_population
+    from engine.papers.recourse_benchmark import rejected_population
     from engine.preferences import sample_profiles
     from engine.recourse import METHODS, get_method
     from engine.recourse.base import RecourseContext

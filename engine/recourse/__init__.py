@@ -1,4 +1,4 @@
-"""The recourse-method catalogue: one module per method, all behind ``RecourseMethod``.
+"""The recourse-method catalogue: one module or package per method, all behind ``RecourseMethod``.
 
 ``get_method(name, context, **options)`` builds a method by its catalogue name (modules are
 imported lazily, so asking for the Oracle never imports the neural methods);
@@ -17,14 +17,14 @@ from engine.recourse.plan_rules import PlanRules
 
 # catalogue name -> "module:Class"; each class is constructed as Class(context, **options).
 METHODS: dict[str, str] = {
-    "oracle": "engine.recourse.oracle:CausalOracle",
-    "icarma": "engine.recourse.icarma:ICarma",
-    "carma": "engine.recourse.icarma:Carma",
+    "oracle": "engine.recourse.oracle.method:CausalOracle",
+    "icarma": "engine.recourse.icarma.method:ICarma",
+    "carma": "engine.recourse.icarma.method:Carma",
     "wachter": "engine.recourse.gradient:Wachter",
     "gs": "engine.recourse.gradient:GrowingSpheres",
     "pool": "engine.recourse.pool:PoolSamples",
     "pool-profiles": "engine.recourse.pool_profiles:PoolProfiles",
-    "hare": "engine.recourse.hare:Hare",
+    "hare": "engine.recourse.hare.method:Hare",
     "face": "engine.recourse.face:Face",
     "cchvae": "engine.recourse.latent:CCHVAE",
     "clue": "engine.recourse.latent:Clue",

@@ -1,7 +1,7 @@
 """Adam on one tensor, written out: the update of ``torch.optim.Adam`` (defaults: no weight
 decay, no AMSGrad, not maximizing) as its single-tensor path computes it, without the
 optimizer's per-step bookkeeping (parameter groups, hooks, profiler records, compiler
-guards). In HARE's candidate search (engine.recourse.hare_search: a few rows, 100 steps per
+guards). In HARE's candidate search (engine.recourse.hare.search: a few rows, 100 steps per
 search) that bookkeeping cost about as much as the world model's forward pass.
 
 With gradient g_t at step t = 1, 2, ... (beta1, beta2, eps, lr as Adam's):

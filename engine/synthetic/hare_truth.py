@@ -38,7 +38,7 @@ from torch import Tensor
 from engine.preferences import ActionabilityProfiles
 from engine.recourse.base import RecourseContext
 from engine.recourse.gradient import GrowingSpheres
-from engine.recourse.hare_search import boundary_fraction, random_directions
+from engine.recourse.hare.search import boundary_fraction, random_directions
 from engine.recourse.shift_actions import realize, shift_of
 
 GROUND_TRUTHS: tuple[str, ...] = ("perturbation", "rays")

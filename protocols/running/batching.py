@@ -12,7 +12,7 @@ be searched (``session.pending``: started or resumed with ``defer=True``) to the
 worker thread and waits. The worker takes every session queued so far (after a short
 ``gather`` window, so that people arriving within it share the search), groups them by method
 and runs ``method.complete_sessions(sessions)`` once per group. The method gives every session
-exactly the candidates it finds alone (engine.recourse.hare_state, "proposing together"), so
+exactly the candidates it finds alone (engine.recourse.hare.state, "proposing together"), so
 questions and plans do not depend on who else was waiting.
 
 A ``runner`` replaces ``method.complete_sessions`` for a group: the web server's runs the

@@ -16,7 +16,7 @@ proposed under the participant's constraints was approved (its tournament still 
 candidate the person prefers). Such a plan is not shown; the ``plans`` event says why and
 the shortfall tables count it (``PlanOutcome``).
 
-The session contract (engine.recourse.hare_session.HareSession): ``next_query()`` -> query
+The session contract (engine.recourse.hare.session.HareSession): ``next_query()`` -> query
 with ``kind`` (compare | accept | done) and ``options`` (``RecourseBatch.record`` dicts),
 ``answer(choice)``, ``accept(yes)``, ``done``, ``final()``, ``to_json()``.
 """
@@ -69,7 +69,7 @@ class InteractiveFlow:
     interactions of one transaction as one batched search per method, then asks each its next
     question. The simulator answers a whole chunk of participants in one transaction, so their
     searches run together; the method gives every session exactly the candidates it finds alone
-    (engine.recourse.hare_state, "proposing together"), so questions and plans do not depend on
+    (engine.recourse.hare.state, "proposing together"), so questions and plans do not depend on
     who was answered with whom.
 
     With ``prefetch`` (the web server's choice), while a question is shown what follows each of

@@ -31,7 +31,7 @@ benchmark_app = typer.Typer(
 app.add_typer(benchmark_app, name="benchmark")
 
 
-# `benchmark hare` and `reproduce`: HARE's iterations_reading (engine.recourse.hare_config)
+# `benchmark hare` and `reproduce`: HARE's iterations_reading (engine.recourse.hare.config)
 ITERATIONS_READING_HELP = (
     "What HARE's T means: text (the paper's text, the default: T rounds of B / T questions, "
     "the current plan and B / T - 1 new candidates, an accept question after each) | code "

@@ -129,7 +129,7 @@ def fairness(
     lo, hi}}]. Cost and log_prob_cf are over valid recourses; a missing value is null.
     """
     from analysis.fairness_plot import save_fairness_figure
-    from engine.benchmarks import fairness as study
+    from engine.papers.icarma import fairness as study
 
     if not 0 < level < 1:
         raise typer.BadParameter(f"--level must be in (0, 1), got {level}")
@@ -173,8 +173,8 @@ def _run(recourse: Any, population: Any, method: str, n_boot: int, level: float,
          seed: int) -> dict[str, Any]:
     """The four assignments' recourse with a progress bar, then the bootstrap intervals of
     the disparities (exit 2: a model not trained, a group left empty)."""
-    from engine.benchmarks import disparities
-    from engine.benchmarks import fairness as study
+    from engine.papers.icarma import disparities
+    from engine.papers.icarma import fairness as study
 
     with Progress(
         TextColumn("[bold]{task.description}"),

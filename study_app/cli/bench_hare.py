@@ -149,12 +149,12 @@ def hare(
     (mean per person), queries_max (the most any person was asked: comparisons + accept
     questions, never above the budget), keep_incumbent, gamma, gamma_schedule, final_accept,
     iterations_reading, ground_truth, seconds}] (means
-    over seeds, sd across seeds; definitions in engine/benchmarks/hare.py); checks [{check,
+    over seeds, sd across seeds; definitions in engine/papers/hare/benchmark.py); checks [{check,
     passed, detail}] (the acceptance criteria);
     step_ms {steps, p50, p95, max}: one interactive HareSession step (restore, answer, next
     query, save).
     """
-    from engine.benchmarks.hare import HareBenchmarkConfig
+    from engine.papers.hare.benchmark import HareBenchmarkConfig
     from engine.recourse.base import RecourseContext
 
     sc = scenario_or_fail(scenario, json_out)
@@ -183,7 +183,7 @@ def hare(
 def _run(context: Any, config: Any) -> dict[str, Any]:
     """The benchmark with a progress line; exit 2 when an amortized base's artifact is
     missing."""
-    from engine.benchmarks.hare import run_hare_benchmark
+    from engine.papers.hare.benchmark import run_hare_benchmark
 
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=err) as progress:

@@ -90,8 +90,8 @@ def _run_with_progress(
     """The benchmark's rows on ``threads`` torch threads, with a progress bar on stderr
     (exit 2: a method is missing)."""
     from engine.artifacts import torch_threads
-    from engine.benchmarks.learned_world import truth_of
-    from engine.benchmarks.recourse import run_benchmark
+    from engine.papers.learned_world import truth_of
+    from engine.papers.recourse_benchmark import run_benchmark
     from engine.recourse import MethodUnavailableError, capabilities
 
     per_setting = len(config.methods) + (  # + the exact-world twins on a learned world
@@ -231,7 +231,7 @@ def recourse(
     plans applied in the true SCM, judged by the same decision model / the true density; else
     null). Undefined values are null.
     """
-    from engine.benchmarks.recourse import BenchmarkConfig
+    from engine.papers.recourse_benchmark import BenchmarkConfig
 
     world = scenario_or_fail(scenario, json_out)
     config = BenchmarkConfig(

@@ -1,7 +1,7 @@
 """Commands that use the iCARMA paper's trained models (`benchmark recourse`, `benchmark
 fairness`, the `reproduce` iCARMA targets): when some are missing, say which and how long
-training them takes (engine.paper_plan) and stop (exit 2), or with --train train them first
-(the seeds of a setup together, progress and time left on stderr)."""
+training them takes (engine.papers.icarma.plan) and stop (exit 2), or with --train train
+them first (the seeds of a setup together, progress and time left on stderr)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ from typing import Any
 
 import typer
 
+from engine.icarma_choices import PAPER_SEEDS
 from study_app.cli.output import fail
-
-PAPER_SEEDS = 10  # the paper's: 1000, 2000, ..., 10000
 
 
 def train_option() -> Any:
@@ -25,21 +24,15 @@ def train_option() -> Any:
 def benchmark_setups(
     methods: tuple[str, ...], training: str, elicitation: str, cost_profiles: tuple[str, ...]
 ) -> list[tuple[str, str]]:
-    """The paper-model setups a benchmark of ``methods`` loads (none unless a method that
-    loads iCARMA's models runs on the paper's; binary elicitation: the ranking model with the
-    constant profile)."""
-    from engine.recourse import METHODS, MethodUnavailableError, capabilities
+    """The paper-model setups a benchmark of ``methods`` loads
+    (engine.papers.icarma.models.benchmark_setups); exit 2 when a method is not installed."""
+    from engine.papers.icarma.models import benchmark_setups as setups_of
+    from engine.recourse import MethodUnavailableError
 
     try:
-        loads_icarma = any(a.startswith("icarma") for m in methods if m in METHODS
-                           for a in capabilities(m).artifacts)
+        return setups_of(methods, training, elicitation, cost_profiles)
     except MethodUnavailableError as e:  # a method not installed: before any work
         fail(e, 2)
-    if not loads_icarma or training != "paper":
-        return []
-    if elicitation == "binary":
-        return [("ranking", "constant")]
-    return [(elicitation, c) for c in cost_profiles]
 
 
 def offer_training(
@@ -53,23 +46,13 @@ def offer_training(
     changes: dict[str, Any] | None = None,
     selection_only: bool = True,
 ) -> None:
-    """Make sure the paper's models of ``setups`` (elicitation, cost profile) exist:
-    ``selection_only`` (what the benchmarks load): the best-seed selection of each setup,
-    trained with ``seeds`` seeds when missing; else every one of ``seeds`` seeds (what the
-    reproduce targets evaluate). Missing without ``train``: exit 2 with the estimate."""
-    from engine.artifact_store import read_metadata
-    from engine.paper_models import paper_model_name, training_tag
-    from engine.paper_plan import describe_plan, plan_paper_models
+    """Make sure the paper's models of ``setups`` (elicitation, cost profile) exist
+    (engine.papers.icarma.plan.missing_plans says which are missing, ``selection_only`` how
+    they count). Missing without ``train``: exit 2 with the estimate."""
+    from engine.papers.icarma.plan import describe_plan, missing_plans
 
-    tag = training_tag(changes)
-    setups = list(dict.fromkeys(setups))
-    if selection_only:
-        setups = [(e, c) for e, c in setups
-                  if read_metadata(scenario, paper_model_name(e, c, tag=tag)) is None]
-        if not setups:
-            return
-    plans = [p for p in plan_paper_models(scenario, setups, seeds, quick=quick, changes=changes)
-             if p.missing]
+    plans = missing_plans(scenario, setups, seeds, quick=quick, changes=changes,
+                          selection_only=selection_only)
     if not plans:
         return
     if not train:
@@ -89,4 +72,4 @@ def offer_training(
                        json_out=json_out)
 
 
-__all__ = ["PAPER_SEEDS", "benchmark_setups", "offer_training", "train_option"]
+__all__ = ["benchmark_setups", "offer_training", "train_option"]

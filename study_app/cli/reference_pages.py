@@ -25,7 +25,7 @@ API_PACKAGES: tuple[tuple[str, str], ...] = (
     ("engine", "Scenarios, world models, decision models, preferences, metrics, artifacts."),
     ("engine.recourse", "Recourse methods behind one interface."),
     ("engine.synthetic", "Synthetic participants whose hidden behaviour is set."),
-    ("engine.benchmarks", "Recourse, HARE and fairness benchmarks; paper reproductions."),
+    ("engine.papers", "Recourse, HARE and fairness benchmarks; paper reproductions."),
     ("data", "The store (DuckDB or PostgreSQL), export and import."),
     ("protocols", "What a study is (schema, validation) and how it proceeds (session)."),
     ("analysis", "Bayesian models, fits, reports and power."),

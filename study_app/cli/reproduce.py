@@ -14,17 +14,18 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from engine.benchmarks.reproduce_choices import CARMAS_CLAMP, REPRODUCE_SCENARIO
 from engine.icarma_choices import (
     CALIBRATED_VALIDITY_WEIGHT,
     DEFAULT_MASK_HEAD,
     PAPER_ACTION_SPACE,
+    PAPER_SEEDS,
     PAPER_VALIDITY_MULTIPLIER,
 )
+from engine.papers.reproduce_choices import CARMAS_CLAMP, REPRODUCE_SCENARIO
 from study_app.cli.apps import GROUND_TRUTH_HELP, ITERATIONS_READING_HELP, app, scenario_or_fail
 from study_app.cli.choices import FinalAccept, GammaSchedule, GroundTruth, IterationsReading
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
-from study_app.cli.paper_needs import PAPER_SEEDS, offer_training, train_option
+from study_app.cli.paper_needs import offer_training, train_option
 
 TABLE_WIDTH = 150  # the cell table: never squeeze it
 
@@ -93,26 +94,16 @@ def given_command(ctx: typer.Context) -> str:
 
 
 def _paper_models_of(config: Any, train: bool, json_out: bool) -> None:
-    """An iCARMA target in the paper's configuration needs every seed's model of its setups:
-    missing ones stop the run with the estimate (``--train``: train them first). --fast and
-    --quick runs train their short models as they go."""
-    if not config.target.startswith("icarma") or config.fast or config.quick:
-        return
-    from engine.benchmarks.paper_values import target_values
-    from engine.benchmarks.reproduce_variants import training_changes
-    from engine.recourse import capabilities
+    """The paper's models an iCARMA target evaluates (engine.papers.icarma.variants.
+    needed_models): missing ones stop the run with the estimate (``--train``: train them
+    first)."""
+    from engine.papers.icarma.variants import needed_models
 
-    if config.target == "icarma-fairness":
-        elicitation, profiles = "ranking", ["constant"]
-    else:
-        spec = target_values(config.target)
-        elicitation = spec["elicitation"]
-        # the trained (amortized) method of the table's rows: iCARMA
-        profiles = [r["cost_profile"] for r in spec["rows"]
-                    if capabilities(r["method"]).amortized]
-    offer_training(config.scenario, [(elicitation, c) for c in profiles], train=train,
-                   json_out=json_out, seeds=config.seeds or PAPER_SEEDS,
-                   changes=training_changes(config, elicitation), selection_only=False)
+    setups, changes = needed_models(config)
+    if setups:
+        offer_training(config.scenario, setups, train=train, json_out=json_out,
+                       seeds=config.seeds or PAPER_SEEDS, changes=changes,
+                       selection_only=False)
 
 
 _TARGET = typer.Argument(
@@ -131,7 +122,7 @@ _FAST = typer.Option(
     False, "--fast",
     help="Minutes instead of hours: one seed and 20 training epochs for iCARMA, the Oracle "
     "over 3 profile draws, 40 people x 2 seeds and 30 sampling steps for HARE (the "
-    "hare-table targets: see engine/benchmarks/hare_table_specs.py FAST_RUN). Not "
+    "hare-table targets: see engine/papers/hare/table_specs.py FAST_RUN). Not "
     "the paper's configuration.",
 )
 _N = typer.Option(
@@ -254,7 +245,7 @@ def reproduce(
     one paper-configured model per cost profile, best seed on validation, HARE within its
     budget). The Oracle, which has no seed, reports the mean over 10 draws of the profiles
     (3 with --fast; `seeds` in its cells counts the draws). Paper values and tolerances:
-    engine/benchmarks/paper_values.yaml. Trained models are cached (a second run reuses
+    engine/papers/paper_values.yaml. Trained models are cached (a second run reuses
     them). An iCARMA target in the paper's configuration whose models are missing stops and
     says how long training them takes (the seeds of a setup train together); --train
     trains them first. --fast and --quick runs train their short models as they go.
@@ -275,7 +266,7 @@ def reproduce(
     if truth != "shipped":
         raise typer.BadParameter("--truth applies to the tominaga target only",
                                  param_hint="--truth")
-    from engine.benchmarks.reproduce import TARGET_NAMES, ReproduceConfig
+    from engine.papers.reproduce import TARGET_NAMES, ReproduceConfig
 
     if target != "all" and target not in TARGET_NAMES:
         raise typer.BadParameter(
@@ -308,7 +299,7 @@ def _hare_configuration(ctx: typer.Context, hare: dict[str, Any], as_released: b
         raise ValueError("--as-released and --as-written name two configurations; give one")
     if not (as_released or as_written):
         return hare
-    from engine.benchmarks.reproduce_core import preset
+    from engine.papers.reproduce_core import preset
 
     given = {k: v for k, v in hare.items() if ctx.get_parameter_source(k).name != "DEFAULT"}
     return preset("as-released" if as_released else "as-written", **given)
@@ -331,7 +322,7 @@ def _run_one(config: Any, train: bool, json_out: bool, command: str) -> dict[str
     """One target run with a progress line (and its models trained first when asked), its
     result printed as it finishes (stderr under --json); ``command``: the command line as
     given, recorded in the run's configuration."""
-    from engine.benchmarks.reproduce import run_target
+    from engine.papers.reproduce import run_target
 
     name = config.target
     _paper_models_of(config, train, json_out)

@@ -4,7 +4,7 @@ Each file ``docs/reproductions/data/<target>.json`` is what ``recourse-study rep
 <target> [--fast] --json-file ...`` wrote (one target, or ``all``'s ``{targets: [...]}``);
 ``<target>-<variant>.json`` holds a run of a named variant (``hare-table1-as-released``),
 shown under that name. Every cell is judged again by the current rule
-(engine.benchmarks.cell_judging) and counted per table and metric with its misses named;
+(engine.papers.cell_judging) and counted per table and metric with its misses named;
 the index page also gets the options' defaults, read from ``ReproduceConfig``.
 ``recourse-study docs generate`` renders them into a block of each paper's page (the
 iCARMA targets into ``reproductions/icarma.md``, the HARE ones into ``hare.md``) and a
@@ -28,8 +28,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from engine.benchmarks.cell_judging import judged, summarize
-from engine.benchmarks.paper_values import target_values
+from engine.papers.cell_judging import judged, summarize
+from engine.papers.paper_values import target_values
 
 DATA_DIR = "reproductions/data"
 RUNS, DEFAULTS = "reproduce-runs", "reproduce-defaults"  # the generated blocks' names
@@ -95,7 +95,7 @@ def command(run: dict[str, Any]) -> str:
 
 def judged_cells(run: dict[str, Any]) -> list[dict[str, Any]]:
     """The run's cells, each judged against its own paper value by the tolerance the paper
-    values state now (engine.benchmarks.cell_judging)."""
+    values state now (engine.papers.cell_judging)."""
     return [judged(run["target"], c) for c in run["cells"]]
 
 
@@ -161,7 +161,7 @@ def run_markdown(run: dict[str, Any]) -> str:
                   "paper value):", "", *per_metric_markdown(counts)]
     if changed:
         lines += [f"**Stale**: {changed} paper value(s) of this run are no longer in "
-                  "`engine/benchmarks/paper_values.yaml`; run the target again.", ""]
+                  "`engine/papers/paper_values.yaml`; run the target again.", ""]
     for check in run.get("checks", []):
         mark = "PASS" if check["passed"] else "FAIL"
         lines.append(f"- {mark}: {check['claim']}: {check['detail']}")
@@ -203,7 +203,7 @@ def defaults_markdown() -> str:
     (``ReproduceConfig`` and ``OPTION_CHOICES``)."""
     from dataclasses import fields
 
-    from engine.benchmarks.reproduce_core import OPTION_CHOICES, ReproduceConfig
+    from engine.papers.reproduce_core import OPTION_CHOICES, ReproduceConfig
 
     defaults = {f.name: f.default for f in fields(ReproduceConfig)}
     lines = ["| option | what it sets | default | choices |", "| --- | --- | --- | --- |"]

@@ -131,7 +131,7 @@ def train(
     classifiers).
 
     With --icarma-training paper: the decision model, the flow and the iCARMA paper's models
-    (engine/paper_models.py). A setup's missing seeds train together as one batched ensemble
+    (engine/papers/icarma/models.py). A setup's missing seeds train together as one batched ensemble
     (--ensemble on; ten seeds in about the time three take one after another; the times:
     docs/benchmarks.md). The command states its estimate first and shows overall progress
     with the time left. --ensemble off trains one seed after another; different setups may

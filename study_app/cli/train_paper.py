@@ -4,7 +4,6 @@ timed side by side."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import typer
@@ -25,7 +24,7 @@ OVERALL = "all paper models"
 
 def check_setups(elicitations: tuple[str, ...], cost_profiles: tuple[str, ...]) -> None:
     """Exit 2 (BadParameter) on an unknown elicitation or cost profile."""
-    from engine.paper_models import PAPER_ELICITATIONS
+    from engine.papers.icarma.models import PAPER_ELICITATIONS
     from engine.preferences import COST_PROFILE_EXPONENTS
 
     for e in elicitations:
@@ -54,50 +53,29 @@ def train_paper_models(
     scenario: str, setups: list[tuple[str, str]], seeds: int, *, quick: bool, force: bool,
     ensemble: bool, changes: dict[str, Any] | None, json_out: bool,
 ) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
-    """Every setup's seeds and selection (engine.paper_models): the records, the selected
-    seeds, the plan (estimate before training)."""
-    from engine.artifacts import build_artifacts
-    from engine.paper_models import ensure_paper_models, paper_seeds
-    from engine.paper_plan import describe_plan, format_duration, plan_paper_models
+    """Every setup's seeds and selection (engine.papers.icarma.setups) with a bar per model
+    and an overall one: the records, the selected seeds, the plan (estimate before training)."""
+    from engine.artifact_plan import format_duration
+    from engine.papers.icarma.plan import describe_plan
+    from engine.papers.icarma.setups import prepare_setups, train_setups
 
     with paper_progress(json_out) as progress:
         report = task_reporter(progress)
-
-        build_artifacts(scenario, quick=quick, only=("decision", "flow"), progress=report)
-        plans = plan_paper_models(scenario, setups, seeds, quick=quick, changes=changes)
-        if force:  # everything is retrained
-            plans = [replace(p, missing=paper_seeds(seeds)) for p in plans]
+        plans = prepare_setups(scenario, setups, seeds, quick=quick, force=force,
+                               changes=changes, progress=report)
         estimate = sum(p.seconds(ensemble) for p in plans)
         if estimate:
             err.print(f"{describe_plan(plans, ensemble)}.")
         overall = progress.add_task(OVERALL, total=max(estimate, 1e-9),
                                     note=f"estimate {format_duration(estimate)}")
-        records: list[Any] = []
-        selected: dict[str, Any] = {}
-        before = 0.0
-        for plan in plans:
-            def setup_report(name: str, done: int, total: int, note: str, plan: Any = plan,
-                             before: float = before) -> None:
-                report(name, done, total, note)
-                if not name.startswith("icarma-paper") or not total or not plan.missing:
-                    return
-                share = done / total
-                if not ensemble:  # one seed's run: "...-s<seed>"
-                    seed = int(name.rsplit("-s", 1)[1])
-                    k = plan.missing.index(seed) if seed in plan.missing else 0
-                    share = (k + share) / len(plan.missing)
-                progress.update(overall, completed=before + share * plan.seconds(ensemble))
-
-            models = ensure_paper_models(
-                scenario, plan.elicitation, plan.cost_profile, seeds, quick=quick,
-                force=force, progress=setup_report, ensemble=ensemble, changes=changes,
-            )
-            before += plan.seconds(ensemble)
-            progress.update(overall, completed=before)
-            records += [*models.members, models.selected]
-            m = models.selected.metadata["metrics"]
-            selected[models.selected.name] = {"seed": m["selected_seed"],
-                                              "val_scores": m["val_scores"]}
+        trained = train_setups(
+            scenario, plans, seeds, quick=quick, force=force, ensemble=ensemble,
+            changes=changes, progress=report,
+            advance=lambda seconds: progress.update(overall, completed=seconds))
+    records = [r for models in trained for r in (*models.members, models.selected)]
+    selected = {m.selected.name: {"seed": m.selected.metadata["metrics"]["selected_seed"],
+                                  "val_scores": m.selected.metadata["metrics"]["val_scores"]}
+                for m in trained}
     plan_doc = {"estimate_seconds": estimate, "ensemble": ensemble,
                 "missing": {p.label: list(p.missing) for p in plans if p.missing}}
     return records, selected, plan_doc
@@ -107,8 +85,8 @@ def compare_paper_training(
     scenario: str, setups: list[tuple[str, str]], seeds: int, *, quick: bool,
     changes: dict[str, Any] | None, json_out: bool,
 ) -> list[dict[str, Any]]:
-    """Per setup both ways of training its seeds, timed (engine.benchmarks.training)."""
-    from engine.benchmarks.training import compare_training
+    """Per setup both ways of training its seeds, timed (engine.papers.icarma.training)."""
+    from engine.papers.icarma.training import compare_training
 
     results = []
     with paper_progress(json_out) as progress:

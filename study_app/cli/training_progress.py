@@ -28,8 +28,7 @@ def announce_training(console: Console, scenario: str, quick: bool,
                       force: bool = False) -> dict[str, float | None]:
     """Say which artifacts will be trained and the estimate (their training time when the
     shipped or the home's older copy was built); nothing when none will be. The plan."""
-    from engine.artifact_plan import training_plan
-    from engine.paper_plan import format_duration
+    from engine.artifact_plan import format_duration, training_plan
 
     plan = training_plan(scenario, quick, only, force=force)
     if plan:

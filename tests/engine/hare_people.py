@@ -9,8 +9,8 @@ import functools
 
 import torch
 
-from engine.benchmarks.recourse import rejected_population
 from engine.decision import BayesDecision
+from engine.papers.recourse_benchmark import rejected_population
 from engine.preferences import sample_profiles
 from engine.recourse import get_method
 from engine.recourse.base import RecourseContext

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from engine import artifacts
-from engine.benchmarks.recourse import rejected_population
+from engine.papers.recourse_benchmark import rejected_population
 from engine.recourse import capabilities, get_method
 from engine.recourse.base import RecourseContext
 from engine.scenarios import get_scenario

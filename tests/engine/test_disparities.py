@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from engine.benchmarks import disparities, fairness
+from engine.papers.icarma import disparities, fairness
 from engine.preferences import ActionabilityProfiles
 from engine.recourse.base import RecourseBatch
 from engine.scenarios import get_scenario

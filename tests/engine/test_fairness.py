@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from engine.benchmarks import disparities, fairness
 from engine.decision import BayesDecision
+from engine.papers.icarma import disparities, fairness
 from engine.recourse import get_method
 from engine.recourse.base import RecourseContext, RecourseMethod
 from engine.scenarios import get_scenario

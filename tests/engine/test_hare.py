@@ -9,13 +9,13 @@ import pytest
 import torch
 
 from engine import artifacts
-from engine.benchmarks.recourse import rejected_population
+from engine.papers.recourse_benchmark import rejected_population
 from engine.preferences import sample_profiles
 from engine.recourse import get_method
 from engine.recourse.base import RecourseContext
-from engine.recourse.hare import Hare
-from engine.recourse.hare_config import HareConfig
-from engine.recourse.hare_session import HareSession
+from engine.recourse.hare.config import HareConfig
+from engine.recourse.hare.method import Hare
+from engine.recourse.hare.session import HareSession
 from engine.recourse.shift_actions import allowed_mask, realize, shift_of
 from engine.scenarios import get_scenario
 from engine.synthetic.hare_people import SimulatedPeople
@@ -252,7 +252,7 @@ def test_the_incumbent_is_contender_zero_unless_dropped(ctx, people):
     """As the paper's released code runs (the default), the base plan, calibrated, is
     contender 0 beside the new candidates; keep_incumbent=False (Algorithm 4 as written)
     samples candidates around it but leaves it out of the tournament."""
-    from engine.recourse.hare_search import boundary_point_search
+    from engine.recourse.hare.search import boundary_point_search
 
     x, profiles = people
     x, profiles = x[:4], profiles[torch.arange(4)]
@@ -269,7 +269,7 @@ def test_the_incumbent_is_contender_zero_unless_dropped(ctx, people):
 def test_a_boundary_margin_keeps_calibrated_plans_approved(ctx, people):
     """BoundaryPointSearch ends on the boundary (logit about 0, float32 noise decides); with
     ``margin`` every calibrated favourable point keeps logit >= margin."""
-    from engine.recourse.hare_search import boundary_point_search, random_directions
+    from engine.recourse.hare.search import boundary_point_search, random_directions
     from engine.recourse.shift_actions import favourable_logit
 
     x, profiles = people

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from engine.recourse.base import RecourseContext
-from engine.recourse.hare import Hare
+from engine.recourse.hare.method import Hare
 from tests.engine.hare_people import ApproveAll, N, drive, people_and_base_plans
 
 MUTATION_WARM_UP = (people_and_base_plans,)
@@ -77,7 +77,7 @@ def test_state_round_trips_through_plain_data_mid_run(setup):
     question and, answered alike, the same end."""
     import json
 
-    from engine.recourse.hare_state import HareState
+    from engine.recourse.hare.state import HareState
 
     ctx, x, profiles = setup
     hare = Hare(ctx, "gs", budget=6, iterations=2, steps=5)
@@ -118,7 +118,7 @@ def test_state_round_trips_through_plain_data_mid_run(setup):
 
 
 def test_wrong_answers_and_configurations_are_named(setup):
-    from engine.recourse.hare_config import HareConfig
+    from engine.recourse.hare.config import HareConfig
 
     ctx, x, profiles = setup
     lenient = RecourseContext(ctx.scenario, ApproveAll())  # every pair is asked
@@ -187,7 +187,7 @@ def test_wrong_answers_and_configurations_are_named(setup):
 def _step_lengths(state) -> torch.Tensor:
     """(n, k) L2 lengths of the candidates' steps from r_{t-1} before calibration: gamma_t
     (ActionableSampling's directions are unit vectors)."""
-    from engine.recourse.hare_search import actionable_sampling
+    from engine.recourse.hare.search import actionable_sampling
 
     gen = torch.Generator().manual_seed(0)
     cand = actionable_sampling(state.context, state.x, state.incumbent, state.allowed,
@@ -218,7 +218,7 @@ def test_a_state_stored_without_the_schedule_fields_continues_as_it_ran(setup, b
     behaviour it ran with (halving gamma, no accept question after the last tournament)."""
     import json
 
-    from engine.recourse.hare_state import HareState
+    from engine.recourse.hare.state import HareState
 
     ctx, x, profiles = setup
     hare = Hare(ctx, "gs", budget=4, iterations=2, steps=2, gamma_schedule="halve",

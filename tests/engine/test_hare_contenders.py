@@ -1,5 +1,5 @@
 """What each iteration's tournament is made of in HARE's state machine
-(engine.recourse.hare_state): the incumbent as contender 0, the calibration of the contenders
+(engine.recourse.hare.state): the incumbent as contender 0, the calibration of the contenders
 or of the winner to the decision boundary (and its margin), the search settings, and machines
 whose searches wait (``defer``) to run together (``propose_all``), stored and restored in
 between (the exact Bayes decision rule: no trained artifact needed)."""
@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from engine.recourse.base import RecourseContext
-from engine.recourse.hare import Hare
-from engine.recourse.hare_search import boundary_point_search
-from engine.recourse.hare_state import HareState
+from engine.recourse.hare.method import Hare
+from engine.recourse.hare.search import boundary_point_search
+from engine.recourse.hare.state import HareState
 from engine.recourse.shift_actions import allowed_mask, favourable_logit, realize
 from tests.engine.hare_people import ApproveAll, N, people_and_base_plans
 
@@ -145,7 +145,7 @@ def test_machines_proposing_together_get_what_each_finds_alone(setup, base, keep
     searched together by propose_all get exactly the contenders, the calibrated first incumbent
     included, and the questions each finds alone; so do their next iterations. The decision
     model gets the calls it gets for the machines alone, each on one machine's rows
-    (engine.recourse.hare_search, groups): with a float32 network, rows judged beside another
+    (engine.recourse.hare.search, groups): with a float32 network, rows judged beside another
     machine's would come out other than alone."""
     ctx, x, profiles = setup
     model = _Calls(ctx.classifier)

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from engine.benchmarks.hare_metrics import plan_metrics
+from engine.papers.hare.metrics import plan_metrics
 
 
 class _Batch(SimpleNamespace):

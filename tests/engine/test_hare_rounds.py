@@ -1,4 +1,4 @@
-"""What T means in HARE's state machine (engine.recourse.hare_config, ``iterations_reading``):
+"""What T means in HARE's state machine (engine.recourse.hare.config, ``iterations_reading``):
 the paper's text (the default: T rounds of B // T questions, the incumbent and B // T - 1 new
 candidates, the accept question after each round) or its released code (rounds of T new
 candidates beside the incumbent, B // T of them, no accept question: B comparisons). Every
@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from engine.recourse.base import RecourseContext
-from engine.recourse.hare import Hare
-from engine.recourse.hare_config import LEGACY, HareConfig
-from engine.recourse.hare_state import HareState
+from engine.recourse.hare.config import LEGACY, HareConfig
+from engine.recourse.hare.method import Hare
+from engine.recourse.hare.state import HareState
 from tests.engine.hare_people import ApproveAll, N, drive, people_and_base_plans
 
 MUTATION_WARM_UP = (people_and_base_plans,)

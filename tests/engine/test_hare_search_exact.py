@@ -10,7 +10,7 @@ import torch
 from engine.artifacts import load_classifier
 from engine.recourse.adam_step import AdamStep
 from engine.recourse.base import RecourseContext
-from engine.recourse.hare_search import (
+from engine.recourse.hare.search import (
     actionable_sampling,
     diversity_loss,
     grouped_abduction,

@@ -8,7 +8,7 @@ import torch
 
 from engine.artifacts import load_classifier
 from engine.recourse.base import RecourseContext
-from engine.recourse.hare_search import actionable_sampling, boundary_point_search
+from engine.recourse.hare.search import actionable_sampling, boundary_point_search
 from engine.recourse.shift_actions import abduction, allowed_mask, realize
 from engine.scenarios import get_scenario
 
@@ -39,7 +39,7 @@ def test_realize_with_noise_equals_abducting_each_time():
 def test_hare_searches_unchanged_by_abducting_once(monkeypatch):
     """The candidate and boundary searches give bit-identical results with the noise
     computed once (as they run) and abducted at every step (``abduction`` disabled)."""
-    import engine.recourse.hare_search as hs
+    import engine.recourse.hare.search as hs
 
     ctx, x, allowed, _ = _setup()
     gamma = torch.full((6,), 0.5, dtype=torch.float64)

@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from engine import artifact_cache, artifacts
-from engine.benchmarks.recourse import rejected_population
+from engine.papers.recourse_benchmark import rejected_population
 from engine.preferences import ActionabilityProfiles
 from engine.recourse import get_method
-from engine.recourse.icarma_training import ICarmaConfig
+from engine.recourse.icarma.training import ICarmaConfig
 from tests.engine.scenario_profiles import context_of, profiles_of
 
 L, D, INC, S = 3, 4, 5, 6

@@ -9,11 +9,11 @@ import torch
 
 from engine import artifacts
 from engine.networks import mlp
-from engine.paper_models import ensure_paper_models
-from engine.recourse.icarma_config import ICarmaConfig
-from engine.recourse.icarma_ensemble import train_ensemble
-from engine.recourse.icarma_stacked import StackedMLP
-from engine.recourse.icarma_training import train_amortized
+from engine.papers.icarma.models import ensure_paper_models
+from engine.recourse.icarma.config import ICarmaConfig
+from engine.recourse.icarma.ensemble import train_ensemble
+from engine.recourse.icarma.stacked import StackedMLP
+from engine.recourse.icarma.training import train_amortized
 from engine.scenarios import get_scenario
 
 SEEDS = (1000, 2000, 3000)

@@ -10,15 +10,15 @@ import pytest
 import torch
 
 from engine import artifacts
-from engine.benchmarks.recourse import rejected_population
 from engine.decision import rejected_rows
-from engine.paper_models import ensure_paper_models, paper_model_name, paper_seeds
+from engine.papers.icarma.models import ensure_paper_models, paper_model_name, paper_seeds
+from engine.papers.recourse_benchmark import rejected_population
 from engine.preferences import CostProfile, sample_profiles
 from engine.recourse import get_method, option_names
 from engine.recourse.base import RecourseContext
-from engine.recourse.icarma import Carma, ICarma
-from engine.recourse.icarma_config import ICarmaConfig
-from engine.recourse.icarma_training import (
+from engine.recourse.icarma.config import ICarmaConfig
+from engine.recourse.icarma.method import Carma, ICarma
+from engine.recourse.icarma.training import (
     ProfileBatch,
     ValidityMultiplier,
     logit_margin,
@@ -89,7 +89,7 @@ class _Identity:
 
 @pytest.mark.parametrize("logit", [-3.0, 0.0, 0.02, 2.0])
 def test_the_hinge_is_on_2h_minus_1_with_margin_eps(loan, logit):
-    from engine.recourse.icarma_networks import AmortizedRecourse
+    from engine.recourse.icarma.networks import AmortizedRecourse
 
     x = loan.dataset["train"][0][:5].float()
     model = AmortizedRecourse(x.mean(0), x.std(0) + 1, loan.ranges, torch.tensor(loan.actionable))
@@ -139,7 +139,7 @@ def test_an_empty_mask_stays_empty_as_the_paper_unless_filled():
     """The paper deploys m = 1[l > 0] h (no action when every l <= 0); our option switches on
     the most probable actionable feature. The option keeps the fast models' fingerprints:
     ``to_dict`` omits it when True, the behaviour before it existed."""
-    from engine.recourse.icarma_networks import AmortizedRecourse
+    from engine.recourse.icarma.networks import AmortizedRecourse
 
     logits = torch.tensor([[-1.0, -0.2, -3.0, 0.5], [-1.0, -0.2, -3.0, -0.1]])
     hard = torch.tensor([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]])
@@ -157,7 +157,7 @@ def test_carmas_mask_head_samples_by_the_log_odds_and_deploys_by_the_on_logit():
     """CARMA's mask network outputs (off, on) logits per feature: the Gumbel sample and the KL
     term see phi_on - phi_off, the deployed mask 1[phi_on > 0] (its code's eval rule), which
     differs from 1[phi_on > phi_off] wherever the two logits share a sign."""
-    from engine.recourse.icarma_networks import AmortizedRecourse
+    from engine.recourse.icarma.networks import AmortizedRecourse
 
     g, d = 4, 7
     model = AmortizedRecourse(torch.zeros(d), torch.ones(d), torch.ones(d),
@@ -191,7 +191,7 @@ def test_training_never_moves_the_carma_heads_sum_of_logits(loan):
     """Why CARMA's deployed mask differs from 1[l > 0]: the loss's gradients on phi_on and
     phi_off are opposite, so Adam leaves the head's sum weights at their initial values while
     the difference (the log-odds) learns."""
-    from engine.recourse.icarma_networks import AmortizedRecourse
+    from engine.recourse.icarma.networks import AmortizedRecourse
 
     x = loan.dataset["train"][0][:32].float()
     model = AmortizedRecourse(x.mean(0), x.std(0), loan.ranges, torch.tensor(loan.actionable),
@@ -302,7 +302,7 @@ def test_the_latent_shift_action_space_clamps_its_shifts_and_states_the_flows_va
     """CARMA's action space: the action network's outputs are shifts of the flow's noise,
     clamped to the model's shift bounds; the plan's values are the counterfactual's on the
     masked features, x elsewhere."""
-    from engine.recourse.icarma_networks import AmortizedRecourse
+    from engine.recourse.icarma.networks import AmortizedRecourse
 
     d, g = 7, 4
     model = AmortizedRecourse(torch.zeros(d), torch.ones(d), torch.ones(d),

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from engine.artifacts import load_classifier, load_flow
-from engine.benchmarks.learned_world import exact_evaluation
-from engine.benchmarks.recourse import BenchmarkConfig, rejected_population, run_benchmark
 from engine.flow_scm import FlowSCM, world_model
+from engine.papers.learned_world import exact_evaluation
+from engine.papers.recourse_benchmark import BenchmarkConfig, rejected_population, run_benchmark
 from engine.recourse import build_method
 from engine.recourse.base import RecourseContext
 from engine.scenarios import get_scenario
@@ -74,7 +74,7 @@ def test_benchmark_judges_learned_plans_by_the_truth(learned: Path) -> None:
     # judging the learned plans by the truth: recompute one figure by hand
     x = rejected_population(s, classifier, 15)
     oracle = build_method("oracle", RecourseContext(s, classifier), bins=6)
-    from engine.benchmarks.recourse import constraint_profiles
+    from engine.papers.recourse_benchmark import constraint_profiles
 
     batch = oracle.recourse(x, constraint_profiles(s, "all", config, 15))
     truth = get_scenario("loan").scm

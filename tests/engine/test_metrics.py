@@ -181,7 +181,7 @@ def test_the_papers_hap_counts_valid_recourses_and_one_feature_people():
     whose x' changes their least-preferred actionable feature (a consequence counts; a
     person with one actionable feature counts, it is their least preferred); an invalid
     recourse is left out, not counted as 0."""
-    from engine.benchmarks.recourse import hap_paper, hap_profile, rejected_population
+    from engine.papers.recourse_benchmark import hap_paper, hap_profile, rejected_population
 
     loan = get_scenario("loan")
     ctx = RecourseContext(loan, BayesDecision(loan), cost_profile=CostProfile("linear"))

@@ -1,16 +1,11 @@
-"""The training estimate of the paper's models (engine.paper_plan)."""
+"""The training estimate of the paper's models (engine.papers.icarma.plan)."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.paper_plan import (
-    MEMBER_SHARE,
-    STEP_SECONDS,
-    SetupPlan,
-    describe_plan,
-    format_duration,
-)
+from engine.artifact_plan import format_duration
+from engine.papers.icarma.plan import MEMBER_SHARE, STEP_SECONDS, SetupPlan, describe_plan
 
 
 def test_seeds_trained_together_cost_one_step_plus_a_share_per_further_seed():

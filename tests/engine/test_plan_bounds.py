@@ -12,9 +12,9 @@ import torch
 from engine.decision import BayesDecision
 from engine.recourse import PlanRules, plan_rules
 from engine.recourse.base import RecourseContext
-from engine.recourse.hare_config import HareConfig
-from engine.recourse.hare_state import HareState
-from engine.recourse.oracle_grid import ActionGrid
+from engine.recourse.hare.config import HareConfig
+from engine.recourse.hare.state import HareState
+from engine.recourse.oracle.grid import ActionGrid
 from engine.recourse.plan_bounds import DEFAULT_RELATIVE, DEFAULT_SPREAD, Bound, box
 from engine.recourse.shift_actions import realize
 from engine.recourse.targets import realize_targets

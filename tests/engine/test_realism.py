@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from engine.benchmarks.recourse import rejected_population
 from engine.decision import BayesDecision
+from engine.papers.recourse_benchmark import rejected_population
 from engine.preferences import sample_profiles
 from engine.recourse import get_method, realism
 from engine.recourse.base import RecourseContext

@@ -13,11 +13,11 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from engine.benchmarks.paper_values import paper_values, target_values, tolerance
-from engine.benchmarks.reproduce import TARGET_NAMES, TARGETS, ReproduceConfig, run_target
-from engine.benchmarks.reproduce_core import Cell
-from engine.benchmarks.reproduce_icarma import FAST_ORACLE_DRAWS, World
 from engine.icarma_choices import CALIBRATED_VALIDITY_WEIGHT
+from engine.papers.icarma.reproduce import FAST_ORACLE_DRAWS, World
+from engine.papers.paper_values import paper_values, target_values, tolerance
+from engine.papers.reproduce import TARGET_NAMES, TARGETS, ReproduceConfig, run_target
+from engine.papers.reproduce_core import Cell
 from study_app.cli import app
 
 
@@ -54,7 +54,7 @@ def test_cells_are_judged_against_their_own_value_not_the_papers_range():
 
 
 def test_a_summary_counts_each_metric_and_names_its_misses():
-    from engine.benchmarks.cell_judging import cell_tolerance, judged, summarize
+    from engine.papers.cell_judging import cell_tolerance, judged, summarize
 
     cells = [Cell("Table 1", f"ANN wachter {d}", "base", "GTP", paper, ours, tolerance=0.05)
              .judge().to_dict() for d, paper, ours in (("adult", 0.93, 0.90),
@@ -77,9 +77,9 @@ def test_a_summary_counts_each_metric_and_names_its_misses():
 
 
 def test_the_reproductions_run_on_carmas_classifier_recipe_and_name_their_variants():
-    from engine.benchmarks.reproduce_choices import REPRODUCE_SCENARIO
-    from engine.benchmarks.reproduce_icarma import training_changes
-    from engine.paper_models import training_tag
+    from engine.papers.icarma.models import training_tag
+    from engine.papers.icarma.reproduce import training_changes
+    from engine.papers.reproduce_choices import REPRODUCE_SCENARIO
 
     assert ReproduceConfig("icarma-table1").scenario == REPRODUCE_SCENARIO == (
         "loan-carma-reference")
@@ -247,7 +247,7 @@ def test_the_hare_tables_hold_the_papers_cells():
     """Tables 1-4 of HARE as transcribed: every classifier x base x data
     set of Table 1 but CLUE on Adult (no number in the paper), Tables 2 and 3 as the
     budget / iteration studies, Table 4's classical metrics."""
-    from engine.benchmarks.hare_table_specs import PAPER_BASES, SPECS, paper_table
+    from engine.papers.hare.table_specs import PAPER_BASES, SPECS, paper_table
 
     t1 = paper_table("hare-table1")
     assert set(t1) == {"ann", "lr"} and all(set(t1[c]) == set(PAPER_BASES) for c in t1)
@@ -274,7 +274,7 @@ def test_a_hare_table_runs_on_what_exists_and_names_what_is_missing(trained_home
     (test_reproduce_slow.py)."""
     from dataclasses import replace
 
-    from engine.benchmarks import reproduce_hare_tables as tables
+    from engine.papers.hare import reproduce_tables as tables
 
     spec = replace(tables.SPECS["hare-table1"], bases=("wachter", "gs", "no-such-base"))
     monkeypatch.setitem(tables.SPECS, "hare-table1", spec)
@@ -303,7 +303,7 @@ def test_the_hare_tables_credit_column_is_gmsc_and_missing_until_fetched(tmp_pat
     """The paper's GiveMeSomeCredit column runs the gmsc scenario; without its fetched file
     the column is a missing cell naming the command that fetches it (the others run)."""
     import engine.scenarios
-    from engine.benchmarks.reproduce_hare_tables import PAPER_DATASETS, grid
+    from engine.papers.hare.reproduce_tables import PAPER_DATASETS, grid
 
     assert PAPER_DATASETS["credit"] == "gmsc"
     datasets, missing = grid(ReproduceConfig("hare-table1"))
@@ -322,7 +322,7 @@ def test_drop_incumbent_reaches_every_hare_run_and_the_config(trained_home, monk
     paper's released code)."""
     from dataclasses import replace
 
-    from engine.benchmarks import reproduce_hare_tables as tables
+    from engine.papers.hare import reproduce_tables as tables
 
     spec = replace(tables.SPECS["hare-table1"], bases=("wachter",))
     monkeypatch.setitem(tables.SPECS, "hare-table1", spec)
@@ -342,7 +342,7 @@ def test_the_codes_reading_of_t_reaches_every_hare_run_and_the_config(trained_ho
     B = 30: six rounds of five new candidates; tests/engine/test_hare_rounds.py)."""
     from dataclasses import replace
 
-    from engine.benchmarks import reproduce_hare_tables as tables
+    from engine.papers.hare import reproduce_tables as tables
 
     spec = replace(tables.SPECS["hare-table1"], bases=("wachter",))
     monkeypatch.setitem(tables.SPECS, "hare-table1", spec)
@@ -362,8 +362,8 @@ def test_the_named_hare_configurations_set_their_options_and_name_themselves(tra
     otherwise is refused, naming the clash."""
     from dataclasses import replace
 
-    from engine.benchmarks import reproduce_hare_tables as tables
-    from engine.benchmarks.stored_runs import stale_reasons
+    from engine.papers.hare import reproduce_tables as tables
+    from engine.papers.stored_runs import stale_reasons
 
     spec = replace(tables.SPECS["hare-table1"], bases=("wachter",))
     monkeypatch.setitem(tables.SPECS, "hare-table1", spec)

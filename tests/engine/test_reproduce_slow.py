@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.benchmarks.paper_values import target_values
-from engine.benchmarks.reproduce import TARGET_NAMES
-from engine.benchmarks.reproduce_choices import REPRODUCE_SCENARIO
+from engine.papers.paper_values import target_values
+from engine.papers.reproduce import TARGET_NAMES
+from engine.papers.reproduce_choices import REPRODUCE_SCENARIO
 from tests.cli_process import cli_json
 
 REPO = Path(__file__).resolve().parents[2]

@@ -153,7 +153,7 @@ def test_editing_a_base_file_reloads_the_scenarios_that_extend_it(tmp_path: Path
 
 
 def test_the_oracle_refuses_a_pool_world_clearly() -> None:
-    from engine.benchmarks.recourse import BenchmarkConfig, build_methods
+    from engine.papers.recourse_benchmark import BenchmarkConfig, build_methods
     from engine.recourse import MethodUnavailableError
 
     s = get_scenario(str(FILES / "pool_world.yaml"))

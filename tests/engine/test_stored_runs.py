@@ -1,6 +1,6 @@
 """The stored reproduction runs (docs/reproductions/data) describe what the current code runs:
 a run whose config lacks an option the code records, or that was made with an older default,
-is stale (engine.benchmarks.stored_runs)."""
+is stale (engine.papers.stored_runs)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.benchmarks.stored_runs import recorded_defaults, stale_reasons
+from engine.papers.stored_runs import recorded_defaults, stale_reasons
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "docs" / "reproductions" / "data"
@@ -56,7 +56,7 @@ def test_a_named_variant_is_not_stale_and_an_unnamed_one_is() -> None:
 
 
 def test_the_defaults_a_run_records_are_the_codes() -> None:
-    from engine.recourse.hare_config import HareConfig
+    from engine.recourse.hare.config import HareConfig
 
     hare = recorded_defaults("hare-table1")
     assert hare["keep_incumbent"] is HareConfig.keep_incumbent

@@ -1,5 +1,5 @@
 """The HARE pages of a session, against a minimal fake interactive method (the session
-contract of engine.recourse.hare_session; this checks the study's side: pages, storage in
+contract of engine.recourse.hare.session; this checks the study's side: pages, storage in
 comparisons, resume mid-interaction, final + base plans)."""
 
 from __future__ import annotations

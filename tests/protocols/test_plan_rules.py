@@ -11,7 +11,7 @@ import torch
 
 from data.store import Store
 from engine.recourse import PlanRules, plan_rules
-from engine.recourse.hare_search import actionable_sampling
+from engine.recourse.hare.search import actionable_sampling
 from protocols.definition.schema import load_protocol
 from protocols.running.plan_audit import audit
 from study_app.simulator import simulate

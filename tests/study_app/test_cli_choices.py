@@ -20,9 +20,9 @@ from data.accounts import ROLES
 from data.export import FORMATS
 from engine.artifact_builders import CLASSIFIERS
 from engine.preferences import ELICITATIONS, SCORE_SAMPLINGS
-from engine.recourse.hare_config import FINAL_ACCEPT, GAMMA_SCHEDULES, ITERATIONS_READINGS
-from engine.recourse.icarma_config import TRAININGS
-from engine.recourse.oracle_grid import GRIDS
+from engine.recourse.hare.config import FINAL_ACCEPT, GAMMA_SCHEDULES, ITERATIONS_READINGS
+from engine.recourse.icarma.config import TRAININGS
+from engine.recourse.oracle.grid import GRIDS
 from engine.synthetic.hare_truth import GROUND_TRUTHS
 from study_app.cli import choices
 

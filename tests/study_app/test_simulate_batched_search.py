@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from data.store import Store
-from engine.recourse.hare_state import HareState
+from engine.recourse.hare.state import HareState
 from protocols.definition.schema import parse_protocol
 from study_app.simulator import simulate
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.benchmarks.recourse import rejected_population
 from engine.decision import BayesDecision
+from engine.papers.recourse_benchmark import rejected_population
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import math
 import torch
 
 from engine.preferences import ActionabilityProfiles
-from engine.recourse.oracle_grid import BlockTable, PersonTables
+from engine.recourse.oracle.grid import BlockTable, PersonTables
 from engine.scenarios.loan import FEATURES
 from engine.scm import StructuralCausalModel
 

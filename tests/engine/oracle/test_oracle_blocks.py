@@ -12,8 +12,7 @@ import torch
 
 from engine.preferences import CostProfile
 from engine.recourse.base import RecourseContext
-from engine.recourse.oracle import CausalOracle
-from engine.recourse.oracle_grid import (
+from engine.recourse.oracle.grid import (
     ActionGrid,
     BlockTable,
     PersonTables,
@@ -22,6 +21,7 @@ from engine.recourse.oracle_grid import (
     build_tables,
     reference_grid_search,
 )
+from engine.recourse.oracle.method import CausalOracle
 from engine.scenarios import get_scenario
 from engine.scenarios.loan import FEATURES
 from tests.engine.oracle.oracle_worlds import INC, Approves, D, IndependentWorld, L, S

@@ -15,8 +15,8 @@ import torch
 
 from engine.metrics import action_cost
 from engine.recourse.base import RecourseContext
-from engine.recourse.oracle import CausalOracle
-from engine.recourse.oracle_grid import PLAUSIBILITY_MARGIN
+from engine.recourse.oracle.grid import PLAUSIBILITY_MARGIN
+from engine.recourse.oracle.method import CausalOracle
 from tests.engine.oracle.oracle_worlds import INC, Approves, D, L, S, cost_tables, manual_profiles
 from tests.engine.scenario_profiles import context_of, profiles_of
 
@@ -115,7 +115,7 @@ def test_ranked_within_picks_ranks_within_each_group():
     """The selection helper of ``candidates``: the k lowest keys of every group, or the entry
     at rank round(q (size - 1) / (c' - 1)), c' = min(c, size), of every group with q < c';
     equal keys keep their order of position."""
-    from engine.recourse.oracle import _ranked_within
+    from engine.recourse.oracle.method import _ranked_within
 
     group = torch.tensor([2, 0, 0, 1, 0, 0, 0, 1, 3, 3, 3])
     key = torch.tensor([5.0, 4.0, 1.0, 9.0, 3.0, 1.0, 7.0, 2.0, 6.0, 6.0, 0.5])

@@ -14,8 +14,8 @@ import torch
 
 from engine.preferences import ActionabilityProfiles, CostProfile
 from engine.recourse.base import RecourseContext
-from engine.recourse.oracle import CausalOracle
-from engine.recourse.oracle_grid import PLAUSIBILITY_MARGIN
+from engine.recourse.oracle.grid import PLAUSIBILITY_MARGIN
+from engine.recourse.oracle.method import CausalOracle
 from tests.engine.oracle.oracle_worlds import (
     INC,
     Approves,
@@ -125,7 +125,7 @@ def test_pruning_and_admission_follow_the_plausibility_rule_at_its_margin(loan, 
     not x). The tables drop exactly the available options that no available partner of the
     same person makes plausible, and the search admits exactly the plausible non-empty plans:
     at the margin itself too. Without the constraint nothing is pruned."""
-    import engine.recourse.oracle as oracle_module
+    import engine.recourse.oracle.method as oracle_module
 
     m, inf = PLAUSIBILITY_MARGIN, math.inf
     w1 = [[0.0, 1.0, 2.0, inf], [0.0, 1.0, 2.0, 3.0], [0.0, 1.0, 2.0, 3.0], [0.0, 1.0, 2.0, 3.0]]

@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from engine.recourse import get_method
-from engine.recourse.oracle import CausalOracle
-from engine.recourse.oracle_grid import ActionGrid, build_tables
-from engine.recourse.oracle_range import cost_ranges, grid_bounds
+from engine.recourse.oracle.grid import ActionGrid, build_tables
+from engine.recourse.oracle.grid_range import cost_ranges, grid_bounds
+from engine.recourse.oracle.method import CausalOracle
 from engine.scenarios.loan import FEATURES
 from tests.engine.oracle.oracle_worlds import INC, D, L, S
 from tests.engine.scenario_profiles import context_of

@@ -13,12 +13,12 @@ import math
 import pytest
 import torch
 
-from engine.benchmarks.recourse import rejected_population
 from engine.metrics import action_cost
+from engine.papers.recourse_benchmark import rejected_population
 from engine.preferences import CostProfile
 from engine.recourse.base import RecourseContext
-from engine.recourse.oracle import CausalOracle
-from engine.recourse.oracle_grid import PLAUSIBILITY_MARGIN, ActionGrid, reference_grid_search
+from engine.recourse.oracle.grid import PLAUSIBILITY_MARGIN, ActionGrid, reference_grid_search
+from engine.recourse.oracle.method import CausalOracle
 from tests.engine.oracle.oracle_worlds import Approves, D, L, cost_tables
 from tests.engine.scenario_profiles import context_of, profiles_of
 
@@ -81,7 +81,7 @@ def test_optimum_equals_brute_force(loan, clf, people, k, cost_profile, plausibi
 def test_the_dearest_pair_is_not_lost_to_rounding(loan, clf):
     """With two features on a coarse grid the only valid plan is often the dearest pair, whose
     cost a_i + b_k is the search's upper bound: b_k <= top - a_i can fail by float rounding."""
-    from engine.benchmarks.recourse import BenchmarkConfig, constraint_profiles
+    from engine.papers.recourse_benchmark import BenchmarkConfig, constraint_profiles
 
     x = rejected_population(loan, clf, 60)
     profiles = constraint_profiles(loan, "2", BenchmarkConfig(n=60, bins=8), 60)
@@ -278,7 +278,7 @@ def test_first_minimum_is_each_persons_earliest_cheapest_entry():
     """The search's pick per person: the position of its cheapest entry, the earliest one
     among equal costs (so the plan found does not depend on tensor internals), and -1 for a
     person without entries."""
-    from engine.recourse.oracle import _first_minimum
+    from engine.recourse.oracle.method import _first_minimum
 
     person = torch.tensor([2, 0, 2, 0, 0, 2])
     cost = torch.tensor([3.0, 5.0, 1.0, 4.0, 4.0, 1.0], dtype=torch.float64)
@@ -288,7 +288,7 @@ def test_first_minimum_is_each_persons_earliest_cheapest_entry():
 
 
 def test_selected_pairs_keep_every_field_row_by_row():
-    from engine.recourse.oracle import _Pairs
+    from engine.recourse.oracle.method import _Pairs
 
     f64 = torch.float64
     pairs = _Pairs(torch.tensor([0, 0, 1]), torch.tensor([1, 2, 3]), torch.tensor([4, 5, 6]),
