@@ -37,10 +37,6 @@ PRIORS: tuple[tuple[str, str, tuple[float, ...], str], ...] = (
     ("sigma_y", "HalfNormal", (2.0,), "residual sd (Gaussian GAMM)"),
 )
 
-ORDINAL_FORMULA = ("P(y_r <= k) = logistic(c_k - eta_r), eta_r = f(d_r) + beta_s s_r + "
-                   "beta_v v_r + gamma_arm + u_p + b_p (d_r - mean d)")
-GAMM_FORMULA = ("y_r ~ Normal(alpha + f(d_r) + g_p(d_r) + beta_s s_r + beta_v v_r + "
-                "gamma_arm + u_p, sigma_y)")
 DIRECTION = {"distance": "changes with the plan's distance {d} (the smooth f of {d} is not "
                          "flat)",
              "satisfaction": "changes with the share of the participant's stated "
@@ -104,18 +100,9 @@ def analysis_plan(protocol: Protocol, sampler: dict[str, Any], gaussian: bool,
     extra = f", with {' and '.join(terms)} terms" if terms else ""
     models = []
     for spec in plan_models(distance, gaussian):
-        ordinal = spec.likelihood == "ordinal"
-        words = (f"hierarchical cumulative-logit model of the 7-point {spec.outcome} rating "
-                 f"on a penalized spline of {spec.distance}{extra} and per-participant "
-                 "random intercepts and slopes"
-                 if ordinal else
-                 f"Gaussian GAMM of the {spec.outcome} rating on a spline of {spec.distance} "
-                 f"{extra} and per-participant random intercepts and random smooth "
-                 "deviations (the reference study's Eq. 4)")
         models.append({"name": spec.name, "outcome": spec.outcome, "distance": spec.distance,
-                       "likelihood": spec.likelihood,
-                       "formula": ORDINAL_FORMULA if ordinal else GAMM_FORMULA,
-                       "words": words})
+                       "likelihood": spec.likelihood, "formula": spec.family.formula,
+                       "words": spec.family.describe(spec.outcome, spec.distance, extra)})
     priors = [{"parameter": n, "distribution": f"{d}({', '.join(f'{p:g}' for p in ps)})",
                "meaning": m} for n, d, ps, m in PRIORS]
     text = [f"Main distance: {distance} (the protocol's plan design)."]
