@@ -42,14 +42,16 @@ from analysis import fit as fitting
 from analysis.families import FAMILIES, ModelFamily
 from analysis.model_data import ModelData
 
-Shape = tuple[str, int, int, int, tuple[str, ...]]
+Shape = tuple[str, int, int, int, tuple[str, ...], tuple[tuple[str, int], ...]]
 
 
 def shape_of(data: ModelData, family: str) -> Shape:
-    """(family, participants, arms, basis functions, terms) of the module docstring."""
+    """(family, participants, arms, basis functions, terms, the size of every dimension of
+    the family's model) of the module docstring."""
     assert data.basis is not None
+    dims = tuple(sorted((name, len(v)) for name, v in FAMILIES[family].coords(data).items()))
     return (family, len(data.participants), len(data.arms), data.basis.k,
-            tuple(data.terms))
+            tuple(data.terms), dims)
 
 
 def padded(data: ModelData, participants: int) -> ModelData:

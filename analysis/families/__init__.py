@@ -55,9 +55,11 @@ class Catalogue(Mapping[str, ModelFamily]):
         try:
             return self._by_name[name]
         except KeyError:
-            raise UnknownFamilyError(
-                f"unknown model family {name!r}; known: {', '.join(sorted(self._by_name))}"
-            ) from None
+            raise UnknownFamilyError(self.unknown(name)) from None
+
+    def unknown(self, name: str) -> str:
+        """The message for an unknown family ``name``: it and the known names."""
+        return f"unknown model family {name!r}; known: {', '.join(sorted(self._by_name))}"
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._by_name)
