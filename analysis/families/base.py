@@ -36,6 +36,16 @@ if TYPE_CHECKING:
 
 HDI = 0.94  # central coefficient intervals (ArviZ's default level)
 Group = Literal["effect", "arm", "variance", "cutpoint", "intercept"]
+# (PyMC name, distribution, parameters, what it is): a prior as a preregistration states it
+Prior = tuple[str, str, tuple[float, ...], str]
+SHARED_PRIORS: tuple[Prior, ...] = (
+    ("sigma_f", "HalfNormal", (1.0,), "random-walk scale of the smooth f of the distance"),
+    ("z_f", "Normal", (0.0, 1.0), "standardized increments of f"),
+    ("beta", "Normal", (0.0, 1.5), "satisfaction and violation coefficients"),
+    ("gamma_raw", "Normal", (0.0, 1.0), "arm effects (all arms but the first)"),
+    ("sigma_u", "HalfNormal", (2.0,), "participants' random intercepts' sd"),
+    ("z_u", "Normal", (0.0, 1.0), "standardized random intercepts"),
+)
 
 
 @dataclass(frozen=True)
@@ -111,6 +121,10 @@ class ModelFamily:
     predictive_check: ClassVar[bool] = False
     matches_mgcv: ClassVar[bool] = False
     variances: ClassVar[tuple[str, ...]] = ("sigma_u", "sigma_b", "sigma_f")
+    deviation_priors: ClassVar[tuple[Prior, ...]] = (
+        ("sigma_b", "HalfNormal", (1.0,), "participants' random slopes' sd (ordinal)"),
+        ("z_b", "Normal", (0.0, 1.0), "standardized random slopes (ordinal)"))
+    own_priors: ClassVar[tuple[Prior, ...]] = ()
     report_note: ClassVar[str] = ""
     section_title: ClassVar[str] = ""  # the report section's title (default: ``title``)
 
@@ -201,6 +215,10 @@ class ModelFamily:
                 keep_probabilities: bool) -> None:
         """The likelihood of ``x["y_observed"]`` given ``eta``, as the observed RV ``y``."""
         raise NotImplementedError
+
+    def priors(self) -> tuple[Prior, ...]:
+        """Every free parameter's prior (checked against the built model by the tests)."""
+        return SHARED_PRIORS + self.deviation_priors + self.own_priors
 
     # -- its results -------------------------------------------------------------------
     def coefficients(self, data: ModelData, posterior: Any) -> list[Coefficient]:

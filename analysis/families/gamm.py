@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from analysis.families.base import Coefficient
+from analysis.families.base import Coefficient, Prior
 from analysis.families.gaussian import GaussianFamily
 from analysis.model_data import ModelData
 
@@ -38,6 +38,10 @@ class GammFamily(GaussianFamily):
     default: ClassVar[bool] = True
     matches_mgcv: ClassVar[bool] = True
     variances: ClassVar[tuple[str, ...]] = ("sigma_u", "sigma_f", "sigma_y")
+    deviation_priors: ClassVar[tuple[Prior, ...]] = (
+        ("sigma_s", "HalfNormal", (1.0,), "per-basis-function sd of each participant's smooth "
+                                          "deviation (Gaussian GAMM)"),
+        ("w_s", "Normal", (0.0, 1.0), "standardized smooth deviations (Gaussian GAMM)"))
     report_note: ClassVar[str] = (
         "Ratings as continuous, random intercepts and per-participant random deviations of "
         "the smooth (sigma_s[k]: their spread per basis function); the smooth is on the "

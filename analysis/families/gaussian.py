@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from analysis.families.base import Coefficient, ModelFamily
+from analysis.families.base import Coefficient, ModelFamily, Prior
 from analysis.model_data import ModelData
 
 
@@ -28,6 +28,9 @@ class GaussianFamily(ModelFamily):
                             "{distance}{extra} and per-participant random intercepts and slopes")
     scale: ClassVar[Any] = "rating"
     variances: ClassVar[tuple[str, ...]] = ("sigma_u", "sigma_b", "sigma_f", "sigma_y")
+    own_priors: ClassVar[tuple[Prior, ...]] = (
+        ("alpha", "Normal", (4.0, 2.0), "intercept (Gaussian GAMM)"),
+        ("sigma_y", "HalfNormal", (2.0,), "residual sd (Gaussian GAMM)"))
     report_note: ClassVar[str] = (
         "Ratings as continuous, random intercepts and slopes per participant; the smooth is "
         "on the rating scale, centred, with 95% bands.")

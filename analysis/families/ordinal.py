@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from analysis.families.base import Coefficient, Fitted, ModelFamily
+from analysis.families.base import Coefficient, Fitted, ModelFamily, Prior
 from analysis.model_data import ModelData
 from engine.synthetic.rating_model import OutcomeModel
 
@@ -42,6 +42,9 @@ class OrdinalFamily(ModelFamily):
     default: ClassVar[bool] = True
     pointwise_loo: ClassVar[bool] = True
     predictive_check: ClassVar[bool] = True
+    own_priors: ClassVar[tuple[Prior, ...]] = (
+        ("cut_first", "Normal", (-2.5, 3.0), "first cut point c_1 (ordinal)"),
+        ("cut_gaps", "HalfNormal", (2.0,), "gaps c_k - c_(k-1) (ordinal)"))
 
     def observed(self, data: ModelData) -> np.ndarray:
         """The ratings as 0..6."""

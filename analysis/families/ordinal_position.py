@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from analysis.families.base import Coefficient, Fitted, ReportSection
+from analysis.families.base import Coefficient, Fitted, Prior, ReportSection
 from analysis.families.ordinal import OrdinalFamily
 from analysis.model_data import AnalysisDataError, ModelData
 
@@ -44,6 +44,9 @@ class OrdinalPositionFamily(OrdinalFamily):
     pointwise_loo: ClassVar[bool] = False
     predictive_check: ClassVar[bool] = False
     variances: ClassVar[tuple[str, ...]] = ("sigma_u", "sigma_b", "sigma_f", "sigma_v")
+    own_priors: ClassVar[tuple[Prior, ...]] = OrdinalFamily.own_priors + (
+        ("sigma_v", "HalfNormal", (1.0,), "sd of the intercepts per position shown"),
+        ("z_v", "Normal", (0.0, 1.0), "standardized intercepts per position shown"))
     report_note: ClassVar[str] = (
         "The ordinal model with a random intercept v_j per position a plan was shown at, "
         "crossed with the participants' (sigma_v: their spread; 0 is no order effect); "
