@@ -52,7 +52,13 @@ SHARED_PRIORS: tuple[Prior, ...] = (
 class Coefficient:
     """One interpretable parameter: its posterior mean and central 94% interval; ``group``
     is effect (satisfaction, violation), arm (a contrast with the first arm), variance,
-    cutpoint (ordinal: c_1 < ... < c_6) or intercept (Gaussian: alpha)."""
+    cutpoint (ordinal: c_1 < ... < c_6) or intercept (Gaussian: alpha).
+
+    >>> from analysis import Coefficient
+    >>> c = Coefficient.of("sigma_u", [0.8, 1.0, 1.2], "variance")
+    >>> c.mean, c.interval()
+    (1.0, '1.00 [0.81, 1.19]')
+    """
 
     name: str
     group: Group
@@ -103,11 +109,17 @@ class ModelFamily:
     ``name`` is the catalogue key (analysis.families.FAMILIES), stored in summaries as a
     model's ``likelihood``; ``main``: the family the report's main sections, the LOO
     comparison, intention to treat and the pilot fit use (one family); ``default``: fitted
-    by ``analyze`` unless asked otherwise; ``scale``: logit (latent) or rating; ``pointwise_loo``
-    and ``predictive_check``: its models (the main distance's, for the check) compute the
+    by ``analyze`` unless asked otherwise; ``scale``: logit (latent) or rating;
+    ``pointwise_loo`` and ``predictive_check``: its models (the main distance's, for the check) compute the
     pointwise log-likelihood and the posterior predictive check; ``matches_mgcv``: the
     Bayesian twin of the reference study's mgcv GAMM (analysis.engines); ``variances``: its
-    variance components, in the order they are summarized.
+    variance components, in the order they are summarized; ``deviation_priors`` and
+    ``own_priors``: the priors of its participant deviation and of its own parameters.
+
+    >>> from analysis import FAMILIES
+    >>> gamm = FAMILIES["gamm"]
+    >>> gamm.scale, gamm.variances, [p[0] for p in gamm.priors()][-4:]
+    ('rating', ('sigma_u', 'sigma_f', 'sigma_y'), ['sigma_s', 'w_s', 'alpha', 'sigma_y'])
     """
 
     name: ClassVar[str]
