@@ -4,8 +4,10 @@ Sections: what the study recorded (and what it did not), the smooth of each rati
 L0 and against L1 with 95% bands (the reference study's Figure 3, on the latent logit
 scale, centred: 0 is the average plan), coefficients with 94% intervals, variance
 components, posterior predictive check (observed rating shares against the replicated
-ones), rating distributions by arm, recourse metrics by arm, LOO comparison, the reference
-study's own Figure 1, Table S2 and Figure 3 from mgcv (analysis.report_reference) and
+ones), rating distributions by arm, recourse metrics by arm, LOO comparison (these of the
+main model family), the section of every other family fitted (``ModelFamily.report_section``:
+the Gaussian GAMM by default), the reference study's own Figure 1, Table S2 and Figure 3
+from mgcv (analysis.report_reference) and
 sampling diagnostics; with a preregistration (``analyze --prereg``), first its deviations
 (analysis.deviations). It renders every study the store can hold: a section whose data a study did
 not record (imported plans: no validity, plausibility, cost or method; one arm; no
