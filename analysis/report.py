@@ -237,11 +237,11 @@ def deviations_section(analysis: Analysis) -> str:
 def family_sections(analysis: Analysis) -> list[tuple[str, str, str]]:
     """The section of every family but the main one that the analysis planned or fitted
     (``ModelFamily.report_section``), in the catalogue's order."""
-    names = {s.likelihood for s in analysis.specs} | {m.likelihood for m in analysis.models}
+    planned = {s.family for s in analysis.specs} | {m.family for m in analysis.models}
     sections: list[ReportSection] = []
-    for name, family in FAMILIES.items():
+    for family in FAMILIES.values():
         section = family.report_section([m for m in analysis.models if m.family is family]
-                                        ) if name in names else None
+                                        ) if family in planned else None
         if section is not None:
             sections.append(section)
     return [(s.title, s.html, s.note) for s in sections]
