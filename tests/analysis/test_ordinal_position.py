@@ -63,3 +63,34 @@ def test_its_section_appears_in_the_report(fitted):
     assert html.count(title) == 1 and "Intercept per position shown" in html
     section = html[html.index(title):]
     assert "sigma_v" in section and "v[0]" in section.split("</section>")[0]
+
+
+@pytest.mark.e2e
+def test_analyze_fits_it_when_asked_and_reports_it(tmp_path):
+    """``analyze --family ordinal_position`` on a small simulated study: its models beside
+    the main ones in summary.json, its section in report.html (the recipe's step 4)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from data.store import Store
+    from protocols.definition.schema import load_protocol
+    from study_app.cli import app
+    from study_app.simulator import simulate
+
+    db, out = tmp_path / "tom.duckdb", tmp_path / "out"
+    with Store(db) as store:
+        simulate(load_protocol("tominaga-replication"), store, 30, decision_model="bayes")
+    r = CliRunner().invoke(app, ["analyze", "--db", str(db), "--out", str(out), "--backend",
+                                 "pymc", "--draws", "100", "--tune", "100", "--chains", "2",
+                                 "--no-gaussian", "--mgcv", "off", "--family",
+                                 "ordinal_position", "--trace", "none"])
+    assert r.exit_code == 0, r.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert [m["likelihood"] for m in summary["models"]] == [
+        "ordinal", "ordinal", "ordinal_position", "ordinal_position"] * 2
+    mine = [m for m in summary["models"] if m["likelihood"] == "ordinal_position"]
+    assert all("sigma_v" in {c["name"] for c in m["coefficients"]} for m in mine)
+    html = (out / "report.html").read_text()
+    assert "Bayesian ordinal model with position intercepts" in html
+    assert "Intercept per position shown" in html
