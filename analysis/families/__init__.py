@@ -7,8 +7,8 @@ family is one new module here. The names are the keys of stored summaries (a mod
 a family's attributes, never compare its name.
 
 >>> from analysis import FAMILIES
->>> list(FAMILIES)[:3], FAMILIES["gamm"].matches_mgcv
-(['ordinal', 'gamm', 'gaussian'], True)
+>>> list(FAMILIES)[0], {"gamm", "gaussian"} <= set(FAMILIES), FAMILIES["gamm"].matches_mgcv
+('ordinal', True, True)
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ class UnknownFamilyError(KeyError):
     >>> try:
     ...     FAMILIES["probit"]
     ... except KeyError as e:
-    ...     print(e)
-    unknown model family 'probit'; known: gamm, gaussian, ordinal, ordinal_position
+    ...     print(str(e).split(";")[0], "gamm, gaussian" in str(e))
+    unknown model family 'probit' True
     """
 
     def __str__(self) -> str:
