@@ -1,5 +1,6 @@
-"""Analysis of stored studies: recourse-metric tables, hierarchical ordinal models (PyMC),
-diagnostics (ArviZ) and the HTML report. Imports data, and engine for metric definitions.
+"""Analysis of stored studies: recourse-metric tables, the model families of ``FAMILIES``
+(hierarchical ordinal models and Gaussian GAMMs in PyMC: analysis.families), diagnostics
+(ArviZ) and the HTML report. Imports data, and engine for metric definitions.
 
 Names are imported on first use (engine.exports): ``import analysis`` does not import PyMC.
 It writes ArviZ's daily stamp first (analysis.arviz_stamp), so that processes importing
@@ -18,6 +19,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
     "analysis.report": ("render",),
     "analysis.tables": ("recourse_table",),
     "analysis.models": ("AnalysisDataError", "build_model", "prepare"),
+    "analysis.families": ("FAMILIES", "Coefficient", "ModelFamily", "UnknownFamilyError"),
     "analysis.fit": ("sample", "SamplingWarning"),
     "analysis.refit": ("Refitter",),
     "analysis.deviations": ("prereg_deviations",),

@@ -69,8 +69,8 @@ def agreement(fitted: dict[str, Any], models: list[ModelResult]) -> dict[str, An
     what = f"{label} ({fitted['outcome']} ~ s({fitted['distance']}))"
     same = [m for m in models if m.outcome == fitted["outcome"]
             and m.distance == fitted["distance"]]
-    bayes = next((m for m in same if m.likelihood == "gamm"),
-                 next((m for m in same if m.likelihood == "ordinal"), None))
+    bayes = next((m for m in same if m.family.matches_mgcv),
+                 next((m for m in same if m.family.main), None))
     s = fitted["smooth"]
     m_effect = bool(table_s2.significant(s["p"]))
     mgcv_says = (f"mgcv {'finds' if m_effect else 'finds no'} effect of distance "
@@ -84,14 +84,14 @@ def agreement(fitted: dict[str, Any], models: list[ModelResult]) -> dict[str, An
         return out
     b_effect = band_excludes_zero(bayes)
     out.update(bayesian_model=bayes.spec.name, bayesian_effect=b_effect)
-    kind = "Bayesian GAMM" if bayes.likelihood == "gamm" else "Bayesian ordinal model"
+    kind = bayes.family.title
     bayes_says = (f"the {kind}'s 95% band {'excludes' if b_effect else 'contains'} 0 "
                   f"{'somewhere' if b_effect else 'everywhere'}")
     verdict = "the engines agree on the effect" if b_effect == m_effect else (
         "the engines DIFFER on the effect (a marginal effect: the F test and the band "
         "are different tests)")
     curves = ""
-    if bayes.likelihood == "gamm":
+    if bayes.family.matches_mgcv:
         grid = np.asarray(fitted["curve"]["d"], dtype=float)
         if np.allclose(grid, bayes.smooth["d"].to_numpy(dtype=float)):
             ok = smooth_agreement(
@@ -194,11 +194,10 @@ def clmm_agreement(data: ModelData, result: ModelResult, *,
     by = {c["name"]: c for c in fitted["coefficients"]}
     out = []
     for c in result.coefficients:
-        if c["group"] != "effect" or c["name"] not in by:
+        if c.group != "effect" or c.name not in by:
             continue
-        est, se = by[c["name"]]["estimate"], by[c["name"]]["se"]
-        agree = bool(c["lo"] <= est <= c["hi"] and est - WALD * se <= c["mean"]
-                     <= est + WALD * se)
-        out.append({"term": c["name"], "mean": c["mean"], "lo": c["lo"], "hi": c["hi"],
+        est, se = by[c.name]["estimate"], by[c.name]["se"]
+        agree = bool(c.lo <= est <= c.hi and est - WALD * se <= c.mean <= est + WALD * se)
+        out.append({"term": c.name, "mean": c.mean, "lo": c.lo, "hi": c.hi,
                     "clmm": est, "clmm_se": se, "agree": agree})
     return out

@@ -13,7 +13,8 @@ rename): a JSON on disk always describes a finished model whose trace is complet
 process killed at any moment leaves every finished model usable.
 
 **Fingerprint** (SHA-256): the model's input arrays (ratings, distances, participant and arm
-codes, satisfaction / violation terms) and labels, the model (outcome, distance, likelihood,
+codes, satisfaction / violation terms, and every array the family's model is built from)
+and labels, the model (outcome, distance, family,
 spline basis, whether it computes the log-likelihood and the PPC, and the source of the
 modules that build, sample and summarize it) and the sampler (backend, draws, tune, chains,
 seed, target_accept, and the versions of PyMC, PyTensor, ArviZ and nutpie). ``reusable``
@@ -34,7 +35,8 @@ from typing import Any
 import arviz as az
 import numpy as np
 
-from analysis.models import ModelData
+from analysis.families import ModelFamily
+from analysis.model_data import ModelData
 from analysis.results import ModelResult, ModelSpec
 from analysis.traces import compact
 from data.jsonio import write_json
@@ -42,7 +44,7 @@ from data.jsonio import write_json
 TRACE_LEVELS: tuple[str, ...] = ("none", "compact", "full")
 DEFAULT_TRACE = "compact"
 # Modules whose code decides a model's result: a change in any of them refits.
-_CODE = ("models.py", "ordinal.py", "predictor.py", "splines.py", "fit.py", "results.py")
+_CODE = ("model_data.py", "ordinal.py", "predictor.py", "splines.py", "fit.py", "results.py")
 _VERSIONED = ("pymc", "pytensor", "arviz", "nutpie")
 
 
@@ -55,11 +57,17 @@ def fingerprint(spec: ModelSpec, data: ModelData, sampler: dict[str, Any]) -> st
         a = np.ascontiguousarray(a)
         h.update(f"{a.dtype}{a.shape}".encode())
         h.update(a.tobytes())
+    family = spec.family
+    for name, a in sorted(family.model_arrays(data).items()):  # the family's own arrays too
+        a = np.ascontiguousarray(a)
+        h.update(f"{name}{a.dtype}{a.shape}".encode())
+        h.update(a.tobytes())
     meta = {
         "spec": [spec.outcome, spec.distance, spec.likelihood, spec.ppc, spec.log_likelihood],
         "participants": data.participants, "arms": data.arms, "terms": sorted(data.terms),
         "basis": None if data.basis is None else [data.basis.lo, data.basis.hi, data.basis.k],
-        "sampler": sampler, "versions": versions(), "code": code_hashes(_CODE),
+        "sampler": sampler, "versions": versions(),
+        "code": code_hashes((*_CODE, *family_modules(family))),
     }
     h.update(json.dumps(meta, sort_keys=True, default=str).encode())
     return h.hexdigest()
@@ -134,6 +142,13 @@ class AnalysisFolder:
 
 
 @functools.cache
+def family_modules(family: ModelFamily) -> tuple[str, ...]:
+    """The files of this package that define ``family``'s class and the classes it extends."""
+    return tuple(dict.fromkeys(
+        cls.__module__.removeprefix("analysis.").replace(".", "/") + ".py"
+        for cls in type(family).__mro__ if cls.__module__.startswith("analysis.families.")))
+
+
 def code_hashes(files: tuple[str, ...]) -> dict[str, str]:
     """SHA-256 of each of these modules of this package as this process loaded them (read
     once, so one run never mixes two versions)."""

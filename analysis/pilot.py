@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.families import FAMILIES
 from analysis.folder import code_hashes, fingerprint
 from analysis.models import OUTCOMES, ModelData, prepare, smooth_draws
 from analysis.results import ModelSpec, fit_one
@@ -201,7 +202,7 @@ def pilot_inputs(ratings: pd.DataFrame, distance: str) -> dict[str, ModelData]:
 
 def pilot_fingerprint(inputs: dict[str, ModelData], sampler: dict[str, Any]) -> str:
     """SHA-256 of each outcome's model fingerprint (analysis.folder) and this module."""
-    parts = {o: fingerprint(ModelSpec(o, data.distance, "ordinal"), data, sampler)
+    parts = {o: fingerprint(ModelSpec(o, data.distance, FAMILIES.main.name), data, sampler)
              for o, data in inputs.items()}
     doc = {"models": parts, "code": code_hashes(("pilot.py",))}
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
@@ -215,7 +216,7 @@ def fit_pilot(inputs: dict[str, ModelData], sampler: dict[str, Any],
     distance = next(iter(inputs.values())).distance
     draws, diagnostics = {}, {}
     for outcome, data in inputs.items():
-        spec = ModelSpec(outcome, distance, "ordinal")
+        spec = ModelSpec(outcome, distance, FAMILIES.main.name)
         say(f"fitting the pilot's {spec.label}")
         result, idata = fit_one(spec, data, sampler)
         draws[outcome] = outcome_draws(data, idata.posterior)

@@ -1,13 +1,13 @@
 """`recourse-study analyze`: fit every model of a study and summarize it, losing no work.
 
-Models (``plan_models``): for each outcome (acceptance, action), the ordinal model with the
-L0 and with the L1 distance of the chosen family (L0/L1 over the profile or over actions),
-each with its pointwise log-likelihood, the one with the main ``distance`` also with the
-posterior predictive check; and the Gaussian variant. PSIS-LOO
-compares, per outcome, the ordinal models with L0 and with L1 (same ratings, same
-likelihood: which distance explains the ratings better). The Gaussian variant is the
-reference study's GAMM (Eq. 4: random intercepts and per-participant random deviations of
-the smooth; analysis.models ``gamm``), with L0 and with L1, beside the ordinal models.
+Models (``plan_models``): for each outcome (acceptance, action) and each model family fitted
+(analysis.families: by default the main family, the ordinal model, and the reference
+study's Gaussian GAMM; ``families`` adds others), the model with the L0 and with the L1
+distance of the chosen distance family (L0/L1 over the profile or over actions); a family
+with ``pointwise_loo`` computes each one's pointwise log-likelihood, one with
+``predictive_check`` the posterior predictive check of the main ``distance``'s. PSIS-LOO
+compares, per outcome, the main family's models with L0 and with L1 (same ratings, same
+likelihood: which distance explains the ratings better).
 
 No finished work is lost: every model's data are checked (``prepare``) before any model is
 fitted; each model is written to the output folder (analysis.folder) as soon as it
@@ -40,15 +40,9 @@ import pandas as pd
 
 from analysis import fit as fitting
 from analysis import truth as truth_check
+from analysis.families import FAMILIES, ModelFamily
 from analysis.folder import DEFAULT_TRACE, TRACE_LEVELS, AnalysisFolder, fingerprint
-from analysis.models import (
-    DISTANCES,
-    LIKELIHOODS,
-    OUTCOMES,
-    AnalysisDataError,
-    ModelData,
-    prepare,
-)
+from analysis.model_data import DISTANCES, OUTCOMES, AnalysisDataError, ModelData, prepare
 from analysis.refit import Refitter
 from analysis.results import ModelResult, ModelSpec, fit_one, smooth_grid
 from analysis.tables import participants_by_kind, recorded, recourse_table
@@ -137,16 +131,30 @@ def distance_family(distance: str) -> tuple[str, str]:
     return f"l0_{scope}", f"l1_{scope}"
 
 
-def plan_models(distance: str, gaussian: bool = True) -> list[ModelSpec]:
+def planned_families(gaussian: bool = True, families: tuple[str, ...] = ()
+                     ) -> list[ModelFamily]:
+    """The families ``analyze`` fits: the catalogue's defaults (without ``gaussian``, those
+    on the logit scale only), then ``families`` (names in analysis.families.FAMILIES; an
+    unknown one: AnalysisDataError naming the known ones)."""
+    chosen = [f for f in FAMILIES.defaults() if gaussian or f.scale == "logit"]
+    for name in families:
+        try:
+            extra = FAMILIES[name]
+        except KeyError as e:
+            raise AnalysisDataError(str(e)) from None
+        if extra not in chosen:
+            chosen.append(extra)
+    return chosen
+
+
+def plan_models(distance: str, gaussian: bool = True, families: tuple[str, ...] = ()
+                ) -> list[ModelSpec]:
     """The models of the module docstring, in fitting order."""
     l0, l1 = distance_family(distance)
-    specs = []
-    for outcome in OUTCOMES:
-        specs += [ModelSpec(outcome, d, "ordinal", ppc=d == distance, log_likelihood=True)
-                  for d in (l0, l1)]
-        if gaussian:
-            specs += [ModelSpec(outcome, d, "gamm") for d in (l0, l1)]
-    return specs
+    return [ModelSpec(outcome, d, f.name, ppc=f.predictive_check and d == distance,
+                      log_likelihood=f.pointwise_loo)
+            for outcome in OUTCOMES for f in planned_families(gaussian, families)
+            for d in (l0, l1)]
 
 
 def smooth_grids(ratings: pd.DataFrame, distance: str, gaussian: bool = True
@@ -190,6 +198,7 @@ def run_analysis(
     target_accept: float | None = None,
     ess_target: int | None = None,
     gaussian: bool = True,
+    families: tuple[str, ...] = (),
     out: Path | None = None,
     resume: bool = False,
     trace: str = DEFAULT_TRACE,
@@ -204,15 +213,15 @@ def run_analysis(
     a simulated study's rating behaviour (adds truth_vs_recovered); ``exclusions``: the
     record of analysis.exclusions for the summary (``ratings`` are already the kept ones);
     ``intention_to_treat``: every rating, to fit the main models on them too (module
-    docstring)."""
+    docstring); ``families``: model families fitted beside the defaults (``plan_models``)."""
     if trace not in TRACE_LEVELS:
         raise AnalysisDataError(f"trace must be one of {', '.join(TRACE_LEVELS)}, got {trace!r}")
     step, log = on_step or (lambda _m: None), on_log or (lambda _m: None)
     sampler = sampler_settings(backend, draws, tune, chains, seed, target_accept, ess_target)
-    specs = plan_models(distance, gaussian)
+    specs = plan_models(distance, gaussian, families)
     inputs = {s.name: prepare(ratings, s.outcome, s.distance) for s in specs}  # check all first
     folder = AnalysisFolder(out) if out is not None else None
-    itt_specs = [ModelSpec(o, distance, "ordinal") for o in OUTCOMES]
+    itt_specs = [ModelSpec(o, distance, FAMILIES.main.name) for o in OUTCOMES]
     itt_inputs = ({s.name: prepare(intention_to_treat, s.outcome, s.distance)
                    for s in itt_specs} if intention_to_treat is not None else {})
     refitters = compilers(sampler, keep_probabilities=trace == "full")
@@ -248,16 +257,15 @@ def run_analysis(
 
 def compilers(sampler: dict[str, Any], *, keep_probabilities: bool = False
               ) -> dict[str, Refitter]:
-    """One analysis.refit.Refitter per likelihood with ``sampler``'s settings: the
-    acceptance and the action model of one distance and likelihood have the same shape
+    """One analysis.refit.Refitter per model family with ``sampler``'s settings: the
+    acceptance and the action model of one distance and family have the same shape
     (participants, arms, basis functions, terms), so the second samples on the model the
     first compiled (compilation is most of a fit's time)."""
-    return {likelihood: Refitter(likelihood, sampler["backend"], sampler["draws"],  # type: ignore[arg-type]
-                                 sampler["tune"], sampler["chains"], cores=2,
-                                 target_accept=sampler["target_accept"],
-                                 keep_probabilities=keep_probabilities,
-                                 ess_target=sampler.get("ess_target"))
-            for likelihood in LIKELIHOODS}
+    return {name: Refitter(name, sampler["backend"], sampler["draws"], sampler["tune"],
+                           sampler["chains"], cores=2, target_accept=sampler["target_accept"],
+                           keep_probabilities=keep_probabilities,
+                           ess_target=sampler.get("ess_target"))
+            for name in FAMILIES}
 
 
 def _fit(result: Analysis, spec: ModelSpec, data: ModelData, fp: str,
@@ -285,8 +293,8 @@ def _failed(failed: list[dict[str, str]], spec: ModelSpec, e: Exception,
 
 
 def _compare(result: Analysis, outcome: str) -> None:
-    """PSIS-LOO of the outcome's two ordinal models once both are there."""
+    """PSIS-LOO of the outcome's two models of the main family once both are there."""
     elpds = {m.distance: m.loo for m in result.models
-             if m.outcome == outcome and m.likelihood == "ordinal" and m.loo is not None}
+             if m.outcome == outcome and m.family.main and m.loo is not None}
     if len(elpds) == 2 and outcome not in result.loo:
         result.loo[outcome] = fitting.compare(elpds)

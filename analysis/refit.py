@@ -2,7 +2,7 @@
 
 A simulated power analysis fits one model to hundreds of studies that differ only in their
 data. ``Refitter`` builds the model with its data as named containers
-(``analysis.models.build_model(shared=True)``), compiles it once per *shape* and, for each
+(``ModelFamily.build(shared=True)``, analysis.families), compiles it once per *shape* and, for each
 new study, swaps the arrays in:
 
 - ``nutpie`` (default): nutpie compiles the log-density and its gradient with numba once
@@ -13,7 +13,7 @@ new study, swaps the arrays in:
   builds its sampler functions again on every call; PyTensor's on-disk cache of compiled C
   keeps that short). The reference backend, and cheap to start in tests.
 
-The shape of a model is what sizes its parameters: the likelihood, the number of
+The shape of a model is what sizes its parameters: the family, the number of
 participants (one random intercept and slope each), of arms, of spline basis functions and
 the satisfaction / violation terms present. Studies of one shape share a compiled model;
 the number of ratings may differ between them (a data container's length is not part of
@@ -39,16 +39,19 @@ import arviz as az
 import pymc as pm
 
 from analysis import fit as fitting
-from analysis.models import Likelihood, ModelData, build_model, model_arrays
+from analysis.families import FAMILIES, ModelFamily
+from analysis.model_data import ModelData
 
-Shape = tuple[str, int, int, int, tuple[str, ...]]
+Shape = tuple[str, int, int, int, tuple[str, ...], tuple[tuple[str, int], ...]]
 
 
-def shape_of(data: ModelData, likelihood: str) -> Shape:
-    """(likelihood, participants, arms, basis functions, terms) of the module docstring."""
+def shape_of(data: ModelData, family: str) -> Shape:
+    """(family, participants, arms, basis functions, terms, the size of every dimension of
+    the family's model) of the module docstring."""
     assert data.basis is not None
-    return (likelihood, len(data.participants), len(data.arms), data.basis.k,
-            tuple(data.terms))
+    dims = tuple(sorted((name, len(v)) for name, v in FAMILIES[family].coords(data).items()))
+    return (family, len(data.participants), len(data.arms), data.basis.k,
+            tuple(data.terms), dims)
 
 
 def padded(data: ModelData, participants: int) -> ModelData:
@@ -84,10 +87,11 @@ class _Compiled:
 
 @dataclass
 class Refitter:
-    """Fits ``likelihood`` models with one sampler setting, compiling once per shape
-    (``keep_probabilities``: analysis.models.build_model's)."""
+    """Fits models of the family named ``family`` (analysis.families.FAMILIES; default the
+    main family) with one sampler setting, compiling once per shape (``keep_probabilities``:
+    ``ModelFamily.build``'s)."""
 
-    likelihood: Likelihood = "ordinal"
+    family: str = FAMILIES.main.name
     backend: str = "nutpie"
     draws: int | None = None
     tune: int | None = None
@@ -97,9 +101,11 @@ class Refitter:
     keep_probabilities: bool = False
     ess_target: int | None = None  # analysis.fit.sample_to_target's
     compiles: int = 0
+    model_family: ModelFamily = field(init=False, repr=False)
     _cache: dict[Shape, _Compiled] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        self.model_family = FAMILIES[self.family]
         resolved = fitting.resolve(self.backend, self.draws, self.tune, self.target_accept)
         self.draws, self.tune = resolved["draws"], resolved["tune"]
         self.target_accept = resolved["target_accept"]
@@ -116,7 +122,7 @@ class Refitter:
         ``pad_participants``: the module docstring's padding)."""
         if pad_participants is not None:
             data = padded(data, pad_participants)
-        key = shape_of(data, self.likelihood)
+        key = shape_of(data, self.family)
         compile_seconds = 0.0
         if key not in self._cache:
             start = time.perf_counter()
@@ -124,7 +130,7 @@ class Refitter:
             compile_seconds = time.perf_counter() - start
             self.compiles += 1
         compiled = self._cache[key]
-        arrays = model_arrays(data, self.likelihood)
+        arrays = self.model_family.model_arrays(data)
         settings = {"tune": self.tune, "chains": self.chains, "cores": self.cores,
                     "seed": seed, "target_accept": self.target_accept}
         sampling = [0.0]  # the draws' time, every try toward an ESS target included
@@ -149,8 +155,8 @@ class Refitter:
                      compiled.model)
 
     def _compile(self, data: ModelData) -> _Compiled:
-        model = build_model(data, self.likelihood, shared=True,
-                            keep_probabilities=self.keep_probabilities)
+        model = self.model_family.build(data, shared=True,
+                                        keep_probabilities=self.keep_probabilities)
         out = _Compiled(model, fitting.free_names(model))
         if self.backend == "nutpie":
             import nutpie

@@ -4,8 +4,10 @@ Sections: what the study recorded (and what it did not), the smooth of each rati
 L0 and against L1 with 95% bands (the reference study's Figure 3, on the latent logit
 scale, centred: 0 is the average plan), coefficients with 94% intervals, variance
 components, posterior predictive check (observed rating shares against the replicated
-ones), rating distributions by arm, recourse metrics by arm, LOO comparison, the reference
-study's own Figure 1, Table S2 and Figure 3 from mgcv (analysis.report_reference) and
+ones), rating distributions by arm, recourse metrics by arm, LOO comparison (these of the
+main model family), the section of every other family fitted (``ModelFamily.report_section``:
+the Gaussian GAMM by default), the reference study's own Figure 1, Table S2 and Figure 3
+from mgcv (analysis.report_reference) and
 sampling diagnostics; with a preregistration (``analyze --prereg``), first its deviations
 (analysis.deviations). It renders every study the store can hold: a section whose data a study did
 not record (imported plans: no validity, plausibility, cost or method; one arm; no
@@ -15,80 +17,36 @@ satisfaction or violation) says "not recorded" for it, and a model that failed l
 
 from __future__ import annotations
 
-import base64
 import html
-import io
-from typing import Any
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from analysis import report_reference as reference  # noqa: E402
-from analysis.pipeline import Analysis  # noqa: E402
-from analysis.results import ModelResult  # noqa: E402
-from analysis.tables import participants_by_kind, recorded, recourse_table  # noqa: E402
-
-LABELS = {"l0_actions": "L0 (actions)", "l1_actions": "L1 (actions)",
-          "l0_profile": "L0 (profile)", "l1_profile": "L1 (profile)"}
-NOT_RECORDED = "not recorded"
-
-
-def _png(fig: Any) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return f'<img alt="figure" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
-
-
-def smooth_figure(models: list[ModelResult], likelihood: str = "ordinal") -> str:
-    ordinal = [m for m in models if m.likelihood == likelihood]
-    scale = "logit" if likelihood == "ordinal" else "rating"
-    if not ordinal:
-        return f"<p>No {likelihood} model was fitted.</p>"
-    outcomes = sorted({m.outcome for m in ordinal})
-    dists = sorted({m.distance for m in ordinal})
-    fig, axes = plt.subplots(len(outcomes), len(dists), figsize=(5 * len(dists), 3.4 * len(outcomes)),
-                             squeeze=False)
-    for i, o in enumerate(outcomes):
-        for j, d in enumerate(dists):
-            ax = axes[i][j]
-            m = next((m for m in ordinal if m.outcome == o and m.distance == d), None)
-            if m is None:
-                ax.text(0.5, 0.5, f"{o} ~ s({d}): not fitted", ha="center", va="center")
-                ax.set_axis_off()
-                continue
-            s = m.smooth
-            ax.fill_between(s["d"], s["lo"], s["hi"], alpha=0.3, label="95% band")
-            ax.plot(s["d"], s["mean"], lw=2, label="posterior mean")
-            ax.axhline(0, color="grey", lw=1, ls="--")
-            ax.plot(m.data.d, np.full(m.data.n, s["lo"].min()), "|", color="k", alpha=0.15)
-            ax.set_xlabel(LABELS.get(d, d))
-            ax.set_ylabel(f"s({d}) on {o} ({scale})")
-            ax.set_title(f"{o.capitalize()} vs {LABELS.get(d, d)}")
-    drawn = [ax for row in axes for ax in row if ax.lines]
-    if drawn:
-        drawn[0].legend(loc="best", fontsize=8)
-    fig.tight_layout()
-    return _png(fig)
+from analysis import report_reference as reference
+from analysis.families import FAMILIES, ReportSection
+from analysis.pipeline import Analysis
+from analysis.report_figures import LABELS, NOT_RECORDED, smooth_figure
+from analysis.report_figures import png as _png
+from analysis.report_figures import table as _table
+from analysis.results import ModelResult
+from analysis.tables import participants_by_kind, recorded, recourse_table
 
 
 def coefficient_figure(models: list[ModelResult], group: str) -> str:
+    """The ``group`` (effects: effect and arm; variance) coefficients of the main
+    distance's models of the main family."""
     main = _main(models)
     groups = ("effect", "arm") if group == "effects" else ("variance",)
-    rows = [(f"{m.outcome}: {c['name']}", c) for m in models
-            if m.likelihood == "ordinal" and m.distance == main for c in m.coefficients
-            if c["group"] in groups]
+    rows = [(f"{m.outcome}: {c.name}", c) for m in models
+            if m.family.main and m.distance == main for c in m.coefficients if c.group in groups]
     if not rows:
         return ""
     fig, ax = plt.subplots(figsize=(7, 0.4 * len(rows) + 1))
     y = np.arange(len(rows))
-    ax.errorbar([c["mean"] for _, c in rows], y,
-                xerr=[[max(c["mean"] - c["lo"], 0) for _, c in rows],
-                      [max(c["hi"] - c["mean"], 0) for _, c in rows]],
+    ax.errorbar([c.mean for _, c in rows], y,
+                xerr=[[max(c.mean - c.lo, 0) for _, c in rows],
+                      [max(c.hi - c.mean, 0) for _, c in rows]],
                 fmt="o", capsize=3)
     ax.set_yticks(y, [n for n, _ in rows])
     ax.axvline(0, color="grey", lw=1, ls="--")
@@ -250,24 +208,20 @@ def intention_to_treat_section(analysis: Analysis) -> str:
     rows = []
     for itt in analysis.itt:
         per_protocol = next((m for m in analysis.models if m.spec.name == itt.spec.name), None)
-        pp = {c["name"]: c for c in per_protocol.coefficients} if per_protocol else {}
+        pp = {c.name: c for c in per_protocol.coefficients} if per_protocol else {}
         for c in itt.coefficients:
-            if c["group"] not in ("effect", "arm", "variance"):
+            if c.group not in ("effect", "arm", "variance"):
                 continue
-            mine = pp.get(c["name"])
-            rows.append({"outcome": itt.outcome, "term": c["name"],
-                         "per protocol": _interval(mine) if mine else NOT_RECORDED,
-                         "intention to treat": _interval(c)})
+            mine = pp.get(c.name)
+            rows.append({"outcome": itt.outcome, "term": c.name,
+                         "per protocol": mine.interval() if mine else NOT_RECORDED,
+                         "intention to treat": c.interval()})
     failed = "".join(f"<p>Not fitted on every rating: {html.escape(f['model'])}: "
                      f"{html.escape(f['error'])}</p>" for f in analysis.itt_failed)
     head = (f"<p>Intention to treat: {len(analysis.itt_ratings)} ratings of "
             f"{analysis.itt_ratings['participant_id'].nunique()} participants (none "
             f"excluded), against {len(analysis.ratings)} per protocol.</p>")
     return head + (_table(pd.DataFrame(rows)) if rows else "") + failed
-
-
-def _interval(c: dict[str, Any]) -> str:
-    return f"{c['mean']:.2f} [{c['lo']:.2f}, {c['hi']:.2f}]"
 
 
 def deviations_section(analysis: Analysis) -> str:
@@ -280,6 +234,19 @@ def deviations_section(analysis: Analysis) -> str:
             + "</ul>")
 
 
+def family_sections(analysis: Analysis) -> list[tuple[str, str, str]]:
+    """The section of every family but the main one that the analysis planned or fitted
+    (``ModelFamily.report_section``), in the catalogue's order."""
+    planned = {s.family for s in analysis.specs} | {m.family for m in analysis.models}
+    sections: list[ReportSection] = []
+    for family in FAMILIES.values():
+        section = family.report_section([m for m in analysis.models if m.family is family]
+                                        ) if family in planned else None
+        if section is not None:
+            sections.append(section)
+    return [(s.title, s.html, s.note) for s in sections]
+
+
 def _main(models: list[ModelResult]) -> str:
     with_pp = [m for m in models if m.ppc]
     return with_pp[0].distance if with_pp else (models[0].distance if models else "")
@@ -289,11 +256,6 @@ def _family(analysis: Analysis) -> tuple[str, str]:
     """(L0, L1) of the analysed distance family (the profile's without models)."""
     scope = (analysis.specs[0].distance if analysis.specs else "l1_profile").split("_", 1)[1]
     return f"l0_{scope}", f"l1_{scope}"
-
-
-def _table(df: pd.DataFrame, digits: int = 3) -> str:
-    return df.to_html(index=False, float_format=lambda v: f"{v:.{digits}f}",
-                      na_rep=NOT_RECORDED, border=0, classes="t", escape=True)
 
 
 def _status(analysis: Analysis) -> str:
@@ -316,9 +278,6 @@ def render(analysis: Analysis) -> str:
         "seconds": m.seconds, "reused": "yes" if m.reused else "no",
         "warnings": "; ".join(m.diagnostics.problems()) or "none",
     } for m in models])
-    gauss = pd.DataFrame([{"outcome": m.outcome, "distance": m.distance, **{
-        c["name"]: f"{c['mean']:.2f} [{c['lo']:.2f}, {c['hi']:.2f}]" for c in m.coefficients}}
-        for m in models if m.likelihood in ("gaussian", "gamm")])
     n_p = analysis.ratings["participant_id"].nunique()
     truth = truth_section(analysis)
     sections = [
@@ -335,7 +294,8 @@ def render(analysis: Analysis) -> str:
         ("Data recorded", recorded_table(analysis),
          "Optional fields of the plans and ratings; a field not recorded is left out of the "
          "models and tables below."),
-        ("Smooths of the ratings against distance", smooth_figure(models),
+        ("Smooths of the ratings against distance",
+         smooth_figure([m for m in models if m.family.main]),
          "Centred smooth f(d) on the latent (logit) scale with 95% bands; 0 is the average "
          "plan. A band containing 0 everywhere means no evidence that distance matters."),
         *([("Truth vs recovered (simulated study)", truth,
@@ -357,12 +317,7 @@ def render(analysis: Analysis) -> str:
          "From the stored plans (engine.metrics definitions)."),
         ("Model comparison (PSIS-LOO, ordinal models)", loo_section(analysis),
          "Per outcome: the model with L0 against the one with L1 (higher elpd is better)."),
-        ("Gaussian GAMM (the reference study's Eq. 4)",
-         (smooth_figure(models, "gamm") + _table(gauss)) if not gauss.empty
-         else "<p>Not fitted.</p>",
-         "Ratings as continuous, random intercepts and per-participant random deviations of "
-         "the smooth (sigma_s[k]: their spread per basis function); the smooth is on the "
-         "rating scale, centred, with 95% bands."),
+        *family_sections(analysis),
         ("mgcv: the reference study's GAMMs (Table S2, Figure 3)",
          reference.mgcv_section(analysis.mgcv, analysis.ratings, _png, _table),
          "The reference study's own statistics: ratings as continuous, y ~ s(d) + "

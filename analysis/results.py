@@ -6,8 +6,9 @@ result reloaded from disk (``ModelResult.from_record``) serves them exactly as a
 - the smooth f(d) on a grid of ``GRID`` distances: posterior mean and central 95% band
   (the reference study's Figure 3), from draws of the random-walk increments;
 - ``coefficients``: mean and central 94% interval of every interpretable parameter
-  (effects of satisfaction / violation, arm contrasts, variance components, the ordinal
-  cutpoints or the Gaussian intercept);
+  (``Coefficient``: effects of satisfaction / violation, arm contrasts, variance components
+  and the family's own, e.g. the ordinal cutpoints or the Gaussian intercept: its
+  ``ModelFamily.coefficients``);
 - the sampling diagnostics and time;
 - ``loo``: the pointwise PSIS-LOO (ordinal models), elpd_i and Pareto k per rating, which
   is all ``az.compare`` needs, so the L0-vs-L1 comparison needs no trace;
@@ -27,10 +28,10 @@ import pandas as pd
 import xarray as xr
 
 from analysis import fit as fitting
-from analysis.models import ModelData, build_model, smooth_draws
+from analysis.families import FAMILIES, Coefficient, ModelFamily
+from analysis.model_data import ModelData, smooth_draws
 from analysis.refit import Refitter
 
-HDI = 0.94  # central coefficient intervals (ArviZ's default level)
 BAND = 0.95  # smooth bands and PPC intervals
 GRID = 60
 RATINGS = np.arange(1, 8)
@@ -40,7 +41,9 @@ _LOO_SCALARS = ("elpd_loo", "se", "p_loo", "n_samples", "n_data_points", "warnin
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """Which model: the outcome, the distance, the likelihood, and the extras it computes."""
+    """Which model: the outcome, the distance, the family (``likelihood``: its name in the
+    catalogue analysis.families.FAMILIES, as summaries store it), and the extras it
+    computes."""
 
     outcome: str
     distance: str
@@ -56,6 +59,10 @@ class ModelSpec:
     def label(self) -> str:
         return f"{self.outcome} ~ s({self.distance}) {self.likelihood}"
 
+    @property
+    def family(self) -> ModelFamily:
+        return FAMILIES[self.likelihood]
+
 
 @dataclass
 class ModelResult:
@@ -65,7 +72,7 @@ class ModelResult:
     seconds: float
     backend: str
     smooth: pd.DataFrame  # d, mean, lo, hi
-    coefficients: list[dict[str, Any]]
+    coefficients: list[Coefficient]
     ppc: list[dict[str, float]] | None = None
     loo: az.ELPDData | None = None
     reused: bool = False
@@ -82,6 +89,10 @@ class ModelResult:
     def likelihood(self) -> str:
         return self.spec.likelihood
 
+    @property
+    def family(self) -> ModelFamily:
+        return self.spec.family
+
     def summary(self) -> dict[str, Any]:
         """This model's entry of summary.json."""
         d = self.diagnostics
@@ -90,7 +101,7 @@ class ModelResult:
             "likelihood": self.likelihood, "n": self.data.n,
             "participants": len(self.data.participants),
             "smooth": self.smooth.to_dict(orient="records"),
-            "coefficients": self.coefficients,
+            "coefficients": [c.as_dict() for c in self.coefficients],
             "max_rhat": d.max_rhat, "min_ess": d.min_ess_bulk, "min_ess_tail": d.min_ess_tail,
             "divergences": d.divergences, "seconds": self.seconds,
             "backend": self.backend, "warnings": d.problems(), "reused": self.reused,
@@ -112,40 +123,9 @@ class ModelResult:
         s = record["summary"]
         diag = {k: float("nan") if v is None else v for k, v in record["diagnostics"].items()}
         return cls(spec, data, fitting.Diagnostics(**diag), s["seconds"],
-                   s["backend"], pd.DataFrame(s["smooth"]), s["coefficients"], s["ppc"],
+                   s["backend"], pd.DataFrame(s["smooth"]),
+                   [Coefficient(**c) for c in s["coefficients"]], s["ppc"],
                    _elpd(record["loo_pointwise"]), reused=True)
-
-
-def coefficients(model_data: ModelData, idata: az.InferenceData) -> list[dict[str, Any]]:
-    """Mean and central 94% interval of every interpretable parameter; ``group`` is effect,
-    arm, variance, cutpoint (ordinal: c_1 < ... < c_6) or intercept (Gaussian: alpha)."""
-    post = idata.posterior
-    out = []
-
-    def add(name: str, values: np.ndarray, group: str) -> None:
-        lo, hi = np.quantile(np.asarray(values), [(1 - HDI) / 2, 1 - (1 - HDI) / 2])
-        out.append({"name": name, "group": group, "mean": float(np.mean(values)),
-                    "lo": float(lo), "hi": float(hi)})
-
-    if "beta" in post:
-        for t in model_data.terms:
-            add(t, post["beta"].sel(term=t).values, "effect")
-    if "gamma" in post:
-        for a in model_data.arms[1:]:
-            add(f"arm[{a}] - arm[{model_data.arms[0]}]", post["gamma"].sel(arm=a).values, "arm")
-    for v in ("sigma_u", "sigma_b", "sigma_f", "sigma_y"):
-        if v in post:
-            add(v, post[v].values, "variance")
-    if "sigma_s" in post:  # the GAMM's random-smooth spread, one per basis function
-        for k in post["sigma_s"].coords["knot"].values:
-            add(f"sigma_s[{int(k) + 1}]", post["sigma_s"].sel(knot=k).values, "variance")
-    if "cutpoints" in post:
-        cut = np.asarray(post["cutpoints"].values)
-        for k in range(cut.shape[-1]):
-            add(f"cutpoint[{k + 1}]", cut[..., k], "cutpoint")
-    if "alpha" in post:
-        add("alpha", post["alpha"].values, "intercept")
-    return out
 
 
 def smooth_grid(data: ModelData) -> np.ndarray:
@@ -168,14 +148,13 @@ def fit_one(spec: ModelSpec, data: ModelData, sampler: dict[str, Any], *,
             refitter: Refitter | None = None) -> tuple[ModelResult, az.InferenceData]:
     """Sample ``spec``'s model on ``data`` and summarize it; also return the InferenceData
     (with the posterior predictive draws added when ``keep_probabilities``: a full trace).
-    With a ``refitter`` (analysis.refit, of ``spec``'s likelihood and ``sampler``'s
+    With a ``refitter`` (analysis.refit, of ``spec``'s family and ``sampler``'s
     settings), a model of a shape it compiled before is not compiled again: the same
     posterior, sampled on the model compiled once."""
     # the log-likelihood and the posterior predictive draws come from a model of this data
     # alone: PyMC's posterior predictive sampling leaves a model with data containers
     # unable to build its log-density again, which the refitter's next fit needs
-    model = build_model(data, spec.likelihood,  # type: ignore[arg-type]
-                        keep_probabilities=keep_probabilities)
+    model = spec.family.build(data, keep_probabilities=keep_probabilities)
     if refitter is None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", fitting.SamplingWarning)  # reported in the summary
@@ -200,7 +179,7 @@ def fit_one(spec: ModelSpec, data: ModelData, sampler: dict[str, Any], *,
             fit.idata.extend(pp)
     loo = fitting.loo(fit.idata) if spec.log_likelihood else None
     result = ModelResult(spec, data, fit.diagnostics, fit.seconds, fit.backend, smooth,
-                         coefficients(data, fit.idata), ppc, loo)
+                         spec.family.coefficients(data, fit.idata.posterior), ppc, loo)
     return result, fit.idata
 
 

@@ -21,6 +21,11 @@ same study (before and after the change) are compared model by model:
   and the same true effects covered by the 94% interval;
 - the mgcv part: R's estimates (Table S2) equal up to ``MGCV_RTOL`` (a deterministic fit;
   only the BLAS's summation order may differ).
+
+A reshaping of the code that leaves every computation as it was (the same seeds, the same
+model graphs) must do more: give the same numbers, bit for bit. ``exact_differences``
+lists every value of the two summaries that differs, leaving out what differs between two
+runs of the same code (``RUN_FIELDS``: times, fingerprints, reuse, the report's outcome).
 """
 
 from __future__ import annotations
@@ -34,6 +39,25 @@ from scipy.stats import norm
 Z_MAX = 4.0
 MGCV_RTOL = 1e-6
 LEVELS = {"coefficients": 0.94, "smooth": 0.95}  # analysis.results' HDI and BAND
+# summary.json's fields that differ between two runs of the same code
+RUN_FIELDS = frozenset({"seconds", "fingerprint", "reused", "fitted", "report", "report_error",
+                        "r_version", "mgcv_version"})
+
+
+def exact_differences(a: Any, b: Any, path: str = "") -> list[str]:
+    """The paths (``models[3].coefficients[0].mean``) where summaries ``a`` and ``b`` hold
+    different values, ``RUN_FIELDS`` left out; floats compared exactly."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = [k for k in dict.fromkeys([*a, *b]) if k not in RUN_FIELDS]
+        return [d for k in keys for d in (
+            exact_differences(a[k], b[k], f"{path}.{k}" if path else k)
+            if k in a and k in b else [f"{path}.{k}" if path else k])]
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return [f"{path} (length {len(a)} != {len(b)})"]
+        return [d for i, (x, y) in enumerate(zip(a, b, strict=True))
+                for d in exact_differences(x, y, f"{path}[{i}]")]
+    return [] if a == b or (a != a and b != b) else [path]  # NaN equals NaN here
 
 
 def _sd(lo: float, hi: float, level: float) -> float:

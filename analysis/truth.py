@@ -10,9 +10,10 @@ with no stated preference met or violated:
 (with ``curve_of: population`` the stated curve is the participants' mean rating and the
 typical participant's eta is its location l(d) instead, engine.synthetic.rating_model).
 
-The ordinal model of the same distance recovers the same quantity for the typical
-participant (u = b = 0) of the first arm with s = v = 0: the smooth f_hat(d) (centred; the
-cutpoints absorb the level) read through the fitted cutpoints,
+The first fitted model of the same distance whose family reads its smooth on the rating
+scale (``ModelFamily.expected_rating``; the ordinal families) recovers the same quantity for
+the typical participant (u = b = 0) of the first arm with s = v = 0: the smooth f_hat(d)
+(centred; the cutpoints absorb the level) read through the fitted cutpoints,
 
     E_hat(d) = sum_k k P(k | eta = f_hat(d); c_hat)
 
@@ -30,32 +31,38 @@ from typing import Any
 
 import numpy as np
 
-from analysis.models import OUTCOMES
+from analysis.model_data import OUTCOMES
 from analysis.results import ModelResult
 from engine.synthetic.rating_model import OutcomeModel, RatingBehaviour
 
 FLAT = 0.1  # a change of the mean rating below this is "flat"
 
 
-def _recovered(m: ModelResult, latent: np.ndarray) -> np.ndarray:
-    cuts = [c["mean"] for c in m.coefficients if c["group"] == "cutpoint"]
-    return OutcomeModel(intercept=0.0, cutpoints=tuple(cuts)).expected(latent)  # type: ignore[arg-type]
+def recovered(models: list[ModelResult], outcome: str, distance: str
+              ) -> tuple[ModelResult, list[np.ndarray]] | None:
+    """The first of ``models`` of ``outcome`` and ``distance`` whose family reads its smooth
+    on the rating scale, with E_hat at the smooth's mean, lower and upper band."""
+    for m in models:
+        if m.outcome != outcome or m.distance != distance:
+            continue
+        curves = [m.family.expected_rating(m, m.smooth[k].to_numpy(dtype=float))
+                  for k in ("mean", "lo", "hi")]
+        if curves[0] is not None:
+            return m, curves  # type: ignore[return-value]
+    return None
 
 
 def compare(models: list[ModelResult], truth: RatingBehaviour) -> dict[str, Any]:
     """Per outcome: the curves on the model's grid and the verdicts (module docstring)."""
     out: dict[str, Any] = {"distance": truth.distance, "outcomes": []}
     for outcome in OUTCOMES:
-        m = next((m for m in models if m.outcome == outcome and m.likelihood == "ordinal"
-                  and m.distance == truth.distance), None)
-        if m is None:
+        found = recovered(models, outcome, truth.distance)
+        if found is None:
             continue
+        m, (mean, lo, hi) = found
         true_model: OutcomeModel = getattr(truth, outcome)
         grid = m.smooth["d"].to_numpy(dtype=float)
         true_curve = true_model.typical_curve(grid)
-        mean = _recovered(m, m.smooth["mean"].to_numpy(dtype=float))
-        lo = _recovered(m, m.smooth["lo"].to_numpy(dtype=float))
-        hi = _recovered(m, m.smooth["hi"].to_numpy(dtype=float))
         true_change = float(true_curve[0] - true_curve[-1])
         if true_change > FLAT:
             shape, ok = "falls", bool(lo[0] > hi[-1])
@@ -66,11 +73,10 @@ def compare(models: list[ModelResult], truth: RatingBehaviour) -> dict[str, Any]
         effects = []
         for term, value in (("satisfaction", true_model.satisfaction),
                             ("violation", -true_model.violation)):
-            c = next((c for c in m.coefficients if c["group"] == "effect" and c["name"] == term),
-                     None)
+            c = next((c for c in m.coefficients if c.group == "effect" and c.name == term), None)
             if c is not None:
-                effects.append({"term": term, "truth": value, "mean": c["mean"], "lo": c["lo"],
-                                "hi": c["hi"], "covered": bool(c["lo"] <= value <= c["hi"])})
+                effects.append({"term": term, "truth": value, "mean": c.mean, "lo": c.lo,
+                                "hi": c.hi, "covered": bool(c.lo <= value <= c.hi)})
         out["outcomes"].append({
             "outcome": outcome, "model": m.spec.name, "truth_shape": shape,
             "recovered": ok, "true_change": true_change,

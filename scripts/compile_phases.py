@@ -1,8 +1,8 @@
 """Where a nutpie compilation's processor time goes, phase by phase.
 
-    python scripts/compile_phases.py [ordinal|gamm] [--participants 362] [--plans 5]
+    python scripts/compile_phases.py [FAMILY] [--participants 362] [--plans 5]
 
-Builds the analysis model (analysis.models.build_model, data as containers, as analyze's
+Builds the model of a family of analysis.FAMILIES (default ordinal; data as containers, as analyze's
 compile-once path does) of a simulated study and compiles it with nutpie, printing the
 processor seconds (this process, all threads) of PyTensor's graph functions (their numba
 code is cached on disk by PyTensor between runs), of nutpie's two numba ``cfunc`` wrappers
@@ -21,8 +21,9 @@ from typing import Any
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("likelihood", nargs="?", default="ordinal",
-                        choices=("ordinal", "gaussian", "gamm"))
+    from analysis import FAMILIES
+
+    parser.add_argument("family", nargs="?", default=FAMILIES.main.name, choices=list(FAMILIES))
     parser.add_argument("--participants", type=int, default=362)
     parser.add_argument("--plans", type=int, default=5)
     args = parser.parse_args()
@@ -36,7 +37,7 @@ def main() -> None:
 
     data = prepare(simulate_ratings(participants=args.participants, plans=args.plans, seed=1),
                    "acceptance", "l1_profile")
-    model = build_model(data, args.likelihood, shared=True)
+    model = build_model(data, args.family, shared=True)
 
     def timed(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         def run(*a: Any, **k: Any) -> Any:

@@ -11,7 +11,7 @@ its covering test files; ``mutmut run`` there copies the code into ``mutants/``,
 test reaches which function, and runs every mutant against only the tests that reach its
 function (a mutant no test reaches is a survivor: "no tests"). A module may be restricted to
 some functions (``functions``: mutant-name globs), e.g. the analysis' data preparation of
-analysis/models.py without its PyMC model builder.
+analysis/model_data.py without the smooth's draws.
 
 The killed share counts killed and timed-out mutants over all mutants of the module
 (``mutmut``'s own score leaves out only skipped ones; we skip none). Survivors are printed
@@ -105,10 +105,10 @@ MODULES: tuple[Module, ...] = (
            ("tests/data/test_store.py", "tests/data/test_store_contract.py",
             "tests/protocols/test_two_writers.py"),
            pytest_args=("-k", "not postgres and not processes")),
-    Module("analysis_prepare", "analysis/models.py", ("tests/analysis/test_models.py",),
-           functions=("analysis.models.x_prepare__mutmut_*",
-                      "analysis.models.x_basis_size__mutmut_*",
-                      "analysis.models.xǁModelDataǁ*"),
+    Module("analysis_prepare", "analysis/model_data.py", ("tests/analysis/test_models.py",),
+           functions=("analysis.model_data.x_prepare__mutmut_*",
+                      "analysis.model_data.x_basis_size__mutmut_*",
+                      "analysis.model_data.xǁModelDataǁ*"),
            pytest_args=("-k", "not recovery")),
 )
 

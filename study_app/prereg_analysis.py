@@ -1,8 +1,8 @@
 """A preregistration's hypotheses and analysis plan, read from what ``analyze`` fits.
 
 The models are ``analysis.pipeline.plan_models`` for the protocol's distance (the one its
-plans are chosen by, as ``analyze`` reads it), the priors those of ``analysis.models``
-(``PRIORS``, checked against the built PyMC model by the tests), the decision rules those
+plans are chosen by, as ``analyze`` reads it), the priors those of their model families
+(``ModelFamily.priors``, checked against the built PyMC model by the tests), the decision rules those
 of ``analysis.power`` (``RULE_TEXT``). Hypotheses come from a power analysis's effect when
 one is given (power.json), otherwise from every effect the model of this protocol's data
 estimates (``study_app.power.protocol_effects``), each stated in words.
@@ -18,29 +18,6 @@ from analysis.power_report import RULE_TEXT
 from protocols.definition.schema import Protocol
 from study_app.power import protocol_effects
 
-# (PyMC name, distribution, parameters, what it is): analysis.models' priors.
-PRIORS: tuple[tuple[str, str, tuple[float, ...], str], ...] = (
-    ("sigma_f", "HalfNormal", (1.0,), "random-walk scale of the smooth f of the distance"),
-    ("z_f", "Normal", (0.0, 1.0), "standardized increments of f"),
-    ("beta", "Normal", (0.0, 1.5), "satisfaction and violation coefficients"),
-    ("gamma_raw", "Normal", (0.0, 1.0), "arm effects (all arms but the first)"),
-    ("sigma_u", "HalfNormal", (2.0,), "participants' random intercepts' sd"),
-    ("z_u", "Normal", (0.0, 1.0), "standardized random intercepts"),
-    ("sigma_b", "HalfNormal", (1.0,), "participants' random slopes' sd (ordinal)"),
-    ("z_b", "Normal", (0.0, 1.0), "standardized random slopes (ordinal)"),
-    ("cut_first", "Normal", (-2.5, 3.0), "first cut point c_1 (ordinal)"),
-    ("cut_gaps", "HalfNormal", (2.0,), "gaps c_k - c_(k-1) (ordinal)"),
-    ("sigma_s", "HalfNormal", (1.0,), "per-basis-function sd of each participant's smooth "
-                                      "deviation (Gaussian GAMM)"),
-    ("w_s", "Normal", (0.0, 1.0), "standardized smooth deviations (Gaussian GAMM)"),
-    ("alpha", "Normal", (4.0, 2.0), "intercept (Gaussian GAMM)"),
-    ("sigma_y", "HalfNormal", (2.0,), "residual sd (Gaussian GAMM)"),
-)
-
-ORDINAL_FORMULA = ("P(y_r <= k) = logistic(c_k - eta_r), eta_r = f(d_r) + beta_s s_r + "
-                   "beta_v v_r + gamma_arm + u_p + b_p (d_r - mean d)")
-GAMM_FORMULA = ("y_r ~ Normal(alpha + f(d_r) + g_p(d_r) + beta_s s_r + beta_v v_r + "
-                "gamma_arm + u_p, sigma_y)")
 DIRECTION = {"distance": "changes with the plan's distance {d} (the smooth f of {d} is not "
                          "flat)",
              "satisfaction": "changes with the share of the participant's stated "
@@ -102,22 +79,14 @@ def analysis_plan(protocol: Protocol, sampler: dict[str, Any], gaussian: bool,
     terms = (["satisfaction", "violation"] if protocol.elicitation.scheme != "none" else [])
     terms += ["arm"] if len(protocol.arms) > 1 else []
     extra = f", with {' and '.join(terms)} terms" if terms else ""
-    models = []
+    models, stated = [], {}
     for spec in plan_models(distance, gaussian):
-        ordinal = spec.likelihood == "ordinal"
-        words = (f"hierarchical cumulative-logit model of the 7-point {spec.outcome} rating "
-                 f"on a penalized spline of {spec.distance}{extra} and per-participant "
-                 "random intercepts and slopes"
-                 if ordinal else
-                 f"Gaussian GAMM of the {spec.outcome} rating on a spline of {spec.distance} "
-                 f"{extra} and per-participant random intercepts and random smooth "
-                 "deviations (the reference study's Eq. 4)")
+        stated.update({p[0]: p for p in spec.family.priors() if p[0] not in stated})
         models.append({"name": spec.name, "outcome": spec.outcome, "distance": spec.distance,
-                       "likelihood": spec.likelihood,
-                       "formula": ORDINAL_FORMULA if ordinal else GAMM_FORMULA,
-                       "words": words})
+                       "likelihood": spec.likelihood, "formula": spec.family.formula,
+                       "words": spec.family.describe(spec.outcome, spec.distance, extra)})
     priors = [{"parameter": n, "distribution": f"{d}({', '.join(f'{p:g}' for p in ps)})",
-               "meaning": m} for n, d, ps, m in PRIORS]
+               "meaning": m} for n, d, ps, m in stated.values()]
     text = [f"Main distance: {distance} (the protocol's plan design)."]
     text += [f"Model {m['name']}: {m['words']}; {m['formula']}." for m in models]
     text.append("PSIS-LOO compares, per outcome, the ordinal models with L0 and with L1.")

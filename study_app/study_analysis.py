@@ -54,6 +54,7 @@ class AnalysisRequest:
     distance: str | None = None  # default: the stored protocol's
     sampler: Sampler = field(default_factory=Sampler)
     gaussian: bool = True
+    families: tuple[str, ...] = ()  # fitted beside the defaults (analysis.FAMILIES' names)
     resume: bool = False
     trace: str = "compact"
     exclude: tuple[str, ...] = ()  # quality-flag rules: speeder, straightliner, ...
@@ -159,6 +160,7 @@ def study_deviations(planned: dict[str, Any], result: Analysis,
 def check_request(req: AnalysisRequest) -> None:
     """The options that can be checked before the study is read."""
     from analysis.engines import MGCV_MODES
+    from analysis.families import FAMILIES
     from analysis.folder import TRACE_LEVELS
     from analysis.mgcv import METHODS
 
@@ -173,6 +175,9 @@ def check_request(req: AnalysisRequest) -> None:
             f"--mgcv-method must be one of {', '.join(METHODS)}, got {req.mgcv_method!r}")
     if req.distance is not None:
         sampler_settings(req.distance, req.sampler)
+    for name in req.families:
+        if name not in FAMILIES:
+            raise StudyAnalysisInputError(f"--family: {FAMILIES.unknown(name)}")
 
 
 def sampler_settings(distance: str, sampler: Sampler) -> dict[str, Any]:
@@ -247,7 +252,8 @@ def analyse_study(req: AnalysisRequest, *, on_step: Callable[[str], None],
     try:
         result = run_analysis(
             p.ratings, p.plans, study_id=p.study_id, distance=p.distance, **p.sampler,
-            gaussian=req.gaussian, out=req.out, resume=req.resume, trace=req.trace,
+            gaussian=req.gaussian, families=req.families, out=req.out, resume=req.resume,
+            trace=req.trace,
             truth=p.truth, exclusions=p.exclusions,
             intention_to_treat=p.everyone if p.exclusions["uneven"] else None,
             on_step=on_step, on_log=on_log)

@@ -334,3 +334,15 @@ def test_no_method_name_comparisons_outside_the_catalogue() -> None:
                                             set(METHODS)))}
     assert found == {}
     assert _name_comparisons(ast.parse('x = a.method == "hare"'), {"hare"}) == [1]
+
+
+def test_no_model_family_name_comparisons_outside_the_catalogue() -> None:
+    """Outside analysis.families, the analysis and the app ask a family's attributes
+    (analysis.FAMILIES), never compare its name (the engine's "ordinal" is a feature kind)."""
+    from analysis import FAMILIES
+
+    found = {m: lines for m, path in MODULES.items()
+             if m.split(".")[0] in ("analysis", "study_app") and not _within(m, "analysis.families")
+             if (lines := _name_comparisons(ast.parse(path.read_text(encoding="utf-8")),
+                                            set(FAMILIES)))}
+    assert found == {}

@@ -34,6 +34,8 @@ _ESS_TARGET = typer.Option(
     "(--draws the first try, at most 4x it: analysis.fit.sample_to_target). Default: none.")
 _GAUSSIAN = typer.Option(True, help="Also fit the Gaussian GAMM (the reference study's Eq. 4: "
                          "random smooths per participant) with L0 and with L1.")
+_FAMILY = typer.Option(None, help="Also fit this model family of analysis.FAMILIES (e.g. "
+                       "ordinal_position) with L0 and L1, and report it; repeatable.")
 _RESUME = typer.Option(False, "--resume", help="Reuse every model stored in OUT whose data, "
                        "model and sampler are unchanged (fingerprint); fit only the rest.")
 _TRACE = typer.Option(
@@ -71,6 +73,7 @@ def analyze(
     target_accept: float | None = _TARGET_ACCEPT,
     ess_target: int | None = _ESS_TARGET,
     gaussian: bool = _GAUSSIAN,
+    family: list[str] | None = _FAMILY,
     resume: bool = _RESUME,
     trace: TraceLevel = _TRACE,
     exclude: str | None = _EXCLUDE,
@@ -106,7 +109,8 @@ def analyze(
         req = AnalysisRequest(
             db=db, out=out, study=study, distance=distance,
             sampler=Sampler(backend, draws, tune, chains, seed, target_accept, ess_target),
-            gaussian=gaussian, resume=resume, trace=trace, exclude=exclusion_flags(exclude),
+            gaussian=gaussian, families=tuple(family or ()), resume=resume, trace=trace,
+            exclude=exclusion_flags(exclude),
             mgcv=mgcv, mgcv_method=mgcv_method, language=language, prereg=prereg)
         prepared = prepare_study(req, note)
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),

@@ -12,6 +12,7 @@ from datetime import datetime
 import pytest
 from typer.testing import CliRunner
 
+from analysis import FAMILIES
 from data.store import Store
 from protocols.definition.schema import load_protocol
 from study_app.cli import app
@@ -137,6 +138,8 @@ def test_analyze_reports_bad_input(study_db, tmp_path):
 
     _one_line_error(run(tmp_path / "none.duckdb"), "no database at")
     _one_line_error(run(study_db, "--distance", "l7"), "unknown distance 'l7'")
+    _one_line_error(run(study_db, "--family", "probit"), "--family: unknown model family "
+                    f"'probit'; known: {', '.join(sorted(FAMILIES))}")
     for option, value in (("--backend", "stan"), ("--trace", "huge"), ("--mgcv", "maybe")):
         r = run(study_db, option, value)  # a fixed choice: typer names the values it takes
         assert r.exit_code == 2 and f"'{value}' is not one of" in r.stderr, r.stderr

@@ -16,7 +16,7 @@ SAMPLER = pipeline.sampler_settings("pymc", draws=60, tune=60, chains=1, seed=3)
 
 
 def _means(result) -> np.ndarray:
-    return np.array([c["mean"] for c in result.coefficients] + list(result.smooth["mean"]))
+    return np.array([c.mean for c in result.coefficients] + list(result.smooth["mean"]))
 
 
 def test_the_second_model_of_a_shape_reuses_the_compiled_one_with_its_own_data():

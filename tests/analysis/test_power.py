@@ -11,7 +11,7 @@ import pytest
 import xarray as xr
 
 from analysis import power
-from analysis.models import prepare
+from analysis.models import FAMILIES, prepare
 from analysis.power_run import ResultsLog
 from analysis.refit import Refitter
 from analysis.simdata import simulate_ratings
@@ -182,7 +182,7 @@ def test_studies_padded_to_their_n_share_one_compiled_model():
 
 
 @pytest.mark.parametrize("arms", [("pool",), ("a", "b", "c")])
-@pytest.mark.parametrize("likelihood", ["ordinal", "gaussian"])
+@pytest.mark.parametrize("likelihood", list(FAMILIES))
 def test_model_arrays_are_exactly_the_data_the_model_uses(arms, likelihood):
     """nutpie's compiled model swaps only data its log-density reads (an unused container,
     such as the arm index of a one-arm study, is a KeyError there)."""

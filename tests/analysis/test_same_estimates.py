@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from analysis.same_estimates import compare_summaries
+from analysis.same_estimates import compare_summaries, exact_differences
 
 
 def _model(name: str, shift: float = 0.0, ess: float = 400.0) -> dict:
@@ -52,3 +52,14 @@ def test_mgcv_must_agree_to_rounding():
     b["mgcv"]["table_s2"][0]["F"] = 10.1
     found = compare_summaries(a, b)
     assert not found["same"] and abs(found["mgcv_max_rel_diff"] - 0.1 / 10.1) < 1e-12
+
+
+def test_exact_differences_name_every_changed_value_but_the_runs_own():
+    a = {"models": [{"name": "m", "seconds": 1.0, "coefficients": [{"mean": 0.3}, {"mean": 1}]}],
+         "fingerprint": "x", "rhat": float("nan"), "loo": {"acceptance": [1, 2]}}
+    b = {"models": [{"name": "m", "seconds": 9.0,
+                     "coefficients": [{"mean": 0.1 + 0.2}, {"mean": 1}]}],
+         "fingerprint": "y", "rhat": float("nan"), "loo": {"acceptance": [1]}, "new": 1}
+    assert exact_differences(a, a) == []
+    assert exact_differences(a, b) == ["models[0].coefficients[0].mean",
+                                       "loo.acceptance (length 2 != 1)", "new"]

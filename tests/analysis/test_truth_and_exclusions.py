@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from analysis.exclusions import apply_exclusions, by_arm, uneven
+from analysis.families import Coefficient
 from analysis.fit import Diagnostics
 from analysis.pipeline import Analysis
 from analysis.report import exclusions_section
@@ -23,10 +24,9 @@ from engine.synthetic.rating_model import (
 
 def _result(outcome: str, smooth: pd.DataFrame, cutpoints: np.ndarray,
             effects: dict[str, tuple[float, float, float]]) -> ModelResult:
-    coefs = [{"name": f"cutpoint[{k + 1}]", "group": "cutpoint", "mean": float(c), "lo": c,
-              "hi": c} for k, c in enumerate(cutpoints)]
-    coefs += [{"name": t, "group": "effect", "mean": m, "lo": lo, "hi": hi}
-              for t, (m, lo, hi) in effects.items()]
+    coefs = [Coefficient(f"cutpoint[{k + 1}]", "cutpoint", float(c), c, c)
+             for k, c in enumerate(cutpoints)]
+    coefs += [Coefficient(t, "effect", m, lo, hi) for t, (m, lo, hi) in effects.items()]
     return ModelResult(ModelSpec(outcome, "l1_profile", "ordinal"), None,  # type: ignore[arg-type]
                        Diagnostics(1.0, 1000.0, 1000.0, 0), 1.0, "pymc", smooth, coefs)
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from analysis import build_model, prepare, simulate_ratings
+from analysis import FAMILIES, build_model, prepare, simulate_ratings
 from analysis.deviations import prereg_deviations
 from analysis.power import curve
 from data.store import Store
@@ -19,7 +19,6 @@ from protocols.definition.quotas import QuotaSpec, TimeLimitSpec
 from protocols.definition.schema import load_protocol, shipped_protocols
 from study_app.cli import app
 from study_app.prereg import SECTIONS, preregistration
-from study_app.prereg_analysis import PRIORS
 from study_app.simulator import simulate
 
 TINY = ["--backend", "pymc", "--draws", "50", "--tune", "50", "--chains", "1"]
@@ -112,13 +111,13 @@ def test_prereg_bad_input_writes_nothing(tmp_path):
     assert json.loads(r.stdout)["error"]
 
 
-@pytest.mark.parametrize("likelihood", ["ordinal", "gamm"])
-def test_the_stated_priors_are_the_models(likelihood):
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_the_stated_priors_are_the_models(family):
     data = prepare(simulate_ratings(participants=6, plans=4, seed=1, arms=("a", "b")),
                    "acceptance", "l1_profile")
-    model = build_model(data, likelihood)
-    stated = {name: (dist, params) for name, dist, params, _ in PRIORS}
-    assert {rv.name for rv in model.free_RVs} <= set(stated)
+    model = build_model(data, family)
+    stated = {name: (dist, params) for name, dist, params, _ in FAMILIES[family].priors()}
+    assert {rv.name for rv in model.free_RVs} == set(stated)
     for rv in model.free_RVs:
         dist, params = stated[rv.name]
         assert type(rv.owner.op).__name__ == f"{dist}RV", rv.name
