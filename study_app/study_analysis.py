@@ -334,3 +334,27 @@ def write_outputs(result: Analysis, out: Path) -> dict[str, Any]:
         summary["report_error"] = " ".join(f"{type(e).__name__}: {e}".split())
     folder.write_summary(summary)
     return summary
+
+
+def advice(summary: dict[str, Any], out: Path, draws: int) -> list[str]:
+    """What a researcher should know after an analysis, as lines for the terminal: each
+    model's warnings with how to fix them, failed models and a failed report with how to
+    continue (``--resume``), and where the report is."""
+    lines = [f"warning: {m['outcome']} ~ s({m['distance']}) {m['likelihood']}: "
+             f"{'; '.join(m['warnings'])}" for m in summary["models"] if m["warnings"]]
+    if lines:
+        lines.append(f"  treat those models' intervals with care; more draws usually fix low "
+                     f"ESS or R-hat (e.g. --draws {2 * draws} --tune 1000), a higher "
+                     f"--target-accept (e.g. 0.99) divergences")
+    saved = f"{len(summary['models'])} finished model(s) are saved in {out / 'models'}"
+    lines += [f"error: model {f['model']} failed: {f['error']}" for f in summary["failed"]]
+    if summary["failed"]:
+        lines.append(f"{saved}; fix the cause and rerun the same command with --resume to fit "
+                     "only the failed model(s)")
+    if summary["report_error"]:
+        lines.append(f"error: the report step failed: {summary['report_error']}; {saved} and "
+                     f"{out / 'summary.json'} is written; rerun with --resume to make the "
+                     "report without refitting")
+    elif summary["report"]:
+        lines.append(f"report written to {out / 'report.html'}")
+    return lines

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -99,6 +98,7 @@ def analyze(
         AnalysisRequest,
         Sampler,
         StudyAnalysisInputError,
+        advice,
         analyse_study,
         exclusion_flags,
         prepare_study,
@@ -124,31 +124,8 @@ def analyze(
     except KeyboardInterrupt:
         fail(f"interrupted; the models finished so far are saved in {out / 'models'}: "
              "rerun with --resume to fit only the rest", 130)
-    _advise(done.summary, out, done.draws)
+    for line in advice(done.summary, out, done.draws):
+        note(line)
     emit(done.summary, json_out=json_out, json_file=json_file)
     if not done.summary["complete"] or done.summary["report_error"] or done.mgcv_failed:
         raise typer.Exit(1)
-
-
-def _advise(summary: dict[str, Any], out: Path, draws: int) -> None:
-    """Warnings, failures and how to continue, on stderr."""
-    for m in summary["models"]:
-        if m["warnings"]:
-            err.print(f"[yellow]warning:[/yellow] {m['outcome']} ~ s({m['distance']}) "
-                      f"{m['likelihood']}: {'; '.join(m['warnings'])}", highlight=False)
-    if any(m["warnings"] for m in summary["models"]):
-        err.print(f"  treat those models' intervals with care; more draws usually fix low "
-                  f"ESS or R-hat (e.g. --draws {2 * draws} --tune 1000), a higher "
-                  f"--target-accept (e.g. 0.99) divergences", highlight=False)
-    saved = f"{len(summary['models'])} finished model(s) are saved in {out / 'models'}"
-    for f in summary["failed"]:
-        err.print(f"error: model {f['model']} failed: {f['error']}", highlight=False)
-    if summary["failed"]:
-        err.print(f"{saved}; fix the cause and rerun the same command with --resume to fit "
-                  "only the failed model(s)", highlight=False)
-    if summary["report_error"]:
-        err.print(f"error: the report step failed: {summary['report_error']}; {saved} and "
-                  f"{out / 'summary.json'} is written; rerun with --resume to make the report "
-                  "without refitting", highlight=False)
-    elif summary["report"]:
-        err.print(f"report written to {out / 'report.html'}", highlight=False)
