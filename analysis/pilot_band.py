@@ -7,8 +7,8 @@ study whose participants rate as theta says, it is
 
 estimated by one simulated study per posterior draw, while power from the truth is
 g(theta*) at the one true theta*. The two differ by more than Monte Carlo error whenever g
-varies over the posterior; how much is measured here along the quantity the distance
-effect is about, the curve's **fall over the observed distances** [lo, hi],
+varies over the posterior; this module follows g along the quantity the distance effect is
+about, the curve's **fall over the observed distances** [lo, hi],
 
     F = f(lo) - f(hi) = drop (exp(-lo / scale) - exp(-hi / scale))
 
@@ -24,11 +24,7 @@ only the fall changed (``drop_for_fall`` at the truth's scale), giving g_k. Then
   quantile rule (g_1 + g_2 + g_3) / 3 approximates E[g(F)] over the posterior of F
   (the midpoint rule on u = F_posterior(F));
 - g(F*) at the truth's fall lies within the range of g over the posterior's strata when
-  F* does.
-
-Differences of two rates get Newcombe's hybrid score interval (the Wilson intervals of the
-two rates combined), which keeps its coverage at counts near 0 or n, unlike the normal
-approximation.
+  F* does. Differences of two rates: ``rate_difference``.
 """
 
 from __future__ import annotations
@@ -108,7 +104,8 @@ def rate_difference(k1: int, n1: int, k2: int, n2: int,
                     level: float = LEVEL) -> tuple[float, float, float]:
     """p1 - p2 with Newcombe's hybrid score interval (his method 10):
     [d - sqrt((p1 - l1)^2 + (u2 - p2)^2), d + sqrt((u1 - p1)^2 + (p2 - l2)^2)], (l, u)
-    each rate's Wilson interval.
+    each rate's Wilson interval; unlike the normal approximation it keeps its coverage at
+    counts near 0 or n.
 
     >>> from analysis.pilot_band import rate_difference
     >>> [round(v, 4) for v in rate_difference(56, 70, 48, 80)]
