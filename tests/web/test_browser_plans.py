@@ -1,7 +1,8 @@
 """Pages a participant takes seriously, in a real browser at 1280 and 390 px: a ranking left
 untouched is refused, HARE's two plans stand side by side on a wide screen and stack without
-sideways scrolling on a phone, nobody who can change nothing is left without a word, and a
-participant with fewer plans than promised reads texts that match the count.
+sideways scrolling on a phone, nobody who can change nothing (in a protocol that asks no
+minimum of changeable items) is left without a word, and a participant with fewer plans than
+promised reads texts that match the count.
 
 One `recourse-study serve` per protocol (module-scoped), Debian Chromium via Playwright.
 """
@@ -17,7 +18,7 @@ from test_browser_e2e import PHONE
 from variants import with_delay
 
 from engine.scenarios import get_scenario
-from protocols.definition.schema import load_protocol
+from protocols.definition.schema import PROTOCOL_DIR, load_protocol
 from protocols.running.pages.close import NOTHING_CHANGEABLE
 
 pytestmark = [
@@ -44,7 +45,16 @@ def _serve(protocol: str, tmp_path_factory) -> Iterator[StudyServer]:
 
 @pytest.fixture(scope="module")
 def hare_server(trained_home, tmp_path_factory) -> Iterator[StudyServer]:
-    yield from _serve("hare-interactive", tmp_path_factory)
+    """``hare-interactive`` without its minimum of changeable items, so that a participant
+    can say they can change nothing (the shipped protocol refuses that answer on the page:
+    tests/web/test_answers_given.py)."""
+    folder = tmp_path_factory.mktemp("hare-any-changeable")
+    text = (PROTOCOL_DIR / "hare-interactive.yaml").read_text()
+    assert "  min_changeable: 2\n" in text
+    path = folder / "hare-interactive.yaml"
+    path.write_text(text.replace("  min_changeable: 2\n", ""))
+    with StudyServer(str(path), folder / "study.duckdb", folder / "serve.log") as srv:
+        yield srv
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +77,7 @@ WIDTHS = [pytest.param(WIDE, id="1280"), pytest.param(PHONE, id="390")]
 
 
 def test_ranking_refused_untouched_and_two_plans_side_by_side(hare_server, browser) -> None:
-    protocol = load_protocol("hare-interactive")
+    protocol = load_protocol(hare_server.protocol)
     page = browser.new_page(viewport=WIDE)
     bot = BrowserParticipant(page, protocol)
     start = bot.open(hare_server.url)
@@ -96,7 +106,7 @@ def test_ranking_refused_untouched_and_two_plans_side_by_side(hare_server, brows
 
 @pytest.mark.parametrize("viewport", WIDTHS)
 def test_nothing_changeable_gets_a_page_that_says_why(hare_server, browser, viewport) -> None:
-    protocol = load_protocol("hare-interactive")
+    protocol = load_protocol(hare_server.protocol)
     page = browser.new_page(viewport=viewport)
     bot = BrowserParticipant(page, protocol)
     pid, kind = bot.run(until="elicitation", start=bot.open(hare_server.url))
