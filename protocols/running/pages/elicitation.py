@@ -27,6 +27,14 @@ class Item(PageModel):
     help: str = ""
 
 
+def _without_empty(stored: dict[str, Any], field: str) -> dict[str, Any]:
+    """``stored`` without ``field`` when it is empty: payloads and answers stored before the
+    field existed keep their bytes (and their fingerprints)."""
+    if not stored.get(field):
+        stored.pop(field, None)
+    return stored
+
+
 class ElicitationPayload(PageModel):
     scheme: Literal["binary", "ranking", "likert"]
     text: str
@@ -40,10 +48,7 @@ class ElicitationPayload(PageModel):
     @model_serializer(mode="wrap")
     def _stored(self, handler: Any) -> dict[str, Any]:
         """The stored payload names ``min_changeable`` only when the protocol sets one."""
-        out = handler(self)
-        if not out.get("min_changeable"):
-            out.pop("min_changeable", None)
-        return out
+        return _without_empty(handler(self), "min_changeable")
 
 
 class ElicitationAnswer(PageModel):
@@ -53,10 +58,7 @@ class ElicitationAnswer(PageModel):
     @model_serializer(mode="wrap")
     def _stored(self, handler: Any) -> dict[str, Any]:
         """The stored answer names ``left_at_default`` only when something was left at it."""
-        out = handler(self)
-        if not out.get("left_at_default"):
-            out.pop("left_at_default", None)
-        return out
+        return _without_empty(handler(self), "left_at_default")
 
 
 class _Elicitation(PageKind):
