@@ -19,7 +19,7 @@ from study_app.web import widgets
 from study_app.web.i18n import current, t, ui
 from study_app.web.links import TOKEN_PARAM
 from study_app.web.registry import LoadPage, load_answers, renders
-from study_app.web.runtime import from_env
+from study_app.web.runtime import served_config
 
 REDIRECT_SECONDS = 5
 RETURN_LINK = english("pause.link")
@@ -47,8 +47,8 @@ def load_attention(page: LoadPage) -> tuple[dict[str, Any], dict[str, Any]]:
 def completion_link(template: str, code: str) -> str:
     """The return URL with ``{code}`` (and ``{id}``: the recruitment id of this visit's
     link) filled in, URL-quoted (protocols.definition.recruitment.fill)."""
-    config = from_env()
-    external = st.query_params.get(config.id_param)
+    config = served_config()
+    external = st.query_params.get(config.id_param) if config else None
     return fill(template, code, external)
 
 
@@ -83,7 +83,13 @@ def render_debrief(page: pg.Page) -> None:
     if p.no_plans:
         st.info(t(p.no_plans))
     st.markdown(t(p.text))
-    return_to_platform(from_env().completion_url or p.url, p.completion_code, "completion")
+    return_to_platform(_served_completion_url() or p.url, p.completion_code, "completion")
+
+
+def _served_completion_url() -> str | None:
+    """``serve --completion-url``, which comes before the protocol's."""
+    config = served_config()
+    return config.completion_url if config else None
 
 
 def _js_string(text: str) -> str:
@@ -115,5 +121,5 @@ def render_end(page: pg.Page) -> None:
     st.markdown(t(p.text))
     url = p.url
     if p.ending == "completion":  # the study ended the session: completed, as on the debrief
-        url = from_env().completion_url or url
+        url = _served_completion_url() or url
     return_to_platform(url, p.code, p.ending)

@@ -147,6 +147,16 @@ def from_env() -> WebConfig:
     return _config_of(tuple(os.environ.get(name) for name in _CONFIG_ENV))
 
 
+def served_config() -> WebConfig | None:
+    """The served study's configuration, or None where no study is configured: a page drawn
+    by ``recourse-study preview`` (its ending pages then show the protocol's own return URL
+    and id parameter)."""
+    try:
+        return from_env()
+    except ConfigError:
+        return None
+
+
 _CONFIG_ENV = (PROTOCOL_ENV, DB_ENV, STUDY_ID_ENV, DECISION_ENV, COMPLETION_URL_ENV,
                ID_PARAM_ENV, SESSION_PARAM_ENV, HASH_PARAMS_ENV, REQUIRE_ID_ENV, REPORTS_ENV)
 

@@ -21,17 +21,18 @@ pytestmark = [
 # (tests/study_app/test_json_convention.py) photographs one page in make test
 def test_preview_is_the_page_a_participant_sees(tmp_path) -> None:
     protocol = load_protocol("tominaga-replication")
-    pages = [p for p in collect_pages(protocol) if p.kind in ("consent", "plan")]
+    pages = [p for p in collect_pages(protocol) if p.kind in ("consent", "plan", "debrief")]
     result = write_preview(pages, tmp_path / "out", protocol.title, widths=(1280, 390),
                            image="jpg")
     shots = result["pages"]
     assert [(s["kind"], s["width"]) for s in shots] == [
-        ("consent", 1280), ("consent", 390), ("plan", 1280), ("plan", 390)]
+        ("consent", 1280), ("consent", 390), ("plan", 1280), ("plan", 390),
+        ("debrief", 1280), ("debrief", 390)]
     for s in shots:
         assert (tmp_path / "out" / s["png"]).stat().st_size > 5_000
     md = gallery_markdown([{"protocol": protocol.id, "title": protocol.title, **result}],
                           tmp_path / "gallery")
-    assert md.count("![") == 4 and "gallery/tominaga-replication/pages/" in md
+    assert md.count("![") == 6 and "gallery/tominaga-replication/pages/" in md
     # the same server, read as text: the app's table headings and no payload keys
     import pickle
 
@@ -48,6 +49,10 @@ def test_preview_is_the_page_a_participant_sees(tmp_path) -> None:
             head = tab.locator("[data-testid='rs-plan-table'] thead").inner_text()
             assert "Item" in head and "Current profile" in head and "Ideal profile" in head
             assert "current_label" not in tab.inner_text("body")
+            # an ending page outside a served study: its code, no error about the server
+            tab.goto(f"{url}/?page=2")
+            tab.locator("[data-testid='rs-completion-code']").wait_for(timeout=120_000)
+            assert "Error" not in tab.inner_text("body")
             browser.close()
     finally:
         proc.terminate()
