@@ -61,15 +61,15 @@ def main() -> None:
 
 
 def _run_with_json_usage_errors() -> None:
-    # typer vendors click and re-exports only BadParameter of its usage errors; its base
-    # UsageError also covers an unknown option or command.
-    from typer._click.exceptions import UsageError
+    # typer vendors click and re-exports only BadParameter of its errors; their base
+    # ClickException also covers an unknown option or command and a file click cannot open.
+    from typer._click.exceptions import ClickException
 
     from study_app.cli.output import fail
 
     try:
         code = app(standalone_mode=False)
-    except UsageError as refused:
+    except ClickException as refused:
         # pydantic's prefix on a refused Literal value says nothing to a reader
         message = refused.format_message().replace("Value error, ", "")
         try:
