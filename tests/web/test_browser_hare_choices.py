@@ -19,9 +19,10 @@ import pytest
 from browser_harness import ARTIFACT_DIR, CHROMIUM, StudyServer
 from browser_participant import BrowserParticipant, button, key_class
 from test_browser_e2e import PHONE
+from variants import without_min_changeable
 
 from data.store import Store
-from protocols.definition.schema import PROTOCOL_DIR, load_protocol
+from protocols.definition.schema import load_protocol
 from protocols.running.plan_audit import same_readings
 
 pytestmark = [
@@ -74,13 +75,7 @@ def _server(protocol: str, tmp_path) -> Iterator[StudyServer]:
 
 @pytest.fixture
 def interactive(trained_home, tmp_path) -> Iterator[StudyServer]:
-    """``hare-interactive`` without its minimum of changeable items (the shipped protocol
-    refuses a savings-only answer: tests/web/test_answers_given.py)."""
-    text = (PROTOCOL_DIR / "hare-interactive.yaml").read_text()
-    assert "  min_changeable: 2\n" in text
-    path = tmp_path / "hare-interactive.yaml"
-    path.write_text(text.replace("  min_changeable: 2\n", ""))
-    yield from _server(str(path), tmp_path)
+    yield from _server(without_min_changeable(tmp_path), tmp_path)
 
 
 @pytest.fixture

@@ -15,10 +15,10 @@ import pytest
 from browser_harness import CHROMIUM, StudyServer
 from browser_participant import BrowserParticipant, button, key_class
 from test_browser_e2e import PHONE
-from variants import with_delay
+from variants import with_delay, without_min_changeable
 
 from engine.scenarios import get_scenario
-from protocols.definition.schema import PROTOCOL_DIR, load_protocol
+from protocols.definition.schema import load_protocol
 from protocols.running.pages.close import NOTHING_CHANGEABLE
 
 pytestmark = [
@@ -45,15 +45,9 @@ def _serve(protocol: str, tmp_path_factory) -> Iterator[StudyServer]:
 
 @pytest.fixture(scope="module")
 def hare_server(trained_home, tmp_path_factory) -> Iterator[StudyServer]:
-    """``hare-interactive`` without its minimum of changeable items, so that a participant
-    can say they can change nothing (the shipped protocol refuses that answer on the page:
-    tests/web/test_answers_given.py)."""
     folder = tmp_path_factory.mktemp("hare-any-changeable")
-    text = (PROTOCOL_DIR / "hare-interactive.yaml").read_text()
-    assert "  min_changeable: 2\n" in text
-    path = folder / "hare-interactive.yaml"
-    path.write_text(text.replace("  min_changeable: 2\n", ""))
-    with StudyServer(str(path), folder / "study.duckdb", folder / "serve.log") as srv:
+    with StudyServer(without_min_changeable(folder), folder / "study.duckdb",
+                     folder / "serve.log") as srv:
         yield srv
 
 

@@ -1,5 +1,6 @@
-"""Shipped protocols with one setting changed, for tests that cannot wait: the replication
-runs in two sessions two weeks apart (``sessions.delay_seconds``)."""
+"""Shipped protocols with one setting changed: for tests that cannot wait (the replication
+runs in two sessions two weeks apart, ``sessions.delay_seconds``), and for participants the
+shipped protocol refuses (``hare-interactive`` asks for two changeable items)."""
 
 from __future__ import annotations
 
@@ -18,4 +19,15 @@ def with_delay(protocol: str, folder: Path, seconds: float = 0.0) -> str:
         return protocol
     path = folder / f"{protocol}-delay-{seconds:g}.yaml"
     path.write_text(text.replace(TWO_WEEKS, f"delay_seconds: {seconds:g}"), encoding="utf-8")
+    return str(path)
+
+
+def without_min_changeable(folder: Path) -> str:
+    """``hare-interactive`` as a file in ``folder`` without its minimum of changeable items
+    (``elicitation.min_changeable``), so a participant may say they can change one item or
+    none (the shipped protocol refuses that answer: tests/web/test_answers_given.py)."""
+    text = resolve("hare-interactive").read_text(encoding="utf-8")
+    assert "  min_changeable: 2\n" in text
+    path = folder / "hare-interactive.yaml"
+    path.write_text(text.replace("  min_changeable: 2\n", ""), encoding="utf-8")
     return str(path)
