@@ -31,6 +31,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from data import accounts, logins
 from data import dashboard_queries as q
+from data.export import FORMATS
 from data.store import describe
 from protocols.running.session import Study
 from study_app.operations import Actor, Request, perform
@@ -105,7 +106,7 @@ def _export(study: Study, who: Actor) -> None:
                "codebook; secrets such as token hashes are never exported. CSV cells that a "
                "spreadsheet would run as a formula are written as text.")
     left, mid, right = st.columns([1, 2, 2])
-    fmt = left.radio("Format", ["parquet", "csv"], key="rs_export_format")
+    fmt = left.radio("Format", list(FORMATS), key="rs_export_format")
     free_text = mid.checkbox("Include free text", key="rs_export_free_text",
                              help="Participants' typed reasons, which may identify them.")
     linkage = right.checkbox("Include linkage columns", key="rs_export_linkage",
