@@ -26,6 +26,7 @@ from study_app.cli.apps import GROUND_TRUTH_HELP, ITERATIONS_READING_HELP, app, 
 from study_app.cli.choices import FinalAccept, GammaSchedule, GroundTruth, IterationsReading
 from study_app.cli.output import emit, err, fail, json_file_option, json_option, result_console
 from study_app.cli.paper_needs import offer_training, train_option
+from study_app.cli.run_provenance import RunClock, provenance
 
 TABLE_WIDTH = 150  # the cell table: never squeeze it
 
@@ -261,7 +262,7 @@ def reproduce(
     findings; its JSON: docs/analysis-mgcv.md.
     """
     if target == "tominaga":
-        _tominaga(n, truth, json_out, json_file)
+        _tominaga(n, truth, json_out, json_file, given_command(ctx))
         return
     if truth != "shipped":
         raise typer.BadParameter("--truth applies to the tominaga target only",
@@ -305,7 +306,8 @@ def _hare_configuration(ctx: typer.Context, hare: dict[str, Any], as_released: b
     return preset("as-released" if as_released else "as-written", **given)
 
 
-def _tominaga(n: int | None, truth: str, json_out: bool, json_file: Path | None) -> None:
+def _tominaga(n: int | None, truth: str, json_out: bool, json_file: Path | None,
+              command: str) -> None:
     """TARGET tominaga: the reference study's Table S2 on a simulated study (mgcv), from the
     shipped truth or the negative control's (``truth``)."""
     from study_app.cli import reproduce_tominaga
@@ -313,7 +315,9 @@ def _tominaga(n: int | None, truth: str, json_out: bool, json_file: Path | None)
     if truth not in reproduce_tominaga.TRUTHS:
         raise typer.BadParameter(f"expected one of {', '.join(reproduce_tominaga.TRUTHS)}, "
                                  f"got {truth!r}", param_hint="--truth")
+    clock = RunClock()
     doc = reproduce_tominaga.run(participants=n or 362, seed=1, truth=truth)
+    doc["provenance"] = provenance(command, clock)
     reproduce_tominaga.print_doc(result_console(json_out, min_width=TABLE_WIDTH), doc)
     emit(doc, json_out=json_out, json_file=json_file)
 
@@ -325,6 +329,7 @@ def _run_one(config: Any, train: bool, json_out: bool, command: str) -> dict[str
     from engine.papers.reproduce import run_target
 
     name = config.target
+    clock = RunClock()
     _paper_models_of(config, train, json_out)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=err, transient=True) as progress:
@@ -339,5 +344,6 @@ def _run_one(config: Any, train: bool, json_out: bool, command: str) -> dict[str
         except (FileNotFoundError, ValueError) as e:
             fail(e, 2)
     doc["config"]["command"] = command
+    doc["provenance"] = provenance(command, clock)
     print_result(result_console(json_out, min_width=TABLE_WIDTH), doc)
     return doc

@@ -8,6 +8,9 @@ The full-size runs (`reproduce TARGET --fast` on CARMA's samples) are in test_re
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+from pathlib import Path
 
 import pytest
 import torch
@@ -187,6 +190,14 @@ def test_the_cli_prints_one_json_object_and_logs_on_stderr(trained_home, tmp_pat
     # the command as given, without the output options, so a stored run can be made again
     assert doc["config"]["command"] == ("recourse-study reproduce hare-calibration --seeds 1 "
                                         "--fast --n 4 --scenario loan --quick")
+    # provenance: the commit checked out, the same command, times that cover the run
+    prov = doc["provenance"]
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                          cwd=Path(__file__).parents[2]).stdout.strip()
+    assert prov["commit"] == head and prov["command"] == doc["config"]["command"]
+    assert prov["wall_seconds"] >= doc["seconds"] - 0.1 and prov["cpu_seconds"] > 0
+    assert prov["machine"]["cores"] == os.cpu_count() and len(prov["machine"]["load_end"]) == 3
+    assert prov["libraries"]["torch"] and len(prov["training_code_sha256"]) == 64
     claims = [c["claim"] for c in doc["checks"]]
     assert claims[:2] == [  # @Best and @Every each against the base, on the GTDs they state
         "calibrating the winner only (@Best) improves on the base (GTD below the base's)",
