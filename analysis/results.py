@@ -165,6 +165,10 @@ def fit_one(spec: ModelSpec, data: ModelData, sampler: dict[str, Any], *,
             fitting.add_log_likelihood(model, refit.idata)
         fit = fitting.Fit(refit.idata, refit.backend, refit.compile_seconds + refit.seconds,
                           refit.diagnostics)
+    if keep_probabilities:  # a full trace: the integrated random effects drawn too
+        integrated = spec.family.integrated_draws(data, fit.idata.posterior,
+                                                  sampler.get("seed", 0))
+        fit.idata.posterior = fit.idata.posterior.assign(integrated)
     post = fit.idata.posterior.stack(sample=("chain", "draw"))
     grid = smooth_grid(data)
     draws_f = smooth_draws(data, np.asarray(post["delta_f"].values).T, grid)

@@ -137,6 +137,8 @@ class ModelFamily:
         ("sigma_b", "HalfNormal", (1.0,), "participants' random slopes' sd (ordinal)"),
         ("z_b", "Normal", (0.0, 1.0), "standardized random slopes (ordinal)"))
     own_priors: ClassVar[tuple[Prior, ...]] = ()
+    # priors of random effects the likelihood integrates out (stated, but not sampled)
+    integrated: ClassVar[tuple[str, ...]] = ()
     report_note: ClassVar[str] = ""
     section_title: ClassVar[str] = ""  # the report section's title (default: ``title``)
 
@@ -182,13 +184,10 @@ class ModelFamily:
         import pymc as pm
         import pytensor.tensor as pt
 
-        from analysis.predictor import linear_predictor
-
         arrays = self.model_arrays(data)
         with pm.Model(coords=self.coords(data)) as model:
             x = {name: pm.Data(name, a) if shared else pt.as_tensor_variable(a)
                  for name, a in arrays.items()}
-            person = x["participant_index"]
             sigma_f = pm.HalfNormal("sigma_f", 1.0)
             z_f = pm.Normal("z_f", 0.0, 1.0, dims="knot")
             delta_f = pm.Deterministic("delta_f", sigma_f * z_f, dims="knot")
@@ -200,15 +199,27 @@ class ModelFamily:
                 gamma = pm.Deterministic("gamma", pt.concatenate([pt.zeros(1), g]), dims="arm")
                 arm = x["arm_index"]
             else:  # one arm: its effect is the cutpoints' / alpha's
-                gamma, arm = pt.zeros(1), pt.zeros_like(person)
-            sigma_u = pm.HalfNormal("sigma_u", 2.0)
-            z_u = pm.Normal("z_u", 0.0, 1.0, dims="participant")
-            slope, d = self.participant_deviation(data, x)
-            eta = linear_predictor(x["design_columns"], pt.concatenate(w_parts), arm, gamma,
-                                   person, sigma_u * z_u, slope, d)
-            eta = self.add_effects(data, x, eta)
-            self.observe(data, x, eta, keep_probabilities)
+                gamma, arm = pt.zeros(1), pt.zeros_like(x["participant_index"])
+            self.likelihood(data, x, pt.concatenate(w_parts), arm, gamma, keep_probabilities)
         return model
+
+    def likelihood(self, data: ModelData, x: dict[str, Any], w: Any, arm: Any, gamma: Any,
+                   keep_probabilities: bool) -> None:
+        """The participants' effects and the likelihood, given the fixed effects ``w`` (the
+        design's coefficients) and the arm effects ``gamma``: by default the random
+        intercepts u_p = sigma_u z_p, the family's deviation (``participant_deviation``,
+        ``add_effects``) and ``observe``, every random effect a sampled parameter."""
+        import pymc as pm
+
+        from analysis.predictor import linear_predictor
+
+        sigma_u = pm.HalfNormal("sigma_u", 2.0)
+        z_u = pm.Normal("z_u", 0.0, 1.0, dims="participant")
+        slope, d = self.participant_deviation(data, x)
+        eta = linear_predictor(x["design_columns"], w, arm, gamma, x["participant_index"],
+                               sigma_u * z_u, slope, d)
+        eta = self.add_effects(data, x, eta)
+        self.observe(data, x, eta, keep_probabilities)
 
     def participant_deviation(self, data: ModelData, x: dict[str, Any]) -> tuple[Any, Any]:
         """(slope per participant, the distance it multiplies): b_p = sigma_b w_p on the
@@ -228,8 +239,15 @@ class ModelFamily:
         """The likelihood of ``x["y_observed"]`` given ``eta``, as the observed RV ``y``."""
         raise NotImplementedError
 
+    def integrated_draws(self, data: ModelData, posterior: Any, seed: int
+                         ) -> dict[str, Any]:
+        """Draws of the random effects named in ``integrated``, one per posterior draw
+        (xarray DataArrays by name; none for a family that samples them)."""
+        return {}
+
     def priors(self) -> tuple[Prior, ...]:
-        """Every free parameter's prior (checked against the built model by the tests)."""
+        """Every parameter's prior: the free parameters' and those of the random effects
+        named in ``integrated`` (checked against the built model by the tests)."""
         return SHARED_PRIORS + self.deviation_priors + self.own_priors
 
     # -- its results -------------------------------------------------------------------

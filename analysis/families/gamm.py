@@ -10,7 +10,8 @@ first is fixed at 0 for both, the intercepts absorbing the level); sigma_k ~ Hal
 is a per-function penalty (sigma_k -> 0: no participant deviates in that direction). The
 fixed smooth f is the shared random walk (analysis.families.base); alpha ~ Normal(4, 2),
 sigma_y ~ HalfNormal(2). The Bayesian twin of the reference study's mgcv GAMM
-(analysis.engines compares their smooths point by point).
+(analysis.engines compares their smooths point by point). u_p and w_p are integrated out of
+the likelihood, not sampled (analysis.families.gaussian).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from analysis.families.base import Coefficient, Prior
-from analysis.families.gaussian import GaussianFamily
+from analysis.families.gaussian import INTEGRATED, GaussianFamily
 from analysis.model_data import ModelData
 
 
@@ -36,42 +37,30 @@ class GammFamily(GaussianFamily):
                             "{extra} and per-participant random intercepts and random smooth "
                             "deviations (the reference study's Eq. 4)")
     default: ClassVar[bool] = True
+    integrated: ClassVar[tuple[str, ...]] = ("z_u", "w_s")
+    deviation_scale: ClassVar[str] = "sigma_s"
     matches_mgcv: ClassVar[bool] = True
     variances: ClassVar[tuple[str, ...]] = ("sigma_u", "sigma_f", "sigma_y")
     deviation_priors: ClassVar[tuple[Prior, ...]] = (
         ("sigma_s", "HalfNormal", (1.0,), "per-basis-function sd of each participant's smooth "
                                           "deviation (Gaussian GAMM)"),
-        ("w_s", "Normal", (0.0, 1.0), "standardized smooth deviations (Gaussian GAMM)"))
+        ("w_s", "Normal", (0.0, 1.0),
+         "standardized smooth deviations (Gaussian GAMM)" + INTEGRATED))
     report_note: ClassVar[str] = (
         "Ratings as continuous, random intercepts and per-participant random deviations of "
         "the smooth (sigma_s[k]: their spread per basis function); the smooth is on the "
         "rating scale, centred, with 95% bands.")
     section_title: ClassVar[str] = "Gaussian GAMM (the reference study's Eq. 4)"
 
-    def own_arrays(self, data: ModelData, arrays: dict[str, np.ndarray],
-                   basis: np.ndarray) -> dict[str, np.ndarray]:
-        """The basis functions 2..K of the random smooths; no centred distance (no slope)."""
-        arrays["basis_random"] = basis[:, 1:]
-        del arrays["d_centred"]
-        return arrays
+    def random_design(self, data: ModelData, basis: np.ndarray) -> list[np.ndarray]:
+        """The basis functions 2..K of the random smooths (no slope)."""
+        return list(basis[:, 1:].T)
 
-    def participant_deviation(self, data: ModelData, x: dict[str, Any]) -> tuple[Any, Any]:
-        """No slope: the random smooths' scales sigma_s and deviations w_s instead."""
-        import pymc as pm
-        import pytensor.tensor as pt
-
-        pm.HalfNormal("sigma_s", 1.0, dims="knot")
-        pm.Normal("w_s", 0.0, 1.0, dims=("participant", "knot"))
-        person = x["participant_index"]
-        return pt.zeros(len(data.participants)), pt.zeros(person.shape, dtype="float64")
-
-    def add_effects(self, data: ModelData, x: dict[str, Any], eta: Any) -> Any:
-        """eta + g_p(d_r)."""
+    def random_scales(self, data: ModelData) -> Any:
+        """sigma_s, one per basis function 2..K."""
         import pymc as pm
 
-        model = pm.modelcontext(None)
-        deviation = model["w_s"] * model["sigma_s"]
-        return eta + (x["basis_random"] * deviation[x["participant_index"]]).sum(axis=1)
+        return pm.HalfNormal("sigma_s", 1.0, dims="knot")
 
     def own_coefficients(self, data: ModelData, posterior: Any) -> list[Coefficient]:
         """sigma_s[k] per basis function, then alpha."""

@@ -5,6 +5,13 @@ predictor (analysis.families.base; random intercepts and slopes),
 
 Not fitted by default (the reference study's own Gaussian model is the GAMM,
 analysis.families.gamm); a comparison on the rating scale.
+
+The Gaussian families sample the fixed effects and the variance components only: each
+participant's random effects (intercept z_u and the family's deviation) are integrated out
+of the likelihood exactly (analysis.gaussian_marginal), the same model with the same
+posterior for every other parameter, sampled in a fraction of the time; ``integrated`` names
+them, and ``random_design`` / ``random_scales`` say what they are (by default the intercept
+and the slope on the centred distance, scales sigma_u and sigma_b).
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ import numpy as np
 
 from analysis.families.base import Coefficient, ModelFamily, Prior
 from analysis.model_data import ModelData
+
+INTEGRATED = " (integrated out of the likelihood)"
 
 
 class GaussianFamily(ModelFamily):
@@ -27,7 +36,12 @@ class GaussianFamily(ModelFamily):
     words: ClassVar[str] = ("Gaussian model of the {outcome} rating on a spline of "
                             "{distance}{extra} and per-participant random intercepts and slopes")
     scale: ClassVar[Any] = "rating"
+    integrated: ClassVar[tuple[str, ...]] = ("z_u", "z_b")
+    deviation_scale: ClassVar[str] = "sigma_b"  # the deviation's scale(s) (random_scales)
     variances: ClassVar[tuple[str, ...]] = ("sigma_u", "sigma_b", "sigma_f", "sigma_y")
+    deviation_priors: ClassVar[tuple[Prior, ...]] = (
+        ("sigma_b", "HalfNormal", (1.0,), "participants' random slopes' sd (Gaussian)"),
+        ("z_b", "Normal", (0.0, 1.0), "standardized random slopes (Gaussian)" + INTEGRATED))
     own_priors: ClassVar[tuple[Prior, ...]] = (
         ("alpha", "Normal", (4.0, 2.0), "intercept (Gaussian GAMM)"),
         ("sigma_y", "HalfNormal", (2.0,), "residual sd (Gaussian GAMM)"))
@@ -39,13 +53,103 @@ class GaussianFamily(ModelFamily):
         """The ratings 1..7 as floats."""
         return data.y.astype(float)
 
-    def observe(self, data: ModelData, x: dict[str, Any], eta: Any,
-                keep_probabilities: bool) -> None:
-        import pymc as pm
+    def own_arrays(self, data: ModelData, arrays: dict[str, np.ndarray],
+                   basis: np.ndarray) -> dict[str, np.ndarray]:
+        """The random effects' design by columns (``random_design``) and the ratings grouped
+        by participant, instead of the centred distance."""
+        from analysis.gaussian_marginal import participant_rows
 
+        order, offsets = participant_rows(arrays["participant_index"], len(data.participants))
+        columns = self.random_columns(data, basis)
+        arrays["random_rows"] = np.ascontiguousarray(columns[:, order].T)  # by participant
+        arrays["rows_order"], arrays["rows_offsets"] = order, offsets
+        del arrays["d_centred"]
+        return arrays
+
+    def random_columns(self, data: ModelData, basis: np.ndarray) -> np.ndarray:
+        """The random effects' design by columns (q x ratings): the intercept's, then
+        ``random_design``'s."""
+        return np.vstack([np.ones(len(data.y)), *self.random_design(data, basis)])
+
+    def random_design(self, data: ModelData, basis: np.ndarray) -> list[np.ndarray]:
+        """The columns of the random effects after the intercept's: the centred distance
+        (a random slope)."""
+        return [data.d - data.d_centre]
+
+    def random_scales(self, data: ModelData) -> Any:
+        """Their scales, a vector: sigma_b."""
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        return pt.stack([pm.HalfNormal("sigma_b", 1.0)])
+
+    def likelihood(self, data: ModelData, x: dict[str, Any], w: Any, arm: Any, gamma: Any,
+                   keep_probabilities: bool) -> None:
+        """y ~ Normal(alpha + fixed effects + Z_p S w_p, sigma_y) with every participant's
+        w_p integrated out (analysis.gaussian_marginal): one log-likelihood term per
+        participant, the potential ``y``."""
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        from analysis.gaussian_marginal import marginal_logp
+        from analysis.predictor import linear_predictor
+
+        person = x["participant_index"]
+        people = len(data.participants)
+        sigma_u = pm.HalfNormal("sigma_u", 2.0)
+        scales = pt.concatenate([pt.stack([sigma_u]), self.random_scales(data)])
+        zeros = pt.zeros(people)
+        fixed = linear_predictor(x["design_columns"], w, arm, gamma, person, zeros, zeros,
+                                 pt.zeros(person.shape, dtype="float64"))
         alpha = pm.Normal("alpha", 4.0, 2.0)
         sigma_y = pm.HalfNormal("sigma_y", 2.0)
-        pm.Normal("y", alpha + eta, sigma_y, observed=x["y_observed"])
+        pm.Potential("y", marginal_logp(x["y_observed"] - alpha - fixed,
+                                        x["random_rows"], x["rows_order"],
+                                        x["rows_offsets"], scales, sigma_y).sum())
+
+    def integrated_draws(self, data: ModelData, posterior: Any, seed: int
+                         ) -> dict[str, Any]:
+        """z_u and the deviation's standardized effects drawn from their exact conditional
+        given each posterior draw (analysis.gaussian_marginal.conditional_effects): what
+        sampling them would have given, for a full trace."""
+        import xarray as xr
+
+        from analysis.gaussian_marginal import conditional_effects
+
+        arrays = self.model_arrays(data)
+        chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
+
+        def flat(name: str) -> np.ndarray:
+            values = posterior[name].transpose("chain", "draw", ...).values
+            return np.asarray(values, dtype=float).reshape(chains * draws, -1)
+
+        delta = flat("delta_f")
+        w = np.hstack([np.zeros((len(delta), 1)), np.cumsum(delta, axis=1)]
+                      + ([flat("beta")] if "beta" in posterior else []))
+        fixed = w @ arrays["design_columns"] + flat("alpha")
+        if "gamma" in posterior:
+            fixed += flat("gamma")[:, arrays["arm_index"]]
+        scales = np.hstack([flat("sigma_u"), flat(self.deviation_scale)])
+        people = len(data.participants)
+        assert data.basis is not None
+        columns = self.random_columns(data, data.basis(data.d))
+        effects = conditional_effects(arrays["y_observed"] - fixed, columns,
+                                      arrays["participant_index"], people, scales,
+                                      flat("sigma_y")[:, 0], np.random.default_rng(seed))
+        effects = effects.reshape(chains, draws, people, -1)
+        coords = {"chain": posterior["chain"], "draw": posterior["draw"],
+                  "participant": data.participants}
+        intercept, deviation = self.integrated
+        out = {intercept: xr.DataArray(effects[..., 0], coords=coords,
+                                       dims=("chain", "draw", "participant"))}
+        if deviation == "w_s":  # one per basis function 2..K
+            out[deviation] = xr.DataArray(
+                effects[..., 1:], dims=("chain", "draw", "participant", "knot"),
+                coords={**coords, "knot": posterior["knot"]})
+        else:
+            out[deviation] = xr.DataArray(effects[..., 1], coords=coords,
+                                          dims=("chain", "draw", "participant"))
+        return out
 
     def own_coefficients(self, data: ModelData, posterior: Any) -> list[Coefficient]:
         """The intercept alpha."""

@@ -49,7 +49,8 @@ def _fit(likelihood: str, ordinal_full_fit):
         return ordinal_full_fit
     spec = ModelSpec("action", "l1_profile", likelihood)
     data = prepare(simulate_ratings(12, 3, seed=2), "action", "l1_profile")
-    return (spec, data, *fit_one(spec, data, SAMPLER))
+    # a full-trace fit: the GAMM's integrated w_s are drawn into it
+    return (spec, data, *fit_one(spec, data, SAMPLER, keep_probabilities=True))
 
 
 @pytest.mark.parametrize("likelihood", ["gamm", "ordinal"])

@@ -1,0 +1,311 @@
+"""The Gaussian families' likelihood with each participant's random effects integrated out.
+
+Participant p's ratings y_p (n_p of them) given their mean mu_p (every fixed effect) and
+Gaussian random effects b_p = S w_p, w_p ~ Normal(0, I_q), S = diag(s) (s: the random
+effects' scales, e.g. sigma_u and the random smooth's sigma_s), with random-effect design Z_p
+(n_p x q: a column of ones, then the slope's distance or the random smooth's basis columns):
+
+    y_p = mu_p + Z_p S w_p + e_p,   e_p ~ Normal(0, sigma^2 I)
+    =>  y_p ~ Normal(mu_p, Sigma_p),   Sigma_p = sigma^2 I + A A^T,   A = Z_p S.
+
+A participant rates a few plans (n_p = 5 in the reference design) and the GAMM has q = 8
+random effects each, so the n_p x n_p covariance is the small one: with r = y_p - mu_p,
+L the Cholesky factor of Sigma_p, u = L^-1 r, alpha = L^-T u = Sigma_p^-1 r and
+W = L^-1 Z_p,
+
+    log p(y_p) = -1/2 [ n_p log(2 pi) + 2 sum_i log L_ii + u^T u ]
+
+and its gradient (d log|Sigma| and d r^T Sigma^-1 r through dSigma/ds_k = 2 s_k z_k z_k^T
+and dSigma/dsigma = 2 sigma I, z_k the k-th column of Z_p):
+
+    d/dr      = -alpha
+    d/ds_k    = s_k [ (z_k^T alpha)^2 - |W_k|^2 ]          (|W_k|^2 = z_k^T Sigma^-1 z_k)
+    d/dsigma  = sigma [ alpha^T alpha - tr Sigma^-1 ],     tr Sigma^-1 = |L^-1|_F^2.
+
+Why: sampled instead, the random effects are hundreds of parameters (a 362-participant GAMM:
+362 x 8 of them) in a funnel with their scales. Integrated out, the posterior of every other
+parameter is exactly the same (it is the same model's marginal), the sampler sees only the
+fixed effects and the scales (about 20 parameters), and w_p can be drawn afterwards from its
+exact conditional (``conditional_effects``): with G = Z_p^T Z_p, c = Z_p^T r and
+M = I_q + S G S / sigma^2,
+
+    w_p | y, rest ~ Normal(M^-1 S c / sigma^2, M^-1).
+
+A participant without ratings (analysis.refit's padding) contributes 0.
+
+One fused operation (value and the gradient's pieces: ``MarginalGaussianLogp``; gradient:
+``MarginalGaussianLogpGrad``), numba kernels registered for PyTensor's numba backend (nutpie)
+as analysis.fused does; the ratings come grouped by participant (``participant_rows``), and
+the output is one log-likelihood per participant.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numba
+import numpy as np
+import pytensor.tensor as pt
+from pytensor.gradient import DisconnectedType, disconnected_type
+from pytensor.graph.basic import Apply
+from pytensor.graph.op import Op
+from scipy import sparse
+
+from analysis.fused import register_kernel
+
+LOG_2PI = math.log(2.0 * math.pi)
+
+
+def participant_grams(zt: np.ndarray, person: np.ndarray, participants: int) -> np.ndarray:
+    """G_p = Z_p^T Z_p of every participant (participants x q x q)."""
+    zt = np.asarray(zt, dtype=float)
+    gram = np.zeros((participants, zt.shape[0], zt.shape[0]))
+    np.add.at(gram, np.asarray(person, dtype=np.int64), zt.T[:, :, None] * zt.T[:, None, :])
+    return gram
+
+
+def participant_rows(person: np.ndarray, participants: int) -> tuple[np.ndarray, np.ndarray]:
+    """(order, offsets): the ratings' indices grouped by participant, participant p's being
+    order[offsets[p]:offsets[p + 1]] (data, computed once per model)."""
+    person = np.asarray(person, dtype=np.int64)
+    if person.size and (person.min() < 0 or person.max() >= participants):
+        raise ValueError("a participant index out of range")
+    order = np.argsort(person, kind="stable").astype(np.int64)
+    offsets = np.zeros(participants + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum(np.bincount(person, minlength=participants))
+    return order, offsets
+
+
+def _marginal_kernel(r: np.ndarray, z: np.ndarray, order: np.ndarray, offsets: np.ndarray,
+                     s: np.ndarray, sigma: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """log p(y_p) of the module docstring for every participant (``z``: the random-effect
+    design's rows in participant order, row j that of rating order[j]; ``order``,
+    ``offsets``: ``participant_rows``; ``sigma``: [sigma]), and what its gradient needs:
+    alpha per rating, d log p(y_p) / d s (participants x q) and d log p(y_p) / d sigma
+    (participants). Work arrays are allocated once, sized by the most ratings of one
+    participant."""
+    n, q = z.shape
+    people = offsets.shape[0] - 1
+    if s.shape[0] != q or r.shape[0] != n or order.shape[0] != n or offsets[people] != n:
+        raise ValueError("MarginalGaussianLogp: residuals, design, scales and the "
+                         "participants' rows differ in size")
+    most = 0
+    for p in range(people):
+        most = max(most, offsets[p + 1] - offsets[p])
+    sig = sigma[0]
+    s2 = sig * sig
+    var = s * s
+    logp = np.zeros(people)
+    alpha = np.zeros(n)
+    ds = np.zeros((people, q))
+    dsig = np.zeros(people)
+    low = np.empty((most, most))  # L, Sigma_p = L L^T
+    recip = np.empty(most)  # 1 / L_ii
+    u = np.empty(most)
+    al = np.empty(most)
+    w = np.empty((most, q))  # W = L^-1 Z_p
+    z_alpha = np.empty(q)
+    norm = np.empty(q)
+    linv = np.empty((most, most))
+    for p in range(people):
+        first = offsets[p]
+        m = offsets[p + 1] - first
+        if m == 0:
+            continue
+        # Sigma_p's Cholesky factor
+        det = 1.0
+        for i in range(m):
+            zi = z[first + i]
+            for j in range(i + 1):
+                zj = z[first + j]
+                total = s2 if i == j else 0.0
+                for k in range(q):
+                    total += zi[k] * zj[k] * var[k]
+                for k in range(j):
+                    total -= low[i, k] * low[j, k]
+                if i == j:
+                    low[i, i] = math.sqrt(total)
+                    recip[i] = 1.0 / low[i, i]
+                    det *= low[i, i]
+                else:
+                    low[i, j] = total * recip[j]
+        # u = L^-1 r, alpha = L^-T u
+        quad = 0.0
+        for i in range(m):
+            total = r[order[first + i]]
+            for k in range(i):
+                total -= low[i, k] * u[k]
+            u[i] = total * recip[i]
+            quad += u[i] * u[i]
+        alpha_sq = 0.0
+        for i in range(m - 1, -1, -1):
+            total = u[i]
+            for k in range(i + 1, m):
+                total -= low[k, i] * al[k]
+            al[i] = total * recip[i]
+            alpha[order[first + i]] = al[i]
+            alpha_sq += al[i] * al[i]
+        logp[p] = -0.5 * (m * LOG_2PI + 2.0 * math.log(det) + quad)
+        # tr Sigma^-1 = |L^-1|_F^2
+        frob = 0.0
+        for j in range(m):
+            for i in range(j, m):
+                total = 1.0 if i == j else 0.0
+                for k in range(j, i):
+                    total -= low[i, k] * linv[k, j]
+                linv[i, j] = total * recip[i]
+                frob += linv[i, j] * linv[i, j]
+        dsig[p] = sig * (alpha_sq - frob)
+        # d/ds_k: s_k [(z_k^T alpha)^2 - |W_k|^2], W = L^-1 Z_p row by row (over k: SIMD)
+        z_alpha[:] = 0.0
+        norm[:] = 0.0
+        for i in range(m):
+            zi = z[first + i]
+            wi = w[i]
+            for k in range(q):
+                wi[k] = zi[k]
+                z_alpha[k] += zi[k] * al[i]
+            for j in range(i):
+                lij = low[i, j]
+                wj = w[j]
+                for k in range(q):
+                    wi[k] -= lij * wj[k]
+            ri = recip[i]
+            for k in range(q):
+                wi[k] *= ri
+                norm[k] += wi[k] * wi[k]
+        for k in range(q):
+            ds[p, k] = s[k] * (z_alpha[k] * z_alpha[k] - norm[k])
+    return logp, alpha, ds, dsig
+
+
+def _marginal_grad_kernel(g: np.ndarray, order: np.ndarray, offsets: np.ndarray,
+                          alpha: np.ndarray, ds: np.ndarray, dsig: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(d/dr, d/ds, d/dsigma) of sum_p g_p log p(y_p) from the forward kernel's pieces:
+    d/dr_i = -g_p alpha_i for rating i of participant p."""
+    people, q = ds.shape
+    d_s = np.zeros(q)
+    d_sigma = 0.0
+    dr = np.zeros(alpha.shape[0])
+    for p in range(people):
+        gp = g[p]
+        d_sigma += gp * dsig[p]
+        for k in range(q):
+            d_s[k] += gp * ds[p, k]
+        for i in range(offsets[p], offsets[p + 1]):
+            dr[order[i]] = -gp * alpha[order[i]]
+    return dr, d_s, np.array([d_sigma])
+
+
+_forward = numba.njit(cache=True, error_model="numpy")(_marginal_kernel)
+_backward = numba.njit(cache=True, error_model="numpy")(_marginal_grad_kernel)
+
+
+class MarginalGaussianLogp(Op):
+    """(log p(y_p) per participant, alpha per rating, d/ds and d/dsigma per participant)
+    from (r, z, order, offsets, s, sigma) (module docstring): ``z`` the random-effect
+    design's rows grouped by participant (n x q; ``participant_rows``' ``order``),
+    ``offsets`` where each participant's rows start, ``sigma`` [sigma]. Only the first output has a gradient; the
+    others are its pieces."""
+
+    __props__ = ()
+
+    def make_node(self, *inputs: Any) -> Apply:
+        r, z, order, offsets, s, sigma = (pt.as_tensor_variable(v) for v in inputs)
+        r, z, s, sigma = (v.astype("float64") for v in (r, z, s, sigma))
+        order, offsets = (pt.cast(v, "int64") for v in (order, offsets))
+        return Apply(self, [r, z, order, offsets, s, sigma],
+                     [pt.dvector(), pt.dvector(), pt.dmatrix(), pt.dvector()])
+
+    def perform(self, node: Apply, inputs: list[np.ndarray], outputs: list[list[Any]]) -> None:
+        for store, value in zip(outputs, _forward(*inputs), strict=True):
+            store[0] = value
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        people = shapes[3][0] - 1
+        return [(people,), shapes[0], (people, shapes[4][0]), (people,)]
+
+    def grad(self, inputs: list[Any], output_grads: list[Any]) -> list[Any]:
+        r, z, order, offsets, s, sigma = inputs
+        if not all(isinstance(o.type, DisconnectedType) for o in output_grads[1:]):
+            raise NotImplementedError("MarginalGaussianLogp: only its log-likelihoods have a "
+                                      "gradient")
+        g = output_grads[0]
+        if isinstance(g.type, DisconnectedType):
+            g = pt.zeros((offsets.shape[0] - 1,))
+        _, alpha, ds, dsig = self(*inputs)
+        dr, d_s, d_sigma = MarginalGaussianLogpGrad()(g, order, offsets, alpha, ds, dsig)
+        return [dr, disconnected_type(), disconnected_type(), disconnected_type(), d_s,
+                d_sigma]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[True] * 4, [False] * 4, [False] * 4, [False] * 4, [True] * 4, [True] * 4]
+
+
+class MarginalGaussianLogpGrad(Op):
+    """(d/dr, d/ds, d/dsigma) of the module docstring weighted by the output gradients ``g``,
+    from (g, order, offsets, alpha, ds, dsig): the forward operation's pieces and the ratings
+    grouped by participant. First order only: NUTS needs no second derivatives."""
+
+    __props__ = ()
+
+    def make_node(self, g: Any, order: Any, offsets: Any, alpha: Any, ds: Any,
+                  dsig: Any) -> Apply:
+        g, alpha, ds, dsig = (pt.as_tensor_variable(v).astype("float64")
+                              for v in (g, alpha, ds, dsig))
+        order, offsets = (pt.cast(pt.as_tensor_variable(v), "int64") for v in (order, offsets))
+        return Apply(self, [g, order, offsets, alpha, ds, dsig],
+                     [pt.dvector(), pt.dvector(), pt.dvector()])
+
+    def perform(self, node: Apply, inputs: list[np.ndarray], outputs: list[list[Any]]) -> None:
+        for store, value in zip(outputs, _backward(*inputs), strict=True):
+            store[0] = value
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        return [shapes[3], (shapes[4][1],), (1,)]
+
+
+def marginal_logp(r: Any, z: Any, order: Any, offsets: Any, s: Any, sigma: Any) -> Any:
+    """``MarginalGaussianLogp``'s log p(y_p), one per participant, for the residuals ``r``
+    (in the ratings' order), the random-effect design's rows grouped by participant ``z``
+    (``participant_rows``: row j is rating order[j]'s), the scales ``s`` and the residual
+    sd ``sigma`` (a scalar)."""
+    return MarginalGaussianLogp()(r, z, order, offsets, s, pt.reshape(sigma, (1,)))[0]
+
+
+def conditional_effects(residuals: np.ndarray, zt: np.ndarray, person: np.ndarray,
+                        participants: int, scales: np.ndarray, sigma: np.ndarray,
+                        rng: np.random.Generator, chunk: int = 200) -> np.ndarray:
+    """Draws of every participant's standardized random effects w_p (draws x participants x
+    q) from w_p | y, rest ~ Normal(v, M^-1) (module docstring), one per posterior draw: the
+    draw's residuals (``residuals``: draws x ratings, the ratings minus the fixed part), its
+    scales (draws x q) and its residual sd (draws). A participant without ratings draws
+    from the prior. ``chunk`` draws at a time bound the memory."""
+    zt = np.asarray(zt, dtype=float)
+    q, n = zt.shape
+    person = np.asarray(person, dtype=np.int64)
+    residuals = np.asarray(residuals, dtype=float)
+    gram = participant_grams(zt, person, participants)
+    # Z^T r per participant for every draw, through one sparse participants x ratings matrix
+    member = sparse.csr_matrix((np.ones(n), (person, np.arange(n))), shape=(participants, n))
+    out = np.empty((residuals.shape[0], participants, q))
+    eye = np.eye(q)
+    for lo in range(0, residuals.shape[0], chunk):
+        r = residuals[lo:lo + chunk]
+        s = np.asarray(scales[lo:lo + chunk], dtype=float)
+        s2 = np.asarray(sigma[lo:lo + chunk], dtype=float)[:, None, None] ** 2
+        c = np.stack([(member @ (r * zt[a]).T).T for a in range(q)], axis=-1)
+        m = eye + s[:, None, :, None] * gram[None] * s[:, None, None, :] / s2[..., None]
+        low = np.linalg.cholesky(m)
+        mean = np.linalg.solve(m, (s[:, None, :] * c / s2)[..., None])[..., 0]
+        noise = rng.standard_normal(mean.shape)[..., None]
+        # M^-1 = L^-T L^-1, so L^-T z has covariance M^-1
+        out[lo:lo + chunk] = mean + np.linalg.solve(np.swapaxes(low, -1, -2), noise)[..., 0]
+    return out
+
+
+register_kernel(MarginalGaussianLogp, _marginal_kernel)
+register_kernel(MarginalGaussianLogpGrad, _marginal_grad_kernel)
