@@ -143,10 +143,11 @@ class AnalysisFolder:
 
 @functools.cache
 def family_modules(family: ModelFamily) -> tuple[str, ...]:
-    """The files of this package that define ``family``'s class and the classes it extends."""
-    return tuple(dict.fromkeys(
-        cls.__module__.removeprefix("analysis.").replace(".", "/") + ".py"
-        for cls in type(family).__mro__ if cls.__module__.startswith("analysis.families.")))
+    """The files of this package that define ``family``'s class and the classes it extends,
+    and the modules of the operations its likelihood uses (``ModelFamily.kernels``)."""
+    own = [cls.__module__.removeprefix("analysis.").replace(".", "/") + ".py"
+           for cls in type(family).__mro__ if cls.__module__.startswith("analysis.families.")]
+    return tuple(dict.fromkeys([*own, *family.kernels]))
 
 
 def code_hashes(files: tuple[str, ...]) -> dict[str, str]:

@@ -9,29 +9,17 @@ effects' scales, e.g. sigma_u and the random smooth's sigma_s), with random-effe
     =>  y_p ~ Normal(mu_p, Sigma_p),   Sigma_p = sigma^2 I + A A^T,   A = Z_p S.
 
 A participant rates a few plans (n_p = 5 in the reference design) and the GAMM has q = 8
-random effects each, so the n_p x n_p covariance is the small one: with r = y_p - mu_p,
-L the Cholesky factor of Sigma_p, u = L^-1 r, alpha = L^-T u = Sigma_p^-1 r and
-W = L^-1 Z_p,
+random effects each, so the n_p x n_p covariance is the small one: with r = y_p - mu_p and
+L the Cholesky factor of Sigma_p, u = L^-1 r,
 
     log p(y_p) = -1/2 [ n_p log(2 pi) + 2 sum_i log L_ii + u^T u ]
 
-and its gradient (d log|Sigma| and d r^T Sigma^-1 r through dSigma/ds_k = 2 s_k z_k z_k^T
-and dSigma/dsigma = 2 sigma I, z_k the k-th column of Z_p):
-
-    d/dr      = -alpha
-    d/ds_k    = s_k [ (z_k^T alpha)^2 - |W_k|^2 ]          (|W_k|^2 = z_k^T Sigma^-1 z_k)
-    d/dsigma  = sigma [ alpha^T alpha - tr Sigma^-1 ],     tr Sigma^-1 = |L^-1|_F^2.
-
-Why: sampled instead, the random effects are hundreds of parameters (a 362-participant GAMM:
-362 x 8 of them) in a funnel with their scales. Integrated out, the posterior of every other
-parameter is exactly the same (it is the same model's marginal), the sampler sees only the
-fixed effects and the scales (about 20 parameters), and w_p can be drawn afterwards from its
-exact conditional (``conditional_effects``): with G = Z_p^T Z_p, c = Z_p^T r and
-M = I_q + S G S / sigma^2,
-
-    w_p | y, rest ~ Normal(M^-1 S c / sigma^2, M^-1).
-
-A participant without ratings (analysis.refit's padding) contributes 0.
+(its gradient: ``_marginal_kernel``). Why: sampled instead, the random effects are hundreds
+of parameters (a 362-participant GAMM: 362 x 8) in a funnel with their scales. Integrated
+out, the posterior of every other parameter is exactly the same (it is the same model's
+marginal), the sampler sees only the fixed effects and the scales (about 20 parameters),
+and w_p can be drawn afterwards from its exact conditional (``conditional_effects``). A
+participant without ratings (analysis.refit's padding) contributes 0.
 
 One fused operation (value and the gradient's pieces: ``MarginalGaussianLogp``; gradient:
 ``MarginalGaussianLogpGrad``), numba kernels registered for PyTensor's numba backend (nutpie)
@@ -77,15 +65,83 @@ def participant_rows(person: np.ndarray, participants: int) -> tuple[np.ndarray,
     return order, offsets
 
 
+@numba.njit(inline="always")
+def _factor(z: np.ndarray, first: int, m: int, var: np.ndarray, s2: float, low: np.ndarray,
+            recip: np.ndarray) -> float:
+    """L of Sigma_p = sigma^2 I + Z_p S^2 Z_p^T into ``low`` (rows first..first+m of ``z``),
+    1 / L_ii into ``recip``; returns |L| = prod_i L_ii."""
+    det = 1.0
+    for i in range(m):
+        zi = z[first + i]
+        for j in range(i + 1):
+            zj = z[first + j]
+            total = s2 if i == j else 0.0
+            for k in range(z.shape[1]):
+                total += zi[k] * zj[k] * var[k]
+            for k in range(j):
+                total -= low[i, k] * low[j, k]
+            if i == j:
+                low[i, i] = math.sqrt(total)
+                recip[i] = 1.0 / low[i, i]
+                det *= low[i, i]
+            else:
+                low[i, j] = total * recip[j]
+    return det
+
+
+@numba.njit(inline="always")
+def _inverse_norm(low: np.ndarray, recip: np.ndarray, m: int, linv: np.ndarray) -> float:
+    """tr Sigma^-1 = |L^-1|_F^2, with L^-1 into ``linv``."""
+    frob = 0.0
+    for j in range(m):
+        for i in range(j, m):
+            total = 1.0 if i == j else 0.0
+            for k in range(j, i):
+                total -= low[i, k] * linv[k, j]
+            linv[i, j] = total * recip[i]
+            frob += linv[i, j] * linv[i, j]
+    return frob
+
+
+@numba.njit(inline="always")
+def _scale_terms(z: np.ndarray, first: int, m: int, low: np.ndarray, recip: np.ndarray,
+                 al: np.ndarray, w: np.ndarray, z_alpha: np.ndarray, norm: np.ndarray) -> None:
+    """z_k^T alpha into ``z_alpha`` and |W_k|^2 = z_k^T Sigma^-1 z_k into ``norm`` for every
+    k, W = L^-1 Z_p row by row (the loops over k run over contiguous memory)."""
+    q = z.shape[1]
+    z_alpha[:] = 0.0
+    norm[:] = 0.0
+    for i in range(m):
+        zi = z[first + i]
+        wi = w[i]
+        for k in range(q):
+            wi[k] = zi[k]
+            z_alpha[k] += zi[k] * al[i]
+        for j in range(i):
+            lij = low[i, j]
+            wj = w[j]
+            for k in range(q):
+                wi[k] -= lij * wj[k]
+        for k in range(q):
+            wi[k] *= recip[i]
+            norm[k] += wi[k] * wi[k]
+
+
 def _marginal_kernel(r: np.ndarray, z: np.ndarray, order: np.ndarray, offsets: np.ndarray,
                      s: np.ndarray, sigma: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """log p(y_p) of the module docstring for every participant (``z``: the random-effect
     design's rows in participant order, row j that of rating order[j]; ``order``,
-    ``offsets``: ``participant_rows``; ``sigma``: [sigma]), and what its gradient needs:
-    alpha per rating, d log p(y_p) / d s (participants x q) and d log p(y_p) / d sigma
-    (participants). Work arrays are allocated once, sized by the most ratings of one
-    participant."""
+    ``offsets``: ``participant_rows``; ``sigma``: [sigma]), and its gradient's pieces, with
+    alpha = L^-T u = Sigma_p^-1 r and W = L^-1 Z_p (through dSigma/ds_k = 2 s_k z_k z_k^T
+    and dSigma/dsigma = 2 sigma I, z_k the k-th column of Z_p):
+
+        d/dr      = -alpha                                       (alpha, per rating)
+        d/ds_k    = s_k [ (z_k^T alpha)^2 - |W_k|^2 ]            (participants x q)
+        d/dsigma  = sigma [ alpha^T alpha - |L^-1|_F^2 ]         (participants)
+
+    (|W_k|^2 = z_k^T Sigma^-1 z_k, |L^-1|_F^2 = tr Sigma^-1). Work arrays are allocated
+    once, sized by the most ratings of one participant."""
     n, q = z.shape
     people = offsets.shape[0] - 1
     if s.shape[0] != q or r.shape[0] != n or order.shape[0] != n or offsets[people] != n:
@@ -95,44 +151,19 @@ def _marginal_kernel(r: np.ndarray, z: np.ndarray, order: np.ndarray, offsets: n
     for p in range(people):
         most = max(most, offsets[p + 1] - offsets[p])
     sig = sigma[0]
-    s2 = sig * sig
     var = s * s
-    logp = np.zeros(people)
-    alpha = np.zeros(n)
-    ds = np.zeros((people, q))
-    dsig = np.zeros(people)
-    low = np.empty((most, most))  # L, Sigma_p = L L^T
-    recip = np.empty(most)  # 1 / L_ii
-    u = np.empty(most)
-    al = np.empty(most)
-    w = np.empty((most, q))  # W = L^-1 Z_p
-    z_alpha = np.empty(q)
-    norm = np.empty(q)
-    linv = np.empty((most, most))
+    logp, alpha = np.zeros(people), np.zeros(n)
+    ds, dsig = np.zeros((people, q)), np.zeros(people)
+    low, linv = np.empty((most, most)), np.empty((most, most))
+    recip, u, al = np.empty(most), np.empty(most), np.empty(most)
+    w, z_alpha, norm = np.empty((most, q)), np.empty(q), np.empty(q)
     for p in range(people):
         first = offsets[p]
         m = offsets[p + 1] - first
         if m == 0:
             continue
-        # Sigma_p's Cholesky factor
-        det = 1.0
-        for i in range(m):
-            zi = z[first + i]
-            for j in range(i + 1):
-                zj = z[first + j]
-                total = s2 if i == j else 0.0
-                for k in range(q):
-                    total += zi[k] * zj[k] * var[k]
-                for k in range(j):
-                    total -= low[i, k] * low[j, k]
-                if i == j:
-                    low[i, i] = math.sqrt(total)
-                    recip[i] = 1.0 / low[i, i]
-                    det *= low[i, i]
-                else:
-                    low[i, j] = total * recip[j]
-        # u = L^-1 r, alpha = L^-T u
-        quad = 0.0
+        det = _factor(z, first, m, var, sig * sig, low, recip)
+        quad = 0.0  # u = L^-1 r, then alpha = L^-T u
         for i in range(m):
             total = r[order[first + i]]
             for k in range(i):
@@ -148,34 +179,8 @@ def _marginal_kernel(r: np.ndarray, z: np.ndarray, order: np.ndarray, offsets: n
             alpha[order[first + i]] = al[i]
             alpha_sq += al[i] * al[i]
         logp[p] = -0.5 * (m * LOG_2PI + 2.0 * math.log(det) + quad)
-        # tr Sigma^-1 = |L^-1|_F^2
-        frob = 0.0
-        for j in range(m):
-            for i in range(j, m):
-                total = 1.0 if i == j else 0.0
-                for k in range(j, i):
-                    total -= low[i, k] * linv[k, j]
-                linv[i, j] = total * recip[i]
-                frob += linv[i, j] * linv[i, j]
-        dsig[p] = sig * (alpha_sq - frob)
-        # d/ds_k: s_k [(z_k^T alpha)^2 - |W_k|^2], W = L^-1 Z_p row by row (over k: SIMD)
-        z_alpha[:] = 0.0
-        norm[:] = 0.0
-        for i in range(m):
-            zi = z[first + i]
-            wi = w[i]
-            for k in range(q):
-                wi[k] = zi[k]
-                z_alpha[k] += zi[k] * al[i]
-            for j in range(i):
-                lij = low[i, j]
-                wj = w[j]
-                for k in range(q):
-                    wi[k] -= lij * wj[k]
-            ri = recip[i]
-            for k in range(q):
-                wi[k] *= ri
-                norm[k] += wi[k] * wi[k]
+        dsig[p] = sig * (alpha_sq - _inverse_norm(low, recip, m, linv))
+        _scale_terms(z, first, m, low, recip, al, w, z_alpha, norm)
         for k in range(q):
             ds[p, k] = s[k] * (z_alpha[k] * z_alpha[k] - norm[k])
     return logp, alpha, ds, dsig
@@ -280,9 +285,14 @@ def conditional_effects(residuals: np.ndarray, zt: np.ndarray, person: np.ndarra
                         participants: int, scales: np.ndarray, sigma: np.ndarray,
                         rng: np.random.Generator, chunk: int = 200) -> np.ndarray:
     """Draws of every participant's standardized random effects w_p (draws x participants x
-    q) from w_p | y, rest ~ Normal(v, M^-1) (module docstring), one per posterior draw: the
-    draw's residuals (``residuals``: draws x ratings, the ratings minus the fixed part), its
-    scales (draws x q) and its residual sd (draws). A participant without ratings draws
+    q) from their exact conditional, one per posterior draw: with G = Z_p^T Z_p,
+    c = Z_p^T r and M = I_q + S G S / sigma^2 (M >= I: well conditioned even as a scale
+    s_k -> 0),
+
+        w_p | y, rest ~ Normal(M^-1 S c / sigma^2, M^-1),
+
+    given the draw's residuals (``residuals``: draws x ratings, the ratings minus the fixed
+    part), its scales (draws x q) and its residual sd (draws). A participant without ratings draws
     from the prior. ``chunk`` draws at a time bound the memory."""
     zt = np.asarray(zt, dtype=float)
     q, n = zt.shape

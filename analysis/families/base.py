@@ -139,6 +139,9 @@ class ModelFamily:
     own_priors: ClassVar[tuple[Prior, ...]] = ()
     # priors of random effects the likelihood integrates out (stated, but not sampled)
     integrated: ClassVar[tuple[str, ...]] = ()
+    # modules of this package (beside the shared ones) whose operations its likelihood uses:
+    # part of a fit's fingerprint (analysis.folder)
+    kernels: ClassVar[tuple[str, ...]] = ()
     report_note: ClassVar[str] = ""
     section_title: ClassVar[str] = ""  # the report section's title (default: ``title``)
 

@@ -37,6 +37,7 @@ class GaussianFamily(ModelFamily):
                             "{distance}{extra} and per-participant random intercepts and slopes")
     scale: ClassVar[Any] = "rating"
     integrated: ClassVar[tuple[str, ...]] = ("z_u", "z_b")
+    kernels: ClassVar[tuple[str, ...]] = ("gaussian_marginal.py",)
     deviation_scale: ClassVar[str] = "sigma_b"  # the deviation's scale(s) (random_scales)
     variances: ClassVar[tuple[str, ...]] = ("sigma_u", "sigma_b", "sigma_f", "sigma_y")
     deviation_priors: ClassVar[tuple[Prior, ...]] = (

@@ -136,6 +136,8 @@ def run_markdown(run: dict[str, Any]) -> str:
         f"{summary['within']} of {summary['judged']} cells within tolerance, "
         f"{summary['checks_passed']} of {summary['checks']} checks passed.",
         "",
+        provenance_line(run),
+        "",
         "| row | method | metric | paper | ours | mean ± sd (seeds) | diff | tolerance | within |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
@@ -171,17 +173,41 @@ def run_markdown(run: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def provenance_line(run: dict[str, Any]) -> str:
+    """Where the run came from (its ``provenance`` block: commit, times, machine and load,
+    libraries), or that it recorded none."""
+    prov = run.get("provenance")
+    if not prov:
+        return ("Provenance: none recorded (made before `reproduce` recorded the commit, "
+                "machine and times).")
+    machine = prov.get("machine", {})
+
+    def load(key: str) -> str:
+        return ", ".join(f"{v:.2f}" for v in machine.get(key, []))
+
+    dirty = f" with {prov['dirty']} file(s) changed" if prov.get("dirty") else ""
+    libraries = ", ".join(f"{k} {v}" for k, v in prov.get("libraries", {}).items()
+                          if k in ("python", "torch", "numpy", "zuko") and v)
+    return (f"Provenance: commit `{(prov.get('commit') or '-')[:12]}`{dirty}, "
+            f"{prov.get('started', '-')} to {prov.get('finished', '-')}, "
+            f"{prov.get('wall_seconds', 0):.0f} s wall and {prov.get('cpu_seconds', 0):.0f} s "
+            f"processor (training included), {machine.get('cores', '-')} cores, load average "
+            f"{load('load_start')} at the start and {load('load_end')} at the end; "
+            f"{libraries}.")
+
+
 def index_markdown(runs: list[dict[str, Any]]) -> str:
     """The summary table of every stored run."""
-    lines = ["| target | table | run | cells within | checks passed | seconds |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = ["| target | table | run | cells within | checks passed | seconds | commit |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     for run in runs:
         s = {**run["summary"], **summarize(judged_cells(run))}
         page = "icarma.md" if run["target"].startswith("icarma") else "hare.md"
         kind = "fast" if run.get("config", {}).get("fast") else "paper's configuration"
         lines.append(f"| [{label(run)}]({page}#{_anchor(run)}) | {run['table']} | {kind} | "
                      f"{s['within']} / {s['judged']} | {s['checks_passed']} / {s['checks']} | "
-                     f"{run['seconds']:.0f} |")
+                     f"{run['seconds']:.0f} | "
+                     f"{(run.get('provenance', {}).get('commit') or '-')[:12]} |")
     return "\n".join(lines) + "\n"
 
 

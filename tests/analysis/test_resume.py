@@ -138,6 +138,17 @@ def test_fingerprint_follows_data_model_and_sampler():
     assert fp != fingerprint(ModelSpec("action", "l1_profile", "gaussian"), data, SAMPLER)
 
 
+def test_a_gaussian_familys_fingerprint_covers_its_likelihood_kernel():
+    """An edited marginal likelihood (analysis.gaussian_marginal) refits a GAMM on resume;
+    the ordinal models, which do not use it, keep their fingerprints."""
+    from analysis.families import FAMILIES
+    from analysis.folder import family_modules
+
+    assert "gaussian_marginal.py" in family_modules(FAMILIES["gamm"])
+    assert "gaussian_marginal.py" in family_modules(FAMILIES["gaussian"])
+    assert "gaussian_marginal.py" not in family_modules(FAMILIES["ordinal"])
+
+
 @pytest.mark.slow  # a real SIGKILL mid-analysis and a rerun (make test-slow)
 def test_sigkill_after_the_third_model_then_resume(imported_db, tmp_path):
     """A real SIGKILL once three models are on disk; the rerun with --resume reuses them."""
