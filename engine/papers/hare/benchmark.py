@@ -44,6 +44,7 @@ from torch import Tensor
 from engine.decision import Classifier, fixed_test_people
 from engine.papers.hare.metrics import FAILED_PLANS, plan_metrics
 from engine.papers.recourse_benchmark import n_actionable, rejected_population
+from engine.papers.run_checkpoint import Checkpoint
 from engine.preferences import ActionabilityProfiles, sample_profiles
 from engine.recourse import METHODS, capabilities, get_method
 from engine.recourse.base import RecourseContext, RecourseMethod
@@ -186,8 +187,13 @@ def run_hare_benchmark(
     config: HareBenchmarkConfig,
     *,
     on_step: Callable[[str], None] | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> dict[str, Any]:
-    """Every row of the benchmark plus the interactive step timing (module docstring)."""
+    """Every row of the benchmark plus the interactive step timing (module docstring).
+    With a ``checkpoint`` (engine.papers.run_checkpoint), each seed and base method's
+    results are stored as they finish and an earlier run's are reused; torch's global
+    generator is seeded at the start of each, so a unit's result does not depend on which
+    units ran before it in this process."""
     config.validate(context.scenario)
     note = on_step or (lambda _msg: None)
     bases: dict[str, RecourseMethod] = {
@@ -207,25 +213,21 @@ def run_hare_benchmark(
         people = {s: SimulatedPeople.draw(context, x, allowed, s, seed=seed * 31 + i,
                                           ground_truth=config.ground_truth)
                   for i, s in enumerate(SCALES) if s in {*config.scales, config.ablation_scale}}
-        for name, base in bases.items():
-            note(f"seed {seed}: {name} base plans")
-            t0 = time.perf_counter()
-            plans = base.recourse(x, profiles)
-            base_seconds = time.perf_counter() - t0
-            for s in config.scales:
-                m = plan_metrics(context, plans, people[s], config.failed_plans)
-                add((name, "base", s, 0, 0, "none"),
-                    {**m, "queries": 0.0, "queries_max": 0, "seconds": base_seconds})
-            for s, budget, t, cal in settings:
-                note(f"seed {seed}: {name} {variant_name(t)} B={budget} T={t} {s} ({cal})")
-                hare = Hare(context, base, budget=budget, iterations=t, calibrate=cal,
-                            steps=config.steps, seed=seed, **machine_options(config))
-                run = hare.run(x, profiles, people[s], base=plans)
-                m = plan_metrics(context, run.final, people[s], config.failed_plans)
-                asked = run.state.asked
-                add((name, variant_name(t), s, budget, t, cal),
-                    {**m, "queries": float(asked.double().mean()),
-                     "queries_max": int(asked.max()), "seconds": run.seconds})
+        for index, (name, base) in enumerate(bases.items()):
+            unit = f"seed {seed} base {name}"
+            stored = checkpoint.get(unit) if checkpoint is not None else None
+            if stored is not None:
+                note(f"seed {seed}: {name} reused from the checkpoint")
+                for key, metrics in stored:
+                    add(tuple(key), metrics)
+                continue
+            torch.manual_seed(seed * len(bases) + index)
+            found = _base_unit(context, config, base, name, seed, x, profiles, people,
+                               settings, note)
+            for key, metrics in found:
+                add(key, metrics)
+            if checkpoint is not None:
+                checkpoint.put(unit, [[list(key), metrics] for key, metrics in found])
     rows = [
         {**_aggregate(dict(zip(("base", "variant", "scale", "budget", "iterations", "calibrate"),
                                key, strict=True)), per_seed, n),
@@ -239,6 +241,34 @@ def run_hare_benchmark(
         note("interactive step timing")
         step = interactive_step_ms(context, bases[config.bases[0]], config)
     return {"rows": rows, "checks": acceptance_checks(rows, config), "step_ms": step}
+
+
+def _base_unit(context: RecourseContext, config: HareBenchmarkConfig, base: RecourseMethod,
+               name: str, seed: int, x: Tensor, profiles: ActionabilityProfiles,
+               people: dict[str, SimulatedPeople], settings: list[tuple[str, int, int, str]],
+               note: Callable[[str], None]) -> list[tuple[tuple, dict[str, float]]]:
+    """One seed and base method: the base's plans scored at every scale, then every HARE
+    setting over them; (row key, metrics) pairs."""
+    found: list[tuple[tuple, dict[str, float]]] = []
+    note(f"seed {seed}: {name} base plans")
+    t0 = time.perf_counter()
+    plans = base.recourse(x, profiles)
+    base_seconds = time.perf_counter() - t0
+    for s in config.scales:
+        m = plan_metrics(context, plans, people[s], config.failed_plans)
+        found.append(((name, "base", s, 0, 0, "none"),
+                      {**m, "queries": 0.0, "queries_max": 0, "seconds": base_seconds}))
+    for s, budget, t, cal in settings:
+        note(f"seed {seed}: {name} {variant_name(t)} B={budget} T={t} {s} ({cal})")
+        hare = Hare(context, base, budget=budget, iterations=t, calibrate=cal,
+                    steps=config.steps, seed=seed, **machine_options(config))
+        run = hare.run(x, profiles, people[s], base=plans)
+        m = plan_metrics(context, run.final, people[s], config.failed_plans)
+        asked = run.state.asked
+        found.append(((name, variant_name(t), s, budget, t, cal),
+                      {**m, "queries": float(asked.double().mean()),
+                       "queries_max": int(asked.max()), "seconds": run.seconds}))
+    return found
 
 
 def machine_options(config: HareBenchmarkConfig) -> dict[str, Any]:

@@ -27,12 +27,13 @@ against the paper's ratio of the same classifier, base and data set with
 over its data sets and bases shown beside. ``checks`` are the paper's claims (table1:
 HARE's GTD at most the base's in every cell, Multi-HARE's at most HARE's in >= 80% of the
 cells), each passed only on the figures it states; ``misses`` lists every judged cell
-outside its tolerance with those figures.
+outside its tolerance. An interrupted run resumes (engine.papers.run_checkpoint).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,7 @@ from engine.papers.reproduce_core import (
     recorded_options,
     seed_stats,
 )
+from engine.papers.run_checkpoint import Checkpoint, checkpoint_path
 from engine.recourse import METHODS, capabilities
 from engine.recourse.base import RecourseContext
 from engine.scenarios import get_scenario
@@ -135,8 +137,16 @@ def run_grid(config: ReproduceConfig, spec: TableSpec, note: Progress) -> dict[s
                 keep_incumbent=config.keep_incumbent, iterations_reading=config.iterations_reading,
                 failed_plans=config.failed_plans,
             )
+            checkpoint = Checkpoint(
+                checkpoint_path(config.target, f"{scenario}-{clf}"),
+                {"scenario": scenario, "classifier": clf, "quick": config.quick,
+                 "benchmark": asdict(hb)})
             results[(scenario, clf)] = run_hare_benchmark(
-                context, hb, on_step=lambda m, s=scenario, c=clf: note(f"{s} {c}: {m}"))["rows"]
+                context, hb, on_step=lambda m, s=scenario, c=clf: note(f"{s} {c}: {m}"),
+                checkpoint=checkpoint)["rows"]
+            if checkpoint.reused:
+                note(f"{scenario} {clf}: reused {checkpoint.reused} finished seed x base "
+                     f"unit(s) of an interrupted run ({checkpoint.path})")
     return {"results": results, "datasets": datasets, "missing": missing, "bases": bases,
             "run": {**run, "seeds": seeds, "n": config.n or run["n"]}}
 
