@@ -191,7 +191,8 @@ def provenance_line(run: dict[str, Any]) -> str:
     return (f"Provenance: commit `{(prov.get('commit') or '-')[:12]}`{dirty}, "
             f"{prov.get('started', '-')} to {prov.get('finished', '-')}, "
             f"{prov.get('wall_seconds', 0):.0f} s wall and {prov.get('cpu_seconds', 0):.0f} s "
-            f"processor (training included), {machine.get('cores', '-')} cores, load average "
+            f"processor for this command (including any models it trained), "
+            f"{machine.get('cores', '-')} cores, load average "
             f"{load('load_start')} at the start and {load('load_end')} at the end; "
             f"{libraries}.")
 
