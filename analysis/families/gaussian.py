@@ -108,6 +108,19 @@ class GaussianFamily(ModelFamily):
                                         x["random_rows"], x["rows_order"],
                                         x["rows_offsets"], scales, sigma_y).sum())
 
+    def fixed_draws(self, data: ModelData, posterior: Any) -> np.ndarray:
+        """alpha + every fixed effect of each rating (the likelihood's mean before the
+        random effects) for each posterior draw (chains x draws, ratings), from a posterior
+        Dataset: X w with w = (0, cumsum(delta_f), beta), plus the arm's gamma."""
+        arrays = self.model_arrays(data)
+        delta = _flat(posterior, "delta_f")
+        w = np.hstack([np.zeros((len(delta), 1)), np.cumsum(delta, axis=1)]
+                      + ([_flat(posterior, "beta")] if "beta" in posterior else []))
+        fixed = w @ arrays["design_columns"] + _flat(posterior, "alpha")
+        if "gamma" in posterior:
+            fixed += _flat(posterior, "gamma")[:, arrays["arm_index"]]
+        return fixed
+
     def integrated_draws(self, data: ModelData, posterior: Any, seed: int
                          ) -> dict[str, Any]:
         """z_u and the deviation's standardized effects drawn from their exact conditional
@@ -117,44 +130,36 @@ class GaussianFamily(ModelFamily):
 
         from analysis.gaussian_marginal import conditional_effects
 
-        arrays = self.model_arrays(data)
-        chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
-
-        def flat(name: str) -> np.ndarray:
-            values = posterior[name].transpose("chain", "draw", ...).values
-            return np.asarray(values, dtype=float).reshape(chains * draws, -1)
-
-        delta = flat("delta_f")
-        w = np.hstack([np.zeros((len(delta), 1)), np.cumsum(delta, axis=1)]
-                      + ([flat("beta")] if "beta" in posterior else []))
-        fixed = w @ arrays["design_columns"] + flat("alpha")
-        if "gamma" in posterior:
-            fixed += flat("gamma")[:, arrays["arm_index"]]
-        scales = np.hstack([flat("sigma_u"), flat(self.deviation_scale)])
-        people = len(data.participants)
         assert data.basis is not None
-        columns = self.random_columns(data, data.basis(data.d))
-        effects = conditional_effects(arrays["y_observed"] - fixed, columns,
-                                      arrays["participant_index"], people, scales,
-                                      flat("sigma_y")[:, 0], np.random.default_rng(seed))
+        chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
+        people = len(data.participants)
+        scales = np.hstack([_flat(posterior, "sigma_u"), _flat(posterior, self.deviation_scale)])
+        effects = conditional_effects(
+            data.y.astype(float) - self.fixed_draws(data, posterior),
+            self.random_columns(data, data.basis(data.d)), data.participant, people, scales,
+            _flat(posterior, "sigma_y")[:, 0], np.random.default_rng(seed))
         effects = effects.reshape(chains, draws, people, -1)
         coords = {"chain": posterior["chain"], "draw": posterior["draw"],
                   "participant": data.participants}
+        dims = ("chain", "draw", "participant")
         intercept, deviation = self.integrated
-        out = {intercept: xr.DataArray(effects[..., 0], coords=coords,
-                                       dims=("chain", "draw", "participant"))}
-        if deviation == "w_s":  # one per basis function 2..K
-            out[deviation] = xr.DataArray(
-                effects[..., 1:], dims=("chain", "draw", "participant", "knot"),
-                coords={**coords, "knot": posterior["knot"]})
-        else:
-            out[deviation] = xr.DataArray(effects[..., 1], coords=coords,
-                                          dims=("chain", "draw", "participant"))
-        return out
+        # the deviation has the dimensions of its scale (one per basis function, or one)
+        extra = [d for d in posterior[self.deviation_scale].dims if d not in ("chain", "draw")]
+        values = effects[..., 1:] if extra else effects[..., 1]
+        return {intercept: xr.DataArray(effects[..., 0], coords=coords, dims=dims),
+                deviation: xr.DataArray(values, dims=(*dims, *extra), coords={
+                    **coords, **{d: posterior[d] for d in extra}})}
 
     def own_coefficients(self, data: ModelData, posterior: Any) -> list[Coefficient]:
         """The intercept alpha."""
         return [Coefficient.of("alpha", posterior["alpha"].values, "intercept")]
+
+
+def _flat(posterior: Any, name: str) -> np.ndarray:
+    """A posterior variable's draws as (chains x draws, its values)."""
+    values = posterior[name].transpose("chain", "draw", ...).values
+    return np.asarray(values, dtype=float).reshape(
+        posterior.sizes["chain"] * posterior.sizes["draw"], -1)
 
 
 FAMILY = GaussianFamily()

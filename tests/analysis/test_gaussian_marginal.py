@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.stats import multivariate_normal
+import xarray as xr
+from scipy.stats import multivariate_normal, norm
 
+from analysis.families import FAMILIES
 from analysis.gaussian_marginal import (
     _backward,
     _forward,
     conditional_effects,
     participant_rows,
 )
+from analysis.model_data import prepare
+from analysis.simdata import simulate_ratings
 
 PEOPLE, Q, N = 7, 4, 30
 
@@ -89,3 +93,30 @@ def test_the_conditional_draws_have_the_exact_conditional_moments(problem):
         se = np.sqrt(np.diag(cov) / draws)
         assert np.all(np.abs(w[:, p].mean(axis=0) - mean) < 5 * se + 1e-12), p
         assert np.allclose(np.cov(w[:, p].T), cov, atol=0.05), p
+
+
+@pytest.mark.parametrize("family", ["gamm", "gaussian"])
+def test_the_fixed_part_is_the_models_mean(family):
+    """With the random effects' scales at ~0 the model's likelihood is Normal(y | alpha +
+    fixed effects, sigma_y): the fixed part the conditional draws start from is the one the
+    model's likelihood uses (the design, the random walk, the terms and the arms)."""
+    data = prepare(simulate_ratings(8, 4, seed=3, arms=("a", "b", "c")), "action",
+                   "l1_profile")
+    fam = FAMILIES[family]
+    model = fam.build(data)
+    rng = np.random.default_rng(0)
+    point = {k: rng.normal(size=np.shape(v)) for k, v in model.initial_point().items()}
+    for k in point:
+        if k.startswith(("sigma_u", "sigma_s", "sigma_b")):
+            point[k] = np.full(np.shape(point[k]), np.log(1e-9))
+    likelihood = model.compile_logp()(point) - model.compile_logp(vars=model.free_RVs)(point)
+    values = {"delta_f": np.exp(point["sigma_f_log__"]) * point["z_f"],
+              "alpha": point["alpha"], "beta": point["beta"],
+              "gamma": np.concatenate([[0.0], point["gamma_raw"]])}
+    posterior = xr.Dataset({n: xr.DataArray(np.asarray(v)[None, None], dims=(
+        "chain", "draw", *[f"{n}_{i}" for i in range(np.ndim(v))]))
+        for n, v in values.items()})
+    fixed = fam.fixed_draws(data, posterior)[0]
+    sigma_y = np.exp(point["sigma_y_log__"])
+    expected = norm.logpdf(data.y.astype(float), fixed, sigma_y).sum()
+    assert likelihood == pytest.approx(expected, rel=1e-6)
