@@ -118,9 +118,14 @@ def prepare(ratings: pd.DataFrame, outcome: str, distance: str, k: int = 8) -> M
                      terms, SplineBasis.fit(d, basis_size(d, k)), df)
 
 
+def smooth_coefficients(delta: np.ndarray) -> np.ndarray:
+    """(draws, k) the smooth's basis coefficients beta_f = (0, cumsum(delta)) from draws of
+    the random-walk increments ``delta`` (draws, k - 1)."""
+    return np.concatenate([np.zeros((len(delta), 1)), np.cumsum(delta, axis=1)], axis=1)
+
+
 def smooth_draws(data: ModelData, delta: np.ndarray, grid: np.ndarray) -> np.ndarray:
     """(draws, len(grid)) posterior draws of the centred smooth f on ``grid`` from draws of
     the random-walk increments ``delta`` (draws, k - 1)."""
     assert data.basis is not None
-    beta_f = np.concatenate([np.zeros((len(delta), 1)), np.cumsum(delta, axis=1)], axis=1)
-    return beta_f @ data.basis(grid).T
+    return smooth_coefficients(delta) @ data.basis(grid).T

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from analysis.families.base import Coefficient, ModelFamily, Prior
-from analysis.model_data import ModelData
+from analysis.model_data import ModelData, smooth_coefficients
 
 INTEGRATED = " (integrated out of the likelihood)"
 
@@ -113,8 +113,7 @@ class GaussianFamily(ModelFamily):
         random effects) for each posterior draw (chains x draws, ratings), from a posterior
         Dataset: X w with w = (0, cumsum(delta_f), beta), plus the arm's gamma."""
         arrays = self.model_arrays(data)
-        delta = _flat(posterior, "delta_f")
-        w = np.hstack([np.zeros((len(delta), 1)), np.cumsum(delta, axis=1)]
+        w = np.hstack([smooth_coefficients(_flat(posterior, "delta_f"))]
                       + ([_flat(posterior, "beta")] if "beta" in posterior else []))
         fixed = w @ arrays["design_columns"] + _flat(posterior, "alpha")
         if "gamma" in posterior:
