@@ -66,65 +66,139 @@ def participant_rows(person: np.ndarray, participants: int) -> tuple[np.ndarray,
 
 
 @numba.njit(inline="always")
-def _factor(z: np.ndarray, first: int, m: int, var: np.ndarray, s2: float, low: np.ndarray,
-            recip: np.ndarray) -> float:
-    """L of Sigma_p = sigma^2 I + Z_p S^2 Z_p^T into ``low`` (rows first..first+m of ``z``),
-    1 / L_ii into ``recip``; returns |L| = prod_i L_ii."""
-    det = 1.0
-    for i in range(m):
-        zi = z[first + i]
-        for j in range(i + 1):
-            zj = z[first + j]
-            total = s2 if i == j else 0.0
+def _gather(r: np.ndarray, z: np.ndarray, order: np.ndarray, offsets: np.ndarray,
+            members: np.ndarray, m: int, res: np.ndarray, zb: np.ndarray) -> None:
+    """The residuals (m x G) and random-effect rows (m x q x G) of the G participants
+    ``members``, who have m ratings each, participant last (the batch's contiguous axis)."""
+    for g in range(members.shape[0]):
+        first = offsets[members[g]]
+        for i in range(m):
+            res[i, g] = r[order[first + i]]
+            row = z[first + i]
             for k in range(z.shape[1]):
-                total += zi[k] * zj[k] * var[k]
-            for k in range(j):
-                total -= low[i, k] * low[j, k]
-            if i == j:
-                low[i, i] = math.sqrt(total)
-                recip[i] = 1.0 / low[i, i]
-                det *= low[i, i]
-            else:
-                low[i, j] = total * recip[j]
-    return det
+                zb[i, k, g] = row[k]
 
 
 @numba.njit(inline="always")
-def _inverse_norm(low: np.ndarray, recip: np.ndarray, m: int, linv: np.ndarray) -> float:
-    """tr Sigma^-1 = |L^-1|_F^2, with L^-1 into ``linv``."""
-    frob = 0.0
+def _factor(zb: np.ndarray, var: np.ndarray, s2: float, low: np.ndarray, recip: np.ndarray,
+            det: np.ndarray) -> None:
+    """L of Sigma = sigma^2 I + Z S^2 Z^T for every participant of the batch into ``low``
+    (m x m x G), 1 / L_ii into ``recip``, |L| = prod_i L_ii into ``det`` (one logarithm per
+    participant afterwards instead of m)."""
+    m, q, batch = zb.shape
+    det[:] = 1.0
+    for i in range(m):
+        for j in range(i + 1):
+            cell = low[i, j]
+            start = s2 if i == j else 0.0
+            for g in range(batch):
+                cell[g] = start
+            for k in range(q):
+                vk = var[k]
+                zi, zj = zb[i, k], zb[j, k]
+                for g in range(batch):
+                    cell[g] += zi[g] * zj[g] * vk
+            for t in range(j):
+                li, lj = low[i, t], low[j, t]
+                for g in range(batch):
+                    cell[g] -= li[g] * lj[g]
+            if i == j:
+                rec = recip[i]
+                for g in range(batch):
+                    cell[g] = math.sqrt(cell[g])
+                    rec[g] = 1.0 / cell[g]
+                    det[g] *= cell[g]
+            else:
+                rec = recip[j]
+                for g in range(batch):
+                    cell[g] *= rec[g]
+
+
+@numba.njit(inline="always")
+def _lower_solve(low: np.ndarray, recip: np.ndarray, rhs: np.ndarray, out: np.ndarray,
+                 squares: np.ndarray) -> None:
+    """out = L^-1 rhs (m x G) and the sum of its squares per participant into ``squares``."""
+    m, batch = rhs.shape
+    squares[:] = 0.0
+    for i in range(m):
+        o = out[i]
+        for g in range(batch):
+            o[g] = rhs[i, g]
+        for k in range(i):
+            li, ok = low[i, k], out[k]
+            for g in range(batch):
+                o[g] -= li[g] * ok[g]
+        rec = recip[i]
+        for g in range(batch):
+            o[g] *= rec[g]
+            squares[g] += o[g] * o[g]
+
+
+@numba.njit(inline="always")
+def _upper_solve(low: np.ndarray, recip: np.ndarray, u: np.ndarray, out: np.ndarray,
+                 squares: np.ndarray) -> None:
+    """out = L^-T u (m x G) and the sum of its squares per participant into ``squares``."""
+    m, batch = u.shape
+    squares[:] = 0.0
+    for i in range(m - 1, -1, -1):
+        o = out[i]
+        for g in range(batch):
+            o[g] = u[i, g]
+        for k in range(i + 1, m):
+            lk, ok = low[k, i], out[k]
+            for g in range(batch):
+                o[g] -= lk[g] * ok[g]
+        rec = recip[i]
+        for g in range(batch):
+            o[g] *= rec[g]
+            squares[g] += o[g] * o[g]
+
+
+@numba.njit(inline="always")
+def _inverse_norm(low: np.ndarray, recip: np.ndarray, linv: np.ndarray,
+                  frob: np.ndarray) -> None:
+    """tr Sigma^-1 = |L^-1|_F^2 per participant into ``frob``, L^-1 into ``linv``."""
+    m = low.shape[0]
+    batch = low.shape[2]
+    frob[:] = 0.0
     for j in range(m):
         for i in range(j, m):
-            total = 1.0 if i == j else 0.0
+            cell = linv[i, j]
+            start = 1.0 if i == j else 0.0
+            for g in range(batch):
+                cell[g] = start
             for k in range(j, i):
-                total -= low[i, k] * linv[k, j]
-            linv[i, j] = total * recip[i]
-            frob += linv[i, j] * linv[i, j]
-    return frob
+                lk, vk = low[i, k], linv[k, j]
+                for g in range(batch):
+                    cell[g] -= lk[g] * vk[g]
+            rec = recip[i]
+            for g in range(batch):
+                cell[g] *= rec[g]
+                frob[g] += cell[g] * cell[g]
 
 
 @numba.njit(inline="always")
-def _scale_terms(z: np.ndarray, first: int, m: int, low: np.ndarray, recip: np.ndarray,
-                 al: np.ndarray, w: np.ndarray, z_alpha: np.ndarray, norm: np.ndarray) -> None:
-    """z_k^T alpha into ``z_alpha`` and |W_k|^2 = z_k^T Sigma^-1 z_k into ``norm`` for every
-    k, W = L^-1 Z_p row by row (the loops over k run over contiguous memory)."""
-    q = z.shape[1]
+def _scale_terms(zb: np.ndarray, low: np.ndarray, recip: np.ndarray, al: np.ndarray,
+                 w: np.ndarray, z_alpha: np.ndarray, norm: np.ndarray) -> None:
+    """z_k^T alpha into ``z_alpha`` and |W_k|^2 = z_k^T Sigma^-1 z_k into ``norm`` (q x G),
+    W = L^-1 Z (m x q x G)."""
+    m, q, batch = zb.shape
     z_alpha[:] = 0.0
     norm[:] = 0.0
     for i in range(m):
-        zi = z[first + i]
-        wi = w[i]
+        rec, a = recip[i], al[i]
         for k in range(q):
-            wi[k] = zi[k]
-            z_alpha[k] += zi[k] * al[i]
-        for j in range(i):
-            lij = low[i, j]
-            wj = w[j]
-            for k in range(q):
-                wi[k] -= lij * wj[k]
-        for k in range(q):
-            wi[k] *= recip[i]
-            norm[k] += wi[k] * wi[k]
+            wik, zik, za, nk = w[i, k], zb[i, k], z_alpha[k], norm[k]
+            for g in range(batch):
+                wik[g] = zik[g]
+                za[g] += zik[g] * a[g]
+            for j in range(i):
+                lij, wjk = low[i, j], w[j, k]
+                for g in range(batch):
+                    wik[g] -= lij[g] * wjk[g]
+            for g in range(batch):
+                wik[g] *= rec[g]
+                nk[g] += wik[g] * wik[g]
 
 
 def _marginal_kernel(r: np.ndarray, z: np.ndarray, order: np.ndarray, offsets: np.ndarray,
@@ -140,49 +214,46 @@ def _marginal_kernel(r: np.ndarray, z: np.ndarray, order: np.ndarray, offsets: n
         d/ds_k    = s_k [ (z_k^T alpha)^2 - |W_k|^2 ]            (participants x q)
         d/dsigma  = sigma [ alpha^T alpha - |L^-1|_F^2 ]         (participants)
 
-    (|W_k|^2 = z_k^T Sigma^-1 z_k, |L^-1|_F^2 = tr Sigma^-1). Work arrays are allocated
-    once, sized by the most ratings of one participant."""
+    (|W_k|^2 = z_k^T Sigma^-1 z_k, |L^-1|_F^2 = tr Sigma^-1). The participants with the same
+    number of ratings m go through together, participant last in every work array, so each
+    step of the factorization and the solves is one loop over them that vectorizes (a
+    participant's own m x m algebra is too small to)."""
     n, q = z.shape
     people = offsets.shape[0] - 1
     if s.shape[0] != q or r.shape[0] != n or order.shape[0] != n or offsets[people] != n:
         raise ValueError("MarginalGaussianLogp: residuals, design, scales and the "
                          "participants' rows differ in size")
-    most = 0
-    for p in range(people):
-        most = max(most, offsets[p + 1] - offsets[p])
+    sizes = offsets[1:] - offsets[:-1]
     sig = sigma[0]
     var = s * s
     logp, alpha = np.zeros(people), np.zeros(n)
     ds, dsig = np.zeros((people, q)), np.zeros(people)
-    low, linv = np.empty((most, most)), np.empty((most, most))
-    recip, u, al = np.empty(most), np.empty(most), np.empty(most)
-    w, z_alpha, norm = np.empty((most, q)), np.empty(q), np.empty(q)
-    for p in range(people):
-        first = offsets[p]
-        m = offsets[p + 1] - first
-        if m == 0:
+    for m in range(1, sizes.max() + 1 if people else 1):
+        members = np.nonzero(sizes == m)[0]
+        batch = members.shape[0]
+        if batch == 0:
             continue
-        det = _factor(z, first, m, var, sig * sig, low, recip)
-        quad = 0.0  # u = L^-1 r, then alpha = L^-T u
-        for i in range(m):
-            total = r[order[first + i]]
-            for k in range(i):
-                total -= low[i, k] * u[k]
-            u[i] = total * recip[i]
-            quad += u[i] * u[i]
-        alpha_sq = 0.0
-        for i in range(m - 1, -1, -1):
-            total = u[i]
-            for k in range(i + 1, m):
-                total -= low[k, i] * al[k]
-            al[i] = total * recip[i]
-            alpha[order[first + i]] = al[i]
-            alpha_sq += al[i] * al[i]
-        logp[p] = -0.5 * (m * LOG_2PI + 2.0 * math.log(det) + quad)
-        dsig[p] = sig * (alpha_sq - _inverse_norm(low, recip, m, linv))
-        _scale_terms(z, first, m, low, recip, al, w, z_alpha, norm)
-        for k in range(q):
-            ds[p, k] = s[k] * (z_alpha[k] * z_alpha[k] - norm[k])
+        res, zb = np.empty((m, batch)), np.empty((m, q, batch))
+        _gather(r, z, order, offsets, members, m, res, zb)
+        low, linv = np.zeros((m, m, batch)), np.zeros((m, m, batch))
+        recip, u, al = np.empty((m, batch)), np.empty((m, batch)), np.empty((m, batch))
+        det, quad = np.empty(batch), np.empty(batch)
+        alpha_sq, frob = np.empty(batch), np.empty(batch)
+        w, z_alpha, norm = np.empty((m, q, batch)), np.empty((q, batch)), np.empty((q, batch))
+        _factor(zb, var, sig * sig, low, recip, det)
+        _lower_solve(low, recip, res, u, quad)
+        _upper_solve(low, recip, u, al, alpha_sq)
+        _inverse_norm(low, recip, linv, frob)
+        _scale_terms(zb, low, recip, al, w, z_alpha, norm)
+        for g in range(batch):
+            p = members[g]
+            first = offsets[p]
+            logp[p] = -0.5 * (m * LOG_2PI + 2.0 * math.log(det[g]) + quad[g])
+            dsig[p] = sig * (alpha_sq[g] - frob[g])
+            for i in range(m):
+                alpha[order[first + i]] = al[i, g]
+            for k in range(q):
+                ds[p, k] = s[k] * (z_alpha[k, g] * z_alpha[k, g] - norm[k, g])
     return logp, alpha, ds, dsig
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.papers.cell_judging import judged, summarize
+from engine.papers.hap_readings import readings_markdown
 from engine.papers.paper_values import target_values
 
 DATA_DIR = "reproductions/data"
@@ -116,6 +117,7 @@ def run_markdown(run: dict[str, Any]) -> str:
     config = run.get("config", {})
     cells = judged_cells(run)
     counts = summarize(cells)
+    hap_lines = readings_markdown(cells)
     summary = {**run["summary"], "within": counts["within"], "judged": counts["judged"]}
     fast = bool(config.get("fast"))
     kind = ("**fast run** (`--fast`: reduced seeds, epochs and draws; not the paper's "
@@ -154,13 +156,14 @@ def run_markdown(run: dict[str, Any]) -> str:
             f"{c['ours_mean']:.3f} ± {_num(c.get('ours_sd'))} ({c.get('seeds', '-')})")
         diff = "-" if c.get("diff") is None else f"{c['diff']:+.3f}"
         within = {True: "yes", False: "**no**", None: "-"}[c.get("within")]
-        cells = [c["row"], c["method"], c["metric"], paper, _num(c["ours"]), spread, diff,
-                 _num(c.get("tolerance"), 2), within]
-        lines.append("| " + " | ".join(str(x).replace("|", "\\|") for x in cells) + " |")
+        row = [c["row"], c["method"], c["metric"], paper, _num(c["ours"]), spread, diff,
+               _num(c.get("tolerance"), 2), within]
+        lines.append("| " + " | ".join(str(x).replace("|", "\\|") for x in row) + " |")
     lines.append("")
     if counts["per_metric"]:
         lines += ["Within tolerance (|ours - paper| <= tolerance, each cell against its own "
                   "paper value):", "", *per_metric_markdown(counts)]
+    lines += hap_lines
     if changed:
         lines += [f"**Stale**: {changed} paper value(s) of this run are no longer in "
                   "`engine/papers/paper_values.yaml`; run the target again.", ""]
