@@ -41,7 +41,7 @@ def test_cells_without_every_reading_are_left_out() -> None:
 def test_the_lower_with_profiles_verdict_needs_every_profile_gap_below_constant() -> None:
     rows = hap_rows(CELLS)
     literal = lower_with_profiles(rows, LITERAL)
-    assert literal == [{"group": "Loan, soft", "constant": 0.99,
+    assert literal == [{"method": "icarma", "group": "Loan, soft", "constant": 0.99,
                         "others": {"linear": 0.30, "convex": 0.85}, "holds": False}]
     assert lower_with_profiles(rows, "actions")[0]["holds"] is True
     # exactly GAP below still counts as substantially lower
@@ -54,7 +54,20 @@ def test_the_page_lines_lead_with_the_literal_verdict() -> None:
     lines = readings_markdown(CELLS)
     verdicts = [line for line in lines if line.startswith("- ")]
     assert verdicts[0].startswith("- **Verdict (the literal reading)**: 0 of 3 hap cells")
-    assert "Loan, soft: fails (constant 0.990 vs linear 0.300 / convex 0.850)" in verdicts[0]
-    assert "Reading `actions`: 2 of 3" in verdicts[2] and "Loan, soft: holds" in verdicts[2]
+    assert "(icarma 0 of 3)" in verdicts[0]
+    assert "icarma, Loan, soft: fails (constant 0.990 vs linear 0.300 / convex 0.850)" \
+        in verdicts[0]
+    assert "Reading `actions`: 2 of 3" in verdicts[2] and "icarma, Loan, soft: holds" \
+        in verdicts[2]
     assert "| Loan, soft / linear | icarma | 0.029 | 0.300 (no) | 0.290 (no) | 0.010 (yes) |" \
         in lines
+
+
+def test_each_method_gets_its_own_counts_and_verdict() -> None:
+    cells = CELLS[:2] + [_cell("Loan, soft / constant", 0.614, 0.64, 0.61, 0.45, "oracle"),
+                         _cell("Loan, soft / linear", 0.443, 0.46, 0.44, 0.21, "oracle")]
+    verdicts = lower_with_profiles(hap_rows(cells), LITERAL)
+    assert [(v["method"], v["holds"]) for v in verdicts] == [("icarma", True),
+                                                             ("oracle", False)]
+    literal = [line for line in readings_markdown(cells) if line.startswith("- ")][0]
+    assert "(icarma 0 of 2, oracle 2 of 2)" in literal
