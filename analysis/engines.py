@@ -122,7 +122,7 @@ def mgcv_part(ratings: Any, distances: tuple[str, str], models: list[ModelResult
 def mgcv_fit(ratings: Any, distances: tuple[str, str], grids: dict[str, np.ndarray], *,
              mode: str = "auto", method: str = mgcv.DEFAULT_METHOD,
              on_log: Callable[[str], None] | None = None,
-             blas_threads: int | None = None) -> dict[str, Any]:
+             blas_threads: int | None = mgcv.BLAS_THREADS) -> dict[str, Any]:
     """The ``mgcv`` block without its agreement (it needs the Bayesian models; R does not):
     the four GAMMs on ``ratings`` with each distance's curve on ``grids[distance]`` (the
     Bayesian smooth's grid, so the curves compare point by point). Never raises for R's
@@ -172,8 +172,7 @@ def mgcv_beside(ratings: Any, distances: tuple[str, str], grids: dict[str, np.nd
     future's result once the models are there."""
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mgcv")
     try:
-        return pool.submit(mgcv_fit, ratings, distances, grids, mode=mode, method=method,
-                           blas_threads=1)
+        return pool.submit(mgcv_fit, ratings, distances, grids, mode=mode, method=method)
     finally:
         pool.shutdown(wait=False)
 
