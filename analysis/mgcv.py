@@ -170,9 +170,8 @@ def fit_gamms(ratings: pd.DataFrame, specs: Sequence[GammSpec], *,
     participant_slope {edf, ref_df, F, p}, aic, deviance_explained, r_squared, scale,
     converged, curve {d, fit, se, lo, hi}, seconds]}. ``blas_threads``: R's OpenBLAS
     threads, None for OpenBLAS's own (one per core). One by default: a 362-participant GAMM's
-    algebra (733 coefficients) took 23.5 s of processor time single-threaded against 33.4 s
-    with two threads on a quiet machine, and a multithreaded BLAS sharing its cores with
-    other work spends most of its time waiting.
+    algebra (733 coefficients) gains nothing from a second thread, and a multithreaded BLAS
+    sharing its cores with other work spends most of its time waiting (docs/benchmarks.md).
 
     The GAMM has k + 2P coefficients for P participants (the intercept, k - 1 spline columns,
     a random intercept and a random slope each); mgcv refuses a model with more coefficients than
