@@ -30,20 +30,23 @@ def generate(
     analysis and study_app, rendered from docstrings by the site build) and the measured
     tables of docs/reproductions/*.md from the stored `reproduce` outputs
     (docs/reproductions/data/<target>.json, written by `recourse-study reproduce TARGET
-    --json-file ...`; each page's generated block, the prose around it is kept).
+    --json-file ...`; each page's generated block, the prose around it is kept), and the
+    Tominaga truth's spread table of docs/analysis-mgcv.md from
+    docs/reproductions/tominaga/sd-intercept-<sd>-seed-<seed>.json.
 
     --json prints: pages (path -> "written" | "current" | "stale"), stale (count).
     Exit 1 with --check when a page is stale.
     """
     from study_app.cli.reference_pages import API_PAGE, CLI_PAGE, api_markdown, cli_markdown
     from study_app.cli.reproduction_pages import reproduction_pages
+    from study_app.cli.spread_pages import spread_pages
 
     if not out.is_dir():
         fail(f"--out {out}: no such folder (the documentation folder, e.g. docs)", 2,
              json_out=json_out)
     try:
         pages = {CLI_PAGE: cli_markdown(app), API_PAGE: api_markdown(),
-                 **reproduction_pages(out)}
+                 **reproduction_pages(out), **spread_pages(out)}
     except (ValueError, OSError) as e:  # a broken data file or a missing page
         fail(f"docs generate: {e}", 2, json_out=json_out)
     status: dict[str, str] = {}

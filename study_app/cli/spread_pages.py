@@ -1,0 +1,109 @@
+"""The Tominaga truth's participant spread measured seed by seed, rendered from stored runs.
+
+Each file ``docs/reproductions/tominaga/sd-intercept-<sd>-seed-<seed>.json`` is what
+``python scripts/tominaga_seeds.py --seeds <seed> --out FILE`` wrote with the protocol's
+``sd_intercept`` at <sd> for both outcomes ({rows, seeds: [{seed, findings, table_s2}]}).
+``recourse-study docs generate`` renders them into a block of docs/analysis-mgcv.md: per
+spread and seed the random-intercept F and EDF of the four models (the paper's Table S2
+terms "uid (r.i.)"), the participant slopes' EDF, the smooths' p values and whether the three
+findings hold; per spread the mean F of each model over its seeds and how many F values fall
+within the paper's own range (its smallest to its largest F over the four models).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from analysis.table_s2 import MODELS, PAPER
+
+SPREAD_DIR = "reproductions/tominaga"
+PAGE = "analysis-mgcv.md"
+BLOCK = "tominaga-spread"
+FILE = re.compile(r"sd-intercept-(?P<sd>[0-9.]+)-seed-(?P<seed>[0-9]+)\.json")
+LABELS = [m[0] for m in MODELS]
+PAPER_F = [float(PAPER[m]["participant_intercept"]["F"]) for m in LABELS]
+PAPER_RANGE = (min(PAPER_F), max(PAPER_F))
+
+
+def load_spreads(docs: Path) -> list[dict[str, Any]]:
+    """Every stored seed: {sd, seed, file, terms {model: {term: {edf, F, p}}}, findings}."""
+    out = []
+    for path in sorted((docs / SPREAD_DIR).glob("sd-intercept-*-seed-*.json")):
+        match = FILE.fullmatch(path.name)
+        if match is None:
+            raise ValueError(f"{path}: not named sd-intercept-<sd>-seed-<seed>.json")
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        for entry in doc["seeds"]:
+            if entry["seed"] != int(match["seed"]):
+                raise ValueError(f"{path}: holds seed {entry['seed']}, its name says "
+                                 f"{match['seed']}")
+            terms: dict[str, dict[str, dict[str, Any]]] = {}
+            for row in entry["table_s2"]:
+                terms.setdefault(row["model"], {})[row["variable"]] = row
+            out.append({"sd": float(match["sd"]), "seed": entry["seed"], "file": path.name,
+                        "terms": terms, "findings": [f["holds"] for f in entry["findings"]]})
+    return sorted(out, key=lambda r: (r["sd"], r["seed"]))
+
+
+def _p(v: float | None) -> str:
+    return "-" if v is None else ("<0.001" if v < 0.001 else f"{v:.3f}")
+
+
+def _smooth(terms: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return next(r for name, r in terms.items() if name in ("Sparsity", "Proximity"))
+
+
+def spread_markdown(spreads: list[dict[str, Any]]) -> str:
+    """The block: one row per stored seed, a summary per spread, the paper's row."""
+    lo, hi = PAPER_RANGE
+    lines = ["| sd_intercept | seed | r.i. F (Models 1-4) | r.i. EDF | r.s. EDF | acceptance "
+             "L0 / L1 p | action L0 / L1 p (EDF) | findings 1 / 2 / 3 | file |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in spreads:
+        t = [r["terms"][m] for m in LABELS]
+        ri = [x["uid (r.i.)"] for x in t]
+        rs = [x["uid (r.s.)"] for x in t]
+        sm = [_smooth(x) for x in t]
+        holds = " / ".join("holds" if h else "fails" for h in r["findings"])
+        lines.append(
+            f"| {r['sd']:g} | {r['seed']} | " + " / ".join(f"{x['F']:.2f}" for x in ri)
+            + " | " + " / ".join(f"{x['edf']:.0f}" for x in ri)
+            + " | " + " / ".join(f"{x['edf']:.0f}" for x in rs)
+            + f" | {_p(sm[0]['p'])} / {_p(sm[1]['p'])} | {_p(sm[2]['p'])} ({sm[2]['edf']:.2f})"
+            f" / {_p(sm[3]['p'])} ({sm[3]['edf']:.2f}) | {holds} | "
+            f"[{r['file']}](reproductions/tominaga/{r['file']}) |")
+    lines.append("| paper | - | " + " / ".join(f"{f:.2f}" for f in PAPER_F) + " | "
+                 + " / ".join(f"{PAPER[m]['participant_intercept']['edf']:.0f}"
+                              for m in LABELS) + " | "
+                 + " / ".join(f"{PAPER[m]['participant_slope']['edf']:.0f}" for m in LABELS)
+                 + " | 1.000 / 0.347 | <0.001 (4.25) / <0.001 (4.32) | - | - |")
+    lines.append("")
+    for sd in dict.fromkeys(r["sd"] for r in spreads):
+        mine = [r for r in spreads if r["sd"] == sd]
+        f = [[r["terms"][m]["uid (r.i.)"]["F"] for m in LABELS] for r in mine]
+        means = [sum(col) / len(col) for col in zip(*f, strict=True)]
+        inside = sum(lo <= v <= hi for row in f for v in row)
+        all_hold = sum(all(r["findings"]) for r in mine)
+        lines.append(
+            f"- `sd_intercept` {sd:g}, seed(s) {', '.join(str(r['seed']) for r in mine)}: "
+            f"mean random-intercept F " + " / ".join(f"{v:.2f}" for v in means)
+            + f" (the paper's " + " / ".join(f"{v:.2f}" for v in PAPER_F) + "); "
+            f"{inside} of {len(f) * len(LABELS)} F values within the paper's {lo:.2f}-{hi:.2f}; "
+            f"all three findings hold at {all_hold} of {len(mine)} seed(s)")
+    return "\n".join(lines) + "\n"
+
+
+def spread_pages(docs: Path) -> dict[str, str]:
+    """rel path -> the page with its spread block current (no stored seed: no change)."""
+    from study_app.cli.reproduction_pages import with_block
+
+    spreads = load_spreads(docs)
+    path = docs / PAGE
+    if not spreads or not path.is_file():
+        return {}
+    src = f"`{SPREAD_DIR}/sd-intercept-*-seed-*.json`"
+    return {PAGE: with_block(path.read_text(encoding="utf-8"), spread_markdown(spreads), src,
+                             BLOCK)}

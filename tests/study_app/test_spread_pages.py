@@ -1,0 +1,64 @@
+"""The Tominaga spread table is rendered from the stored seed files, and a misnamed or
+mismatched file is an error rather than a silently wrong row."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from study_app.cli.spread_pages import PAGE, PAPER_RANGE, spread_markdown, spread_pages
+
+
+def _seed_file(folder: Path, sd: str, seed: int, f: list[float], holds: bool = True) -> None:
+    rows = []
+    for i, (model, smooth) in enumerate([("Model-1", "Sparsity"), ("Model-2", "Proximity"),
+                                         ("Model-3", "Sparsity"), ("Model-4", "Proximity")]):
+        rows += [{"model": model, "variable": smooth, "edf": 1.0 + i, "F": 1.0, "p": 0.2},
+                 {"model": model, "variable": "uid (r.i.)", "edf": 260.0, "F": f[i], "p": 0.0},
+                 {"model": model, "variable": "uid (r.s.)", "edf": 100.0, "F": 2.0, "p": 0.0}]
+    doc = {"rows": [{"seed": seed}],
+           "seeds": [{"seed": seed, "table_s2": rows,
+                      "findings": [{"finding": k, "holds": holds} for k in (1, 2, 3)]}]}
+    (folder / f"sd-intercept-{sd}-seed-{seed}.json").write_text(json.dumps(doc))
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "reproductions" / "tominaga"
+    folder.mkdir(parents=True)
+    _seed_file(folder, "2.2", 0, [9.0, 8.0, 11.0, 9.5])
+    _seed_file(folder, "2.2", 1, [10.0, 9.0, 9.0, 8.6], holds=False)
+    (tmp_path / PAGE).write_text("# mgcv\n\nprose\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_each_seed_is_a_row_and_each_spread_is_summarized(docs: Path) -> None:
+    page = spread_pages(docs)[PAGE]
+    assert page.startswith("# mgcv\n\nprose\n")  # the prose is kept
+    assert "| 2.2 | 0 | 9.00 / 8.00 / 11.00 / 9.50 | 260 / 260 / 260 / 260 |" in page
+    lo, hi = PAPER_RANGE
+    inside = sum(lo <= v <= hi for v in [9.0, 8.0, 11.0, 9.5, 10.0, 9.0, 9.0, 8.6])
+    assert (f"mean random-intercept F 9.50 / 8.50 / 10.00 / 9.05 (the paper's 9.21 / 9.40 / "
+            f"10.37 / 8.49); {inside} of 8 F values within the paper's 8.49-10.37; all three "
+            f"findings hold at 1 of 2 seed(s)") in page
+    assert inside == 6  # 8.0 and 11.0 fall outside
+
+
+def test_a_misnamed_file_or_a_wrong_seed_is_an_error(docs: Path) -> None:
+    folder = docs / "reproductions" / "tominaga"
+    (folder / "sd-intercept-two-seed-3.json").write_text("{}")
+    with pytest.raises(ValueError, match="not named"):
+        spread_pages(docs)
+    (folder / "sd-intercept-two-seed-3.json").unlink()
+    _seed_file(folder, "2.4", 5, [9.0] * 4)
+    (folder / "sd-intercept-2.4-seed-5.json").rename(folder / "sd-intercept-2.4-seed-6.json")
+    with pytest.raises(ValueError, match="holds seed 5, its name says 6"):
+        spread_pages(docs)
+
+
+def test_no_stored_seed_leaves_the_page_alone(tmp_path: Path) -> None:
+    (tmp_path / PAGE).write_text("text\n", encoding="utf-8")
+    assert spread_pages(tmp_path) == {}
+    assert spread_markdown([]).startswith("| sd_intercept | seed |")
