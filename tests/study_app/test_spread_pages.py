@@ -40,7 +40,8 @@ def test_each_seed_is_a_row_and_each_spread_is_summarized(docs: Path) -> None:
     assert "| 2.2 | 0 | 9.00 / 8.00 / 11.00 / 9.50 | 260 / 260 / 260 / 260 |" in page
     lo, hi = PAPER_RANGE
     inside = sum(lo <= v <= hi for v in [9.0, 8.0, 11.0, 9.5, 10.0, 9.0, 9.0, 8.6])
-    assert (f"mean random-intercept F 9.50 / 8.50 / 10.00 / 9.05 (the paper's 9.21 / 9.40 / "
+    assert (f"random-intercept F mean 9.50 / 8.50 / 10.00 / 9.05, median 9.50 / 8.50 / 10.00 / "
+            f"9.05 (the paper's 9.21 / 9.40 / "
             f"10.37 / 8.49); {inside} of 8 F values within the paper's 8.49-10.37; all three "
             f"findings hold at 1 of 2 seed(s)") in page
     assert inside == 6  # 8.0 and 11.0 fall outside
@@ -62,3 +63,13 @@ def test_no_stored_seed_leaves_the_page_alone(tmp_path: Path) -> None:
     (tmp_path / PAGE).write_text("text\n", encoding="utf-8")
     assert spread_pages(tmp_path) == {}
     assert spread_markdown([]).startswith("| sd_intercept | seed |")
+
+
+def test_the_median_is_the_middle_seed_not_the_mean(tmp_path: Path) -> None:
+    folder = tmp_path / "reproductions" / "tominaga"
+    folder.mkdir(parents=True)
+    for seed, f in enumerate([8.0, 9.0, 19.0]):  # mean 12, median 9
+        _seed_file(folder, "2.0", seed, [f] * 4)
+    (tmp_path / PAGE).write_text("", encoding="utf-8")
+    page = spread_pages(tmp_path)[PAGE]
+    assert "F mean 12.00 / 12.00 / 12.00 / 12.00, median 9.00 / 9.00 / 9.00 / 9.00" in page
