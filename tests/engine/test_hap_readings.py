@@ -4,7 +4,11 @@ soft-constraint verdict computed on each."""
 from __future__ import annotations
 
 from engine.papers.hap_readings import (
-    GAP, LITERAL, hap_rows, lower_with_profiles, readings_markdown,
+    GAP,
+    LITERAL,
+    hap_rows,
+    lower_with_profiles,
+    readings_markdown,
 )
 
 

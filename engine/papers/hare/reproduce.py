@@ -26,6 +26,7 @@ import numpy as np
 
 from engine.artifacts import build_artifacts, load_decision_model
 from engine.papers.hare.benchmark import HareBenchmarkConfig, run_hare_benchmark
+from engine.papers.hare.table_specs import PAPER_RUN
 from engine.papers.paper_values import paper_source, target_values, tolerance
 from engine.papers.reproduce_core import (
     Cell,
@@ -37,7 +38,6 @@ from engine.papers.reproduce_core import (
     seed_stats,
 )
 from engine.recourse.base import RecourseContext
-from engine.papers.hare.table_specs import PAPER_RUN
 from engine.scenarios import get_scenario
 
 BASES = ("wachter", "gs")  # the paper's generators we have (FACE, CCHVAE, ... are not here)
