@@ -116,15 +116,16 @@ def _factor(zb: np.ndarray, var: np.ndarray, s2: float, low: np.ndarray, recip: 
 
 @numba.njit(inline="always")
 def _lower_solve(low: np.ndarray, recip: np.ndarray, rhs: np.ndarray, out: np.ndarray,
-                 squares: np.ndarray) -> None:
-    """out = L^-1 rhs (m x G) and the sum of its squares per participant into ``squares``."""
+                 squares: np.ndarray, first: int = 0) -> None:
+    """out = L^-1 rhs (m x G) and the sum of its squares per participant into ``squares``,
+    for a right-hand side whose rows before ``first`` are zero (so are out's: not written)."""
     m, batch = rhs.shape
     squares[:] = 0.0
-    for i in range(m):
+    for i in range(first, m):
         o = out[i]
         for g in range(batch):
             o[g] = rhs[i, g]
-        for k in range(i):
+        for k in range(first, i):
             li, ok = low[i, k], out[k]
             for g in range(batch):
                 o[g] -= li[g] * ok[g]
@@ -155,26 +156,18 @@ def _upper_solve(low: np.ndarray, recip: np.ndarray, u: np.ndarray, out: np.ndar
 
 
 @numba.njit(inline="always")
-def _inverse_norm(low: np.ndarray, recip: np.ndarray, linv: np.ndarray,
-                  frob: np.ndarray) -> None:
-    """tr Sigma^-1 = |L^-1|_F^2 per participant into ``frob``, L^-1 into ``linv``."""
+def _inverse_norm(low: np.ndarray, recip: np.ndarray, unit: np.ndarray, column: np.ndarray,
+                  squares: np.ndarray, frob: np.ndarray) -> None:
+    """tr Sigma^-1 = |L^-1|_F^2 per participant into ``frob``: the squared norms of
+    L^-1 e_j, j = 1..m (``unit``, ``column``, ``squares``: m x G, m x G and G work arrays)."""
     m = low.shape[0]
-    batch = low.shape[2]
     frob[:] = 0.0
+    unit[:] = 0.0
     for j in range(m):
-        for i in range(j, m):
-            cell = linv[i, j]
-            start = 1.0 if i == j else 0.0
-            for g in range(batch):
-                cell[g] = start
-            for k in range(j, i):
-                lk, vk = low[i, k], linv[k, j]
-                for g in range(batch):
-                    cell[g] -= lk[g] * vk[g]
-            rec = recip[i]
-            for g in range(batch):
-                cell[g] *= rec[g]
-                frob[g] += cell[g] * cell[g]
+        unit[j] = 1.0
+        _lower_solve(low, recip, unit, column, squares, j)
+        unit[j] = 0.0
+        frob += squares
 
 
 @numba.njit(inline="always")
@@ -235,15 +228,15 @@ def _marginal_kernel(r: np.ndarray, z: np.ndarray, order: np.ndarray, offsets: n
             continue
         res, zb = np.empty((m, batch)), np.empty((m, q, batch))
         _gather(r, z, order, offsets, members, m, res, zb)
-        low, linv = np.zeros((m, m, batch)), np.zeros((m, m, batch))
+        low, unit, column = np.zeros((m, m, batch)), np.empty((m, batch)), np.empty((m, batch))
         recip, u, al = np.empty((m, batch)), np.empty((m, batch)), np.empty((m, batch))
         det, quad = np.empty(batch), np.empty(batch)
-        alpha_sq, frob = np.empty(batch), np.empty(batch)
+        alpha_sq, frob, quad_e = np.empty(batch), np.empty(batch), np.empty(batch)
         w, z_alpha, norm = np.empty((m, q, batch)), np.empty((q, batch)), np.empty((q, batch))
         _factor(zb, var, sig * sig, low, recip, det)
         _lower_solve(low, recip, res, u, quad)
         _upper_solve(low, recip, u, al, alpha_sq)
-        _inverse_norm(low, recip, linv, frob)
+        _inverse_norm(low, recip, unit, column, quad_e, frob)
         _scale_terms(zb, low, recip, al, w, z_alpha, norm)
         for g in range(batch):
             p = members[g]
