@@ -31,7 +31,8 @@ PAPER_RANGE = (min(PAPER_F), max(PAPER_F))
 
 
 def load_spreads(docs: Path) -> list[dict[str, Any]]:
-    """Every stored seed: {sd, seed, file, terms {model: {term: {edf, F, p}}}, findings}."""
+    """Every stored seed: {sd, sd_text (as the file names it), seed, file, terms {model:
+    {term: {edf, F, p}}}, findings}."""
     out = []
     for path in sorted((docs / SPREAD_DIR).glob("sd-intercept-*-seed-*.json")):
         match = FILE.fullmatch(path.name)
@@ -45,7 +46,8 @@ def load_spreads(docs: Path) -> list[dict[str, Any]]:
             terms: dict[str, dict[str, dict[str, Any]]] = {}
             for row in entry["table_s2"]:
                 terms.setdefault(row["model"], {})[row["variable"]] = row
-            out.append({"sd": float(match["sd"]), "seed": entry["seed"], "file": path.name,
+            out.append({"sd": float(match["sd"]), "sd_text": match["sd"], "seed": entry["seed"],
+                        "file": path.name,
                         "terms": terms, "findings": [f["holds"] for f in entry["findings"]]})
     return sorted(out, key=lambda r: (r["sd"], r["seed"]))
 
@@ -71,7 +73,7 @@ def spread_markdown(spreads: list[dict[str, Any]]) -> str:
         sm = [_smooth(x) for x in t]
         holds = " / ".join("holds" if h else "fails" for h in r["findings"])
         lines.append(
-            f"| {r['sd']:g} | {r['seed']} | " + " / ".join(f"{x['F']:.2f}" for x in ri)
+            f"| {r['sd_text']} | {r['seed']} | " + " / ".join(f"{x['F']:.2f}" for x in ri)
             + " | " + " / ".join(f"{x['edf']:.0f}" for x in ri)
             + " | " + " / ".join(f"{x['edf']:.0f}" for x in rs)
             + f" | {_p(sm[0]['p'])} / {_p(sm[1]['p'])} | {_p(sm[2]['p'])} ({sm[2]['edf']:.2f})"
@@ -85,13 +87,14 @@ def spread_markdown(spreads: list[dict[str, Any]]) -> str:
     lines.append("")
     for sd in dict.fromkeys(r["sd"] for r in spreads):
         mine = [r for r in spreads if r["sd"] == sd]
+        text = mine[0]["sd_text"]
         f = [[r["terms"][m]["uid (r.i.)"]["F"] for m in LABELS] for r in mine]
         means = [sum(col) / len(col) for col in zip(*f, strict=True)]
         medians = [float(np.median(col)) for col in zip(*f, strict=True)]
         inside = sum(lo <= v <= hi for row in f for v in row)
         all_hold = sum(all(r["findings"]) for r in mine)
         lines.append(
-            f"- `sd_intercept` {sd:g}, seed(s) {', '.join(str(r['seed']) for r in mine)}: "
+            f"- `sd_intercept` {text}, seed(s) {', '.join(str(r['seed']) for r in mine)}: "
             f"random-intercept F mean " + " / ".join(f"{v:.2f}" for v in means)
             + ", median " + " / ".join(f"{v:.2f}" for v in medians)
             + " (the paper's " + " / ".join(f"{v:.2f}" for v in PAPER_F) + "); "
