@@ -231,12 +231,12 @@ def _marginal_kernel(r: np.ndarray, z: np.ndarray, order: np.ndarray, offsets: n
         low, unit, column = np.zeros((m, m, batch)), np.empty((m, batch)), np.empty((m, batch))
         recip, u, al = np.empty((m, batch)), np.empty((m, batch)), np.empty((m, batch))
         det, quad = np.empty(batch), np.empty(batch)
-        alpha_sq, frob, quad_e = np.empty(batch), np.empty(batch), np.empty(batch)
+        alpha_sq, frob, squares = np.empty(batch), np.empty(batch), np.empty(batch)
         w, z_alpha, norm = np.empty((m, q, batch)), np.empty((q, batch)), np.empty((q, batch))
         _factor(zb, var, sig * sig, low, recip, det)
         _lower_solve(low, recip, res, u, quad)
         _upper_solve(low, recip, u, al, alpha_sq)
-        _inverse_norm(low, recip, unit, column, quad_e, frob)
+        _inverse_norm(low, recip, unit, column, squares, frob)
         _scale_terms(zb, low, recip, al, w, z_alpha, norm)
         for g in range(batch):
             p = members[g]
@@ -277,8 +277,8 @@ class MarginalGaussianLogp(Op):
     """(log p(y_p) per participant, alpha per rating, d/ds and d/dsigma per participant)
     from (r, z, order, offsets, s, sigma) (module docstring): ``z`` the random-effect
     design's rows grouped by participant (n x q; ``participant_rows``' ``order``),
-    ``offsets`` where each participant's rows start, ``sigma`` [sigma]. Only the first output has a gradient; the
-    others are its pieces."""
+    ``offsets`` where each participant's rows start, ``sigma`` [sigma]. Only the first output
+    has a gradient; the others are its pieces."""
 
     __props__ = ()
 

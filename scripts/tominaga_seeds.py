@@ -21,6 +21,8 @@ from typing import Any
 
 from analysis import table_s2
 
+_p = table_s2.format_p  # the paper's way of printing a p value
+
 
 def summary_row(seed: int, doc: dict[str, Any]) -> dict[str, Any]:
     """One seed's p values and verdicts (module docstring)."""
@@ -37,10 +39,6 @@ def summary_row(seed: int, doc: dict[str, Any]) -> dict[str, Any]:
     row["mean action"] = by["Model-3"]["intercept"]["estimate"]
     row["seconds"] = doc["seconds"]
     return row
-
-
-def _p(v: float) -> str:
-    return "<0.001" if v < 0.001 else f"{v:.3f}"
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:

@@ -6,8 +6,9 @@ Each file ``docs/reproductions/tominaga/sd-intercept-<sd>-seed-<seed>.json`` is 
 ``recourse-study docs generate`` renders them into a block of docs/analysis-mgcv.md: per
 spread and seed the random-intercept F and EDF of the four models (the paper's Table S2
 terms "uid (r.i.)"), the participant slopes' EDF, the smooths' p values and whether the three
-findings hold; per spread the mean and median F of each model over its seeds and how many F values fall
-within the paper's own range (its smallest to its largest F over the four models).
+findings hold; per spread the mean and median F of each model over its seeds and how many
+F values fall within the paper's own range (its smallest to its largest F over the four
+models).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from analysis.table_s2 import MODELS, PAPER
+from analysis.table_s2 import MODELS, PAPER, format_p
 
 SPREAD_DIR = "reproductions/tominaga"
 PAGE = "analysis-mgcv.md"
@@ -52,10 +53,6 @@ def load_spreads(docs: Path) -> list[dict[str, Any]]:
     return sorted(out, key=lambda r: (r["sd"], r["seed"]))
 
 
-def _p(v: float | None) -> str:
-    return "-" if v is None else ("<0.001" if v < 0.001 else f"{v:.3f}")
-
-
 def _smooth(terms: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return next(r for name, r in terms.items() if name in ("Sparsity", "Proximity"))
 
@@ -76,8 +73,9 @@ def spread_markdown(spreads: list[dict[str, Any]]) -> str:
             f"| {r['sd_text']} | {r['seed']} | " + " / ".join(f"{x['F']:.2f}" for x in ri)
             + " | " + " / ".join(f"{x['edf']:.0f}" for x in ri)
             + " | " + " / ".join(f"{x['edf']:.0f}" for x in rs)
-            + f" | {_p(sm[0]['p'])} / {_p(sm[1]['p'])} | {_p(sm[2]['p'])} ({sm[2]['edf']:.2f})"
-            f" / {_p(sm[3]['p'])} ({sm[3]['edf']:.2f}) | {holds} | "
+            + f" | {format_p(sm[0]['p'])} / {format_p(sm[1]['p'])} | "
+            f"{format_p(sm[2]['p'])} ({sm[2]['edf']:.2f}) / "
+            f"{format_p(sm[3]['p'])} ({sm[3]['edf']:.2f}) | {holds} | "
             f"[{r['file']}](reproductions/tominaga/{r['file']}) |")
     lines.append("| paper | - | " + " / ".join(f"{f:.2f}" for f in PAPER_F) + " | "
                  + " / ".join(f"{PAPER[m]['participant_intercept']['edf']:.0f}"
