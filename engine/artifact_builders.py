@@ -78,27 +78,34 @@ def classifier_configs(quick: bool) -> dict[str, DecisionConfig]:
             "ann": DecisionConfig(hidden=(18, 9, 3), epochs=epochs, lr=lr)}
 
 
-def configs(quick: bool, decision: str = "trained") -> dict[str, Any]:
+def scenario_configs(scenario: Scenario, quick: bool) -> dict[str, Any]:
+    """``configs`` with the scenario's own choices for its decision model (its ``extras``:
+    ``decision``, ``unfavourable_weight``)."""
+    return configs(quick, scenario.extras.get("decision", "trained"),
+                   float(scenario.extras.get("unfavourable_weight", 1.0)))
+
+
+def configs(quick: bool, decision: str = "trained",
+            unfavourable_weight: float = 1.0) -> dict[str, Any]:
     """Configuration of every artifact (module docstring); ``decision`` ``reference``: the
-    decision model trained as CARMA's reference code (``DecisionConfig.reference``)."""
+    decision model trained as CARMA's reference code (``DecisionConfig.reference``);
+    ``unfavourable_weight``: its cost-sensitive loss weight (DecisionConfig)."""
     amortized = {
         "icarma": ICarmaConfig.fast(),
         "icarma-likert": ICarmaConfig.fast("likert"),
         "carma": ICarmaConfig.fast(individual=False),
     }
+    dec = replace(DecisionConfig.reference() if decision == "reference" else DecisionConfig(),
+                  unfavourable_weight=unfavourable_weight)
     if quick:
         return {
-            "decision": replace(
-                DecisionConfig.reference() if decision == "reference" else DecisionConfig(),
-                epochs=40,
-            ),
+            "decision": replace(dec, epochs=40),
             "flow": FlowConfig(epochs=40, patience=10),
             **{name: cfg.reduced() for name, cfg in amortized.items()},
             **classifier_configs(quick),
             "vae": VAEConfig().reduced(),
             "csvae": CSVAEConfig().reduced(),
         }
-    dec = DecisionConfig.reference() if decision == "reference" else DecisionConfig()
     return {"decision": dec, "flow": FlowConfig(), **amortized, **classifier_configs(quick),
             "vae": VAEConfig(), "csvae": CSVAEConfig()}
 

@@ -11,7 +11,7 @@ copy took, else None. ``format_duration`` writes such an estimate as people read
 
 from __future__ import annotations
 
-from engine.artifact_builders import configs, scenario_artifacts
+from engine.artifact_builders import scenario_artifacts, scenario_configs
 from engine.artifact_shipped import shipped_metadata
 from engine.artifact_store import read_metadata
 from engine.artifacts import ARTIFACTS, DEPENDS, artifact_fingerprint, data_fingerprint
@@ -26,7 +26,7 @@ def planned_fingerprints(scenario_name: str, quick: bool = False,
     wanted = set(names if only is None else only)
     for name in list(wanted):
         wanted |= set(DEPENDS[name])
-    cfgs = configs(quick, scenario.extras.get("decision", "trained"))
+    cfgs = scenario_configs(scenario, quick)
     data_fp = data_fingerprint(scenario) if names else ""
     fps: dict[str, str] = {}
     for name in names:

@@ -49,9 +49,9 @@ from engine.artifact_builders import (
     GENERATIVE,
     Built,
     builder_for,
-    configs,
     decision_artifact,
     scenario_artifacts,
+    scenario_configs,
 )
 from engine.artifact_cache import (  # part of this module's interface too
     ArtifactMissingError as ArtifactMissingError,
@@ -190,7 +190,7 @@ def build_artifacts(
                          f"{scenario.name!r}; expected some of {', '.join(names)}")
     for name in list(wanted):
         wanted |= set(DEPENDS[name])
-    cfgs = configs(quick, scenario.extras.get("decision", "trained"))
+    cfgs = scenario_configs(scenario, quick)
     records: list[ArtifactRecord] = []
     fingerprints: dict[str, str] = {}
     for name in names:

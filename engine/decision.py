@@ -200,11 +200,18 @@ class DecisionConfig:
     schedule: str = "cosine"
     seed: int = 0
     optimizer: str = "adam"
+    # Cost-sensitive training: the loss weight w of an unfavourable row (label 0), so the
+    # loss is -mean(y log h + w (1 - y) log(1 - h)); 1 is plain BCE. A data set with few
+    # unfavourable rows gets a model that rejects about as often as the data does.
+    unfavourable_weight: float = 1.0
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1 or self.lr <= 0 or min(self.hidden, default=1) < 1:
             raise ValueError("epochs, batch_size, lr and the hidden widths must be positive "
                              "(no hidden layer: a logistic regression)")
+        if not self.unfavourable_weight > 0:
+            raise ValueError(f"unfavourable_weight must be positive, got "
+                             f"{self.unfavourable_weight!r}")
         if self.schedule not in ("constant", "cosine"):
             raise ValueError(f"schedule must be constant or cosine, got {self.schedule!r}")
         if self.optimizer not in DECISION_OPTIMIZERS:
@@ -228,6 +235,8 @@ class DecisionConfig:
         d["hidden"] = list(self.hidden)
         if self.optimizer == "adam":  # added later: keep the fingerprints of Adam models
             del d["optimizer"]
+        if self.unfavourable_weight == 1.0:  # likewise: plain BCE keeps its fingerprints
+            del d["unfavourable_weight"]
         return d
 
     @classmethod
@@ -319,8 +328,8 @@ def train_decision_model(
     config: DecisionConfig,
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[DecisionModel, DecisionLog]:
-    """Fit the MLP by BCE with Adam (or SGD, ``optimizer``); keep the state with the best
-    validation accuracy."""
+    """Fit the MLP by BCE with Adam (or SGD, ``optimizer``), an unfavourable row weighted
+    by ``unfavourable_weight``; keep the state with the best validation accuracy."""
     start = time.perf_counter()
     torch.manual_seed(config.seed)
     model = DecisionModel(x_train.mean(dim=0), x_train.std(dim=0), config.hidden)
@@ -340,12 +349,14 @@ def train_decision_model(
     best_acc, best_state = -math.inf, copy.deepcopy(model.state_dict())
     check_every = max(1, config.epochs // 50)
     gen = torch.Generator().manual_seed(config.seed)
+    w0 = config.unfavourable_weight
     for epoch in range(1, config.epochs + 1):
         model.train()
         perm = torch.randperm(len(xt), generator=gen)
         for b in range(0, len(perm), config.batch_size):
             idx = perm[b : b + config.batch_size]
-            loss = F.binary_cross_entropy_with_logits(model(xt[idx]), yt[idx])
+            weight = None if w0 == 1.0 else 1.0 + (w0 - 1.0) * (1.0 - yt[idx])
+            loss = F.binary_cross_entropy_with_logits(model(xt[idx]), yt[idx], weight=weight)
             opt.zero_grad()
             loss.backward()
             opt.step()

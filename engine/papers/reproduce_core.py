@@ -31,6 +31,7 @@ from engine.icarma_choices import (
 )
 from engine.papers.cell_judging import summarize, within
 from engine.papers.hare.metrics import FAILED_PLANS
+from engine.papers.icarma.datasets import paper_dataset
 from engine.papers.paper_values import target_values
 from engine.papers.reproduce_choices import CARMAS_CLAMP, FLOW_CLAMP, REPRODUCE_SCENARIO
 from engine.recourse.hare.config import (
@@ -132,9 +133,11 @@ class ReproduceConfig:
                 else self.validity_weight)
 
     def bounds(self) -> tuple[float, float] | None:
-        """``shift_bounds`` as ICarmaConfig takes them (None: the rule under our flow)."""
+        """``shift_bounds`` as ICarmaConfig takes them (None: the rule under our flow).
+        CARMA's clamp is Loan's (CARMA published a Loan flow only): on the paper's GMSC
+        (engine.papers.icarma.datasets) it is CARMA's rule under our flow."""
         if self.shift_bounds == CARMAS_CLAMP:
-            return CARMA_SHIFT_BOUNDS
+            return None if paper_dataset(self.scenario) == "gmsc" else CARMA_SHIFT_BOUNDS
         if self.shift_bounds == FLOW_CLAMP:
             return None
         try:

@@ -50,7 +50,7 @@ from engine.scenarios.tables import (
     read_csv,
     to_model_units,
 )
-from engine.scenarios.tabular import TabularProblems, build_tabular
+from engine.scenarios.tabular import TabularProblems, build_tabular, parent_indices
 from engine.scenarios.tabular_schema import TabularWorld
 from engine.scm import StructuralCausalModel
 
@@ -360,14 +360,10 @@ def _data(world: DataWorld, common: dict[str, Any], path: Path) -> Scenario:
                          common["favourable_label"], common["unfavourable_label"])
     except TableError as e:
         raise _Problems([("world.label", f"{label}: {m}") for m in e.problems]) from None
-    index = {f.name: j for j, f in enumerate(features)}
-    graph: dict[int, tuple[int, ...]] = {j: () for j in range(len(features))}
-    for _, parent, child in world.edges():
-        graph[index[child]] = (*graph[index[child]], index[parent])  # type: ignore[index]
     truth = None if world.truth is None else _truth_scm(world.truth, features)
     samples = TableSamples(torch.from_numpy(x), torch.from_numpy(y), label, split=world.split)
     return Scenario(**common, scm=None, samples=samples, world_kind="data",
-                    graph={j: tuple(sorted(p)) for j, p in graph.items()}, truth=world.truth,
+                    graph=parent_indices(world, features), truth=world.truth,
                     truth_scm=truth)
 
 

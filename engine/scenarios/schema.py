@@ -26,7 +26,6 @@ A scenario file states a world's features, the text people read, and the world i
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -34,6 +33,7 @@ from pydantic import Field, field_validator, model_validator
 from engine.scenarios.graph import graph_problems
 from engine.scenarios.rules import RuleSyntaxError, parse_rule
 from engine.scenarios.schema_base import (
+    CausalGraph,
     Problems,
     Strict,
     check_split,
@@ -47,7 +47,6 @@ FeatureName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_leng
 FEATURE_KINDS: tuple[str, ...] = ("binary", "ordinal", "categorical", "continuous")
 LEVEL_KINDS: tuple[str, ...] = ("binary", "ordinal", "categorical")
 DIRECTIONS: dict[str, int] = {"increase": 1, "decrease": -1, "any": 0}
-_EDGE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*->\s*([A-Za-z_][A-Za-z0-9_]*)\s*$")
 
 
 class ConversionSpec(Strict):
@@ -285,7 +284,7 @@ class PoolWorld(Strict):
         return RuleSpec(expression=self.rule) if isinstance(self.rule, str) else self.rule
 
 
-class DataWorld(Strict):
+class DataWorld(CausalGraph):
     """Samples and a causal graph: a causal flow learned from ``data``, a decision model
     trained on its ``label`` column. ``truth`` names a scenario with the exact SCM that made
     the data (optional: then benchmarks also evaluate plans under the exact world)."""
@@ -293,7 +292,6 @@ class DataWorld(Strict):
     kind: Literal["data"]
     data: str = Field(min_length=1)
     label: str = Field(min_length=1)
-    graph: list[str] = Field(default_factory=list)
     split: tuple[float, float, float] = (0.5, 0.25, 0.25)
     truth: str | None = None
 
@@ -301,14 +299,6 @@ class DataWorld(Strict):
     @classmethod
     def _sums_to_one(cls, split: tuple[float, float, float]) -> tuple[float, float, float]:
         return check_split(split)
-
-    def edges(self) -> list[tuple[int, str, str] | tuple[int, None, str]]:
-        """(index, parent, child) per edge; (index, None, text) for a malformed one."""
-        out: list[Any] = []
-        for i, edge in enumerate(self.graph):
-            m = _EDGE.match(edge)
-            out.append((i, m.group(1), m.group(2)) if m else (i, None, edge))
-        return out
 
 
 World = Annotated[EquationsWorld | PoolWorld | DataWorld | TabularWorld,
@@ -362,7 +352,8 @@ class ScenarioFile(Strict):
             if src is not None and (src not in names or src == f.name):
                 problems.append((("features", i, "derived_from", "feature"),
                                  f"{src!r} is not another feature of this scenario"))
-        if isinstance(self.world, DataWorld):
+        if isinstance(self.world, DataWorld) or (
+                isinstance(self.world, TabularWorld) and self.world.graph):
             problems += graph_problems(self.world.edges(), names)
             children = {c for _, p, c in self.world.edges() if p is not None}
             for i, f in enumerate(self.features):
@@ -370,6 +361,7 @@ class ScenarioFile(Strict):
                     problems.append((("features", i, "kind"), f"the learned flow models a "
                                      f"{f.kind} feature only as a cause (a root of the "
                                      f"graph); {f.name!r} has causes"))
+        if isinstance(self.world, DataWorld):
             if self.world.label in names:
                 problems.append((("world", "label"), f"the label column {self.world.label!r} "
                                  "is also a feature"))

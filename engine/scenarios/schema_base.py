@@ -4,9 +4,10 @@ world (engine.scenarios.schema, engine.scenarios.tabular_schema)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 PROBLEMS = "scenario_problems"  # error type carrying several located problems
@@ -32,6 +33,24 @@ def dotted(loc: tuple[Any, ...]) -> str:
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+_EDGE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*->\s*([A-Za-z_][A-Za-z0-9_]*)\s*$")
+
+
+class CausalGraph(Strict):
+    """A world's causal graph as edges ``parent -> child`` (``graph``); the checks across
+    features are engine.scenarios.graph's."""
+
+    graph: list[str] = Field(default_factory=list)
+
+    def edges(self) -> list[tuple[int, str, str] | tuple[int, None, str]]:
+        """(index, parent, child) per edge; (index, None, text) for a malformed one."""
+        out: list[Any] = []
+        for i, edge in enumerate(self.graph):
+            m = _EDGE.match(edge)
+            out.append((i, m.group(1), m.group(2)) if m else (i, None, edge))
+        return out
 
 
 def check_split(split: tuple[float, float, float]) -> tuple[float, float, float]:

@@ -23,7 +23,10 @@
    level feature that occurs in the validation or test split but never in the training split
    is an error (a classifier trained on the split has never seen it).
 
-The world has no causal model: engine.scenarios.tabular_model is its world model.
+Without a ``graph`` the world has no causal model: engine.scenarios.tabular_model is its
+world model. With one, the Scenario is a data world (``world_kind`` ``data``, the graph as
+parent indices per feature): its world model is the causal flow learned from the rows
+(engine.flow_scm) and its decision model the one trained on their labels.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ import torch
 from engine.scenarios.base import DisplayMap, FeatureSpec, Scenario
 from engine.scenarios.fetched import dataset_path
 from engine.scenarios.samples import TableSamples
+from engine.scenarios.schema_base import CausalGraph
 from engine.scenarios.tables import TableError, read_csv, to_model_units
 from engine.scenarios.tabular_schema import TabularWorld
 
@@ -83,10 +87,24 @@ def build_tabular(world: TabularWorld, common: dict[str, Any], path: Path) -> Sc
         if n)
     samples = TableSamples(torch.from_numpy(x), torch.from_numpy(y), source, split=world.split)
     _check_unseen(samples, features, file)
-    extras = {"classifier": world.classifier, "rows_dropped": dropped,
-              "rows_not_selected": outside}
+    extras = {"rows_dropped": dropped, "rows_not_selected": outside}
+    if world.graph:
+        return Scenario(**{**common, "features": features}, scm=None, samples=samples,
+                        world_kind="data", graph=parent_indices(world, features),
+                        extras={**extras, "unfavourable_weight": world.unfavourable_weight})
     return Scenario(**{**common, "features": features}, scm=None, samples=samples,
-                    world_kind="tabular", extras=extras)
+                    world_kind="tabular", extras={"classifier": world.classifier, **extras})
+
+
+def parent_indices(world: CausalGraph, features: tuple[FeatureSpec, ...]
+                   ) -> dict[int, tuple[int, ...]]:
+    """The graph as {feature index: sorted parent indices} (every feature a key)."""
+    index = {f.name: j for j, f in enumerate(features)}
+    graph: dict[int, list[int]] = {j: [] for j in range(len(features))}
+    for _, parent, child in world.edges():
+        if parent is not None:
+            graph[index[child]].append(index[parent])
+    return {j: tuple(sorted(p)) for j, p in graph.items()}
 
 
 def _check_columns(world: TabularWorld, features: tuple[FeatureSpec, ...], raw: pd.DataFrame,

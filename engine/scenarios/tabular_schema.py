@@ -1,5 +1,5 @@
-"""The ``tabular`` world of a scenario file: a real data set read as it is, without a causal
-graph (engine.scenarios.tabular builds it; reference: docs/scenarios.md).
+"""The ``tabular`` world of a scenario file: a real data set read as it is, with or without a
+causal graph (engine.scenarios.tabular builds it; reference: docs/scenarios.md).
 
 ::
 
@@ -27,7 +27,7 @@ graph (engine.scenarios.tabular builds it; reference: docs/scenarios.md).
 for each raw value (any other value is an error); without either, raw values must be the
 level labels (or numbers). ``replace`` then ``cap`` apply before scaling. ``scaling: minmax``
 sets continuous display maps from the kept rows ((v - min) / (max - min)); the file gives
-only units, decimals, plan bounds, codes and ``converted_from``.
+only units, decimals, plan bounds, codes and ``converted_from``. ``graph``: TabularWorld.
 """
 
 from __future__ import annotations
@@ -37,7 +37,13 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from engine.scenarios.fetched import DATASETS
-from engine.scenarios.schema_base import Problems, Strict, check_split, labels_as_text
+from engine.scenarios.schema_base import (
+    CausalGraph,
+    Problems,
+    Strict,
+    check_split,
+    labels_as_text,
+)
 
 
 class ColumnSpec(Strict):
@@ -82,8 +88,18 @@ class RowFilter(Strict):
         return labels_as_text(v)
 
 
-class TabularWorld(Strict):
-    """A real data set without a causal graph (module docstring)."""
+class TabularWorld(CausalGraph):
+    """A real data set, read as the module docstring says.
+
+    Without ``graph`` the world has no causal model (engine.scenarios.tabular_model is its
+    world model; the HARE paper's setting). With a ``graph`` (edges ``parent -> child``,
+    checked as a data world's are) the kept rows are a data world's samples: its world model
+    is the causal flow learned from them and its decision model the data world's, trained on
+    the labels (the iCARMA paper's setting: a real data set with the graph the paper states).
+    ``unfavourable_weight`` w trains that decision model cost-sensitively (an unfavourable
+    row's loss weighted by w: engine.decision.DecisionConfig), so that on a data set with few
+    unfavourable rows it rejects about as often as the data does.
+    """
 
     kind: Literal["tabular"]
     data: str | None = Field(None, min_length=1)
@@ -97,6 +113,7 @@ class TabularWorld(Strict):
     split: tuple[float, float, float] = (0.5, 0.25, 0.25)
     scaling: Literal["minmax", "none"] = "minmax"
     classifier: Literal["ann", "lr"] = "ann"
+    unfavourable_weight: float = Field(1.0, gt=0)
 
     @field_validator("favourable", "unfavourable", "missing", mode="before")
     @classmethod
@@ -160,6 +177,10 @@ def tabular_problems(world: TabularWorld, features: list[Any]) -> Problems:
     if overlap:
         problems.append((("world", "unfavourable"), f"{', '.join(overlap)} also listed as "
                          "favourable"))
+    if world.unfavourable_weight != 1.0 and not world.graph:
+        problems.append((("world", "unfavourable_weight"), "weights the decision model of a "
+                         "world with a causal graph; without a graph the world's classifiers "
+                         "are the HARE paper's (lr, ann), trained unweighted"))
     if world.label in by_name:
         problems.append((("world", "label"), f"the label column {world.label!r} is also a "
                          "feature"))

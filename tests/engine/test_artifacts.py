@@ -61,19 +61,19 @@ def test_a_config_change_rebuilds_dependents(home, monkeypatch):
     from engine.decision import DecisionConfig
     from engine.flows import FlowConfig
 
-    original = artifact_builders.configs
+    original = artifact_builders.scenario_configs
 
     def tiny(decision_epochs: int):  # a few epochs each: this checks the bookkeeping
-        def configs(quick: bool, decision: str = "trained"):
-            cfgs = original(quick, decision)
+        def configs(scenario, quick: bool):
+            cfgs = original(scenario, quick)
             return {**cfgs, "decision": DecisionConfig(epochs=decision_epochs),
                     "flow": FlowConfig(epochs=2, patience=1),
                     "carma": replace(cfgs["carma"], epochs=2)}
         return configs
 
-    monkeypatch.setattr(artifacts, "configs", tiny(2))
+    monkeypatch.setattr(artifacts, "scenario_configs", tiny(2))
     artifacts.build_artifacts("loan", quick=True, only=("carma",))
-    monkeypatch.setattr(artifacts, "configs", tiny(3))
+    monkeypatch.setattr(artifacts, "scenario_configs", tiny(3))
     records = {r.name: r.cache_hit for r in artifacts.build_artifacts("loan", quick=True,
                                                                    only=("carma",))}
     # decision changed; carma depends on it; the flow does not

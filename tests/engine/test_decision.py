@@ -88,3 +88,19 @@ def test_reference_scenario_uses_the_reference_decision_training():
     assert configs(False, scenario.extras["decision"])["decision"] == DecisionConfig.reference()
     assert configs(True, "reference")["decision"].optimizer == "sgd"
     assert configs(False)["decision"] == DecisionConfig()
+
+
+def test_a_cost_sensitive_model_rejects_more_and_plain_bce_keeps_its_fingerprint():
+    loan = get_scenario("loan")
+    (xt, yt), (xv, yv) = loan.dataset["train"], loan.dataset["validation"]
+    small = {"epochs": 5, "batch_size": 128, "hidden": (8,)}
+    plain, _ = train_decision_model(xt[:800], yt[:800], xv[:300], yv[:300],
+                                    DecisionConfig(**small))
+    costly, _ = train_decision_model(xt[:800], yt[:800], xv[:300], yv[:300],
+                                     DecisionConfig(unfavourable_weight=8.0, **small))
+    assert int((~costly.decision(xv)).sum()) > int((~plain.decision(xv)).sum())
+    assert "unfavourable_weight" not in DecisionConfig().to_dict()
+    weighted = DecisionConfig(unfavourable_weight=5.0)
+    assert DecisionConfig.from_dict(weighted.to_dict()) == weighted
+    with pytest.raises(ValueError, match="unfavourable_weight must be positive"):
+        DecisionConfig(unfavourable_weight=0.0)

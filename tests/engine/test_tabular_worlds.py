@@ -53,6 +53,21 @@ def test_the_papers_preprocessing(name, d, continuous, immutable, rows):
             assert s.ranges[j].item() == 1.0
 
 
+def test_gmsc_causal_is_the_gmsc_rows_with_the_icarma_papers_graph():
+    plain, causal = get_scenario("gmsc"), get_scenario("gmsc-causal")
+    assert causal.world_kind == "data" and causal.scm is None
+    assert torch.equal(causal.dataset["train"][0], plain.dataset["train"][0])
+    assert len(causal.dataset["train"][0]) == 60_134  # the paper's 0.5 training split
+    names = causal.feature_names
+    edges = {(names[p], names[c]) for c, parents in causal.graph.items() for p in parents}
+    assert len(edges) == 19  # PEAR's released edges (the paper's Figure 6)
+    assert ("age", "monthly_income") in edges and ("open_credit_lines", "debt_ratio") in edges
+    assert {names[j] for j in causal.actionable} == {
+        "monthly_income", "revolving_utilization", "open_credit_lines", "real_estate_loans"}
+    assert {names[j] for j in causal.immutable} == {"age", "dependents"}
+    assert causal.extras["unfavourable_weight"] == 5
+
+
 def test_adult_binarizes_one_category_against_the_rest_and_keeps_display_units():
     s = get_scenario("adult")
     x, y = s.dataset["train"]
@@ -227,3 +242,21 @@ def test_a_row_selection_keeps_the_rows_inside_every_filter(tmp_path):
     text = FILE + "  rows: {pay: {min: 1}}\n"
     with pytest.raises(ScenarioFileError, match="no column 'pay' to select rows by"):
         load_scenario_file(_write(tmp_path, _rows(40), text=text))
+
+
+def test_a_graph_makes_a_tabular_world_a_data_world(tmp_path):
+    text = FILE + "  graph: [age -> amount]\n  unfavourable_weight: 3\n"
+    s = load_scenario_file(_write(tmp_path, _rows(40), text=text))
+    assert s.world_kind == "data" and s.graph == {0: (), 1: (0,), 2: ()}
+    assert s.extras["unfavourable_weight"] == 3
+    assert s.dataset["train"][0][:, 1].max().item() <= 1.0  # still min-max scaled
+    text = FILE + "  graph: [age -> job, amount -> amount, age => amount]\n"
+    with pytest.raises(ScenarioFileError) as e:
+        load_scenario_file(_write(tmp_path, _rows(40), text=text))
+    where = {p for p, _ in e.value.problems}
+    assert where == {"world.graph[1]", "world.graph[2]", "features[2].kind"}
+    text = FILE + "  unfavourable_weight: 3\n"
+    with pytest.raises(ScenarioFileError) as e:
+        load_scenario_file(_write(tmp_path, _rows(40), text=text))
+    [(where, message)] = e.value.problems
+    assert where == "world.unfavourable_weight" and "world with a causal graph" in message

@@ -42,6 +42,7 @@ from engine.artifacts import (
     weights_path,
     write_artifact,
 )
+from engine.papers.icarma.datasets import paper_dataset
 from engine.recourse.icarma.config import PAPER_SEED_STEP, ICarmaConfig
 from engine.recourse.icarma.paper_names import PAPER_ELICITATIONS as PAPER_ELICITATIONS
 from engine.recourse.icarma.paper_names import paper_model_name as paper_model_name
@@ -56,13 +57,14 @@ def paper_seeds(n: int) -> tuple[int, ...]:
 
 
 def paper_config(
-    elicitation: str, cost_profile: str, seed: int, quick: bool = False,
+    scenario_name: str, elicitation: str, cost_profile: str, seed: int, quick: bool = False,
     changes: dict[str, Any] | None = None,
 ) -> ICarmaConfig:
-    """The paper's configuration (``quick``: reduced for tests, the ``changes`` kept;
-    ``changes``: fields that differ from the paper's, e.g. a shortened ``epochs`` or
-    ``validity_multiplier``)."""
-    config = replace(ICarmaConfig.paper(elicitation, cost_profile, seed), **(changes or {}))
+    """The paper's configuration for the scenario's data set (engine.papers.icarma.datasets;
+    ``quick``: reduced for tests, the ``changes`` kept; ``changes``: fields that differ from
+    the paper's, e.g. a shortened ``epochs`` or ``validity_multiplier``)."""
+    paper = ICarmaConfig.paper(elicitation, cost_profile, seed, paper_dataset(scenario_name))
+    config = replace(paper, **(changes or {}))
     return config.reduced(**(changes or {})) if quick else config
 
 
@@ -142,7 +144,7 @@ def ensure_paper_models(
     deps = {r.name: r.metadata["fingerprint"] for r in deps_records}
     names = tuple(paper_model_name(elicitation, cost_profile, seed, tag)
                   for seed in paper_seeds(seeds))
-    configs = tuple(paper_config(elicitation, cost_profile, seed, quick, changes)
+    configs = tuple(paper_config(scenario_name, elicitation, cost_profile, seed, quick, changes)
                     for seed in paper_seeds(seeds))
     if ensemble:
         label = f"{paper_model_name(elicitation, cost_profile, tag=tag)} ({seeds} seeds)"

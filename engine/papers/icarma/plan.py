@@ -94,7 +94,7 @@ def plan_paper_models(
     tag = training_tag(changes)
     plans = []
     for elicitation, cost_profile in setups:
-        configs = {s: paper_config(elicitation, cost_profile, s, quick, changes)
+        configs = {s: paper_config(scenario_name, elicitation, cost_profile, s, quick, changes)
                    for s in paper_seeds(seeds)}
         missing = tuple(s for s, c in configs.items() if not _current(
             scenario_name, paper_model_name(elicitation, cost_profile, s, tag), c, deps))

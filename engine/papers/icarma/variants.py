@@ -21,8 +21,9 @@ from engine.icarma_choices import (
     PAPER_ACTION_SPACE,
     PAPER_VALIDITY_MULTIPLIER,
 )
+from engine.papers.icarma.datasets import paper_dataset
 from engine.papers.reproduce_core import ReproduceConfig
-from engine.recourse.icarma.config import CARMA_SHIFT_BOUNDS
+from engine.recourse.icarma.config import CARMA_SHIFT_BOUNDS, ICarmaConfig
 
 FAST_EPOCHS = {"ranking": 20, "likert": 20}
 
@@ -43,9 +44,14 @@ def training_changes(config: ReproduceConfig, elicitation: str) -> dict[str, Any
         out["mask_head"] = config.mask_head
     if config.action_space != PAPER_ACTION_SPACE:
         out["action_space"] = config.action_space
-    elif config.bounds() != CARMA_SHIFT_BOUNDS:
+    elif config.bounds() != paper_bounds(config):
         out["shift_bounds"] = config.bounds()
     return out
+
+
+def paper_bounds(config: ReproduceConfig) -> tuple[float, float] | None:
+    """The paper configuration's clamp of latent shifts on the run's data set."""
+    return ICarmaConfig.paper(dataset=paper_dataset(config.scenario)).shift_bounds
 
 
 def needed_models(config: ReproduceConfig) -> tuple[list[tuple[str, str]], dict[str, Any]]:
@@ -54,6 +60,7 @@ def needed_models(config: ReproduceConfig) -> tuple[list[tuple[str, str]], dict[
     ``fast`` / ``quick`` runs, which train their short models as they go."""
     if not config.target.startswith("icarma") or config.fast or config.quick:
         return [], {}
+    from engine.papers.icarma.datasets import table_rows
     from engine.papers.paper_values import target_values
     from engine.recourse import capabilities
 
@@ -63,7 +70,7 @@ def needed_models(config: ReproduceConfig) -> tuple[list[tuple[str, str]], dict[
         spec = target_values(config.target)
         elicitation = spec["elicitation"]
         # the trained (amortized) method of the table's rows: iCARMA
-        profiles = [r["cost_profile"] for r in spec["rows"]
+        profiles = [r["cost_profile"] for r in table_rows(spec, config.scenario)
                     if capabilities(r["method"]).amortized]
     return ([(elicitation, c) for c in profiles], training_changes(config, elicitation))
 
@@ -88,12 +95,14 @@ def variant_notes(cfg: ReproduceConfig) -> list[str]:
         notes.append("iCARMA's action network proposes do-values instead of the paper "
                      "configuration's clamped shifts of the flow's noise (CARMA's code's "
                      "action): a variant")
-    elif cfg.bounds() != CARMA_SHIFT_BOUNDS:
-        bounds = cfg.bounds()
+    elif cfg.bounds() != paper_bounds(cfg):
+        bounds, paper = cfg.bounds(), paper_bounds(cfg)
         clamp = ("the rejected training people's latent range under our flow" if bounds is None
                  else f"[{bounds[0]:g}, {bounds[1]:g}]")
-        notes.append(f"iCARMA's latent shifts clamped to {clamp} instead of CARMA's "
-                     f"{list(CARMA_SHIFT_BOUNDS)}: a variant")
+        theirs = ("CARMA's rule under our flow" if paper is None
+                  else f"CARMA's {list(CARMA_SHIFT_BOUNDS)}")
+        notes.append(f"iCARMA's latent shifts clamped to {clamp} instead of {theirs}: a "
+                     "variant")
     return notes
 
 
