@@ -23,9 +23,12 @@ from engine.papers.reproduce_core import HARE_PRESETS, ReproduceConfig, recorded
 FLAGS: dict[str, tuple[str, ...]] = {"keep_incumbent": ("--keep-incumbent", "--drop-incumbent")}
 
 
-def recorded_defaults(target: str) -> dict[str, Any]:
-    """The options a run of ``target`` with every default records, as JSON stores them."""
-    config = ReproduceConfig(target)
+def recorded_defaults(target: str, scenario: str | None = None) -> dict[str, Any]:
+    """The options a run of ``target`` (on ``scenario``, default the target's) with every
+    default records, as JSON stores them (an iCARMA default may depend on the data set:
+    engine.papers.icarma.datasets)."""
+    config = ReproduceConfig(target) if scenario is None else ReproduceConfig(
+        target, scenario=scenario)
     if target.startswith("hare"):
         options = recorded_options(config)
     elif target in ("icarma-table1", "icarma-table2", "icarma-table3"):
@@ -49,7 +52,8 @@ def stale_reasons(run: dict[str, Any]) -> list[str]:
     named = {w.split("=", 1)[0] for w in words if w.startswith("--")}
     presets = [HARE_PRESETS[p] for p in HARE_PRESETS if f"--{p}" in named]
     reasons = []
-    for name, default in recorded_defaults(run["target"]).items():
+    scenario = config.get("scenario") if run["target"].startswith("icarma") else None
+    for name, default in recorded_defaults(run["target"], scenario).items():
         if presets and name in presets[0]:
             default = presets[0][name]
         if name not in config:

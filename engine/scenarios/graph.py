@@ -1,12 +1,14 @@
-"""A data scenario's causal graph, checked: edges, unknown features, cycles, causal order.
+"""A scenario's causal graph (a data world's, or a tabular world's with a graph), checked: edges,
+unknown features, cycles, causal order; and as parent indices.
 
 Edges come as (index in ``world.graph``, parent, child) with parent None for an edge that is
-not written ``parent -> child`` (schema.DataWorld.edges); problems are (location, message)
+not written ``parent -> child`` (schema_base.CausalGraph.edges); problems are (location, message)
 pairs at the file's paths (``world.graph[1]``, ``world.graph``, ``features[2]``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 Problems = list[tuple[tuple[Any, ...], str]]
@@ -74,3 +76,15 @@ def find_cycle(parents: dict[str, list[str]]) -> list[str]:
             if found:
                 return found
     return []
+
+
+def parent_indices(edges: list[tuple[int, str, str] | tuple[int, None, str]],
+                   features: Sequence[Any]) -> dict[int, tuple[int, ...]]:
+    """A checked graph's edges as {feature index: sorted parent indices} (every feature of
+    ``features``, objects with a ``name``, a key)."""
+    index = {f.name: j for j, f in enumerate(features)}
+    graph: dict[int, list[int]] = {j: [] for j in range(len(features))}
+    for _, parent, child in edges:
+        if parent is not None:
+            graph[index[child]].append(index[parent])
+    return {j: tuple(sorted(p)) for j, p in graph.items()}

@@ -26,6 +26,7 @@ import yaml
 from pydantic import ValidationError
 
 from engine.scenarios.base import DisplayMap, FeatureSpec, Role, Scenario
+from engine.scenarios.graph import parent_indices
 from engine.scenarios.pool_world import PoolWorld, RuleFunction
 from engine.scenarios.rules import parse_rule
 from engine.scenarios.samples import PublishedSamples, SCMSamples, TableSamples
@@ -50,7 +51,7 @@ from engine.scenarios.tables import (
     read_csv,
     to_model_units,
 )
-from engine.scenarios.tabular import TabularProblems, build_tabular, parent_indices
+from engine.scenarios.tabular import TabularProblems, build_tabular
 from engine.scenarios.tabular_schema import TabularWorld
 from engine.scm import StructuralCausalModel
 
@@ -363,7 +364,7 @@ def _data(world: DataWorld, common: dict[str, Any], path: Path) -> Scenario:
     truth = None if world.truth is None else _truth_scm(world.truth, features)
     samples = TableSamples(torch.from_numpy(x), torch.from_numpy(y), label, split=world.split)
     return Scenario(**common, scm=None, samples=samples, world_kind="data",
-                    graph=parent_indices(world, features), truth=world.truth,
+                    graph=parent_indices(world.edges(), features), truth=world.truth,
                     truth_scm=truth)
 
 

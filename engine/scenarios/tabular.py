@@ -41,8 +41,8 @@ import torch
 
 from engine.scenarios.base import DisplayMap, FeatureSpec, Scenario
 from engine.scenarios.fetched import dataset_path
+from engine.scenarios.graph import parent_indices
 from engine.scenarios.samples import TableSamples
-from engine.scenarios.schema_base import CausalGraph
 from engine.scenarios.tables import TableError, read_csv, to_model_units
 from engine.scenarios.tabular_schema import TabularWorld
 
@@ -90,21 +90,11 @@ def build_tabular(world: TabularWorld, common: dict[str, Any], path: Path) -> Sc
     extras = {"rows_dropped": dropped, "rows_not_selected": outside}
     if world.graph:
         return Scenario(**{**common, "features": features}, scm=None, samples=samples,
-                        world_kind="data", graph=parent_indices(world, features),
+                        world_kind="data", graph=parent_indices(world.edges(), features),
                         extras={**extras, "unfavourable_weight": world.unfavourable_weight})
     return Scenario(**{**common, "features": features}, scm=None, samples=samples,
                     world_kind="tabular", extras={"classifier": world.classifier, **extras})
 
-
-def parent_indices(world: CausalGraph, features: tuple[FeatureSpec, ...]
-                   ) -> dict[int, tuple[int, ...]]:
-    """The graph as {feature index: sorted parent indices} (every feature a key)."""
-    index = {f.name: j for j, f in enumerate(features)}
-    graph: dict[int, list[int]] = {j: [] for j in range(len(features))}
-    for _, parent, child in world.edges():
-        if parent is not None:
-            graph[index[child]].append(index[parent])
-    return {j: tuple(sorted(p)) for j, p in graph.items()}
 
 
 def _check_columns(world: TabularWorld, features: tuple[FeatureSpec, ...], raw: pd.DataFrame,

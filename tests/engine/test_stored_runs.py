@@ -62,4 +62,6 @@ def test_the_defaults_a_run_records_are_the_codes() -> None:
     assert hare["keep_incumbent"] is HareConfig.keep_incumbent
     assert hare["iterations_reading"] == HareConfig.iterations_reading
     assert recorded_defaults("icarma-table1")["shift_bounds"] == [-4.0, 5.0]
+    # GMSC's clamp is CARMA's rule under our flow (CARMA's bounds are Loan's)
+    assert recorded_defaults("icarma-table1", "gmsc-causal")["shift_bounds"] == "flow"
     assert recorded_defaults("icarma-fairness") == {}
