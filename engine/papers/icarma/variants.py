@@ -21,7 +21,7 @@ from engine.icarma_choices import (
     PAPER_ACTION_SPACE,
     PAPER_VALIDITY_MULTIPLIER,
 )
-from engine.papers.icarma.datasets import paper_dataset
+from engine.papers.icarma.datasets import paper_dataset, table_rows
 from engine.papers.reproduce_core import ReproduceConfig
 from engine.recourse.icarma.config import CARMA_SHIFT_BOUNDS, ICarmaConfig
 
@@ -60,7 +60,6 @@ def needed_models(config: ReproduceConfig) -> tuple[list[tuple[str, str]], dict[
     ``fast`` / ``quick`` runs, which train their short models as they go."""
     if not config.target.startswith("icarma") or config.fast or config.quick:
         return [], {}
-    from engine.papers.icarma.datasets import table_rows
     from engine.papers.paper_values import target_values
     from engine.recourse import capabilities
 
