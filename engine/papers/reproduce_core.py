@@ -40,7 +40,7 @@ from engine.recourse.hare.config import (
     ITERATIONS_READINGS,
     HareConfig,
 )
-from engine.recourse.icarma.config import CARMA_SHIFT_BOUNDS, KEEP
+from engine.recourse.icarma.config import KEEP, ICarmaConfig
 from engine.recourse.icarma.networks import check_shift_bounds
 from engine.synthetic.hare_truth import GROUND_TRUTHS, PAPER_GROUND_TRUTH, check_ground_truth
 
@@ -132,12 +132,17 @@ class ReproduceConfig:
         return (CALIBRATED_VALIDITY_WEIGHT if self.validity_weight is None
                 else self.validity_weight)
 
+    def paper_bounds(self) -> tuple[float, float] | None:
+        """The paper configuration's clamp of latent shifts on the scenario's data set
+        (engine.papers.icarma.datasets): CARMA's on Loan; on GMSC, for which CARMA published
+        no flow, CARMA's rule under our flow (None)."""
+        return ICarmaConfig.paper(dataset=paper_dataset(self.scenario)).shift_bounds
+
     def bounds(self) -> tuple[float, float] | None:
-        """``shift_bounds`` as ICarmaConfig takes them (None: the rule under our flow).
-        CARMA's clamp is Loan's (CARMA published a Loan flow only): on the paper's GMSC
-        (engine.papers.icarma.datasets) it is CARMA's rule under our flow."""
+        """``shift_bounds`` as ICarmaConfig takes them (None: the rule under our flow;
+        ``carma``: the paper configuration's, ``paper_bounds``)."""
         if self.shift_bounds == CARMAS_CLAMP:
-            return None if paper_dataset(self.scenario) == "gmsc" else CARMA_SHIFT_BOUNDS
+            return self.paper_bounds()
         if self.shift_bounds == FLOW_CLAMP:
             return None
         try:

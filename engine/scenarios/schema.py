@@ -352,8 +352,7 @@ class ScenarioFile(Strict):
             if src is not None and (src not in names or src == f.name):
                 problems.append((("features", i, "derived_from", "feature"),
                                  f"{src!r} is not another feature of this scenario"))
-        if isinstance(self.world, DataWorld) or (
-                isinstance(self.world, TabularWorld) and self.world.graph):
+        if isinstance(self.world, CausalGraph):  # a data world, or a tabular one
             problems += graph_problems(self.world.edges(), names)
             children = {c for _, p, c in self.world.edges() if p is not None}
             for i, f in enumerate(self.features):

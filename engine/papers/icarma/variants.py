@@ -21,9 +21,9 @@ from engine.icarma_choices import (
     PAPER_ACTION_SPACE,
     PAPER_VALIDITY_MULTIPLIER,
 )
-from engine.papers.icarma.datasets import paper_dataset, table_rows
+from engine.papers.icarma.datasets import table_rows
 from engine.papers.reproduce_core import ReproduceConfig
-from engine.recourse.icarma.config import CARMA_SHIFT_BOUNDS, ICarmaConfig
+from engine.recourse.icarma.config import CARMA_SHIFT_BOUNDS
 
 FAST_EPOCHS = {"ranking": 20, "likert": 20}
 
@@ -44,14 +44,9 @@ def training_changes(config: ReproduceConfig, elicitation: str) -> dict[str, Any
         out["mask_head"] = config.mask_head
     if config.action_space != PAPER_ACTION_SPACE:
         out["action_space"] = config.action_space
-    elif config.bounds() != paper_bounds(config):
+    elif config.bounds() != config.paper_bounds():
         out["shift_bounds"] = config.bounds()
     return out
-
-
-def paper_bounds(config: ReproduceConfig) -> tuple[float, float] | None:
-    """The paper configuration's clamp of latent shifts on the run's data set."""
-    return ICarmaConfig.paper(dataset=paper_dataset(config.scenario)).shift_bounds
 
 
 def needed_models(config: ReproduceConfig) -> tuple[list[tuple[str, str]], dict[str, Any]]:
@@ -94,8 +89,8 @@ def variant_notes(cfg: ReproduceConfig) -> list[str]:
         notes.append("iCARMA's action network proposes do-values instead of the paper "
                      "configuration's clamped shifts of the flow's noise (CARMA's code's "
                      "action): a variant")
-    elif cfg.bounds() != paper_bounds(cfg):
-        bounds, paper = cfg.bounds(), paper_bounds(cfg)
+    elif cfg.bounds() != cfg.paper_bounds():
+        bounds, paper = cfg.bounds(), cfg.paper_bounds()
         clamp = ("the rejected training people's latent range under our flow" if bounds is None
                  else f"[{bounds[0]:g}, {bounds[1]:g}]")
         theirs = ("CARMA's rule under our flow" if paper is None
