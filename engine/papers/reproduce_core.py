@@ -31,7 +31,7 @@ from engine.icarma_choices import (
 )
 from engine.papers.cell_judging import summarize, within
 from engine.papers.hare.metrics import FAILED_PLANS
-from engine.papers.icarma.datasets import paper_dataset
+from engine.papers.icarma.datasets import paper_dataset, table_rows
 from engine.papers.paper_values import target_values
 from engine.papers.reproduce_choices import CARMAS_CLAMP, FLOW_CLAMP, REPRODUCE_SCENARIO
 from engine.recourse.hare.config import (
@@ -194,6 +194,8 @@ class ReproduceConfig:
             raise ValueError(f"seeds must be >= 1, got {self.seeds}")
         if self.n is not None and self.n < 1:
             raise ValueError(f"n must be >= 1, got {self.n}")
+        if self.target.startswith("icarma-table"):
+            table_rows(target_values(self.target), self.scenario)  # raises: no such rows
 
 
 # The HARE options every HARE target's result records in its config (a stored run without one

@@ -342,7 +342,7 @@ def _run_one(config: Any, train: bool, json_out: bool, command: str) -> dict[str
         try:
             doc = run_target(config, note).to_dict()
         except (FileNotFoundError, ValueError) as e:
-            fail(e, 2)
+            fail(e, 2, json_out=json_out)
     doc["config"]["command"] = command
     doc["provenance"] = provenance(command, clock)
     print_result(result_console(json_out, min_width=TABLE_WIDTH), doc)

@@ -222,6 +222,9 @@ def test_the_cli_names_bad_arguments():
     assert res.exit_code == 2 and "icarma-table1" in res.output
     res = CliRunner().invoke(app, ["reproduce", "icarma-table1", "--scenario", "mars"])
     assert res.exit_code == 2 and "unknown scenario" in res.output
+    res = CliRunner().invoke(app, ["reproduce", "icarma-table3", "--scenario", "gmsc-causal"])
+    text = " ".join(res.output.replace("│", " ").split())
+    assert res.exit_code == 2 and "Table 3 (section 5.4) of the iCARMA paper has no GMSC" in text
     for args, says in ((["--keep", "first"], "keep must be one of last, best"),
                        (["--validity-weight", "5"], "validity multiplier fixed only"),
                        (["--validity-multiplier", "fixed", "--validity-weight", "0"],
