@@ -9,6 +9,11 @@
 #     mgcv fits it: a random intercept and a random slope on the distance per participant):
 #       y ~ s(x, k = k) + s(uid, bs = "re") + s(uid, x, bs = "re")
 #     k is lowered to the number of distinct distances when there are fewer.
+#     method REML: the REML smoothing parameters are located by bam's fast REML (fREML: the
+#     same criterion, maximized on the QR-reduced problem), then gam fits at them; gam's own
+#     REML search reaches the same optimum but forms the exact Hessian of the score on the full
+#     n x (k + 2P) problem at every Newton step (docs/benchmarks.md has both timed). GCV.Cp
+#     and ML: gam's own search.
 #   clmm: {"outcome", "columns": [fixed-effect columns], "slope": column or null}
 #       ordered(y) ~ columns + (1 + slope | uid)      (logit link, flexible thresholds)
 # DATA.csv: uid plus every column the job names.
@@ -42,8 +47,21 @@ fit_gamm <- function(spec) {
   data <- data[is.finite(data$y) & is.finite(data$x), ]
   data$uid <- droplevels(data$uid)
   k <- min(job$k, length(unique(data$x)))
-  model <- mgcv::gam(y ~ s(x, k = k) + s(uid, bs = "re") + s(uid, x, bs = "re"),
-                     data = data, method = job$method)
+  formula <- y ~ s(x, k = k) + s(uid, bs = "re") + s(uid, x, bs = "re")
+  if (job$method == "REML") {
+    located <- mgcv::bam(formula, data = data, method = "fREML")
+    # smoothing parameters fixed, gam runs no search (its method would only add a score)
+    model <- mgcv::gam(formula, data = data, sp = located$sp)
+    converged <- isTRUE(located$converged) &&
+      identical(located$outer.info$conv, "full convergence")
+    sp <- located$sp
+    search <- "bam(method = \"fREML\"), then gam at its smoothing parameters"
+  } else {
+    model <- mgcv::gam(formula, data = data, method = job$method)
+    converged <- isTRUE(model$converged)
+    sp <- model$sp
+    search <- sprintf("gam(method = \"%s\")", job$method)
+  }
   s <- summary(model)
   p <- s$p.table["(Intercept)", ]
   grid <- data.frame(x = as.numeric(job$grid), uid = data$uid[[1]])
@@ -59,7 +77,8 @@ fit_gamm <- function(spec) {
     participant_intercept = smooth_row(s$s.table, "s(uid)"),
     participant_slope = smooth_row(s$s.table, "s(uid,x)"),
     aic = AIC(model), deviance_explained = s$dev.expl, r_squared = s$r.sq,
-    scale = model$sig2, converged = isTRUE(model$converged),
+    scale = model$sig2, converged = converged, search = search,
+    smoothing_parameters = unname(sp),
     curve = list(d = as.numeric(job$grid), fit = fit, se = se,
                  lo = fit - qnorm(0.975) * se, hi = fit + qnorm(0.975) * se),
     seconds = proc.time()[["elapsed"]] - started

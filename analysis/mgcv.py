@@ -15,8 +15,19 @@ s is mgcv's default thin-plate regression spline (k = 10 basis functions, fewer 
 distance takes fewer distinct values), centred over the data (sum_i s(x_i) = 0); the two
 ``re`` terms are Table S2's "uid (r.i.)" and "uid (r.s.)": random effects as penalized
 terms, so each has an EDF and a Wood (2013) F test of being zero. The smoothing parameters
-are chosen by ``method``: mgcv's own default, GCV.Cp, because the paper does not name one
-(REML is the named alternative). Per model the result holds Table S2's row values
+are chosen by ``method``. The paper names none; REML by default: maximizing the restricted
+likelihood of the mixed-model view of the GAMM (Wood 2011),
+
+    V_R(rho) = -(1/2) [ ||y - X beta||^2 / sigma^2 + beta' S_rho beta / sigma^2
+                       + log|X'X + S_rho| - log|S_rho|_+ + (n - M_p) log(2 pi sigma^2) ],
+
+with S_rho = sum_j exp(rho_j) S_j, has one well-determined optimum here, found in seconds by
+mgcv's fast REML (``bam(method = "fREML")``), after which ``gam`` fits at those smoothing
+parameters (so the summary and p-values are gam's). GCV.Cp (mgcv's ``gam()`` default,
+GCV(rho) = n ||y - A_rho y||^2 / (n - tr A_rho)^2) is the named alternative: on studies with
+the reference study's participant spread its score is flat in the smooth's smoothing
+parameter, gam's search takes minutes per model and mgcv's optimizers stop at different
+smoothing parameters (docs/analysis-mgcv.md). Per model the result holds Table S2's row values
 (intercept estimate, SE, t, p; EDF, F and p of the smooth and of both participant terms;
 AIC) and Figure 3's curve: the centred smooth on a grid with its 95% pointwise interval
 (fit +- 1.96 SE from ``predict.gam(type = "terms")``).
@@ -44,8 +55,8 @@ import pandas as pd
 SCRIPT = Path(__file__).with_name("gamm.R")
 RSCRIPT = "Rscript"
 PACKAGES = ("mgcv", "ordinal", "jsonlite")
-METHODS: tuple[str, ...] = ("GCV.Cp", "REML", "ML")
-DEFAULT_METHOD = "GCV.Cp"  # mgcv::gam's default; the paper names none
+METHODS: tuple[str, ...] = ("REML", "GCV.Cp", "ML")
+DEFAULT_METHOD = "REML"  # the paper names none (module docstring)
 DEFAULT_K = 10  # mgcv's default basis size for s(x)
 BLAS_THREADS = 1  # R's OpenBLAS threads for a GAMM (fit_gamms)
 TIMEOUT = 1800.0  # seconds for one Rscript run: many times what a reference-size study takes
@@ -168,7 +179,8 @@ def fit_gamms(ratings: pd.DataFrame, specs: Sequence[GammSpec], *,
     mgcv_version, method, models: [one dict per spec, in order: name, outcome, distance,
     n, participants, k, intercept {estimate, se, t, p}, smooth / participant_intercept /
     participant_slope {edf, ref_df, F, p}, aic, deviance_explained, r_squared, scale,
-    converged, curve {d, fit, se, lo, hi}, seconds]}. ``blas_threads``: R's OpenBLAS
+    converged, search (how the smoothing parameters were found), smoothing_parameters,
+    curve {d, fit, se, lo, hi}, seconds]}. ``blas_threads``: R's OpenBLAS
     threads, None for OpenBLAS's own (one per core). One by default: a 362-participant GAMM's
     algebra (733 coefficients) gains nothing from a second thread, and a multithreaded BLAS
     sharing its cores with other work spends most of its time waiting (docs/benchmarks.md).

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from analysis.mgcv import DEFAULT_METHOD as MGCV_DEFAULT_METHOD
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -59,7 +61,7 @@ class AnalysisRequest:
     trace: str = "compact"
     exclude: tuple[str, ...] = ()  # quality-flag rules: speeder, straightliner, ...
     mgcv: str = "auto"
-    mgcv_method: str = "GCV.Cp"
+    mgcv_method: str = MGCV_DEFAULT_METHOD
     language: str | None = None
     prereg: Path | None = None
 

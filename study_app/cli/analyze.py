@@ -48,8 +48,9 @@ _MGCV = typer.Option(
         "auto", help="The reference study's GAMMs in R's mgcv (Table S2, Figure 3): auto "
         "(skipped with a note without R or enough ratings) | require (a skip: exit 1) | off.")
 _MGCV_METHOD = typer.Option(
-        "GCV.Cp", help="mgcv's smoothing-parameter method: GCV.Cp (mgcv's default; the "
-        "reference study names none) | REML | ML.")
+        "REML", help="mgcv's smoothing-parameter method: REML (the reference study names "
+        "none; seconds per GAMM) | GCV.Cp (mgcv's gam() default; minutes per GAMM on data "
+        "with the reference study's spread) | ML.")
 _LANGUAGE = typer.Option(
         None, help="Fit on the ratings given in this language only (e.g. ja). Default: every "
         "language, summarized per language in summary.json and the report.")

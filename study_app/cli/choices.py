@@ -30,6 +30,6 @@ Backend = Literal["nutpie", "pymc"]  # analysis.fit.BACKENDS
 Outcome = Literal["acceptance", "action"]  # analysis.models.OUTCOMES
 TraceLevel = Literal["none", "compact", "full"]  # analysis.folder.TRACE_LEVELS
 MgcvMode = Literal["auto", "require", "off"]  # analysis.engines.MGCV_MODES
-MgcvMethod = Literal["GCV.Cp", "REML", "ML"]  # analysis.mgcv.METHODS
+MgcvMethod = Literal["REML", "GCV.Cp", "ML"]  # analysis.mgcv.METHODS
 ExportFormat = Literal["parquet", "csv", "psych-ds"]  # data.export.FORMATS and Psych-DS
 Role = Literal["viewer", "exporter", "admin"]  # data.accounts.ROLES

@@ -61,10 +61,11 @@ TITLE = ("Tominaga et al., Reassessing Evaluation Functions in Algorithmic Recou
          "An Empirical Study from a Human-Centered Perspective")
 
 
-def run(participants: int = 362, seed: int = 1, method: str = "GCV.Cp",
+def run(participants: int = 362, seed: int = 1, method: str | None = None,
         db: Path | None = None, truth: str = "shipped") -> dict[str, Any]:
     """Simulate from ``truth``, exclude, fit, compare (module docstring); the JSON document
-    of ``reproduce tominaga --json``."""
+    of ``reproduce tominaga --json``. ``method``: mgcv's, analysis.table_s2.PAPER_METHOD by
+    default."""
     from analysis import table_s2
     from analysis.mgcv import GammSpec, MgcvError, MgcvUnavailable, fit_gamms, r_status
     from analysis.pipeline import distance_family
@@ -74,6 +75,7 @@ def run(participants: int = 362, seed: int = 1, method: str = "GCV.Cp",
     from study_app.simulator import simulate
     from study_app.study_analysis import protocol_distance
 
+    method = method or table_s2.PAPER_METHOD
     status = r_status()
     if not status["available"]:
         fail(f"reproduce tominaga needs R with mgcv: {status['reason']}", 1)
