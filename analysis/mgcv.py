@@ -14,23 +14,15 @@ answer. For rating y of participant u at distance x (the paper's Eq. 4 as mgcv f
 s is mgcv's default thin-plate regression spline (k = 10 basis functions, fewer when the
 distance takes fewer distinct values), centred over the data (sum_i s(x_i) = 0); the two
 ``re`` terms are Table S2's "uid (r.i.)" and "uid (r.s.)": random effects as penalized
-terms, so each has an EDF and a Wood (2013) F test of being zero. The smoothing parameters
-are chosen by ``method``. The paper names none; REML by default: maximizing the restricted
-likelihood of the mixed-model view of the GAMM (Wood 2011),
-
-    V_R(rho) = -(1/2) [ ||y - X beta||^2 / sigma^2 + beta' S_rho beta / sigma^2
-                       + log|X'X + S_rho| - log|S_rho|_+ + (n - M_p) log(2 pi sigma^2) ],
-
-with S_rho = sum_j exp(rho_j) S_j, has one well-determined optimum here, found in seconds by
-mgcv's fast REML (``bam(method = "fREML")``), after which ``gam`` fits at those smoothing
-parameters (so the summary and p-values are gam's). GCV.Cp (mgcv's ``gam()`` default,
-GCV(rho) = n ||y - A_rho y||^2 / (n - tr A_rho)^2) is the named alternative: on studies with
-the reference study's participant spread its score is flat in the smooth's smoothing
-parameter, gam's search takes minutes per model and mgcv's optimizers stop at different
-smoothing parameters (docs/analysis-mgcv.md). Per model the result holds Table S2's row values
-(intercept estimate, SE, t, p; EDF, F and p of the smooth and of both participant terms;
-AIC) and Figure 3's curve: the centred smooth on a grid with its 95% pointwise interval
-(fit +- 1.96 SE from ``predict.gam(type = "terms")``).
+terms, so each has an EDF and a Wood (2013) F test of being zero. Smoothing parameters rho
+(penalty sum_j exp(rho_j) S_j) by ``method``; the paper names none. REML by default: mgcv's
+fast REML (``bam(method = "fREML")``) finds the restricted likelihood's optimum in seconds,
+then ``gam`` fits at it, so the numbers are gam's own REML fit's. GCV.Cp (gam's default,
+n ||y - A y||^2 / (n - tr A)^2) is the named alternative: on data with the reference study's
+spread its score is flat and gam searches for minutes (docs/analysis-mgcv.md). Per model the
+result holds Table S2's row values (intercept estimate, SE, t, p; EDF, F and p of the smooth
+and of both participant terms; AIC) and Figure 3's curve: the centred smooth on a grid with
+its 95% pointwise interval (fit +- 1.96 SE from ``predict.gam(type = "terms")``).
 
 ``fit_clmm``: ordinal::clmm, the frequentist twin of analysis.models' ordinal model (same
 cumulative-logit likelihood and sign convention, P(y <= k) = logistic(c_k - eta)), on the
