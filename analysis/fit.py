@@ -14,6 +14,7 @@ lists each missed threshold (R-hat <= 1.01, ESS >= 400, no divergences) and ``fi
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import warnings
@@ -224,15 +225,33 @@ def add_log_likelihood(model: pm.Model, idata: az.InferenceData) -> None:
         pm.compute_log_likelihood(idata, progressbar=False)
 
 
-def draw_nutpie(compiled: Any, *, draws: int, tune: int, chains: int, cores: int, seed: int,
-                target_accept: float) -> az.InferenceData:
+def start_nutpie(compiled: Any, *, draws: int, tune: int, chains: int, cores: int, seed: int,
+                 target_accept: float) -> Any:
     """nutpie's NUTS on a compiled model (``nutpie.compile_pymc_model``; tuning draws are
-    not kept, as in PyMC)."""
+    not kept, as in PyMC), running in nutpie's own threads: ``wait_nutpie`` of the returned
+    sampler gives the InferenceData. The caller's thread is free meanwhile (the chains call
+    the numba-compiled log-density without Python)."""
     import nutpie
 
     return nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, cores=cores,
                          seed=seed, progress_bar=False, target_accept=target_accept,
-                         save_warmup=False)
+                         save_warmup=False, blocking=False)
+
+
+def wait_nutpie(sampler: Any) -> az.InferenceData:
+    """The InferenceData of a ``start_nutpie`` sampler once its chains are done; an
+    interruption or error while waiting stops the chains and is raised."""
+    try:
+        return sampler.wait()
+    except BaseException:
+        with contextlib.suppress(Exception):  # the error to report is the one raised above
+            sampler.cancel()
+        raise
+
+
+def draw_nutpie(compiled: Any, **settings: Any) -> az.InferenceData:
+    """``start_nutpie`` and wait for it (its keyword settings)."""
+    return wait_nutpie(start_nutpie(compiled, **settings))
 
 
 def draw_pymc(model: pm.Model, *, draws: int, tune: int, chains: int, cores: int, seed: int,

@@ -25,7 +25,9 @@ the per-protocol fit (summary ``intention_to_treat``; kept in the summary only, 
 
 Models of one shape (the acceptance and the action model of one distance and likelihood)
 are sampled on one compiled model (``compilers``: analysis.refit), the same posterior at
-half the compilations.
+half the compilations. The fits are pipelined: while a model's chains run in nutpie's
+threads, the previous model is summarized (``start_one`` / ``finish_one``), so the
+post-processing no longer leaves a core idle; the draws are the same.
 """
 
 from __future__ import annotations
@@ -42,9 +44,17 @@ from analysis import fit as fitting
 from analysis import truth as truth_check
 from analysis.families import FAMILIES, ModelFamily
 from analysis.folder import DEFAULT_TRACE, TRACE_LEVELS, AnalysisFolder, fingerprint
-from analysis.model_data import DISTANCES, OUTCOMES, AnalysisDataError, ModelData, prepare
+from analysis.model_data import DISTANCES, OUTCOMES, AnalysisDataError, prepare
 from analysis.refit import Refitter
-from analysis.results import ModelResult, ModelSpec, fit_one, smooth_grid
+from analysis.results import (
+    ModelResult,
+    ModelSpec,
+    PendingFit,
+    finish_one,
+    fit_one,
+    smooth_grid,
+    start_one,
+)
 from analysis.tables import participants_by_kind, recorded, recourse_table
 from data.jsonio import json_ready
 from engine.synthetic.rating_model import RatingBehaviour
@@ -227,20 +237,49 @@ def run_analysis(
     refitters = compilers(sampler, keep_probabilities=trace == "full")
     result = Analysis(study_id, ratings, plans, specs, sampler, trace, truth=truth,
                       exclusions=exclusions, itt_ratings=intention_to_treat)
+    # pipelined: model i + 1 compiles and its chains run (nutpie's threads) while model i is
+    # waited for and summarized on this thread (diagnostics, log-likelihood, LOO, checks,
+    # its trace saved), so both cores stay busy; results still come in the specs' order
+    pending: tuple[PendingFit, str] | None = None
+
+    def finish_pending() -> None:
+        nonlocal pending
+        if pending is None:
+            return
+        started, fp = pending
+        pending = None
+        _finish(result, started, fp, folder, log)
+        _compare(result, started.spec.outcome)
+        if folder is not None:
+            folder.write_summary(result.summary())
+
     for i, spec in enumerate(specs, 1):
         data, fp = inputs[spec.name], fingerprint(spec, inputs[spec.name], sampler)
         stored = folder.reusable(spec, data, fp, trace) if folder else None
         if stored is not None and resume:
+            finish_pending()
             result.models.append(stored)
             log(f"reused {spec.label} (fingerprint {fp[:12]} unchanged)")
-        else:
-            if stored is not None:
-                log(f"refitting {spec.label}: a matching fit is stored; --resume reuses it")
-            step(f"fitting {spec.label} ({i}/{len(specs)})")
-            _fit(result, spec, data, fp, folder, log, refitters[spec.likelihood])
-        _compare(result, spec.outcome)
-        if folder is not None:
-            folder.write_summary(result.summary())
+            _compare(result, spec.outcome)
+            if folder is not None:
+                folder.write_summary(result.summary())
+            continue
+        if stored is not None:
+            log(f"refitting {spec.label}: a matching fit is stored; --resume reuses it")
+        step(f"fitting {spec.label} ({i}/{len(specs)})")
+        try:
+            started = start_one(spec, data, result.sampler,
+                                keep_probabilities=trace == "full",
+                                refitter=refitters[spec.likelihood])
+        except Exception as e:  # noqa: BLE001 - one model's failure must not lose the others
+            finish_pending()
+            _failed(result.failed, spec, e, log)
+            if folder is not None:
+                folder.write_summary(result.summary())
+            continue
+        finish_pending()
+        pending = (started, fp)
+    finish_pending()
     for spec in itt_specs if itt_inputs else []:
         step(f"fitting {spec.label} on every rating (intention to treat)")
         try:
@@ -268,13 +307,13 @@ def compilers(sampler: dict[str, Any], *, keep_probabilities: bool = False
             for name in FAMILIES}
 
 
-def _fit(result: Analysis, spec: ModelSpec, data: ModelData, fp: str,
-         folder: AnalysisFolder | None, log: Callable[[str], None],
-         refitter: Refitter | None = None) -> None:
-    """Fit one model into ``result``; a failure is recorded, not raised (the others go on)."""
+def _finish(result: Analysis, started: PendingFit, fp: str, folder: AnalysisFolder | None,
+            log: Callable[[str], None]) -> None:
+    """Finish one started model into ``result``; a failure is recorded, not raised (the
+    others go on)."""
+    spec = started.spec
     try:
-        model, idata = fit_one(spec, data, result.sampler,
-                               keep_probabilities=result.trace == "full", refitter=refitter)
+        model, idata = finish_one(started)
         if folder is not None:
             folder.save(model, idata, fp, result.trace)
     except Exception as e:  # noqa: BLE001 - one model's failure must not lose the others

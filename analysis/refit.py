@@ -32,6 +32,7 @@ then compiles once per N and worker.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -79,6 +80,19 @@ class Refit:
 
 
 @dataclass
+class PendingRefit:
+    """A refit whose chains were started (``Refitter.start``): ``result()`` waits for them,
+    computes the diagnostics (drawing again toward an ESS target when one is set) and returns
+    the Refit."""
+
+    finish: Callable[[], Refit]
+
+    def result(self) -> Refit:
+        """The Refit, once its chains are done."""
+        return self.finish()
+
+
+@dataclass
 class _Compiled:
     model: pm.Model
     names: list[str]
@@ -120,6 +134,13 @@ class Refitter:
     def fit(self, data: ModelData, seed: int = 0, pad_participants: int | None = None) -> Refit:
         """Sample the posterior of the model of ``data`` (compiling only for a new shape;
         ``pad_participants``: the module docstring's padding)."""
+        return self.start(data, seed, pad_participants).result()
+
+    def start(self, data: ModelData, seed: int = 0,
+              pad_participants: int | None = None) -> PendingRefit:
+        """``fit`` in two halves: compile if needed and start the chains (nutpie: in its own
+        threads, so the caller can work while they run; pymc: they run in ``result()``);
+        the returned ``PendingRefit.result()`` waits, diagnoses and returns the Refit."""
         if pad_participants is not None:
             data = padded(data, pad_participants)
         key = shape_of(data, self.family)
@@ -133,26 +154,34 @@ class Refitter:
         arrays = self.model_family.model_arrays(data)
         settings = {"tune": self.tune, "chains": self.chains, "cores": self.cores,
                     "seed": seed, "target_accept": self.target_accept}
-        sampling = [0.0]  # the draws' time, every try toward an ESS target included
+        assert self.draws is not None
+        first_draws = self.draws
         start = time.perf_counter()
         pm.set_data(arrays, model=compiled.model)
         with_data = compiled.nutpie.with_data(**arrays) if self.backend == "nutpie" else None
-        sampling[0] = time.perf_counter() - start
+        running = ([fitting.start_nutpie(with_data, draws=first_draws, **settings)]
+                   if with_data is not None else [])
+        # wall seconds of every try toward an ESS target; a started try's from its start
+        sampling = [0.0 if running else time.perf_counter() - start]
 
         def draw(n: int) -> az.InferenceData:
-            began = time.perf_counter()
+            began = start if running else time.perf_counter()
             try:
+                if running:  # the first try, started above
+                    return fitting.wait_nutpie(running.pop())
                 if with_data is not None:
                     return fitting.draw_nutpie(with_data, draws=n, **settings)
                 return fitting.draw_pymc(compiled.model, draws=n, **settings)
             finally:
                 sampling[0] += time.perf_counter() - began
 
-        assert self.draws is not None
-        idata, diagnostics = fitting.sample_to_target(draw, compiled.names, self.draws,
-                                                      self.ess_target)
-        return Refit(idata, diagnostics, sampling[0], compile_seconds, self.backend,
-                     compiled.model)
+        def finish() -> Refit:
+            idata, diagnostics = fitting.sample_to_target(draw, compiled.names, first_draws,
+                                                          self.ess_target)
+            return Refit(idata, diagnostics, sampling[0], compile_seconds, self.backend,
+                         compiled.model)
+
+        return PendingRefit(finish)
 
     def _compile(self, data: ModelData) -> _Compiled:
         model = self.model_family.build(data, shared=True,

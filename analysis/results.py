@@ -30,7 +30,7 @@ import xarray as xr
 from analysis import fit as fitting
 from analysis.families import FAMILIES, Coefficient, ModelFamily
 from analysis.model_data import ModelData, smooth_draws
-from analysis.refit import Refitter
+from analysis.refit import PendingRefit, Refitter
 
 BAND = 0.95  # smooth bands and PPC intervals
 GRID = 60
@@ -151,16 +151,44 @@ def fit_one(spec: ModelSpec, data: ModelData, sampler: dict[str, Any], *,
     With a ``refitter`` (analysis.refit, of ``spec``'s family and ``sampler``'s
     settings), a model of a shape it compiled before is not compiled again: the same
     posterior, sampled on the model compiled once."""
+    return finish_one(start_one(spec, data, sampler, keep_probabilities=keep_probabilities,
+                                refitter=refitter))
+
+
+@dataclass
+class PendingFit:
+    """A model whose sampling ``start_one`` started; ``finish_one`` completes it."""
+
+    spec: ModelSpec
+    data: ModelData
+    sampler: dict[str, Any]
+    keep_probabilities: bool
+    refit: PendingRefit | None  # None: sampled in finish_one (no refitter)
+
+
+def start_one(spec: ModelSpec, data: ModelData, sampler: dict[str, Any], *,
+              keep_probabilities: bool = False,
+              refitter: Refitter | None = None) -> PendingFit:
+    """``fit_one``'s first half: with a ``refitter``, compile if needed and start the chains
+    (nutpie's run in its own threads: the caller may finish another model meanwhile)."""
+    pending = refitter.start(data, seed=sampler.get("seed", 0)) if refitter else None
+    return PendingFit(spec, data, sampler, keep_probabilities, pending)
+
+
+def finish_one(pending: PendingFit) -> tuple[ModelResult, az.InferenceData]:
+    """``fit_one``'s second half: wait for the chains and summarize the model."""
+    spec, data, sampler = pending.spec, pending.data, pending.sampler
+    keep_probabilities = pending.keep_probabilities
     # the log-likelihood and the posterior predictive draws come from a model of this data
     # alone: PyMC's posterior predictive sampling leaves a model with data containers
     # unable to build its log-density again, which the refitter's next fit needs
     model = spec.family.build(data, keep_probabilities=keep_probabilities)
-    if refitter is None:
+    if pending.refit is None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", fitting.SamplingWarning)  # reported in the summary
             fit = fitting.sample(model, log_likelihood=spec.log_likelihood, **sampler)
     else:
-        refit = refitter.fit(data, seed=sampler.get("seed", 0))
+        refit = pending.refit.result()
         if spec.log_likelihood:
             fitting.add_log_likelihood(model, refit.idata)
         fit = fitting.Fit(refit.idata, refit.backend, refit.compile_seconds + refit.seconds,

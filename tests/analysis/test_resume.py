@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from analysis import pipeline
 from analysis.folder import fingerprint
 from analysis.models import prepare
-from analysis.results import ModelSpec, fit_one
+from analysis.results import ModelSpec, start_one
 from analysis.simdata import simulate_import, simulate_ratings
 from study_app.cli import app
 from tests.cli_process import CLI
@@ -38,17 +38,17 @@ def imported_db(tmp_path_factory):
 
 
 def _counting_fit(monkeypatch, fail_on: str | None = None) -> list[str]:
-    """Replace the pipeline's fit with one that records each model fitted (and fails on
-    ``fail_on``)."""
+    """Replace the start of the pipeline's fits with one that records each model fitted (and
+    fails on ``fail_on``)."""
     calls: list[str] = []
 
-    def fit(spec, data, sampler, **kw):
+    def start(spec, data, sampler, **kw):
         calls.append(spec.name)
         if spec.name == fail_on:
             raise RuntimeError("sampler exploded\nwith a second line")
-        return fit_one(spec, data, sampler, **kw)
+        return start_one(spec, data, sampler, **kw)
 
-    monkeypatch.setattr(pipeline, "fit_one", fit)
+    monkeypatch.setattr(pipeline, "start_one", start)
     return calls
 
 
