@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from analysis import pipeline
 from analysis.folder import fingerprint
 from analysis.models import prepare
-from analysis.results import ModelSpec, start_one
+from analysis.results import ModelSpec, finish_one, start_one
 from analysis.simdata import simulate_import, simulate_ratings
 from study_app.cli import app
 from tests.cli_process import CLI
@@ -82,6 +82,32 @@ def test_a_failed_model_loses_nothing_and_resume_fits_only_it(imported_db, tmp_p
     assert summary["complete"] and summary["fitted"] == ["action_l0_profile_ordinal"]
     assert len(summary["reused"]) == 3 and set(summary["loo"]) == {"acceptance", "action"}
     assert r.stderr.count("reused ") == 3
+
+
+def test_each_model_starts_before_the_previous_one_is_summarized(imported_db, tmp_path,
+                                                                monkeypatch):
+    """The pipeline: model i + 1 is started (compiled, its chains running) before model i is
+    waited for and summarized; the results still come in the models' order."""
+    events: list[tuple[str, str]] = []
+
+    def start(spec, data, sampler, **kw):
+        events.append(("start", spec.name))
+        return start_one(spec, data, sampler, **kw)
+
+    def finish(pending):
+        events.append(("finish", pending.spec.name))
+        return finish_one(pending)
+
+    monkeypatch.setattr(pipeline, "start_one", start)
+    monkeypatch.setattr(pipeline, "finish_one", finish)
+    r = _analyze(imported_db, tmp_path / "out", "--trace", "none", "--json")
+    assert r.exit_code == 0, r.output
+    names = [name for kind, name in events if kind == "start"]
+    overlapped = [e for i in range(1, len(names))
+                  for e in (("start", names[i]), ("finish", names[i - 1]))]
+    assert len(names) == 4
+    assert events == [("start", names[0]), *overlapped, ("finish", names[-1])]
+    assert [m["name"] for m in json.loads(r.stdout)["models"]] == names
 
 
 @pytest.mark.slow  # eight fits, then a resume; the failed-model resume above stays fast
