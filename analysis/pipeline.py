@@ -44,7 +44,7 @@ from analysis import fit as fitting
 from analysis import truth as truth_check
 from analysis.families import FAMILIES, ModelFamily
 from analysis.folder import DEFAULT_TRACE, TRACE_LEVELS, AnalysisFolder, fingerprint
-from analysis.model_data import DISTANCES, OUTCOMES, AnalysisDataError, prepare
+from analysis.model_data import DISTANCES, OUTCOMES, AnalysisDataError, ModelData, prepare
 from analysis.refit import Refitter
 from analysis.results import (
     ModelResult,
@@ -237,54 +237,12 @@ def run_analysis(
     refitters = compilers(sampler, keep_probabilities=trace == "full")
     result = Analysis(study_id, ratings, plans, specs, sampler, trace, truth=truth,
                       exclusions=exclusions, itt_ratings=intention_to_treat)
-    # pipelined: model i + 1 compiles and its chains run (nutpie's threads) while model i is
-    # waited for and summarized on this thread (diagnostics, log-likelihood, LOO, checks,
-    # its trace saved), so both cores stay busy; results still come in the specs' order
-    pending: tuple[PendingFit, str] | None = None
-
-    def finish_pending() -> None:
-        nonlocal pending
-        if pending is None:
-            return
-        started, fp = pending
-        pending = None
-        _finish(result, started, fp, folder, log)
-        _compare(result, started.spec.outcome)
-        if folder is not None:
-            folder.write_summary(result.summary())
-
-    for i, spec in enumerate(specs, 1):
-        data, fp = inputs[spec.name], fingerprint(spec, inputs[spec.name], sampler)
-        stored = folder.reusable(spec, data, fp, trace) if folder else None
-        if stored is not None and resume:
-            finish_pending()
-            result.models.append(stored)
-            log(f"reused {spec.label} (fingerprint {fp[:12]} unchanged)")
-            _compare(result, spec.outcome)
-            if folder is not None:
-                folder.write_summary(result.summary())
-            continue
-        if stored is not None:
-            log(f"refitting {spec.label}: a matching fit is stored; --resume reuses it")
-        step(f"fitting {spec.label} ({i}/{len(specs)})")
-        try:
-            started = start_one(spec, data, result.sampler,
-                                keep_probabilities=trace == "full",
-                                refitter=refitters[spec.likelihood])
-        except Exception as e:  # noqa: BLE001 - one model's failure must not lose the others
-            finish_pending()
-            _failed(result.failed, spec, e, log)
-            if folder is not None:
-                folder.write_summary(result.summary())
-            continue
-        finish_pending()
-        pending = (started, fp)
-    finish_pending()
+    _fit_models(result, inputs, folder, refitters, resume=resume, step=step, log=log)
     for spec in itt_specs if itt_inputs else []:
         step(f"fitting {spec.label} on every rating (intention to treat)")
         try:
             model, _ = fit_one(spec, itt_inputs[spec.name], result.sampler)
-        except Exception as e:  # noqa: BLE001 - like _fit: the per-protocol models stay
+        except Exception as e:  # noqa: BLE001 - like _finish: the per-protocol models stay
             _failed(result.itt_failed, spec, e, log, " (intention to treat)")
             continue
         result.itt.append(model)
@@ -305,6 +263,55 @@ def compilers(sampler: dict[str, Any], *, keep_probabilities: bool = False
                            keep_probabilities=keep_probabilities,
                            ess_target=sampler.get("ess_target"))
             for name in FAMILIES}
+
+
+def _fit_models(result: Analysis, inputs: dict[str, ModelData],
+                folder: AnalysisFolder | None, refitters: dict[str, Refitter], *,
+                resume: bool, step: Callable[[str], None], log: Callable[[str], None]) -> None:
+    """Fit (or, with ``resume``, reuse) ``result``'s models in order, pipelined: model i + 1
+    compiles and its chains run (nutpie's threads) while model i is waited for and
+    summarized on this thread (diagnostics, log-likelihood, LOO, checks, its trace saved), so
+    both cores stay busy; results, failures and the summary keep the models' order."""
+    pending: tuple[PendingFit, str] | None = None
+
+    def saved(outcome: str) -> None:
+        _compare(result, outcome)
+        if folder is not None:
+            folder.write_summary(result.summary())
+
+    def finish_pending() -> None:
+        nonlocal pending
+        if pending is not None:
+            started, fp = pending
+            pending = None
+            _finish(result, started, fp, folder, log)
+            saved(started.spec.outcome)
+
+    for i, spec in enumerate(result.specs, 1):
+        data = inputs[spec.name]
+        fp = fingerprint(spec, data, result.sampler)
+        stored = folder.reusable(spec, data, fp, result.trace) if folder else None
+        if stored is not None and resume:
+            finish_pending()
+            result.models.append(stored)
+            log(f"reused {spec.label} (fingerprint {fp[:12]} unchanged)")
+            saved(spec.outcome)
+            continue
+        if stored is not None:
+            log(f"refitting {spec.label}: a matching fit is stored; --resume reuses it")
+        step(f"fitting {spec.label} ({i}/{len(result.specs)})")
+        try:
+            started = start_one(spec, data, result.sampler,
+                                keep_probabilities=result.trace == "full",
+                                refitter=refitters[spec.likelihood])
+        except Exception as e:  # noqa: BLE001 - one model's failure must not lose the others
+            finish_pending()
+            _failed(result.failed, spec, e, log)
+            saved(spec.outcome)
+            continue
+        finish_pending()
+        pending = (started, fp)
+    finish_pending()
 
 
 def _finish(result: Analysis, started: PendingFit, fp: str, folder: AnalysisFolder | None,
