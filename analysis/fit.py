@@ -244,9 +244,14 @@ def wait_nutpie(sampler: Any) -> az.InferenceData:
     try:
         return sampler.wait()
     except BaseException:
-        with contextlib.suppress(Exception):  # the error to report is the one raised above
-            sampler.cancel()
+        cancel_nutpie(sampler)
         raise
+
+
+def cancel_nutpie(sampler: Any) -> None:
+    """Stop a ``start_nutpie`` sampler's chains (one already finished or failed: nothing)."""
+    with contextlib.suppress(Exception):  # a cancel is best effort: the caller's error counts
+        sampler.cancel()
 
 
 def draw_nutpie(compiled: Any, **settings: Any) -> az.InferenceData:

@@ -272,46 +272,49 @@ def _fit_models(result: Analysis, inputs: dict[str, ModelData],
     compiles and its chains run (nutpie's threads) while model i is waited for and
     summarized on this thread (diagnostics, log-likelihood, LOO, checks, its trace saved), so
     both cores stay busy; results, failures and the summary keep the models' order."""
-    pending: tuple[PendingFit, str] | None = None
+    started: list[tuple[PendingFit, str]] = []  # started, not yet finished: at most two
 
     def saved(outcome: str) -> None:
         _compare(result, outcome)
         if folder is not None:
             folder.write_summary(result.summary())
 
-    def finish_pending() -> None:
-        nonlocal pending
-        if pending is not None:
-            started, fp = pending
-            pending = None
-            _finish(result, started, fp, folder, log)
-            saved(started.spec.outcome)
+    def finish_previous(keep: int = 0) -> None:
+        """Finish every started model but the last ``keep``."""
+        while len(started) > keep:
+            pending, fp = started[0]
+            _finish(result, pending, fp, folder, log)
+            started.pop(0)
+            saved(pending.spec.outcome)
 
-    for i, spec in enumerate(result.specs, 1):
-        data = inputs[spec.name]
-        fp = fingerprint(spec, data, result.sampler)
-        stored = folder.reusable(spec, data, fp, result.trace) if folder else None
-        if stored is not None and resume:
-            finish_pending()
-            result.models.append(stored)
-            log(f"reused {spec.label} (fingerprint {fp[:12]} unchanged)")
-            saved(spec.outcome)
-            continue
-        if stored is not None:
-            log(f"refitting {spec.label}: a matching fit is stored; --resume reuses it")
-        step(f"fitting {spec.label} ({i}/{len(result.specs)})")
-        try:
-            started = start_one(spec, data, result.sampler,
-                                keep_probabilities=result.trace == "full",
-                                refitter=refitters[spec.likelihood])
-        except Exception as e:  # noqa: BLE001 - one model's failure must not lose the others
-            finish_pending()
-            _failed(result.failed, spec, e, log)
-            saved(spec.outcome)
-            continue
-        finish_pending()
-        pending = (started, fp)
-    finish_pending()
+    try:
+        for i, spec in enumerate(result.specs, 1):
+            data = inputs[spec.name]
+            fp = fingerprint(spec, data, result.sampler)
+            stored = folder.reusable(spec, data, fp, result.trace) if folder else None
+            if stored is not None and resume:
+                finish_previous()
+                result.models.append(stored)
+                log(f"reused {spec.label} (fingerprint {fp[:12]} unchanged)")
+                saved(spec.outcome)
+                continue
+            if stored is not None:
+                log(f"refitting {spec.label}: a matching fit is stored; --resume reuses it")
+            step(f"fitting {spec.label} ({i}/{len(result.specs)})")
+            try:
+                started.append((start_one(spec, data, result.sampler,
+                                          keep_probabilities=result.trace == "full",
+                                          refitter=refitters[spec.likelihood]), fp))
+            except Exception as e:  # noqa: BLE001 - one model's failure must not lose the others
+                finish_previous()
+                _failed(result.failed, spec, e, log)
+                saved(spec.outcome)
+                continue
+            finish_previous(keep=1)
+        finish_previous()
+    finally:  # interrupted: no chains left running behind the caller
+        for pending, _ in started:
+            pending.cancel()
 
 
 def _finish(result: Analysis, started: PendingFit, fp: str, folder: AnalysisFolder | None,

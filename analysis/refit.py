@@ -86,6 +86,7 @@ class PendingRefit:
     the Refit."""
 
     finish: Callable[[], Refit]
+    cancel: Callable[[], None]  # stops the started chains; nothing when none runs
 
     def result(self) -> Refit:
         """The Refit, once its chains are done."""
@@ -181,7 +182,11 @@ class Refitter:
             return Refit(idata, diagnostics, sampling[0], compile_seconds, self.backend,
                          compiled.model)
 
-        return PendingRefit(finish)
+        def cancel() -> None:
+            if running:
+                fitting.cancel_nutpie(running.pop())
+
+        return PendingRefit(finish, cancel)
 
     def _compile(self, data: ModelData) -> _Compiled:
         model = self.model_family.build(data, shared=True,

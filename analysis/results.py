@@ -165,6 +165,11 @@ class PendingFit:
     keep_probabilities: bool
     refit: PendingRefit | None  # None: sampled in finish_one (no refitter)
 
+    def cancel(self) -> None:
+        """Stop the chains if they still run (a fit that will not be finished)."""
+        if self.refit is not None:
+            self.refit.cancel()
+
 
 def start_one(spec: ModelSpec, data: ModelData, sampler: dict[str, Any], *,
               keep_probabilities: bool = False,
