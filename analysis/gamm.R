@@ -12,7 +12,7 @@
 #     method REML: the REML smoothing parameters are located by bam's fast REML (fREML: the
 #     same criterion, maximized on the QR-reduced problem), then gam fits at them; gam's own
 #     REML search reaches the same optimum but forms the exact Hessian of the score on the full
-#     n x (k + 2P) problem at every Newton step (docs/benchmarks.md has both timed). GCV.Cp
+#     n x (k + 2P) problem at every Newton step (docs/analysis-mgcv.md times both). GCV.Cp
 #     and ML: gam's own search.
 #   clmm: {"outcome", "columns": [fixed-effect columns], "slope": column or null}
 #       ordered(y) ~ columns + (1 + slope | uid)      (logit link, flexible thresholds)
