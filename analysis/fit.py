@@ -27,22 +27,25 @@ import numpy as np
 import pymc as pm
 
 from analysis.convergence import convergence
+from analysis.nutpie_cache import compile_model
 
 Backend = Literal["nutpie", "pymc"]
 BACKENDS: tuple[str, ...] = ("nutpie", "pymc")
 DEFAULT_TUNE = {"nutpie": 300, "pymc": 1000}
-# Draws per chain: PyMC's own default; nutpie more, because after its short tuning the model's
-# slowest scale (sigma_b, the random slopes' spread) mixes a little worse than after PyMC's
-# 1,000 tuning steps. Measured on simulated 362 x 5 studies (`benchmark analysis`' shape),
-# 4 chains: nutpie at 1,000 draws missed R-hat <= 1.01 on 3 of 6 studies (up to 1.014; bulk
-# ESS 382-832), at 1,500 on 1 of 10 (1.013; ESS >= 474); PyMC at 1,000 on 0 of 3 (1.0065,
-# 1.009, 1.0100).
-DEFAULT_DRAWS = {"nutpie": 1500, "pymc": 1000}
+# Draws per chain of a first try (PyMC's own default, nutpie's too). Left to its default, the
+# number of draws is adaptive: a fit that misses R-hat <= 1.01 or bulk / tail ESS >= 400 draws
+# again with more (``sample_to_target`` at ``DEFAULT_ESS_TARGET``), so 1,000 serves the fits
+# that need no more and the others get what they need, where a fixed number leaves them
+# short. A ``draws`` given is a single run of that many unless an ESS target is given too
+# (``resolve``). How often a first try falls short on studies of the reference size, and
+# what it costs: docs/benchmarks.md, "analyze, adaptive draws".
+DEFAULT_DRAWS = {"nutpie": 1000, "pymc": 1000}
 # NUTS step-size adaptation target for both backends: 0.95 rather than the usual 0.8 removes
 # the divergences left near a flat smooth (analysis.models, "Parameterization").
 DEFAULT_TARGET_ACCEPT = 0.95
 RHAT_MAX = 1.01
 ESS_MIN = 400
+DEFAULT_ESS_TARGET = ESS_MIN  # the ESS a fit left to its default draws toward
 # With an ESS target (``sample_to_target``), a fit draws at most this many times its first
 # number of draws.
 TARGET_MAX_FACTOR = 4
@@ -98,13 +101,23 @@ class Fit:
 
 
 def resolve(backend: str, draws: int | None = None, tune: int | None = None,
-            target_accept: float | None = None) -> dict[str, Any]:
-    """{draws, tune, target_accept} with each default resolved for ``backend``."""
+            target_accept: float | None = None, ess_target: int | None = None
+            ) -> dict[str, Any]:
+    """{draws, tune, target_accept, ess_target} with each default resolved for ``backend``.
+
+    ``ess_target`` (``sample_to_target``'s; None: a single run of ``draws``) defaults to
+    ``DEFAULT_ESS_TARGET`` when ``draws`` is left to its default, and to none when ``draws``
+    is given (a number of draws asked for is what is drawn); 0 turns it off."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+    if ess_target is not None and ess_target < 0:
+        raise ValueError(f"the ESS target must be at least 1 (0: none), got {ess_target}")
+    if ess_target is None:
+        ess_target = DEFAULT_ESS_TARGET if draws is None else None
     return {"draws": DEFAULT_DRAWS[backend] if draws is None else draws,
             "tune": DEFAULT_TUNE[backend] if tune is None else tune,
-            "target_accept": DEFAULT_TARGET_ACCEPT if target_accept is None else target_accept}
+            "target_accept": DEFAULT_TARGET_ACCEPT if target_accept is None else target_accept,
+            "ess_target": ess_target or None}
 
 
 def free_names(model: pm.Model) -> list[str]:
@@ -193,22 +206,21 @@ def sample(
 
     ``draws`` and ``tune`` default to each backend's own (``DEFAULT_DRAWS``, ``DEFAULT_TUNE``:
     nutpie's adaptation needs fewer tuning steps), ``target_accept`` to
-    ``DEFAULT_TARGET_ACCEPT``."""
+    ``DEFAULT_TARGET_ACCEPT``, ``ess_target`` as ``resolve`` says."""
     start = time.perf_counter()
-    resolved = resolve(backend, draws, tune, target_accept)
+    resolved = resolve(backend, draws, tune, target_accept, ess_target)
     settings = {"tune": resolved["tune"], "target_accept": resolved["target_accept"],
                 "chains": chains, "cores": cores, "seed": seed}
     if backend == "nutpie":
-        import nutpie
-
-        compiled = nutpie.compile_pymc_model(model)
+        compiled = compile_model(model)
 
         def draw(n: int) -> az.InferenceData:
             return draw_nutpie(compiled, draws=n, **settings)
     else:
         def draw(n: int) -> az.InferenceData:
             return draw_pymc(model, draws=n, **settings)
-    idata, diag = sample_to_target(draw, free_names(model), resolved["draws"], ess_target)
+    idata, diag = sample_to_target(draw, free_names(model), resolved["draws"],
+                                   resolved["ess_target"])
     seconds = time.perf_counter() - start
     if log_likelihood:
         add_log_likelihood(model, idata)

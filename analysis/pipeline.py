@@ -181,17 +181,16 @@ def sampler_settings(backend: str = "nutpie", draws: int | None = None,
                      target_accept: float | None = None,
                      ess_target: int | None = None) -> dict[str, Any]:
     """The sampler's settings with each default resolved (they enter the fingerprint);
-    ``ess_target`` (analysis.fit.sample_to_target: ``draws`` is then the first try) is
-    among them only when set, so the settings without it are those of before."""
+    ``ess_target`` (analysis.fit.sample_to_target: ``draws`` is then the first try; its
+    default: analysis.fit.resolve) is among them only when there is one."""
     try:
-        resolved = fitting.resolve(backend, draws, tune, target_accept)
+        resolved = fitting.resolve(backend, draws, tune, target_accept, ess_target)
     except ValueError as e:
         raise AnalysisDataError(str(e)) from None
-    if ess_target is not None and ess_target < 1:
-        raise AnalysisDataError(f"the ESS target must be at least 1, got {ess_target}")
     out = {"backend": backend, "draws": resolved["draws"], "tune": resolved["tune"],
            "chains": chains, "seed": seed, "target_accept": resolved["target_accept"]}
-    return out if ess_target is None else {**out, "ess_target": ess_target}
+    target = resolved["ess_target"]
+    return out if target is None else {**out, "ess_target": target}
 
 
 def run_analysis(

@@ -6,7 +6,8 @@ data. ``Refitter`` builds the model with its data as named containers
 new study, swaps the arrays in:
 
 - ``nutpie`` (default): nutpie compiles the log-density and its gradient with numba once
-  (``compile_pymc_model``: longer than the sampling itself) and
+  (``compile_pymc_model``: longer than the sampling itself, unless analysis.nutpie_cache
+  finds a model of the same graph compiled before, in any process) and
   ``CompiledPyMCModel.with_data`` points the compiled function at the next study's arrays,
   so a refit costs the sampling alone;
 - ``pymc``: PyMC's own NUTS on the same model, the data swapped with ``pm.set_data`` (PyMC
@@ -42,6 +43,7 @@ import pymc as pm
 from analysis import fit as fitting
 from analysis.families import FAMILIES, ModelFamily
 from analysis.model_data import ModelData
+from analysis.nutpie_cache import compile_model
 
 Shape = tuple[str, int, int, int, tuple[str, ...], tuple[tuple[str, int], ...]]
 
@@ -114,16 +116,17 @@ class Refitter:
     cores: int = 1
     target_accept: float | None = None
     keep_probabilities: bool = False
-    ess_target: int | None = None  # analysis.fit.sample_to_target's
+    ess_target: int | None = None  # analysis.fit.sample_to_target's (default: fit.resolve)
     compiles: int = 0
     model_family: ModelFamily = field(init=False, repr=False)
     _cache: dict[Shape, _Compiled] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.model_family = FAMILIES[self.family]
-        resolved = fitting.resolve(self.backend, self.draws, self.tune, self.target_accept)
+        resolved = fitting.resolve(self.backend, self.draws, self.tune, self.target_accept,
+                                   self.ess_target)
         self.draws, self.tune = resolved["draws"], resolved["tune"]
-        self.target_accept = resolved["target_accept"]
+        self.target_accept, self.ess_target = resolved["target_accept"], resolved["ess_target"]
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -193,7 +196,5 @@ class Refitter:
                                         keep_probabilities=self.keep_probabilities)
         out = _Compiled(model, fitting.free_names(model))
         if self.backend == "nutpie":
-            import nutpie
-
-            out.nutpie = nutpie.compile_pymc_model(model)
+            out.nutpie = compile_model(model)
         return out

@@ -20,8 +20,9 @@ _DISTANCE = typer.Option(
         None, help="Main distance: l0_actions | l1_actions | l0_profile | l1_profile "
         "(default: the stored protocol's proximity, else l1_profile).")
 _BACKEND = typer.Option("nutpie", help="Sampler: nutpie (fastest here) | pymc.")
-_DRAWS = typer.Option(None, min=50, help="Posterior draws per chain (default: the backend's "
-                      "own, nutpie 1500, PyMC 1000: analysis.fit.DEFAULT_DRAWS).")
+_DRAWS = typer.Option(None, min=50, help="Posterior draws per chain: a single run of that many "
+                      "(default: 1000 as a first try, more for a model that misses R-hat <= 1.01 "
+                      "or ESS >= 400: --ess-target; analysis.fit.DEFAULT_DRAWS).")
 _TUNE = typer.Option(
         None, min=50, help="Tuning steps per chain (default: the backend's own, nutpie 300, PyMC 1000).")
 _CHAINS = typer.Option(4, min=1, help="Chains.")
@@ -29,8 +30,9 @@ _SEED = typer.Option(0, help="Sampling seed.")
 _TARGET_ACCEPT = typer.Option(None, min=0.5, max=0.999, help="NUTS step-size target (default "
                               "0.95); raise it (e.g. 0.99) if a model reports divergences.")
 _ESS_TARGET = typer.Option(
-    None, min=1, help="Draw until every model reaches this bulk and tail ESS and R-hat <= 1.01 "
-    "(--draws the first try, at most 4x it: analysis.fit.sample_to_target). Default: none.")
+    None, min=0, help="Draw until every model reaches this bulk and tail ESS and R-hat <= 1.01 "
+    "(--draws the first try, at most 4x it: analysis.fit.sample_to_target). Default: 400 "
+    "without --draws, none with it; 0: none.")
 _GAUSSIAN = typer.Option(True, help="Also fit the Gaussian GAMM (the reference study's Eq. 4: "
                          "random smooths per participant) with L0 and with L1.")
 _FAMILY = typer.Option(None, help="Also fit this model family of analysis.FAMILIES (e.g. "

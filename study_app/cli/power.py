@@ -63,8 +63,8 @@ _DECISION_MODEL = typer.Option(
         None, help="Override the protocol's decision model: trained | bayes.")
 _BACKEND = typer.Option("nutpie", help="Sampler: nutpie (compiled once) | pymc.")
 _DRAWS = typer.Option(
-        None, min=10, help="Posterior draws per chain (default: the backend's own, nutpie 1500, "
-        "PyMC 1000).")
+        None, min=10, help="Posterior draws per chain (default: the backend's own, 1000: "
+        "analysis.fit.DEFAULT_DRAWS).")
 _TUNE = typer.Option(None, min=10, help="Tuning steps per chain (default: "
                                     "the backend's own, nutpie 300, PyMC 1000).")
 _CHAINS = typer.Option(4, min=1, help="Chains per fit (run one after another).")
@@ -227,11 +227,14 @@ def _numbers(text: str, option: str, kind: type) -> list:
 
 
 def _resolved(sampler: dict) -> dict:
-    """The sampler settings with each default resolved (they enter the fingerprint)."""
+    """The sampler settings with each default resolved (they enter the fingerprint). A
+    power curve's fits draw once, without an ESS target: its decisions need intervals, not
+    R-hat <= 1.01 (analysis.power counts the fits above RHAT_FLAG), and drawing again would
+    multiply a curve's time by what its smallest studies need."""
     from analysis.fit import resolve
 
     return {**sampler, **resolve(sampler["backend"], sampler["draws"], sampler["tune"],
-                                 sampler["target_accept"])}
+                                 sampler["target_accept"], ess_target=0)}
 
 
 def _print(doc: dict, json_out: bool) -> None:

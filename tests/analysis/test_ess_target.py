@@ -66,7 +66,9 @@ def test_analyze_models_honour_the_target_compiled_once_or_alone() -> None:
     sampler = pipeline.sampler_settings("pymc", draws=60, tune=60, chains=2, seed=3,
                                         ess_target=150)
     assert sampler["ess_target"] == 150
-    assert "ess_target" not in pipeline.sampler_settings("pymc")  # the settings of before
+    assert pipeline.sampler_settings("pymc")["ess_target"] == fitting.DEFAULT_ESS_TARGET
+    assert "ess_target" not in pipeline.sampler_settings("pymc", draws=60)  # one run of 60
+    assert "ess_target" not in pipeline.sampler_settings("pymc", ess_target=0)
     data = prepare(simulate_ratings(10, 4, seed=4), "acceptance", "l1_profile")
     spec = ModelSpec("acceptance", "l1_profile", "ordinal")
     refitter = pipeline.compilers(sampler)["ordinal"]

@@ -182,12 +182,20 @@ def test_prepare_limits_at_their_boundaries():
 
 
 def test_sampler_defaults_resolve_per_backend():
-    """Each backend's own draws and tuning steps unless given; the same target_accept."""
+    """Each backend's own draws and tuning steps unless given; the same target_accept; an
+    ESS target of 400 when the draws are left to their default, none when they are given
+    (a number of draws asked for is what is drawn), none at 0."""
     from analysis import fit
 
-    assert fit.resolve("nutpie") == {"draws": 1500, "tune": 300, "target_accept": 0.95}
-    assert fit.resolve("pymc") == {"draws": 1000, "tune": 1000, "target_accept": 0.95}
+    assert fit.resolve("nutpie") == {"draws": 1000, "tune": 300, "target_accept": 0.95,
+                                     "ess_target": 400}
+    assert fit.resolve("pymc") == {"draws": 1000, "tune": 1000, "target_accept": 0.95,
+                                   "ess_target": 400}
     assert fit.resolve("pymc", 200, 100, 0.9) == {"draws": 200, "tune": 100,
-                                                  "target_accept": 0.9}
+                                                  "target_accept": 0.9, "ess_target": None}
+    assert fit.resolve("nutpie", ess_target=0)["ess_target"] is None
+    assert fit.resolve("nutpie", 200, ess_target=300)["ess_target"] == 300
+    with pytest.raises(ValueError, match="ESS target must be at least 1"):
+        fit.resolve("nutpie", ess_target=-1)
     with pytest.raises(ValueError, match="unknown backend 'stan'"):
         fit.resolve("stan")

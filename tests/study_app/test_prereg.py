@@ -141,7 +141,7 @@ def test_deviations_name_each_difference():
                               protocol_hash="0" * 64)
     assert [(i["kind"], i["what"], i["planned"], i["actual"]) for i in found["items"]] == [
         ("participants", "N", 10, 12), ("exclusion", "impossible_items", True, False),
-        ("model", plan["models"][-1], True, False), ("sampler", "draws", 1500, 200),
+        ("model", plan["models"][-1], True, False), ("sampler", "draws", 1000, 200),
         ("protocol", "sha256", doc["protocol"]["sha256"], "0" * 64)]
     assert "removed" in found["items"][1]["sentence"]
 
