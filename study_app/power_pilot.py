@@ -86,11 +86,12 @@ def pilot_posterior(pilot: Pilot, sampler: dict[str, Any], distance: str | None 
                     on_log: Callable[[str], None] | None = None) -> PilotPosterior:
     """The pilot's posterior as synthetic participants (module docstring), fitted once:
     a stored fit with the same fingerprint is reused. ``sampler``: {backend, draws, tune,
-    chains, target_accept} (resolved); ``distance``: default the protocol's plan distance
-    (``analyze``'s default)."""
+    chains, target_accept, ess_target} (resolved: analysis.fit.resolve); ``distance``:
+    default the protocol's plan distance (``analyze``'s default)."""
     say = on_log or (lambda _m: None)
     settings = sampler_settings(sampler["backend"], sampler["draws"], sampler["tune"],
-                                sampler["chains"], 0, sampler["target_accept"])
+                                sampler["chains"], 0, sampler["target_accept"],
+                                sampler.get("ess_target"))
     try:
         inputs = pilot_inputs(pilot.ratings, distance or plan_distance(pilot.protocol))
     except AnalysisDataError as e:
