@@ -88,16 +88,20 @@ def _wrapper(kind: str, inner: Any, user_data: np.ndarray, names: list[str],
     from pytensor.link.numba.cache import CACHED_SRC_FUNCTIONS, compile_numba_function_src
 
     inner_key = CACHED_SRC_FUNCTIONS.get(getattr(inner, "py_func", None))
-    order = list(shared_data)
-    words = 2 * len(order) + sum(shared_data[n].ndim for n in order)
-    if inner_key is None or user_data.dtype.itemsize != 8 * words:
+    if inner_key is None or user_data.dtype.itemsize != 8 * _words(shared_data):
         raise _Uncacheable(kind)
-    source = wrapper_source(kind, names, {n: shared_data[n] for n in order})
+    source = wrapper_source(kind, names, shared_data)
     key = hashlib.sha256("\0".join([VERSION, source, inner_key, numba.__version__,
                                     nutpie.__version__]).encode()).hexdigest()
     env = {"__name__": __name__, "np": np, "carray": numba.carray,
            "void_ptr": address_as_void_pointer, "inner": inner}
     return compile_numba_function_src(source, "wrapper", env, cache_key=key)
+
+
+def _words(arrays: dict[str, np.ndarray]) -> int:
+    """The 8-byte words of nutpie's user-data record over ``arrays``: an address and a size
+    per array, then every shape entry (module docstring)."""
+    return 2 * len(arrays) + sum(a.ndim for a in arrays.values())
 
 
 def wrapper_source(kind: str, names: list[str], arrays: dict[str, np.ndarray]) -> str:
@@ -107,8 +111,7 @@ def wrapper_source(kind: str, names: list[str], arrays: dict[str, np.ndarray]) -
     0 ok, 1 / -2 an error, 3 a non-finite gradient, 4 a non-finite log-density."""
     order = list(arrays)
     first_shape = 2 * len(order)
-    words = first_shape + sum(arrays[n].ndim for n in order)
-    lines, args = [f"        u = carray(user_data_, ({words},), np.uint64)"], ["x"]
+    lines, args = [f"        u = carray(user_data_, ({_words(arrays)},), np.uint64)"], ["x"]
     for j, name in enumerate(names):
         i, a = order.index(name), arrays[name]
         start = first_shape + sum(arrays[n].ndim for n in order[:i])
