@@ -193,8 +193,9 @@ def sampler_settings(distance: str, sampler: Sampler) -> dict[str, Any]:
                                          sampler.chains, sampler.seed, sampler.target_accept,
                                          sampler.ess_target)
     except AnalysisDataError as e:
-        raise StudyAnalysisInputError(
-            f"{'--distance' if 'distance' in str(e) else '--backend'}: {e}") from e
+        option = ("--distance" if "distance" in str(e) else
+                  "--ess-target" if "ESS target" in str(e) else "--backend")
+        raise StudyAnalysisInputError(f"{option}: {e}") from e
 
 
 @dataclass
