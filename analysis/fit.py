@@ -34,9 +34,9 @@ BACKENDS: tuple[str, ...] = ("nutpie", "pymc")
 DEFAULT_TUNE = {"nutpie": 300, "pymc": 1000}
 # Draws per chain of a first try (PyMC's own default, nutpie's too). Left to its default, the
 # number of draws is adaptive: a fit that misses R-hat <= 1.01 or bulk / tail ESS >= 400 draws
-# again with more (``sample_to_target`` at ``DEFAULT_ESS_TARGET``), so 1,000 serves the fits
-# that need no more and the others get what they need, where a fixed number leaves them
-# short. A ``draws`` given is a single run of that many unless an ESS target is given too
+# more chains, pooled with its first (``sample_to_target`` at ``DEFAULT_ESS_TARGET``), so
+# 1,000 serves the fits that need no more and the others get what they need, where a fixed
+# number leaves them short. A ``draws`` given is a single run of that many unless an ESS target is given too
 # (``resolve``). How often a first try falls short on studies of the reference size, and
 # what it costs: docs/benchmarks.md, "analyze, adaptive draws".
 DEFAULT_DRAWS = {"nutpie": 1000, "pymc": 1000}
@@ -46,8 +46,8 @@ DEFAULT_TARGET_ACCEPT = 0.95
 RHAT_MAX = 1.01
 ESS_MIN = 400
 DEFAULT_ESS_TARGET = ESS_MIN  # the ESS a fit left to its default draws toward
-# With an ESS target (``sample_to_target``), a fit draws at most this many times its first
-# number of draws.
+# With an ESS target (``sample_to_target``), a fit pools at most this many times its first
+# try's chains.
 TARGET_MAX_FACTOR = 4
 
 
@@ -87,6 +87,11 @@ class Diagnostics:
         if self.divergences:
             out.append(f"{self.divergences} divergent transitions")
         return out
+
+    def meets(self, ess_target: int) -> bool:
+        """R-hat <= RHAT_MAX and bulk and tail ESS >= ``ess_target`` (divergences aside)."""
+        return (self.max_rhat <= RHAT_MAX and self.min_ess_bulk >= ess_target
+                and self.min_ess_tail >= ess_target)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -146,45 +151,69 @@ def diagnose(idata: az.InferenceData, names: list[str]) -> Diagnostics:
     )
 
 
-def more_draws(draws: int, first: int, diag: Diagnostics, ess_target: int) -> int | None:
-    """The draws per chain of the next try toward ``ess_target``, or None: the fit at
-    ``draws`` meets it (R-hat <= RHAT_MAX, bulk and tail ESS >= ``ess_target``) or is at the
-    cap (``TARGET_MAX_FACTOR`` x ``first``). ESS grows about linearly with the draws, so an
-    ESS short of the target asks for draws x 1.2 x target / ESS; an R-hat above RHAT_MAX,
-    whose excess shrinks about like 1 / draws, for at least twice the draws:
+def more_chains(chains: int, first: int, diag: Diagnostics, ess_target: int) -> int | None:
+    """The chains pooled after the next try toward ``ess_target`` (every chain of the first
+    try's draws), or None: the ``chains`` at hand meet it (``Diagnostics.meets``) or are at
+    the cap (``TARGET_MAX_FACTOR`` x ``first``). ESS grows about linearly with the chains
+    pooled, so an ESS short of the target asks for c x 1.2 x target / ESS chains; an R-hat
+    above RHAT_MAX for at least twice the chains (the between-chain variance of m chains of
+    n effective draws scatters like chi2_(m-1) / (m - 1) / n, so more chains shrink the max
+    R-hat over many parameters about as more draws per chain do):
 
-        next = min(cap, max(ceil(1.2 draws target / min ESS), 2 draws if R-hat misses))
+        next = min(cap, max(ceil(1.2 c target / min ESS), 2 c if R-hat misses, c + 1))
     """
     cap = TARGET_MAX_FACTOR * first
-    ess = min(diag.min_ess_bulk, diag.min_ess_tail)
-    ess_short = not ess >= ess_target
-    rhat_short = not diag.max_rhat <= RHAT_MAX
-    if not (ess_short or rhat_short) or draws >= cap:
+    if diag.meets(ess_target) or chains >= cap:
         return None
-    wanted = draws
-    if ess_short:
-        wanted = int(np.ceil(1.2 * draws * ess_target / ess)) if ess > 0 else cap
-    if rhat_short:
-        wanted = max(wanted, 2 * draws)
-    return min(cap, max(wanted, draws + 1))
+    ess = min(diag.min_ess_bulk, diag.min_ess_tail)
+    wanted = chains
+    if not ess >= ess_target:
+        wanted = int(np.ceil(1.2 * chains * ess_target / ess)) if ess > 0 else cap
+    if not diag.max_rhat <= RHAT_MAX:
+        wanted = max(wanted, 2 * chains)
+    return min(cap, max(wanted, chains + 1))
 
 
-def sample_to_target(draw: Callable[[int], az.InferenceData], names: list[str], draws: int,
-                     ess_target: int | None = None) -> tuple[az.InferenceData, Diagnostics]:
-    """``draw(draws)`` and its diagnostics over the free parameters ``names``; with an
-    ``ess_target``, ``draws`` is the first try and the posterior is drawn again with more
-    draws per chain (``more_draws``) until it is met or the cap reached (each try a fresh
-    run: the last one is returned). Without one, a single run, as before."""
-    idata = draw(draws)
-    diag = diagnose(idata, names)
-    current = draws
+def try_seed(seed: int, attempt: int) -> int:
+    """The sampler seed of try ``attempt`` toward an ESS target (the first try: ``seed``
+    itself; each later one its own stream, so pooled chains are independent)."""
+    if attempt == 0:
+        return seed
+    return int(np.random.SeedSequence([seed, attempt]).generate_state(1, dtype=np.uint32)[0])
+
+
+def pool(runs: list[az.InferenceData]) -> az.InferenceData:
+    """The chains of several runs of one model as one InferenceData (chains renumbered; the
+    groups without a chain dimension from the first run)."""
+    return runs[0] if len(runs) == 1 else az.concat(*runs, dim="chain")
+
+
+def sample_to_target(draw: Callable[[int, int], az.InferenceData], names: list[str],
+                     chains: int, ess_target: int | None = None
+                     ) -> tuple[az.InferenceData, Diagnostics]:
+    """``draw(chains, 0)`` and its diagnostics over the free parameters ``names``. With an
+    ``ess_target`` that is the first try: while the chains at hand miss it, a try
+    ``draw(k, attempt)`` adds k new chains of the same draws (``more_chains``; its seeds:
+    ``try_seed``) and all are pooled (``pool``), until they meet it or reach the cap. A try
+    costs its new chains only: nothing drawn is thrown away, and no tuning is repeated for
+    draws already kept. When the pooled chains miss but the latest try's alone meet the
+    target (an earlier chain stuck apart from the others), those are kept alone."""
+    runs = [draw(chains, 0)]
+    idata, diag = runs[0], diagnose(runs[0], names)
+    attempt = 0
     while ess_target is not None:
-        nxt = more_draws(current, draws, diag, ess_target)
+        have = idata.posterior.sizes["chain"]
+        nxt = more_chains(have, chains, diag, ess_target)
         if nxt is None:
             break
-        current = nxt
-        idata = draw(current)
+        attempt += 1
+        runs.append(draw(nxt - have, attempt))
+        idata = pool(runs)
         diag = diagnose(idata, names)
+        if not diag.meets(ess_target):
+            alone = diagnose(runs[-1], names)
+            if alone.meets(ess_target):
+                runs, idata, diag = runs[-1:], runs[-1], alone
     return idata, diag
 
 
@@ -209,18 +238,17 @@ def sample(
     ``DEFAULT_TARGET_ACCEPT``, ``ess_target`` as ``resolve`` says."""
     start = time.perf_counter()
     resolved = resolve(backend, draws, tune, target_accept, ess_target)
-    settings = {"tune": resolved["tune"], "target_accept": resolved["target_accept"],
-                "chains": chains, "cores": cores, "seed": seed}
+    settings = {"draws": resolved["draws"], "tune": resolved["tune"],
+                "target_accept": resolved["target_accept"], "cores": cores}
     if backend == "nutpie":
         compiled = compile_model(model)
 
-        def draw(n: int) -> az.InferenceData:
-            return draw_nutpie(compiled, draws=n, **settings)
+        def draw(k: int, attempt: int) -> az.InferenceData:
+            return draw_nutpie(compiled, chains=k, seed=try_seed(seed, attempt), **settings)
     else:
-        def draw(n: int) -> az.InferenceData:
-            return draw_pymc(model, draws=n, **settings)
-    idata, diag = sample_to_target(draw, free_names(model), resolved["draws"],
-                                   resolved["ess_target"])
+        def draw(k: int, attempt: int) -> az.InferenceData:
+            return draw_pymc(model, chains=k, seed=try_seed(seed, attempt), **settings)
+    idata, diag = sample_to_target(draw, free_names(model), chains, resolved["ess_target"])
     seconds = time.perf_counter() - start
     if log_likelihood:
         add_log_likelihood(model, idata)

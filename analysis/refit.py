@@ -156,31 +156,30 @@ class Refitter:
             self.compiles += 1
         compiled = self._cache[key]
         arrays = self.model_family.model_arrays(data)
-        settings = {"tune": self.tune, "chains": self.chains, "cores": self.cores,
-                    "seed": seed, "target_accept": self.target_accept}
-        assert self.draws is not None
-        first_draws = self.draws
+        settings = {"draws": self.draws, "tune": self.tune, "cores": self.cores,
+                    "target_accept": self.target_accept}
         start = time.perf_counter()
         pm.set_data(arrays, model=compiled.model)
         with_data = compiled.nutpie.with_data(**arrays) if self.backend == "nutpie" else None
-        running = ([fitting.start_nutpie(with_data, draws=first_draws, **settings)]
+        running = ([fitting.start_nutpie(with_data, chains=self.chains, seed=seed, **settings)]
                    if with_data is not None else [])
         # wall seconds of every try toward an ESS target; a started try's from its start
         sampling = [0.0 if running else time.perf_counter() - start]
 
-        def draw(n: int) -> az.InferenceData:
+        def draw(k: int, attempt: int) -> az.InferenceData:
             began = start if running else time.perf_counter()
+            mine = fitting.try_seed(seed, attempt)
             try:
                 if running:  # the first try, started above
                     return fitting.wait_nutpie(running.pop())
                 if with_data is not None:
-                    return fitting.draw_nutpie(with_data, draws=n, **settings)
-                return fitting.draw_pymc(compiled.model, draws=n, **settings)
+                    return fitting.draw_nutpie(with_data, chains=k, seed=mine, **settings)
+                return fitting.draw_pymc(compiled.model, chains=k, seed=mine, **settings)
             finally:
                 sampling[0] += time.perf_counter() - began
 
         def finish() -> Refit:
-            idata, diagnostics = fitting.sample_to_target(draw, compiled.names, first_draws,
+            idata, diagnostics = fitting.sample_to_target(draw, compiled.names, self.chains,
                                                           self.ess_target)
             return Refit(idata, diagnostics, sampling[0], compile_seconds, self.backend,
                          compiled.model)
