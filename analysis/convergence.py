@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.fft import next_fast_len
-from scipy.stats import norm, rankdata
+from scipy.special import ndtri
 
 BLOCK = 256  # parameters per block: bounds the memory of the FFT and rank arrays
 
@@ -44,12 +44,33 @@ def split_chains(draws: np.ndarray) -> np.ndarray:
     return np.concatenate([draws[:, :, :half], draws[:, :, draws.shape[2] - half:]], axis=1)
 
 
+def average_ranks(flat: np.ndarray) -> np.ndarray:
+    """The average rank (1-based; tied values share the mean of their ranks) of every value
+    of each row of (P, S) ``flat``: SciPy's ``rankdata(method="average", axis=1)`` for rows
+    without NaN, from one sort per row (a tie run at sorted positions i..j gets
+    (i + j) / 2 + 1)."""
+    p, s = flat.shape
+    order = np.argsort(flat, axis=1)
+    ordered = np.take_along_axis(flat, order, axis=1)
+    starts = np.ones((p, s), dtype=bool)
+    np.not_equal(ordered[:, 1:], ordered[:, :-1], out=starts[:, 1:])
+    ends = np.ones((p, s), dtype=bool)
+    ends[:, :-1] = starts[:, 1:]
+    position = np.broadcast_to(np.arange(s), (p, s))
+    first = np.maximum.accumulate(np.where(starts, position, 0), axis=1)
+    last = np.minimum.accumulate(np.where(ends, position, s - 1)[:, ::-1], axis=1)[:, ::-1]
+    ranks = np.empty((p, s))
+    np.put_along_axis(ranks, order, (first + last) / 2.0 + 1.0, axis=1)
+    return ranks
+
+
 def rank_normalize(draws: np.ndarray) -> np.ndarray:
-    """Blom's normal scores of each parameter's average ranks (module docstring)."""
+    """Blom's normal scores of each parameter's average ranks (module docstring; a
+    parameter with a NaN draw gets meaningless scores: ``convergence`` reports it NaN)."""
     p = draws.shape[0]
     flat = draws.reshape(p, -1)
-    ranks = rankdata(flat, method="average", axis=1)
-    return norm.ppf((ranks - 0.375) / (flat.shape[1] + 0.25)).reshape(draws.shape)
+    ranks = average_ranks(flat)
+    return ndtri((ranks - 0.375) / (flat.shape[1] + 0.25)).reshape(draws.shape)
 
 
 def _rhat_basic(x: np.ndarray) -> np.ndarray:
@@ -73,7 +94,9 @@ def convergence(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         bad = np.isnan(block).any(axis=(1, 2))
         split = split_chains(block)
         z = rank_normalize(split)
-        bulks[lo:lo + BLOCK] = ess_split(z)
+        bulk = ess_split(z)
+        bulk[bad] = np.nan
+        bulks[lo:lo + BLOCK] = bulk
         if c >= 2:
             median = np.median(split.reshape(len(split), -1), axis=1)[:, None, None]
             r = np.maximum(_rhat_basic(z), _rhat_basic(rank_normalize(np.abs(split - median))))

@@ -26,6 +26,7 @@ import arviz as az
 import numpy as np
 import pymc as pm
 
+from analysis import psis
 from analysis.convergence import convergence
 from analysis.nutpie_cache import compile_model
 
@@ -323,11 +324,10 @@ def posterior_predictive(model: pm.Model, fit: Fit, seed: int = 0) -> az.Inferen
 
 
 def loo(idata: az.InferenceData) -> az.ELPDData:
-    """Pointwise PSIS-LOO of a fit holding the log-likelihood (ArviZ's Pareto-k notes are
-    not printed: ``pareto_k`` carries them)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return az.loo(idata, pointwise=True)
+    """Pointwise PSIS-LOO of a fit holding the log-likelihood: ArviZ's ``az.loo`` for every
+    rating at once (analysis.psis; Pareto-k notes are not printed: ``pareto_k`` carries
+    them)."""
+    return psis.loo(idata)
 
 
 def compare(elpds: Mapping[str, az.ELPDData]) -> list[dict[str, Any]]:

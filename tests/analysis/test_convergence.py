@@ -7,8 +7,9 @@ import arviz as az
 import numpy as np
 import pytest
 import xarray as xr
+from scipy.stats import rankdata
 
-from analysis.convergence import convergence
+from analysis.convergence import average_ranks, convergence
 
 
 def _ar1(params: int, chains: int, draws: int, seed: int = 3) -> np.ndarray:
@@ -56,3 +57,13 @@ def test_blocks_give_the_same_as_one_pass(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(module, "BLOCK", 7)
     for a, b in zip(whole, convergence(x), strict=True):
         assert np.allclose(a, b, rtol=1e-12, equal_nan=True)
+
+
+def test_average_ranks_are_scipys_with_ties() -> None:
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(6, 500))
+    x[1, ::3] = x[1, 1]  # a long tie run
+    x[2] = np.round(x[2] * 2)  # many short ones
+    x[3] = 7.0  # all tied
+    x[4, -2:] = x[4, 0]  # a tie with the first and the last values
+    assert np.array_equal(average_ranks(x), rankdata(x, method="average", axis=1))
