@@ -27,7 +27,11 @@ pad_participants=N)`` therefore pads the participant list to N with participants
 no ratings. Their non-centred effects z_u, z_b ~ N(0, 1) appear in no likelihood term, so
 they are independent of everything else a posteriori: the posterior of every other parameter
 is exactly the unpadded one, and the sampler draws a few more standard normals. A power curve
-then compiles once per N and worker.
+then compiles once per N and worker. ``analyze`` pads each study to the next multiple of
+``PARTICIPANT_STEP`` (``padded_count``), so a study analysed again after excluding a few
+participants, or another study of about its size, finds its model compiled (in this process
+or on disk: analysis.nutpie_cache). The trace a fit returns holds the study's own
+participants only (``unpadded``): the padding never reaches diagnostics, traces or reports.
 """
 
 from __future__ import annotations
@@ -46,6 +50,9 @@ from analysis.model_data import ModelData
 from analysis.nutpie_cache import compile_model
 
 Shape = tuple[str, int, int, int, tuple[str, ...], tuple[tuple[str, int], ...]]
+# analyze's padding step (module docstring): a study of N participants is compiled for N
+# rounded up to a multiple of this, at the cost of at most this many prior-only participants.
+PARTICIPANT_STEP = 25
 
 
 def shape_of(data: ModelData, family: str) -> Shape:
@@ -65,6 +72,17 @@ def padded(data: ModelData, participants: int) -> ModelData:
         return data
     return replace(data, participants=[*data.participants,
                                        *(f"(padding {i + 1})" for i in range(missing))])
+
+
+def padded_count(participants: int, step: int = PARTICIPANT_STEP) -> int:
+    """``participants`` rounded up to a multiple of ``step`` (the module docstring)."""
+    return -(-participants // step) * step
+
+
+def unpadded(idata: az.InferenceData, participants: int) -> az.InferenceData:
+    """``idata`` without the padding participants (``padded``'s, after the first
+    ``participants``) in any group that has a participant dimension."""
+    return idata.isel(participant=slice(0, participants))
 
 
 @dataclass
@@ -145,6 +163,7 @@ class Refitter:
         """``fit`` in two halves: compile if needed and start the chains (nutpie: in its own
         threads, so the caller can work while they run; pymc: they run in ``result()``);
         the returned ``PendingRefit.result()`` waits, diagnoses and returns the Refit."""
+        own = len(data.participants)
         if pad_participants is not None:
             data = padded(data, pad_participants)
         key = shape_of(data, self.family)
@@ -171,10 +190,12 @@ class Refitter:
             mine = fitting.try_seed(seed, attempt)
             try:
                 if running:  # the first try, started above
-                    return fitting.wait_nutpie(running.pop())
-                if with_data is not None:
-                    return fitting.draw_nutpie(with_data, chains=k, seed=mine, **settings)
-                return fitting.draw_pymc(compiled.model, chains=k, seed=mine, **settings)
+                    idata = fitting.wait_nutpie(running.pop())
+                elif with_data is not None:
+                    idata = fitting.draw_nutpie(with_data, chains=k, seed=mine, **settings)
+                else:
+                    idata = fitting.draw_pymc(compiled.model, chains=k, seed=mine, **settings)
+                return idata if own == len(data.participants) else unpadded(idata, own)
             finally:
                 sampling[0] += time.perf_counter() - began
 

@@ -30,7 +30,7 @@ import xarray as xr
 from analysis import fit as fitting
 from analysis.families import FAMILIES, Coefficient, ModelFamily
 from analysis.model_data import ModelData, smooth_draws
-from analysis.refit import PendingRefit, Refitter
+from analysis.refit import PendingRefit, Refitter, padded_count
 
 BAND = 0.95  # smooth bands and PPC intervals
 GRID = 60
@@ -175,8 +175,12 @@ def start_one(spec: ModelSpec, data: ModelData, sampler: dict[str, Any], *,
               keep_probabilities: bool = False,
               refitter: Refitter | None = None) -> PendingFit:
     """``fit_one``'s first half: with a ``refitter``, compile if needed and start the chains
-    (nutpie's run in its own threads: the caller may finish another model meanwhile)."""
-    pending = refitter.start(data, seed=sampler.get("seed", 0)) if refitter else None
+    (nutpie's run in its own threads: the caller may finish another model meanwhile). The
+    model is compiled for the participants padded to analysis.refit.padded_count, so a study
+    of about the same size reuses it (the trace holds the study's own participants)."""
+    pending = (refitter.start(data, seed=sampler.get("seed", 0),
+                              pad_participants=padded_count(len(data.participants)))
+               if refitter else None)
     return PendingFit(spec, data, sampler, keep_probabilities, pending)
 
 
