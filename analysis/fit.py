@@ -35,7 +35,7 @@ BACKENDS: tuple[str, ...] = ("nutpie", "pymc")
 DEFAULT_TUNE = {"nutpie": 300, "pymc": 1000}
 # Draws per chain of a first try (PyMC's own default, nutpie's too). Left to its default, the
 # number of draws is adaptive: a fit that misses R-hat <= 1.01 or bulk / tail ESS >= 400 draws
-# more chains, pooled with its first (``sample_to_target`` at ``DEFAULT_ESS_TARGET``), so
+# again, longer chains or more of them (``sample_to_target`` at ``DEFAULT_ESS_TARGET``), so
 # 1,000 serves the fits that need no more and the others get what they need, where a fixed
 # number leaves them short. A ``draws`` given is a single run of that many unless an ESS target is given too
 # (``resolve``). How often a first try falls short on studies of the reference size, and
@@ -47,8 +47,8 @@ DEFAULT_TARGET_ACCEPT = 0.95
 RHAT_MAX = 1.01
 ESS_MIN = 400
 DEFAULT_ESS_TARGET = ESS_MIN  # the ESS a fit left to its default draws toward
-# With an ESS target (``sample_to_target``), a fit pools at most this many times its first
-# try's chains.
+# With an ESS target (``sample_to_target``), a fit draws at most this many times its first
+# try's draws (chains x draws per chain).
 TARGET_MAX_FACTOR = 4
 
 
@@ -152,69 +152,69 @@ def diagnose(idata: az.InferenceData, names: list[str]) -> Diagnostics:
     )
 
 
-def more_chains(chains: int, first: int, diag: Diagnostics, ess_target: int) -> int | None:
-    """The chains pooled after the next try toward ``ess_target`` (every chain of the first
-    try's draws), or None: the ``chains`` at hand meet it (``Diagnostics.meets``) or are at
-    the cap (``TARGET_MAX_FACTOR`` x ``first``). ESS grows about linearly with the chains
-    pooled, so an ESS short of the target asks for c x 1.2 x target / ESS chains; an R-hat
-    above RHAT_MAX for at least twice the chains (the between-chain variance of m chains of
-    n effective draws scatters like chi2_(m-1) / (m - 1) / n, so more chains shrink the max
-    R-hat over many parameters about as more draws per chain do):
+@dataclass(frozen=True)
+class Try:
+    """The next try toward an ESS target: ``chains`` of ``draws`` each, either a fresh run
+    that replaces what was drawn or chains added to those at hand (``fresh`` False)."""
 
-        next = min(cap, max(ceil(1.2 c target / min ESS), 2 c if R-hat misses, c + 1))
+    chains: int
+    draws: int
+    fresh: bool
+
+
+def next_try(chains: int, draws: int, first: int, diag: Diagnostics,
+             ess_target: int) -> Try | None:
+    """The next try after ``chains`` x ``draws`` with diagnostics ``diag``, or None: they
+    meet ``ess_target`` (``Diagnostics.meets``) or reach the cap, ``TARGET_MAX_FACTOR`` x
+    ``first`` draws in all (``first``: the first try's chains x draws).
+
+    - R-hat above RHAT_MAX: for a slowly mixing parameter R-hat is about
+      1 + (1 / n_eff - 1 / n) / 2 (n draws of a split chain, n_eff of them effective), an
+      excess that more chains do not shrink, only longer ones: a fresh run of ``chains``
+      with at least twice the draws (more when ESS asks: draws x 1.2 x target / ESS).
+    - ESS alone short: ESS grows linearly with the chains pooled, so chains of the same
+      draws are added, to ceil(chains x 1.2 x target / ESS) in all (at least one more).
     """
     cap = TARGET_MAX_FACTOR * first
-    if diag.meets(ess_target) or chains >= cap:
+    if diag.meets(ess_target) or chains * draws >= cap:
         return None
     ess = min(diag.min_ess_bulk, diag.min_ess_tail)
-    wanted = chains
-    if not ess >= ess_target:
-        wanted = int(np.ceil(1.2 * chains * ess_target / ess)) if ess > 0 else cap
+    factor = 1.2 * ess_target / ess if ess > 0 else float(TARGET_MAX_FACTOR)
     if not diag.max_rhat <= RHAT_MAX:
-        wanted = max(wanted, 2 * chains)
-    return min(cap, max(wanted, chains + 1))
+        wanted = max(2 * draws, int(np.ceil(draws * factor)))
+        return Try(chains, min(cap // chains, wanted), fresh=True)
+    wanted = max(int(np.ceil(chains * factor)), chains + 1)
+    return Try(min(cap // draws, wanted) - chains, draws, fresh=False)
 
 
 def try_seed(seed: int, attempt: int) -> int:
     """The sampler seed of try ``attempt`` toward an ESS target (the first try: ``seed``
-    itself; each later one its own stream, so pooled chains are independent)."""
+    itself; each later one its own stream, so chains added are independent of the first)."""
     if attempt == 0:
         return seed
     return int(np.random.SeedSequence([seed, attempt]).generate_state(1, dtype=np.uint32)[0])
 
 
-def pool(runs: list[az.InferenceData]) -> az.InferenceData:
-    """The chains of several runs of one model as one InferenceData (chains renumbered; the
-    groups without a chain dimension from the first run)."""
-    return runs[0] if len(runs) == 1 else az.concat(*runs, dim="chain")
-
-
-def sample_to_target(draw: Callable[[int, int], az.InferenceData], names: list[str],
-                     chains: int, ess_target: int | None = None
+def sample_to_target(draw: Callable[[int, int, int], az.InferenceData], names: list[str],
+                     chains: int, draws: int, ess_target: int | None = None
                      ) -> tuple[az.InferenceData, Diagnostics]:
-    """``draw(chains, 0)`` and its diagnostics over the free parameters ``names``. With an
-    ``ess_target`` that is the first try: while the chains at hand miss it, a try
-    ``draw(k, attempt)`` adds k new chains of the same draws (``more_chains``; its seeds:
-    ``try_seed``) and all are pooled (``pool``), until they meet it or reach the cap. A try
-    costs its new chains only: nothing drawn is thrown away, and no tuning is repeated for
-    draws already kept. When the pooled chains miss but the latest try's alone meet the
-    target (an earlier chain stuck apart from the others), those are kept alone."""
-    runs = [draw(chains, 0)]
-    idata, diag = runs[0], diagnose(runs[0], names)
+    """``draw(chains, draws, 0)`` and its diagnostics over the free parameters ``names``.
+    With an ``ess_target`` that is the first try, and while the draws at hand miss it, try
+    t draws ``draw(k, n, t)`` (``next_try``; its seeds: ``try_seed``): a fresh run when
+    R-hat misses (longer chains), else chains added to those at hand, nothing drawn thrown
+    away; until the target is met or the cap reached. Without one, a single run."""
+    idata = draw(chains, draws, 0)
+    diag = diagnose(idata, names)
     attempt = 0
     while ess_target is not None:
-        have = idata.posterior.sizes["chain"]
-        nxt = more_chains(have, chains, diag, ess_target)
-        if nxt is None:
+        have = idata.posterior.sizes
+        step = next_try(have["chain"], have["draw"], chains * draws, diag, ess_target)
+        if step is None:
             break
         attempt += 1
-        runs.append(draw(nxt - have, attempt))
-        idata = pool(runs)
+        new = draw(step.chains, step.draws, attempt)
+        idata = new if step.fresh else az.concat(idata, new, dim="chain")
         diag = diagnose(idata, names)
-        if not diag.meets(ess_target):
-            alone = diagnose(runs[-1], names)
-            if alone.meets(ess_target):
-                runs, idata, diag = runs[-1:], runs[-1], alone
     return idata, diag
 
 
@@ -239,17 +239,20 @@ def sample(
     ``DEFAULT_TARGET_ACCEPT``, ``ess_target`` as ``resolve`` says."""
     start = time.perf_counter()
     resolved = resolve(backend, draws, tune, target_accept, ess_target)
-    settings = {"draws": resolved["draws"], "tune": resolved["tune"],
-                "target_accept": resolved["target_accept"], "cores": cores}
+    settings = {"tune": resolved["tune"], "target_accept": resolved["target_accept"],
+                "cores": cores}
     if backend == "nutpie":
         compiled = compile_model(model)
 
-        def draw(k: int, attempt: int) -> az.InferenceData:
-            return draw_nutpie(compiled, chains=k, seed=try_seed(seed, attempt), **settings)
+        def draw(k: int, n: int, attempt: int) -> az.InferenceData:
+            return draw_nutpie(compiled, chains=k, draws=n, seed=try_seed(seed, attempt),
+                               **settings)
     else:
-        def draw(k: int, attempt: int) -> az.InferenceData:
-            return draw_pymc(model, chains=k, seed=try_seed(seed, attempt), **settings)
-    idata, diag = sample_to_target(draw, free_names(model), chains, resolved["ess_target"])
+        def draw(k: int, n: int, attempt: int) -> az.InferenceData:
+            return draw_pymc(model, chains=k, draws=n, seed=try_seed(seed, attempt),
+                             **settings)
+    idata, diag = sample_to_target(draw, free_names(model), chains, resolved["draws"],
+                                   resolved["ess_target"])
     seconds = time.perf_counter() - start
     if log_likelihood:
         add_log_likelihood(model, idata)

@@ -175,33 +175,36 @@ class Refitter:
             self.compiles += 1
         compiled = self._cache[key]
         arrays = self.model_family.model_arrays(data)
-        settings = {"draws": self.draws, "tune": self.tune, "cores": self.cores,
-                    "target_accept": self.target_accept}
+        settings = {"tune": self.tune, "cores": self.cores, "target_accept": self.target_accept}
+        assert self.draws is not None  # resolved in __post_init__
         start = time.perf_counter()
         pm.set_data(arrays, model=compiled.model)
         with_data = compiled.nutpie.with_data(**arrays) if self.backend == "nutpie" else None
-        running = ([fitting.start_nutpie(with_data, chains=self.chains, seed=seed, **settings)]
+        running = ([fitting.start_nutpie(with_data, chains=self.chains, draws=self.draws,
+                                         seed=seed, **settings)]
                    if with_data is not None else [])
         # wall seconds of every try toward an ESS target; a started try's from its start
         sampling = [0.0 if running else time.perf_counter() - start]
 
-        def draw(k: int, attempt: int) -> az.InferenceData:
+        def draw(k: int, n: int, attempt: int) -> az.InferenceData:
             began = start if running else time.perf_counter()
             mine = fitting.try_seed(seed, attempt)
             try:
                 if running:  # the first try, started above
                     idata = fitting.wait_nutpie(running.pop())
                 elif with_data is not None:
-                    idata = fitting.draw_nutpie(with_data, chains=k, seed=mine, **settings)
+                    idata = fitting.draw_nutpie(with_data, chains=k, draws=n, seed=mine,
+                                                **settings)
                 else:
-                    idata = fitting.draw_pymc(compiled.model, chains=k, seed=mine, **settings)
+                    idata = fitting.draw_pymc(compiled.model, chains=k, draws=n, seed=mine,
+                                              **settings)
                 return idata if own == len(data.participants) else unpadded(idata, own)
             finally:
                 sampling[0] += time.perf_counter() - began
 
         def finish() -> Refit:
             idata, diagnostics = fitting.sample_to_target(draw, compiled.names, self.chains,
-                                                          self.ess_target)
+                                                          self.draws, self.ess_target)
             return Refit(idata, diagnostics, sampling[0], compile_seconds, self.backend,
                          compiled.model)
 

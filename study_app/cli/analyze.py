@@ -21,7 +21,7 @@ _DISTANCE = typer.Option(
         "(default: the stored protocol's proximity, else l1_profile).")
 _BACKEND = typer.Option("nutpie", help="Sampler: nutpie (fastest here) | pymc.")
 _DRAWS = typer.Option(None, min=50, help="Posterior draws per chain: a single run of that many "
-                      "(default: 1000 as a first try, more chains for a model that misses R-hat "
+                      "(default: 1000 as a first try, more for a model that misses R-hat "
                       "<= 1.01 or ESS >= 400: --ess-target; analysis.fit.DEFAULT_DRAWS).")
 _TUNE = typer.Option(
         None, min=50, help="Tuning steps per chain (default: the backend's own, nutpie 300, PyMC 1000).")
@@ -31,8 +31,8 @@ _TARGET_ACCEPT = typer.Option(None, min=0.5, max=0.999, help="NUTS step-size tar
                               "0.95); raise it (e.g. 0.99) if a model reports divergences.")
 _ESS_TARGET = typer.Option(
     None, min=0, help="Draw until every model reaches this bulk and tail ESS and R-hat <= 1.01 "
-    "(more chains of --draws each, pooled, at most 4x --chains: "
-    "analysis.fit.sample_to_target). Default: 400 "
+    "(--draws the first try; longer chains when R-hat misses, more chains when "
+    "ESS does; at most 4x the first try's draws: analysis.fit.sample_to_target). Default: 400 "
     "without --draws, none with it; 0: none.")
 _GAUSSIAN = typer.Option(True, help="Also fit the Gaussian GAMM (the reference study's Eq. 4: "
                          "random smooths per participant) with L0 and with L1.")
