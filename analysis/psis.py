@@ -35,6 +35,7 @@ import xarray as xr
 from analysis.convergence import ess_split, split_chains
 
 PRIOR_BS, PRIOR_K = 3.0, 10.0  # the GPD fit's weakly informative prior (Zhang & Stephens)
+BLOCK = 256  # observations smoothed together: bounds the memory of the work arrays
 
 
 def logsumexp_rows(x: np.ndarray) -> np.ndarray:
@@ -130,8 +131,12 @@ def loo(idata: az.InferenceData) -> az.ELPDData:
     n, s = ll.shape
     scale = az.rcParams["stats.ic_scale"]
     sign = {"deviance": -2, "log": 1, "negative_log": -1}[scale]
-    lw, k = smoothed_log_weights(-ll, relative_efficiency(idata.posterior))
-    elpd_i = sign * logsumexp_rows(lw + ll)
+    reff = relative_efficiency(idata.posterior)
+    elpd_i, k = np.empty(n), np.empty(n)
+    for lo in range(0, n, BLOCK):
+        part = ll[lo:lo + BLOCK]
+        lw, k[lo:lo + BLOCK] = smoothed_log_weights(-part, reff)
+        elpd_i[lo:lo + BLOCK] = sign * logsumexp_rows(lw + part)
     elpd = elpd_i.sum()
     lppd = (logsumexp_rows(ll) - np.log(s)).sum()
     good_k = min(1 - 1 / np.log10(s), 0.7)

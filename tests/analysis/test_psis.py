@@ -64,3 +64,12 @@ def test_two_models_compare_as_with_arviz() -> None:
     np.testing.assert_allclose(ours[["elpd_loo", "elpd_diff", "dse", "weight"]].values,
                                theirs[["elpd_loo", "elpd_diff", "dse", "weight"]].values,
                                rtol=1e-9, atol=1e-12)
+
+
+def test_blocks_give_the_same_as_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    idata = _idata(4, 200)
+    whole = psis.loo(idata)
+    monkeypatch.setattr(psis, "BLOCK", 7)
+    parts = psis.loo(idata)
+    np.testing.assert_array_equal(parts["loo_i"].values, whole["loo_i"].values)
+    np.testing.assert_array_equal(parts["pareto_k"].values, whole["pareto_k"].values)
