@@ -10,28 +10,22 @@ new study, swaps the arrays in:
   finds a model of the same graph compiled before, in any process) and
   ``CompiledPyMCModel.with_data`` points the compiled function at the next study's arrays,
   so a refit costs the sampling alone;
-- ``pymc``: PyMC's own NUTS on the same model, the data swapped with ``pm.set_data`` (PyMC
-  builds its sampler functions again on every call; PyTensor's on-disk cache of compiled C
-  keeps that short). The reference backend, and cheap to start in tests.
+- ``pymc``: PyMC's own NUTS on the same model, the data swapped with ``pm.set_data``
+  (PyTensor's on-disk cache keeps its rebuilds short); the reference backend.
 
-The shape of a model is what sizes its parameters: the family, the number of
-participants (one random intercept and slope each), of arms, of spline basis functions and
-the satisfaction / violation terms present. Studies of one shape share a compiled model;
-the number of ratings may differ between them (a data container's length is not part of
-the compiled function).
+The shape of a model is what sizes its parameters: the family, the number of participants
+(one random intercept and slope each), of arms, of spline basis functions and the terms
+present; the number of ratings may differ within a shape.
 
-Simulated studies of one sample size N rarely keep the same number of participants (some are
-screened out or excluded), and every distinct count would be a compilation of its own (most
-of a power curve's time: docs/benchmarks.md, "Findings behind the code"). ``fit(...,
-pad_participants=N)`` therefore pads the participant list to N with participants who have
-no ratings. Their non-centred effects z_u, z_b ~ N(0, 1) appear in no likelihood term, so
-they are independent of everything else a posteriori: the posterior of every other parameter
-is exactly the unpadded one, and the sampler draws a few more standard normals. A power curve
-then compiles once per N and worker. ``analyze`` pads each study to the next multiple of
-``PARTICIPANT_STEP`` (``padded_count``), so a study analysed again after excluding a few
-participants, or another study of about its size, finds its model compiled (in this process
-or on disk: analysis.nutpie_cache). The trace a fit returns holds the study's own
-participants only (``unpadded``): the padding never reaches diagnostics, traces or reports.
+Studies rarely keep the same number of participants (some are screened out or excluded),
+and every distinct count would be a compilation of its own. ``fit(..., pad_participants=N)``
+therefore pads the participant list to N with participants who have no ratings: their
+non-centred effects z_u, z_b ~ N(0, 1) appear in no likelihood term, so the posterior of
+every other parameter is exactly the unpadded one. A power curve pads to its N; ``analyze``
+to the next multiple of ``PARTICIPANT_STEP`` (``padded_count``), so a study analysed again
+after a few exclusions, or another of about its size, finds its model compiled (here or on
+disk: analysis.nutpie_cache). The trace a fit returns holds the study's own participants
+only (``unpadded``): the padding never reaches diagnostics, traces or reports.
 """
 
 from __future__ import annotations
