@@ -37,8 +37,8 @@ DEFAULT_TUNE = {"nutpie": 300, "pymc": 1000}
 # number of draws is adaptive: a fit that misses R-hat <= 1.01 or bulk / tail ESS >= 400 draws
 # again, longer chains or more of them (``sample_to_target`` at ``DEFAULT_ESS_TARGET``), so
 # 1,000 serves the fits that need no more and the others get what they need, where a fixed
-# number leaves them short. A ``draws`` given is a single run of that many unless an ESS target is given too
-# (``resolve``). How often a first try falls short on studies of the reference size, and
+# number leaves them short. A ``draws`` given is a single run of that many unless an ESS
+# target is given too (``resolve``). How often a first try falls short on studies of the reference size, and
 # what it costs: docs/benchmarks.md, "analyze, adaptive draws".
 DEFAULT_DRAWS = {"nutpie": 1000, "pymc": 1000}
 # NUTS step-size adaptation target for both backends: 0.95 rather than the usual 0.8 removes
@@ -181,10 +181,10 @@ def next_try(chains: int, draws: int, first: int, diag: Diagnostics,
     ess = min(diag.min_ess_bulk, diag.min_ess_tail)
     factor = 1.2 * ess_target / ess if ess > 0 else float(TARGET_MAX_FACTOR)
     if not diag.max_rhat <= RHAT_MAX:
-        wanted = max(2 * draws, int(np.ceil(draws * factor)))
-        return Try(chains, min(cap // chains, wanted), fresh=True)
-    wanted = max(int(np.ceil(chains * factor)), chains + 1)
-    return Try(min(cap // draws, wanted) - chains, draws, fresh=False)
+        longer = min(cap // chains, max(2 * draws, int(np.ceil(draws * factor))))
+        return Try(chains, longer, fresh=True) if longer > draws else None
+    more = min(cap // draws, max(int(np.ceil(chains * factor)), chains + 1))
+    return Try(more - chains, draws, fresh=False) if more > chains else None
 
 
 def try_seed(seed: int, attempt: int) -> int:

@@ -90,6 +90,11 @@ def test_next_try_for_rhat_and_for_ess() -> None:
     assert fitting.next_try(14, 500, 2000, diag(1.0, 10.0, 9.0), 400) == fitting.Try(
         2, 500, False)
     assert fitting.next_try(16, 500, 2000, diag(1.0, 10.0, 9.0), 400) is None
+    # near the cap: no try that adds nothing
+    assert fitting.next_try(5, 3000, 4000, diag(1.0, 300.0), 400) is None
+    assert fitting.next_try(5, 3000, 4000, diag(1.02, 900.0), 400) == fitting.Try(5, 3200, True)
+    assert fitting.next_try(15, 1000, 4000, diag(1.02, 900.0), 400) == fitting.Try(
+        15, 1066, True)
 
 
 def test_each_try_its_own_seed() -> None:
