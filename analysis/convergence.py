@@ -31,11 +31,24 @@ ESS = S / tau (S when the draws are constant, NaN when any is NaN).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import numpy as np
 from scipy.fft import next_fast_len
 from scipy.special import ndtri
 
 BLOCK = 256  # parameters per block: bounds the memory of the FFT and rank arrays
+
+
+def parameter_draws(posterior: Any, names: Iterable[str]) -> np.ndarray:
+    """(P, C, N) draws of every scalar of the variables ``names`` of an ArviZ ``posterior``
+    group (chain and draw dimensions first; the variables' other dimensions flattened)."""
+    chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
+    values = np.concatenate([np.asarray(posterior[v].transpose("chain", "draw", ...).values,
+                                        dtype=float).reshape(chains, draws, -1)
+                             for v in names], axis=2)
+    return values.transpose(2, 0, 1)
 
 
 def split_chains(draws: np.ndarray) -> np.ndarray:

@@ -27,7 +27,7 @@ import numpy as np
 import pymc as pm
 
 from analysis import psis
-from analysis.convergence import convergence
+from analysis.convergence import convergence, parameter_draws
 from analysis.nutpie_cache import compile_model
 
 Backend = Literal["nutpie", "pymc"]
@@ -38,8 +38,8 @@ DEFAULT_TUNE = {"nutpie": 300, "pymc": 1000}
 # again, longer chains or more of them (``sample_to_target`` at ``DEFAULT_ESS_TARGET``), so
 # 1,000 serves the fits that need no more and the others get what they need, where a fixed
 # number leaves them short. A ``draws`` given is a single run of that many unless an ESS
-# target is given too (``resolve``). How often a first try falls short on studies of the reference size, and
-# what it costs: docs/benchmarks.md, "analyze, adaptive draws".
+# target is given too (``resolve``). How often a first try falls short on studies of the
+# reference size, and what it costs: docs/benchmarks.md, "analyze, adaptive draws".
 DEFAULT_DRAWS = {"nutpie": 1000, "pymc": 1000}
 # NUTS step-size adaptation target for both backends: 0.95 rather than the usual 0.8 removes
 # the divergences left near a flat smooth (analysis.models, "Parameterization").
@@ -133,10 +133,7 @@ def free_names(model: pm.Model) -> list[str]:
 def diagnose(idata: az.InferenceData, names: list[str]) -> Diagnostics:
     """The extremes over every scalar of the free parameters ``names``: max R-hat, min bulk
     and tail ESS (analysis.convergence, all parameters at once), and the divergences."""
-    post = idata.posterior
-    draws = np.concatenate([np.asarray(post[v].values, dtype=float).reshape(
-        post.sizes["chain"], post.sizes["draw"], -1) for v in names], axis=2)
-    rhat, ess_b, ess_t = convergence(draws.transpose(2, 0, 1))
+    rhat, ess_b, ess_t = convergence(parameter_draws(idata.posterior, names))
 
     def extreme(values: np.ndarray, fn: Any) -> float:
         with warnings.catch_warnings():  # one chain: R-hat is NaN everywhere (reported null)

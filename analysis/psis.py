@@ -32,7 +32,7 @@ import arviz as az
 import numpy as np
 import xarray as xr
 
-from analysis.convergence import ess_split, split_chains
+from analysis.convergence import ess_split, parameter_draws, split_chains
 
 PRIOR_BS, PRIOR_K = 3.0, 10.0  # the GPD fit's weakly informative prior (Zhang & Stephens)
 BLOCK = 256  # observations smoothed together: bounds the memory of the work arrays
@@ -49,10 +49,7 @@ def relative_efficiency(posterior: xr.Dataset) -> float:
     chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
     if chains == 1:
         return 1.0
-    values = np.concatenate([np.asarray(posterior[v].transpose("chain", "draw", ...).values,
-                                        dtype=float).reshape(chains, draws, -1)
-                             for v in posterior.data_vars], axis=2)
-    ess = ess_split(split_chains(values.transpose(2, 0, 1)))
+    ess = ess_split(split_chains(parameter_draws(posterior, posterior.data_vars)))
     return float(ess.mean() / (chains * draws))
 
 
