@@ -127,7 +127,16 @@ def resolve(backend: str, draws: int | None = None, tune: int | None = None,
 
 
 def free_names(model: pm.Model) -> list[str]:
-    return [v.name for v in model.free_RVs]
+    """The model's free parameters as its priors state them: a free RV's name, or, for the
+    pieces a stated parameter is sampled as (analysis.families.base.SAMPLED_AS), the stated
+    parameter's (a deterministic of the model)."""
+    from analysis.families.base import SAMPLED_AS
+
+    names = [v.name for v in model.free_RVs]
+    for stated, pieces in SAMPLED_AS.items():
+        if stated in model.named_vars and set(pieces) <= set(names):
+            names = [n for n in names if n not in pieces] + [stated]
+    return names
 
 
 def diagnose(idata: az.InferenceData, names: list[str]) -> Diagnostics:

@@ -217,12 +217,12 @@ class ModelFamily:
         from analysis.predictor import linear_predictor
 
         sigma_u = pm.HalfNormal("sigma_u", 2.0)
-        z_u = pm.Normal("z_u", 0.0, 1.0, dims="participant")
+        centred, mean = random_intercepts(len(data.participants))
         slope, d = self.participant_deviation(data, x)
         eta = linear_predictor(x["design_columns"], w, arm, gamma, x["participant_index"],
-                               sigma_u * z_u, slope, d)
+                               sigma_u * centred, slope, d)
         eta = self.add_effects(data, x, eta)
-        self.observe(data, x, eta, keep_probabilities)
+        self.observe(data, x, eta, keep_probabilities, shift=sigma_u * mean)
 
     def participant_deviation(self, data: ModelData, x: dict[str, Any]) -> tuple[Any, Any]:
         """(slope per participant, the distance it multiplies): b_p = sigma_b w_p on the
@@ -238,8 +238,10 @@ class ModelFamily:
         return eta
 
     def observe(self, data: ModelData, x: dict[str, Any], eta: Any,
-                keep_probabilities: bool) -> None:
-        """The likelihood of ``x["y_observed"]`` given ``eta``, as the observed RV ``y``."""
+                keep_probabilities: bool, shift: Any) -> None:
+        """The likelihood of ``x["y_observed"]`` given ``eta``, as the observed RV ``y``;
+        ``eta`` lacks the constant ``shift`` = sigma_u mean(z_u), which the family's level
+        (its first cutpoint) absorbs (``random_intercepts``)."""
         raise NotImplementedError
 
     def integrated_draws(self, data: ModelData, posterior: Any, seed: int
@@ -295,3 +297,30 @@ class ModelFamily:
                              for m in models])
         return ReportSection(title, smooth_figure(models, self.scale) + table(rows),
                              self.report_note)
+
+
+# a stated parameter sampled as other free parameters (``random_intercepts``; the ordinal
+# family's c_1): the stated one is kept as a deterministic of the same name, and it, not
+# its pieces, is what the convergence diagnostics read (analysis.fit.free_names)
+SAMPLED_AS: dict[str, tuple[str, ...]] = {"z_u": ("z_u_centred", "z_u_mean"),
+                                         "cut_first": ("cut_level",)}
+
+
+def random_intercepts(participants: int) -> tuple[Any, Any]:
+    """The standardized random intercepts z_u ~ Normal(0, 1), iid over the P participants,
+    sampled as their mean and their deviations from it, which are independent:
+
+        z_u = zbar + z~,   zbar ~ Normal(0, 1 / sqrt(P)),   z~ ~ ZeroSumNormal(1)
+
+    (the same distribution: an orthogonal split of iid standard normals into the direction
+    (1, ..., 1) and the rest). The likelihood depends on the first cutpoint c_1 and zbar only
+    through c_1 - sigma_u zbar, a ridge the sampler crosses slowly while zbar is spread over
+    every z_u; sampling zbar apart and c_1 relative to it (``ModelFamily.observe``'s
+    ``shift``) removes the ridge and leaves the posterior as it was. Returns (z~, zbar);
+    ``z_u`` is kept as a deterministic."""
+    import pymc as pm
+
+    centred = pm.ZeroSumNormal("z_u_centred", 1.0, dims="participant")
+    mean = pm.Normal("z_u_mean", 0.0, 1.0 / np.sqrt(participants))
+    pm.Deterministic("z_u", centred + mean, dims="participant")
+    return centred, mean

@@ -51,19 +51,23 @@ class OrdinalFamily(ModelFamily):
         return (data.y - 1).astype("int64")
 
     def observe(self, data: ModelData, x: dict[str, Any], eta: Any,
-                keep_probabilities: bool) -> None:
+                keep_probabilities: bool, shift: Any) -> None:
+        """c_1 sampled as its level against the intercepts' mean, c_1 - shift (the
+        same prior, moved with it: analysis.families.base.random_intercepts); the likelihood
+        reads the cutpoints less that shift against ``eta``, which lacks it."""
         import pymc as pm
         import pytensor.tensor as pt
 
         from analysis import ordinal
 
-        first = pm.Normal("cut_first", -2.5, 3.0)
+        level = pm.Normal("cut_level", -2.5 - shift, 3.0)  # c_1 - shift
+        pm.Deterministic("cut_first", level + shift)
         gaps = pm.HalfNormal("cut_gaps", 2.0, shape=5)
-        cut = pm.Deterministic("cutpoints", pt.concatenate(
-            [pt.stack([first]), first + pt.cumsum(gaps)]))
-        ordinal.observe("y", eta, cut, x["y_observed"])
+        relative = pt.concatenate([pt.stack([level]), level + pt.cumsum(gaps)])
+        pm.Deterministic("cutpoints", relative + shift)
+        ordinal.observe("y", eta, relative, x["y_observed"])
         if keep_probabilities:
-            pm.Deterministic("y_probs", ordinal.probabilities(eta, cut))
+            pm.Deterministic("y_probs", ordinal.probabilities(eta, relative))
 
     def own_coefficients(self, data: ModelData, posterior: Any) -> list[Coefficient]:
         """The cutpoints c_1 < ... < c_6."""
