@@ -50,6 +50,9 @@ DEFAULT_ESS_TARGET = ESS_MIN  # the ESS a fit left to its default draws toward
 # With an ESS target (``sample_to_target``), a fit draws at most this many times its first
 # try's draws (chains x draws per chain).
 TARGET_MAX_FACTOR = 4
+# A first try whose R-hat misses RHAT_MAX by no more than this is given as many chains again,
+# pooled (``next_try``); above it, or if the pooled chains miss too, longer chains afresh.
+RHAT_POOLED = 1.02
 
 
 class SamplingWarning(UserWarning):
@@ -168,28 +171,36 @@ class Try:
     fresh: bool
 
 
-def next_try(chains: int, draws: int, first: int, diag: Diagnostics,
+def next_try(chains: int, draws: int, first: tuple[int, int], diag: Diagnostics,
              ess_target: int) -> Try | None:
     """The next try after ``chains`` x ``draws`` with diagnostics ``diag``, or None: they
     meet ``ess_target`` (``Diagnostics.meets``) or reach the cap, ``TARGET_MAX_FACTOR`` x
-    ``first`` draws in all (``first``: the first try's chains x draws).
+    the first try's draws in all (``first``: its (chains, draws)).
 
-    - R-hat above RHAT_MAX: for a slowly mixing parameter R-hat is about
-      1 + (1 / n_eff - 1 / n) / 2 (n draws of a split chain, n_eff of them effective), an
-      excess that more chains do not shrink, only longer ones: a fresh run of ``chains``
-      with at least twice the draws (more when ESS asks: draws x 1.2 x target / ESS).
+    - R-hat above RHAT_MAX by a little (at most RHAT_POOLED) at the first try: the largest
+      of hundreds of R-hats, each noisy at about 1 / ESS, so as many chains again with new
+      seeds, pooled (more when ESS asks, as below).
+    - R-hat above RHAT_POOLED, or still above RHAT_MAX: for a slowly mixing parameter
+      R-hat is about 1 + (1 / n_eff - 1 / n) / 2 (n draws of a split chain, n_eff of them
+      effective), an excess that more chains do not shrink, only longer ones: a fresh run of
+      the first try's chains with at least twice the draws (more when ESS asks:
+      draws x 1.2 x target / ESS). A stuck chain is dropped that way too.
     - ESS alone short: ESS grows linearly with the chains pooled, so chains of the same
       draws are added, to ceil(chains x 1.2 x target / ESS) in all (at least one more).
     """
-    cap = TARGET_MAX_FACTOR * first
+    cap = TARGET_MAX_FACTOR * first[0] * first[1]
     if diag.meets(ess_target) or chains * draws >= cap:
         return None
     ess = min(diag.min_ess_bulk, diag.min_ess_tail)
     factor = 1.2 * ess_target / ess if ess > 0 else float(TARGET_MAX_FACTOR)
+    pooled = max(int(np.ceil(chains * factor)), chains + 1)
     if not diag.max_rhat <= RHAT_MAX:
-        longer = min(cap // chains, max(2 * draws, int(np.ceil(draws * factor))))
-        return Try(chains, longer, fresh=True) if longer > draws else None
-    more = min(cap // draws, max(int(np.ceil(chains * factor)), chains + 1))
+        if diag.max_rhat <= RHAT_POOLED and (chains, draws) == first:
+            pooled = max(pooled, 2 * chains)
+        else:
+            longer = min(cap // first[0], max(2 * draws, int(np.ceil(draws * factor))))
+            return Try(first[0], longer, fresh=True) if longer > draws else None
+    more = min(cap // draws, pooled)
     return Try(more - chains, draws, fresh=False) if more > chains else None
 
 
@@ -206,15 +217,16 @@ def sample_to_target(draw: Callable[[int, int, int], az.InferenceData], names: l
                      ) -> tuple[az.InferenceData, Diagnostics]:
     """``draw(chains, draws, 0)`` and its diagnostics over the free parameters ``names``.
     With an ``ess_target`` that is the first try, and while the draws at hand miss it, try
-    t draws ``draw(k, n, t)`` (``next_try``; its seeds: ``try_seed``): a fresh run when
-    R-hat misses (longer chains), else chains added to those at hand, nothing drawn thrown
-    away; until the target is met or the cap reached. Without one, a single run."""
+    t draws ``draw(k, n, t)`` (``next_try``; its seeds: ``try_seed``): chains added to those
+    at hand, nothing drawn thrown away, or a fresh run with longer chains when R-hat misses
+    by more than a little or again; until the target is met or the cap reached. Without
+    one, a single run."""
     idata = draw(chains, draws, 0)
     diag = diagnose(idata, names)
     attempt = 0
     while ess_target is not None:
         have = idata.posterior.sizes
-        step = next_try(have["chain"], have["draw"], chains * draws, diag, ess_target)
+        step = next_try(have["chain"], have["draw"], (chains, draws), diag, ess_target)
         if step is None:
             break
         attempt += 1
@@ -236,9 +248,11 @@ def sample(
     log_likelihood: bool = False,
     target_accept: float | None = None,
     ess_target: int | None = None,
+    low_rank: bool = False,
 ) -> Fit:
     """Draw from the posterior of ``model``; ``seconds`` counts compilation too (and every
-    try toward an ``ess_target``: ``sample_to_target``).
+    try toward an ``ess_target``: ``sample_to_target``); ``low_rank``: nutpie's low-rank
+    mass matrix (``start_nutpie``; PyMC's sampler has none).
 
     ``draws`` and ``tune`` default to each backend's own (``DEFAULT_DRAWS``, ``DEFAULT_TUNE``:
     nutpie's adaptation needs fewer tuning steps), ``target_accept`` to
@@ -252,7 +266,7 @@ def sample(
 
         def draw(k: int, n: int, attempt: int) -> az.InferenceData:
             return draw_nutpie(compiled, chains=k, draws=n, seed=try_seed(seed, attempt),
-                               **settings)
+                               low_rank=low_rank, **settings)
     else:
         def draw(k: int, n: int, attempt: int) -> az.InferenceData:
             return draw_pymc(model, chains=k, draws=n, seed=try_seed(seed, attempt),
@@ -276,16 +290,19 @@ def add_log_likelihood(model: pm.Model, idata: az.InferenceData) -> None:
 
 
 def start_nutpie(compiled: Any, *, draws: int, tune: int, chains: int, cores: int, seed: int,
-                 target_accept: float) -> Any:
+                 target_accept: float, low_rank: bool = False) -> Any:
     """nutpie's NUTS on a compiled model (``nutpie.compile_pymc_model``; tuning draws are
     not kept, as in PyMC), running in nutpie's own threads: ``wait_nutpie`` of the returned
     sampler gives the InferenceData. The caller's thread is free meanwhile (the chains call
-    the numba-compiled log-density without Python)."""
+    the numba-compiled log-density without Python). ``low_rank``: nutpie's mass matrix
+    adapted as a diagonal plus a low-rank part from the gradients (its
+    ``low_rank_modified_mass_matrix``) instead of a diagonal only (``ModelFamily.low_rank_mass``)."""
     import nutpie
 
     return nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, cores=cores,
                          seed=seed, progress_bar=False, target_accept=target_accept,
-                         save_warmup=False, blocking=False)
+                         save_warmup=False, blocking=False,
+                         low_rank_modified_mass_matrix=low_rank)
 
 
 def wait_nutpie(sampler: Any) -> az.InferenceData:

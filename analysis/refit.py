@@ -174,8 +174,9 @@ class Refitter:
         start = time.perf_counter()
         pm.set_data(arrays, model=compiled.model)
         with_data = compiled.nutpie.with_data(**arrays) if self.backend == "nutpie" else None
+        low_rank = self.model_family.low_rank_mass
         running = ([fitting.start_nutpie(with_data, chains=self.chains, draws=self.draws,
-                                         seed=seed, **settings)]
+                                         seed=seed, low_rank=low_rank, **settings)]
                    if with_data is not None else [])
         # wall seconds of every try toward an ESS target; a started try's from its start
         sampling = [0.0 if running else time.perf_counter() - start]
@@ -188,7 +189,7 @@ class Refitter:
                     idata = fitting.wait_nutpie(running.pop())
                 elif with_data is not None:
                     idata = fitting.draw_nutpie(with_data, chains=k, draws=n, seed=mine,
-                                                **settings)
+                                                low_rank=low_rank, **settings)
                 else:
                     idata = fitting.draw_pymc(compiled.model, chains=k, draws=n, seed=mine,
                                               **settings)

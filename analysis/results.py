@@ -195,7 +195,8 @@ def finish_one(pending: PendingFit) -> tuple[ModelResult, az.InferenceData]:
     if pending.refit is None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", fitting.SamplingWarning)  # reported in the summary
-            fit = fitting.sample(model, log_likelihood=spec.log_likelihood, **sampler)
+            fit = fitting.sample(model, log_likelihood=spec.log_likelihood,
+                                 low_rank=spec.family.low_rank_mass, **sampler)
     else:
         refit = pending.refit.result()
         if spec.log_likelihood:

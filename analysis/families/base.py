@@ -112,7 +112,9 @@ class ModelFamily:
     by ``analyze`` unless asked otherwise; ``scale``: logit (latent) or rating;
     ``pointwise_loo`` and ``predictive_check``: its models (the main distance's, for the check) compute the
     pointwise log-likelihood and the posterior predictive check; ``matches_mgcv``: the
-    Bayesian twin of the reference study's mgcv GAMM (analysis.engines); ``variances``: its
+    Bayesian twin of the reference study's mgcv GAMM (analysis.engines); ``low_rank_mass``:
+    nutpie adapts a low-rank mass matrix for it (analysis.fit.start_nutpie: for a few
+    correlated parameters, not for hundreds of random effects); ``variances``: its
     variance components, in the order they are summarized; ``deviation_priors`` and
     ``own_priors``: the priors of its participant deviation and of its own parameters.
 
@@ -132,6 +134,7 @@ class ModelFamily:
     pointwise_loo: ClassVar[bool] = False
     predictive_check: ClassVar[bool] = False
     matches_mgcv: ClassVar[bool] = False
+    low_rank_mass: ClassVar[bool] = False
     variances: ClassVar[tuple[str, ...]] = ("sigma_u", "sigma_b", "sigma_f")
     deviation_priors: ClassVar[tuple[Prior, ...]] = (
         ("sigma_b", "HalfNormal", (1.0,), "participants' random slopes' sd (ordinal)"),

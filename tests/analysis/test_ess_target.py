@@ -1,6 +1,7 @@
 """--ess-target (analysis.fit.sample_to_target): a model that misses the target is drawn
-again until it meets it or reaches the cap: longer chains afresh when R-hat misses, more chains
-pooled with those at hand when only ESS does; without a target, one run, as before."""
+again until it meets it or reaches the cap: more chains pooled with those at hand when only
+ESS misses or R-hat misses a little at the first try, longer chains afresh when R-hat misses
+more or again; without a target, one run, as before."""
 
 from __future__ import annotations
 
@@ -82,19 +83,24 @@ def test_next_try_for_rhat_and_for_ess() -> None:
     def diag(rhat: float, bulk: float, tail: float = 900.0) -> fitting.Diagnostics:
         return fitting.Diagnostics(rhat, bulk, tail, 0)
 
-    assert fitting.next_try(4, 500, 2000, diag(1.005, 800.0), 400) is None
-    assert fitting.next_try(4, 500, 2000, diag(1.02, 800.0), 400) == fitting.Try(4, 1000, True)
-    assert fitting.next_try(4, 500, 2000, diag(1.02, 100.0), 400) == fitting.Try(4, 2000, True)
-    assert fitting.next_try(4, 500, 2000, diag(1.0, 200.0), 400) == fitting.Try(6, 500, False)
-    assert fitting.next_try(4, 500, 2000, diag(1.0, 390.0), 400) == fitting.Try(1, 500, False)
-    assert fitting.next_try(14, 500, 2000, diag(1.0, 10.0, 9.0), 400) == fitting.Try(
+    first = (4, 500)
+    assert fitting.next_try(4, 500, first, diag(1.005, 800.0), 400) is None
+    # R-hat a little high at the first try: as many chains again, pooled
+    assert fitting.next_try(4, 500, first, diag(1.02, 800.0), 400) == fitting.Try(4, 500, False)
+    # ... still high once pooled, or high by more: the first try's chains, longer, afresh
+    assert fitting.next_try(8, 500, first, diag(1.015, 800.0), 400) == fitting.Try(4, 1000, True)
+    assert fitting.next_try(4, 500, first, diag(1.03, 800.0), 400) == fitting.Try(4, 1000, True)
+    assert fitting.next_try(4, 500, first, diag(1.03, 100.0), 400) == fitting.Try(4, 2000, True)
+    assert fitting.next_try(4, 500, first, diag(1.0, 200.0), 400) == fitting.Try(6, 500, False)
+    assert fitting.next_try(4, 500, first, diag(1.0, 390.0), 400) == fitting.Try(1, 500, False)
+    assert fitting.next_try(14, 500, first, diag(1.0, 10.0, 9.0), 400) == fitting.Try(
         2, 500, False)
-    assert fitting.next_try(16, 500, 2000, diag(1.0, 10.0, 9.0), 400) is None
-    # near the cap: no try that adds nothing
-    assert fitting.next_try(5, 3000, 4000, diag(1.0, 300.0), 400) is None
-    assert fitting.next_try(5, 3000, 4000, diag(1.02, 900.0), 400) == fitting.Try(5, 3200, True)
-    assert fitting.next_try(15, 1000, 4000, diag(1.02, 900.0), 400) == fitting.Try(
-        15, 1066, True)
+    assert fitting.next_try(16, 500, first, diag(1.0, 10.0, 9.0), 400) is None
+    # near the cap (4 x 4 x 1,000 draws): no try that adds nothing, none beyond it
+    assert fitting.next_try(5, 3000, (4, 1000), diag(1.0, 300.0), 400) is None
+    assert fitting.next_try(5, 3000, (4, 1000), diag(1.02, 900.0), 400) == fitting.Try(
+        4, 4000, True)
+    assert fitting.next_try(4, 4000, (4, 1000), diag(1.02, 900.0), 400) is None
 
 
 def test_each_try_its_own_seed() -> None:
