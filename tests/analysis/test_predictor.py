@@ -98,8 +98,9 @@ def test_ordinal_model_likelihood_is_the_documented_formula(arms: int):
     point = {k: v + rng.normal(0, 0.5, np.shape(v)) for k, v in model.initial_point().items()}
     lp = model.compile_logp(vars=[model["y"]], sum=False)(point)[0]
     # z_u and c_1 as stated (the model samples them in pieces: analysis.families.base)
-    z_u, cut_first = model.compile_fn(model.replace_rvs_by_values([model["z_u"], model["cut_first"]]),
-                                  inputs=model.value_vars, on_unused_input="ignore")(point)
+    z_u, cut_first = model.compile_fn(
+        model.replace_rvs_by_values([model["z_u"], model["cut_first"]]),
+        inputs=model.value_vars, on_unused_input="ignore")(point)
     natural = {"sigma_f": np.exp(point["sigma_f_log__"]), "sigma_u": np.exp(point["sigma_u_log__"]),
                "sigma_b": np.exp(point["sigma_b_log__"]), **point, "z_u": z_u}
     eta = _numpy_eta(data, natural)

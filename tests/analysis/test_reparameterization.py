@@ -26,8 +26,9 @@ def test_the_pieces_have_the_stated_density(model):
     wrong spread, moves the difference from point to point."""
     pieces = [model[n] for n in ("cut_level", "z_u_centred", "z_u_mean", "y")]
     joint = model.compile_logp(vars=pieces, jacobian=False)
-    stated = model.compile_fn(model.replace_rvs_by_values([model["z_u"], model["cut_first"]]),
-                                  inputs=model.value_vars, on_unused_input="ignore")
+    stated = model.compile_fn(
+        model.replace_rvs_by_values([model["z_u"], model["cut_first"]]),
+        inputs=model.value_vars, on_unused_input="ignore")
     likelihood = model.compile_logp(vars=[model["y"]])
     rng = np.random.default_rng(7)
     gaps = []
