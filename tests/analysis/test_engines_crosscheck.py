@@ -63,16 +63,16 @@ def test_bayesian_and_mgcv_smooths_agree_at_every_grid_point(r_ready, study):
     assert sentence["points_agree"] == grid.size
     assert f"at {grid.size} of {grid.size} grid points" in sentence["sentence"]
     # both engines see the effect, so agreement is a test of the curves, not of two flat
-    # lines: mgcv's smooth is significant and the Bayesian curve spans most of its range
-    # (0.65-0.72 of it over sampling seeds 1-3; its 95% band only just clears zero, so
-    # whether it does somewhere is a coin toss at these draws)
+    # lines: mgcv's smooth is significant and the Bayesian curve spans more than half of its
+    # range (the Bayesian band only just clears zero here: docs/analysis-mgcv.md)
     assert fitted["smooth"]["p"] < 0.001 and fitted["smooth"]["edf"] > 2
     assert np.ptp(bayes.smooth["mean"].to_numpy()) > 0.5 * np.ptp(curve["fit"])
     # the Bayesian verdict reads the band: zero outside it at some grid point
-    verdict = {tuple(b): engines.band_excludes_zero(replace(bayes, smooth=bayes.smooth.assign(
-        lo=bayes.smooth["mean"] + b[0], hi=bayes.smooth["mean"] + b[1])))
-        for b in ((-9.0, 9.0), (0.0, 9.0), (-9.0, 0.0))}
-    assert verdict == {(-9.0, 9.0): False, (0.0, 9.0): True, (-9.0, 0.0): True}
+    mean = bayes.smooth["mean"]
+    for (below, above), excludes in {(-9.0, 9.0): False, (0.0, 9.0): True,
+                                     (-9.0, 0.0): True}.items():
+        band = bayes.smooth.assign(lo=mean + below, hi=mean + above)
+        assert engines.band_excludes_zero(replace(bayes, smooth=band)) is excludes
 
 
 def test_ordinal_effects_agree_with_clmm(r_ready):
