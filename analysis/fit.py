@@ -259,18 +259,9 @@ def sample(
     ``DEFAULT_TARGET_ACCEPT``, ``ess_target`` as ``resolve`` says."""
     start = time.perf_counter()
     resolved = resolve(backend, draws, tune, target_accept, ess_target)
-    settings = {"tune": resolved["tune"], "target_accept": resolved["target_accept"],
-                "cores": cores}
-    if backend == "nutpie":
-        compiled = compile_model(model)
-
-        def draw(k: int, n: int, attempt: int) -> az.InferenceData:
-            return draw_nutpie(compiled, chains=k, draws=n, seed=try_seed(seed, attempt),
-                               low_rank=low_rank, **settings)
-    else:
-        def draw(k: int, n: int, attempt: int) -> az.InferenceData:
-            return draw_pymc(model, chains=k, draws=n, seed=try_seed(seed, attempt),
-                             **settings)
+    draw = drawer(model, compile_model(model) if backend == "nutpie" else None, seed=seed,
+                  low_rank=low_rank, tune=resolved["tune"],
+                  target_accept=resolved["target_accept"], cores=cores)
     idata, diag = sample_to_target(draw, free_names(model), chains, resolved["draws"],
                                    resolved["ess_target"])
     seconds = time.perf_counter() - start
@@ -281,6 +272,22 @@ def sample(
         warnings.warn("sampling diagnostics: " + "; ".join(problems), SamplingWarning,
                       stacklevel=2)
     return Fit(idata, backend, seconds, diag)
+
+
+def drawer(model: pm.Model, compiled: Any | None, *, seed: int, low_rank: bool = False,
+           **settings: Any) -> Callable[[int, int, int], az.InferenceData]:
+    """``sample_to_target``'s ``draw(chains, draws, attempt)``: nutpie's NUTS on
+    ``compiled`` (its compiled ``model``; ``draw_nutpie``) or, with ``compiled`` None, PyMC's
+    (``draw_pymc``), seeded ``try_seed(seed, attempt)``; ``settings``: tune, target_accept,
+    cores."""
+    def draw(k: int, n: int, attempt: int) -> az.InferenceData:
+        mine = try_seed(seed, attempt)
+        if compiled is None:
+            return draw_pymc(model, chains=k, draws=n, seed=mine, **settings)
+        return draw_nutpie(compiled, chains=k, draws=n, seed=mine, low_rank=low_rank,
+                           **settings)
+
+    return draw
 
 
 def add_log_likelihood(model: pm.Model, idata: az.InferenceData) -> None:

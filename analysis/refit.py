@@ -181,18 +181,14 @@ class Refitter:
         # wall seconds of every try toward an ESS target; a started try's from its start
         sampling = [0.0 if running else time.perf_counter() - start]
 
+        again = fitting.drawer(compiled.model, with_data, seed=seed, low_rank=low_rank,
+                               **settings)
+
         def draw(k: int, n: int, attempt: int) -> az.InferenceData:
             began = start if running else time.perf_counter()
-            mine = fitting.try_seed(seed, attempt)
             try:
-                if running:  # the first try, started above
-                    idata = fitting.wait_nutpie(running.pop())
-                elif with_data is not None:
-                    idata = fitting.draw_nutpie(with_data, chains=k, draws=n, seed=mine,
-                                                low_rank=low_rank, **settings)
-                else:
-                    idata = fitting.draw_pymc(compiled.model, chains=k, draws=n, seed=mine,
-                                              **settings)
+                # the first try was started above; later ones draw here
+                idata = fitting.wait_nutpie(running.pop()) if running else again(k, n, attempt)
                 return idata if own == len(data.participants) else unpadded(idata, own)
             finally:
                 sampling[0] += time.perf_counter() - began
