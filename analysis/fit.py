@@ -278,8 +278,8 @@ def drawer(model: pm.Model, compiled: Any | None, *, seed: int, low_rank: bool =
            **settings: Any) -> Callable[[int, int, int], az.InferenceData]:
     """``sample_to_target``'s ``draw(chains, draws, attempt)``: nutpie's NUTS on
     ``compiled`` (its compiled ``model``; ``draw_nutpie``) or, with ``compiled`` None, PyMC's
-    (``draw_pymc``), seeded ``try_seed(seed, attempt)``; ``settings``: tune, target_accept,
-    cores."""
+    (``draw_pymc``), seeded ``try_seed(seed, attempt)``; ``low_rank``: nutpie's mass matrix
+    (``start_nutpie``; PyMC's sampler has none); ``settings``: tune, target_accept, cores."""
     def draw(k: int, n: int, attempt: int) -> az.InferenceData:
         mine = try_seed(seed, attempt)
         if compiled is None:
