@@ -28,6 +28,7 @@ import pymc as pm
 
 from analysis import psis
 from analysis.convergence import convergence, parameter_draws
+from analysis.model_data import SettingError
 from analysis.nutpie_cache import compile_model
 
 Backend = Literal["nutpie", "pymc"]
@@ -116,11 +117,14 @@ def resolve(backend: str, draws: int | None = None, tune: int | None = None,
 
     ``ess_target`` (``sample_to_target``'s; None: a single run of ``draws``) defaults to
     ``DEFAULT_ESS_TARGET`` when ``draws`` is left to its default, and to none when ``draws``
-    is given (a number of draws asked for is what is drawn); 0 turns it off."""
+    is given (a number of draws asked for is what is drawn); 0 turns it off. An unknown
+    backend or a negative target: SettingError naming it."""
     if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+        raise SettingError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}",
+                           "backend")
     if ess_target is not None and ess_target < 0:
-        raise ValueError(f"the ESS target must be at least 1 (0: none), got {ess_target}")
+        raise SettingError(f"the ESS target must be at least 1 (0: none), got {ess_target}",
+                           "ess_target")
     if ess_target is None:
         ess_target = DEFAULT_ESS_TARGET if draws is None else None
     return {"draws": DEFAULT_DRAWS[backend] if draws is None else draws,

@@ -39,6 +39,20 @@ class AnalysisDataError(ValueError):
     """
 
 
+class SettingError(AnalysisDataError):
+    """A setting the analysis was given cannot be used; ``setting`` names which one
+    (``backend``, ``ess_target``, ``distance``), so a caller can name its own option for it.
+
+    >>> from analysis.model_data import SettingError
+    >>> SettingError("unknown backend 'stan'", "backend").setting
+    'backend'
+    """
+
+    def __init__(self, message: str, setting: str) -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
 @dataclass
 class ModelData:
     """The arrays one model is built from (``prepare``)."""

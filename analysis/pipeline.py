@@ -44,7 +44,14 @@ from analysis import fit as fitting
 from analysis import truth as truth_check
 from analysis.families import FAMILIES, ModelFamily
 from analysis.folder import DEFAULT_TRACE, TRACE_LEVELS, AnalysisFolder, fingerprint
-from analysis.model_data import DISTANCES, OUTCOMES, AnalysisDataError, ModelData, prepare
+from analysis.model_data import (
+    DISTANCES,
+    OUTCOMES,
+    AnalysisDataError,
+    ModelData,
+    SettingError,
+    prepare,
+)
 from analysis.refit import Refitter
 from analysis.results import (
     ModelResult,
@@ -135,8 +142,8 @@ class Analysis:
 def distance_family(distance: str) -> tuple[str, str]:
     """(L0 name, L1 name) of the family of ``distance``."""
     if distance not in DISTANCES:
-        raise AnalysisDataError(
-            f"unknown distance {distance!r}; expected one of {', '.join(DISTANCES)}")
+        raise SettingError(
+            f"unknown distance {distance!r}; expected one of {', '.join(DISTANCES)}", "distance")
     scope = distance.split("_", 1)[1]
     return f"l0_{scope}", f"l1_{scope}"
 
@@ -183,10 +190,7 @@ def sampler_settings(backend: str = "nutpie", draws: int | None = None,
     """The sampler's settings with each default resolved (they enter the fingerprint);
     ``ess_target`` (analysis.fit.sample_to_target: ``draws`` is then the first try; its
     default: analysis.fit.resolve) is among them only when there is one."""
-    try:
-        resolved = fitting.resolve(backend, draws, tune, target_accept, ess_target)
-    except ValueError as e:
-        raise AnalysisDataError(str(e)) from None
+    resolved = fitting.resolve(backend, draws, tune, target_accept, ess_target)
     out = {"backend": backend, "draws": resolved["draws"], "tune": resolved["tune"],
            "chains": chains, "seed": seed, "target_accept": resolved["target_accept"]}
     target = resolved["ess_target"]

@@ -31,6 +31,8 @@ class StudyAnalysisInputError(ValueError):
 
 EXCLUDE_NAMES = {"speeders": "speeder", "straightliners": "straightliner",
                  "attention": "failed_attention"}
+# analyze's option for each setting analysis.model_data.SettingError can name
+SETTING_OPTIONS = {"backend": "--backend", "ess_target": "--ess-target", "distance": "--distance"}
 
 
 @dataclass(frozen=True)
@@ -185,17 +187,15 @@ def check_request(req: AnalysisRequest) -> None:
 def sampler_settings(distance: str, sampler: Sampler) -> dict[str, Any]:
     """The sampler's full settings for a main distance (its family checked too)."""
     from analysis import pipeline
-    from analysis.models import AnalysisDataError
+    from analysis.model_data import SettingError
 
     try:
         pipeline.distance_family(distance)
         return pipeline.sampler_settings(sampler.backend, sampler.draws, sampler.tune,
                                          sampler.chains, sampler.seed, sampler.target_accept,
                                          sampler.ess_target)
-    except AnalysisDataError as e:
-        option = ("--distance" if "distance" in str(e) else
-                  "--ess-target" if "ESS target" in str(e) else "--backend")
-        raise StudyAnalysisInputError(f"{option}: {e}") from e
+    except SettingError as e:
+        raise StudyAnalysisInputError(f"{SETTING_OPTIONS[e.setting]}: {e}") from e
 
 
 @dataclass

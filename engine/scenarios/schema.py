@@ -5,6 +5,7 @@ A scenario file states a world's features, the text people read, and the world i
     name: my-loan                      # registry name (lower case, digits, '-', '_')
     title: Car loan                    # participants read it (the scenario page, progress)
     about: UCI Statlog German Credit   # researchers only: listings, reports; never a page
+    data_set: german-credit            # the published data set its rows are (reproductions)
     story: You want to buy a car ...   # the scenario text of a study
     outcome: {favourable: approved, unfavourable: rejected}
     features:                          # in column order (a causal order for graph worlds)
@@ -329,6 +330,9 @@ class ScenarioFile(Strict):
     name: Identifier
     title: str = Field(min_length=1)
     about: str = ""  # for researchers only: the data set and what it stands for
+    # the published data set whose rows these are: a paper's figures are compared with a
+    # scenario of the data set the paper reports only (engine.papers.icarma.datasets)
+    data_set: Identifier | None = None
     story: str = ""
     outcome: Outcome = Outcome()
     features: list[FeatureFileSpec] = Field(min_length=1)

@@ -11,7 +11,7 @@ import torch
 
 from engine import artifacts
 from engine.decision import rejected_rows
-from engine.papers.icarma.datasets import table_rows
+from engine.papers.icarma.datasets import paper_dataset, table_rows
 from engine.papers.icarma.models import (
     ensure_paper_models,
     paper_config,
@@ -58,6 +58,16 @@ def test_gmsc_has_the_papers_own_configuration_and_rows():
         target_values("icarma-table2"), "loan-carma-reference"))
     with pytest.raises(ValueError, match="Table 3 .* has no GMSC rows"):
         table_rows(target_values("icarma-table3"), "gmsc-causal")
+
+
+def test_only_a_scenario_of_the_papers_data_sets_meets_its_rows():
+    # the data set is what the scenario's file says, inherited through extends, not its name
+    assert paper_dataset("gmsc") == paper_dataset("gmsc-causal") == "gmsc"
+    assert paper_dataset("loan-bernoulli") == paper_dataset("adult") == "loan"  # training
+    for name, says in (("adult", "is the adult data set"),
+                       ("tominaga", "is no published data set")):
+        with pytest.raises(ValueError, match=says):
+            table_rows(target_values("icarma-table1"), name)
 
 
 def test_the_papers_configuration_is_the_default():
