@@ -41,7 +41,11 @@ def as_batch(x: ArrayLike, d: int, name: str = "x") -> tuple[Tensor, torch.dtype
     Raises ``WorldModelInputError`` for a wrong shape or non-finite values.
     """
     out_dtype = x.dtype if isinstance(x, Tensor) and x.is_floating_point() else torch.float64
-    t = torch.as_tensor(np.asarray(x) if not isinstance(x, Tensor) else x)
+    if not isinstance(x, Tensor):
+        x = np.asarray(x)
+        if not x.flags.writeable:  # e.g. a broadcast view: torch would alias read-only memory
+            x = x.copy()
+    t = torch.as_tensor(x)
     if t.ndim == 1:
         t = t.unsqueeze(0)
     if t.ndim != 2 or t.shape[1] != d:
