@@ -80,6 +80,14 @@ class Diagnostics:
     min_ess_bulk: float
     min_ess_tail: float
     divergences: int
+    # what they were read from: every try toward an ESS target pooled (sample_to_target);
+    # None where not known (diagnostics built by hand)
+    chains: int | None = None
+    draws: int | None = None  # per chain
+
+    def drawn(self) -> str:
+        """The chains and draws as "C chains x N draws" (empty when not known)."""
+        return "" if self.chains is None else f"{self.chains} chains x {self.draws:,} draws"
 
     def problems(self) -> list[str]:
         out = []
@@ -148,7 +156,8 @@ def free_names(model: pm.Model) -> list[str]:
 
 def diagnose(idata: az.InferenceData, names: list[str]) -> Diagnostics:
     """The extremes over every scalar of the free parameters ``names``: max R-hat, min bulk
-    and tail ESS (analysis.convergence, all parameters at once), and the divergences."""
+    and tail ESS (analysis.convergence, all parameters at once), the divergences, and the
+    chains and draws per chain they were read from."""
     rhat, ess_b, ess_t = convergence(parameter_draws(idata.posterior, names))
 
     def extreme(values: np.ndarray, fn: Any) -> float:
@@ -162,6 +171,8 @@ def diagnose(idata: az.InferenceData, names: list[str]) -> Diagnostics:
         min_ess_bulk=extreme(ess_b, np.nanmin),
         min_ess_tail=extreme(ess_t, np.nanmin),
         divergences=int(div.values.sum()) if div is not None else 0,
+        chains=int(idata.posterior.sizes["chain"]),
+        draws=int(idata.posterior.sizes["draw"]),
     )
 
 

@@ -333,7 +333,8 @@ def _finish(result: Analysis, started: PendingFit, fp: str, folder: AnalysisFold
         _failed(result.failed, spec, e, log)
         return
     result.models.append(model)
-    log(f"fitted {spec.label} in {model.seconds:.1f} s")
+    drawn = model.diagnostics.drawn()
+    log(f"fitted {spec.label} in {model.seconds:.1f} s" + (f" ({drawn})" if drawn else ""))
 
 
 def _failed(failed: list[dict[str, str]], spec: ModelSpec, e: Exception,

@@ -103,7 +103,8 @@ class ModelResult:
             "smooth": self.smooth.to_dict(orient="records"),
             "coefficients": [c.as_dict() for c in self.coefficients],
             "max_rhat": d.max_rhat, "min_ess": d.min_ess_bulk, "min_ess_tail": d.min_ess_tail,
-            "divergences": d.divergences, "seconds": self.seconds,
+            "divergences": d.divergences, "chains": d.chains, "draws": d.draws,
+            "seconds": self.seconds,
             "backend": self.backend, "warnings": d.problems(), "reused": self.reused,
             "ppc": self.ppc, "loo": _loo_brief(self.loo),
         }
@@ -121,7 +122,9 @@ class ModelResult:
     @classmethod
     def from_record(cls, spec: ModelSpec, data: ModelData, record: dict[str, Any]) -> ModelResult:
         s = record["summary"]
-        diag = {k: float("nan") if v is None else v for k, v in record["diagnostics"].items()}
+        # JSON null is a NaN R-hat or ESS (one chain, too few draws), an unknown count stays None
+        diag = {k: float("nan") if v is None and k.startswith(("max_", "min_")) else v
+                for k, v in record["diagnostics"].items()}
         return cls(spec, data, fitting.Diagnostics(**diag), s["seconds"],
                    s["backend"], pd.DataFrame(s["smooth"]),
                    [Coefficient(**c) for c in s["coefficients"]], s["ppc"],

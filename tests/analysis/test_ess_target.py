@@ -54,6 +54,8 @@ def test_short_of_ess_more_chains_are_pooled_with_those_drawn() -> None:
     assert np.array_equal(x[:4], traces[0].posterior["x"].values)
     assert np.array_equal(x[4:], traces[1].posterior["x"].values)
     assert diag == fitting.diagnose(idata, ["x"]) and diag.meets(6000)
+    assert (diag.chains, diag.draws) == (wanted, 1000)
+    assert diag.drawn() == f"{wanted} chains x 1,000 draws"
 
 
 def test_rhat_short_a_fresh_run_with_longer_chains() -> None:
