@@ -168,7 +168,8 @@ def mgcv_beside(ratings: Any, distances: tuple[str, str], grids: dict[str, np.nd
                 mode: str = "auto", method: str = mgcv.DEFAULT_METHOD) -> Future[dict[str, Any]]:
     """``mgcv_fit`` started in a background thread, so R fits its GAMMs while the Bayesian
     models compile and sample (R runs as its own process: the thread only waits for it;
-    single-threaded, as the sampler's chains use the other cores); ``with_agreement`` on the
+    single-threaded and at a lower CPU priority, analysis.mgcv.NICENESS, as the sampler's
+    chains use the cores); ``with_agreement`` on the
     future's result once the models are there."""
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mgcv")
     try:

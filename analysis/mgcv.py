@@ -51,6 +51,12 @@ METHODS: tuple[str, ...] = ("REML", "GCV.Cp", "ML")
 DEFAULT_METHOD = "REML"  # the paper names none (module docstring)
 DEFAULT_K = 10  # mgcv's default basis size for s(x)
 BLAS_THREADS = 1  # R's OpenBLAS threads for a GAMM (fit_gamms)
+# R's CPU priority (nice) below the sampler's: analyze fits the GAMMs while the Bayesian
+# models sample, and R at the same priority takes a third of two cores from them for a
+# minute; at 10 it takes about a tenth until they are done, then the machine (at 19 it is
+# left with most of its work for the end, on one core: docs/benchmarks.md). Alone on a
+# machine R runs as fast at any priority.
+NICENESS = 10
 TIMEOUT = 1800.0  # seconds for one Rscript run: many times what a reference-size study takes
 
 
@@ -190,23 +196,24 @@ def fit_gamms(ratings: pd.DataFrame, specs: Sequence[GammSpec], *,
     frame = _frame(ratings, columns)
     grids = dict(grids or {})
     out: dict[str, Any] = {"method": method, "models": []}
-    # one job per distance: each has its own grid (R fits the models one after another)
+    # one job per distance: each has its own grid (R fits the models one after another; two
+    # R processes side by side would take more of the machine from the sampler beside them)
     for distance in dict.fromkeys(s.distance for s in specs):
         d = frame[distance].to_numpy(dtype=float)
         d = d[np.isfinite(d)]
         grid = grids.get(distance)
         if grid is None:
             grid = np.linspace(d.min(), d.max(), grid_size) if d.size else np.zeros(0)
-        group = [s for s in specs if s.distance == distance]
         job = {"kind": "gamm", "method": method, "k": int(k),
                "grid": [float(v) for v in grid],
                "models": [{"name": s.name, "outcome": s.outcome, "distance": s.distance}
-                          for s in group]}
+                          for s in specs if s.distance == distance]}
         answer = run_r(job, frame, timeout=timeout, blas_threads=blas_threads)
         out["r_version"], out["mgcv_version"] = answer["r_version"], answer["mgcv_version"]
-        by_name = {m["name"]: m for m in answer["models"]}
-        out["models"] += [by_name[s.name] for s in group]
+        out["models"] += answer["models"]
     order = {s.name: i for i, s in enumerate(specs)}
+    if sorted(m["name"] for m in out["models"]) != sorted(order):
+        raise MgcvError("R's answer does not hold one fit per GAMM asked for")
     out["models"].sort(key=lambda m: order[m["name"]])
     return out
 
@@ -248,8 +255,8 @@ def run_r(job: dict[str, Any], frame: pd.DataFrame, *, timeout: float = TIMEOUT,
         out = folder / "out.json"
         try:
             r = subprocess.run(
-                [RSCRIPT, "--vanilla", str(SCRIPT), str(folder / "job.json"),
-                 str(folder / "data.csv"), str(out)],
+                r_command(["--vanilla", str(SCRIPT), str(folder / "job.json"),
+                           str(folder / "data.csv"), str(out)]),
                 capture_output=True, text=True, timeout=timeout, env=_r_environment(blas_threads))
         except subprocess.TimeoutExpired:
             raise MgcvError(f"Rscript did not finish within {timeout:.0f} s") from None
@@ -264,6 +271,14 @@ def run_r(job: dict[str, Any], frame: pd.DataFrame, *, timeout: float = TIMEOUT,
             return json.loads(out.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
             raise MgcvError(f"R wrote no readable answer: {e}") from None
+
+
+def r_command(args: list[str]) -> list[str]:
+    """Rscript with ``args``, at CPU priority ``NICENESS`` (through ``nice``, where the
+    system has it: setting a child's priority from Python needs a hook run between fork and
+    exec, which is unsafe while the sampler's threads run)."""
+    nice = shutil.which("nice")
+    return ([nice, "-n", str(NICENESS)] if nice else []) + [RSCRIPT, *args]
 
 
 def _r_environment(blas_threads: int | None) -> dict[str, str] | None:
