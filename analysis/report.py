@@ -275,7 +275,8 @@ def render(analysis: Analysis) -> str:
         "outcome": m.outcome, "distance": m.distance, "likelihood": m.likelihood,
         "max R-hat": m.diagnostics.max_rhat, "min bulk ESS": m.diagnostics.min_ess_bulk,
         "min tail ESS": m.diagnostics.min_ess_tail, "divergences": m.diagnostics.divergences,
-        "drawn": m.diagnostics.drawn() or "not recorded", "seconds": m.seconds, "reused": "yes" if m.reused else "no",
+        "drawn": m.diagnostics.drawn() or "not recorded", "seconds": m.seconds,
+        "reused": "yes" if m.reused else "no",
         "warnings": "; ".join(m.diagnostics.problems()) or "none",
     } for m in models])
     n_p = analysis.ratings["participant_id"].nunique()
