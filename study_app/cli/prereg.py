@@ -88,13 +88,14 @@ def prereg(
 
 def _sampler(backend: str, draws: int | None, tune: int | None, chains: int, seed: int,
              target_accept: float | None, json_out: bool) -> dict[str, Any]:
-    from analysis.models import AnalysisDataError
+    from analysis.model_data import SettingError
     from analysis.pipeline import sampler_settings
+    from study_app.study_analysis import SETTING_OPTIONS
 
     try:
         return sampler_settings(backend, draws, tune, chains, seed, target_accept)
-    except AnalysisDataError as e:
-        fail(f"--backend: {e}", 2, json_out=json_out)
+    except SettingError as e:
+        fail(f"{SETTING_OPTIONS[e.setting]}: {e}", 2, json_out=json_out)
 
 
 def _power(path: Path, json_out: bool) -> dict[str, Any]:
