@@ -3,6 +3,7 @@ while the Bayesian models sample, and the sampler, not R, is what the analysis w
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 from analysis import mgcv
@@ -15,4 +16,6 @@ def test_r_runs_below_the_samplers_cpu_priority():
     code = "cat(strsplit(readLines('/proc/self/stat'), ' ')[[1]][19])"
     r = subprocess.run(mgcv.r_command(["--vanilla", "-e", code]), capture_output=True,
                        text=True, check=True)
-    assert int(r.stdout) == mgcv.NICENESS == 10
+    # nice adds to the caller's niceness (a test run may itself be niced), up to 19
+    assert mgcv.NICENESS == 10
+    assert int(r.stdout) == min(19, os.nice(0) + mgcv.NICENESS)
