@@ -52,10 +52,10 @@ DEFAULT_METHOD = "REML"  # the paper names none (module docstring)
 DEFAULT_K = 10  # mgcv's default basis size for s(x)
 BLAS_THREADS = 1  # R's OpenBLAS threads for a GAMM (fit_gamms)
 # R's CPU priority (nice), below the sampler's: analyze fits the GAMMs while the Bayesian
-# models sample, and at the same priority R takes a third of the two cores from them for a
-# minute. At 10 it gets what they leave and finishes about when they do; at 19 it is left
-# with most of its work for the end, alone on one core (docs/benchmarks.md). Alone on a
-# machine R runs as fast at any priority.
+# models sample, and at the same priority R takes its share of the cores from them although
+# they, not R, are what the analysis waits for. At 10 it gets what they leave and finishes
+# about when they do; at 19 it is left with most of its work for the end, alone on one core
+# (docs/benchmarks.md). Alone on a machine R runs as fast at any priority.
 NICENESS = 10
 TIMEOUT = 1800.0  # seconds for one Rscript run: many times what a reference-size study takes
 
