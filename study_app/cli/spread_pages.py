@@ -8,7 +8,12 @@ spread and seed the random-intercept F and EDF of the four models (the paper's T
 terms "uid (r.i.)"), the participant slopes' EDF, the smooths' p values and whether the three
 findings hold; per spread the mean and median F of each model over its seeds and how many
 F values fall within the paper's own range (its smallest to its largest F over the four
-models).
+models). A spread run at ``SAMPLING_SEEDS`` seeds or more also gets its sampling
+distribution: per model the 5th and 95th percentiles of F over the seeds and the paper's F
+as a percentile of ours (the empirical CDF, the share of our F values <= the paper's), and
+the share q of seeds whose four F values all lie within the paper's range, hence q^6, about
+how often six independent seeds would all land inside (with no such seed, the rule of
+three's 95% bound q < 3 / n).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ FILE = re.compile(r"sd-intercept-(?P<sd>[0-9.]+)-seed-(?P<seed>[0-9]+)\.json")
 LABELS = [m[0] for m in MODELS]
 PAPER_F = [float(PAPER[m]["participant_intercept"]["F"]) for m in LABELS]
 PAPER_RANGE = (min(PAPER_F), max(PAPER_F))
+SAMPLING_SEEDS = 10  # fewer seeds give no meaningful 5th / 95th percentile
 
 
 def load_spreads(docs: Path) -> list[dict[str, Any]]:
@@ -98,7 +104,29 @@ def spread_markdown(spreads: list[dict[str, Any]]) -> str:
             + " (the paper's " + " / ".join(f"{v:.2f}" for v in PAPER_F) + "); "
             f"{inside} of {len(f) * len(LABELS)} F values within the paper's {lo:.2f}-{hi:.2f}; "
             f"all three findings hold at {all_hold} of {len(mine)} seed(s)")
+        if len(mine) >= SAMPLING_SEEDS:
+            lines.append(_sampling_line(text, np.asarray(f)))
     return "\n".join(lines) + "\n"
+
+
+def _sampling_line(sd_text: str, f: np.ndarray) -> str:
+    """The sampling distribution of one spread's F values, ``f`` (seeds x models; module
+    docstring)."""
+    lo, hi = PAPER_RANGE
+    p5, p95 = np.percentile(f, 5, axis=0), np.percentile(f, 95, axis=0)
+    ranks = [100.0 * float(np.mean(f[:, j] <= paper)) for j, paper in enumerate(PAPER_F)]
+    whole = int(np.sum(np.all((f >= lo) & (f <= hi), axis=1)))
+    if whole:
+        q = whole / len(f)
+        share = f"{whole} of {len(f)} (q = {q:.3f}), so six seeds all within: q^6 = {q ** 6:.2g}"
+    else:  # the rule of three: no success in n trials puts q below 3 / n at 95% confidence
+        q = 3 / len(f)
+        share = (f"none of {len(f)} (q < {q:.3f} at 95% confidence, the rule of three), so six "
+                 f"seeds all within: q^6 < {q ** 6:.2g}")
+    return (f"- `sd_intercept` {sd_text}, sampling distribution over {len(f)} seeds: F 5th-95th "
+            "percentile " + " / ".join(f"{a:.2f}-{b:.2f}" for a, b in zip(p5, p95, strict=True))
+            + "; the paper's F at our " + " / ".join(f"{r:.0f}th" for r in ranks)
+            + f" percentile; seeds with all four F within {lo:.2f}-{hi:.2f}: {share}")
 
 
 def spread_pages(docs: Path) -> dict[str, str]:

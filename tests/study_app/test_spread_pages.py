@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from study_app.cli.spread_pages import PAGE, PAPER_RANGE, spread_markdown, spread_pages
+from study_app.cli.spread_pages import (
+    PAGE,
+    PAPER_RANGE,
+    SAMPLING_SEEDS,
+    spread_markdown,
+    spread_pages,
+)
 
 
 def _seed_file(folder: Path, sd: str, seed: int, f: list[float], holds: bool = True) -> None:
@@ -73,3 +79,33 @@ def test_the_median_is_the_middle_seed_not_the_mean(tmp_path: Path) -> None:
     (tmp_path / PAGE).write_text("", encoding="utf-8")
     page = spread_pages(tmp_path)[PAGE]
     assert "F mean 12.00 / 12.00 / 12.00 / 12.00, median 9.00 / 9.00 / 9.00 / 9.00" in page
+
+
+def test_a_spread_with_enough_seeds_gets_its_sampling_distribution(tmp_path: Path) -> None:
+    folder = tmp_path / "reproductions" / "tominaga"
+    folder.mkdir(parents=True)
+    (tmp_path / PAGE).write_text("", encoding="utf-8")
+    for seed in range(SAMPLING_SEEDS - 1):  # 8.00, 8.25, ..., 10.00 in every model
+        _seed_file(folder, "2.1", seed, [8.0 + 0.25 * seed] * 4)
+    assert "sampling distribution" not in spread_pages(tmp_path)[PAGE]
+    _seed_file(folder, "2.1", 9, [10.25] * 4)
+    page = spread_pages(tmp_path)[PAGE]
+    # numpy's linear percentiles of 8.00..10.25: 8.1125 and 10.1375; the paper's 9.21 is
+    # >= 5 of our 10 values, 9.40 >= 6, 10.37 >= all, 8.49 >= 2; 8.50..10.25 lie inside
+    # 8.49-10.37 (8 of 10), q^6 = 0.8^6 = 0.26
+    assert ("- `sd_intercept` 2.1, sampling distribution over 10 seeds: F 5th-95th percentile "
+            + " / ".join(["8.11-10.14"] * 4) + "; the paper's F at our 50th / 60th / 100th / "
+            "20th percentile; seeds with all four F within 8.49-10.37: 8 of 10 (q = 0.800), so "
+            "six seeds all within: q^6 = 0.26") in page
+
+
+def test_no_seed_inside_is_bounded_by_the_rule_of_three(tmp_path: Path) -> None:
+    folder = tmp_path / "reproductions" / "tominaga"
+    folder.mkdir(parents=True)
+    (tmp_path / PAGE).write_text("", encoding="utf-8")
+    for seed in range(SAMPLING_SEEDS):
+        _seed_file(folder, "2.5", seed, [9.0, 9.0, 9.0, 20.0])  # Model-4 always outside
+    page = spread_pages(tmp_path)[PAGE]
+    # 3 / 10 = 0.3 and 0.3^6 = 0.000729
+    assert ("seeds with all four F within 8.49-10.37: none of 10 (q < 0.300 at 95% "
+            "confidence, the rule of three), so six seeds all within: q^6 < 0.00073") in page
