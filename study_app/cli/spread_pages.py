@@ -125,8 +125,8 @@ def _sampling_line(sd_text: str, f: np.ndarray) -> str:
                  f"seeds all within: q^6 < {q ** 6:.2g}")
     return (f"- `sd_intercept` {sd_text}, sampling distribution over {len(f)} seeds: F 5th-95th "
             "percentile " + " / ".join(f"{a:.2f}-{b:.2f}" for a, b in zip(p5, p95, strict=True))
-            + "; the paper's F at our " + " / ".join(f"{r:.0f}th" for r in ranks)
-            + f" percentile; seeds with all four F within {lo:.2f}-{hi:.2f}: {share}")
+            + "; the paper's F at percentile " + " / ".join(f"{r:.0f}" for r in ranks)
+            + f" of ours; seeds with all four F within {lo:.2f}-{hi:.2f}: {share}")
 
 
 def spread_pages(docs: Path) -> dict[str, str]:

@@ -94,8 +94,8 @@ def test_a_spread_with_enough_seeds_gets_its_sampling_distribution(tmp_path: Pat
     # >= 5 of our 10 values, 9.40 >= 6, 10.37 >= all, 8.49 >= 2; 8.50..10.25 lie inside
     # 8.49-10.37 (8 of 10), q^6 = 0.8^6 = 0.26
     assert ("- `sd_intercept` 2.1, sampling distribution over 10 seeds: F 5th-95th percentile "
-            + " / ".join(["8.11-10.14"] * 4) + "; the paper's F at our 50th / 60th / 100th / "
-            "20th percentile; seeds with all four F within 8.49-10.37: 8 of 10 (q = 0.800), so "
+            + " / ".join(["8.11-10.14"] * 4) + "; the paper's F at percentile 50 / 60 / 100 / 20 "
+            "of ours; seeds with all four F within 8.49-10.37: 8 of 10 (q = 0.800), so "
             "six seeds all within: q^6 = 0.26") in page
 
 
