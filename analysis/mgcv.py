@@ -274,11 +274,14 @@ def run_r(job: dict[str, Any], frame: pd.DataFrame, *, timeout: float = TIMEOUT,
 
 
 def r_command(args: list[str]) -> list[str]:
-    """Rscript with ``args``, at CPU priority ``NICENESS`` (through ``nice``, where the
-    system has it: setting a child's priority from Python needs a hook run between fork and
-    exec, which is unsafe while the sampler's threads run)."""
-    nice = shutil.which("nice")
-    return ([nice, "-n", str(NICENESS)] if nice else []) + [RSCRIPT, *args]
+    """Rscript with ``args``, at CPU priority ``NICENESS`` (through ``nice``) and ended with
+    the process that started it (through ``setpriv --pdeathsig``: the kernel sends R SIGTERM
+    when its parent dies, so a killed analysis leaves no R fitting on for minutes), each
+    where the system has the tool. Both are commands rather than a Python hook because a
+    hook runs between fork and exec, which is unsafe while the sampler's threads run."""
+    nice, setpriv = shutil.which("nice"), shutil.which("setpriv")
+    return (([setpriv, "--pdeathsig", "TERM"] if setpriv else [])
+            + ([nice, "-n", str(NICENESS)] if nice else []) + [RSCRIPT, *args])
 
 
 def _r_environment(blas_threads: int | None) -> dict[str, str] | None:
