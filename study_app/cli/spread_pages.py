@@ -92,30 +92,30 @@ def spread_markdown(spreads: list[dict[str, Any]]) -> str:
     for sd in dict.fromkeys(r["sd"] for r in spreads):
         mine = [r for r in spreads if r["sd"] == sd]
         text = mine[0]["sd_text"]
-        f = [[r["terms"][m]["uid (r.i.)"]["F"] for m in LABELS] for r in mine]
-        means = [sum(col) / len(col) for col in zip(*f, strict=True)]
-        medians = [float(np.median(col)) for col in zip(*f, strict=True)]
-        inside = sum(lo <= v <= hi for row in f for v in row)
+        f = np.array([[r["terms"][m]["uid (r.i.)"]["F"] for m in LABELS] for r in mine])
+        means, medians = f.mean(axis=0), np.median(f, axis=0)
+        within = (f >= lo) & (f <= hi)  # seeds x models
+        inside = int(within.sum())
         all_hold = sum(all(r["findings"]) for r in mine)
         lines.append(
             f"- `sd_intercept` {text}, seed(s) {', '.join(str(r['seed']) for r in mine)}: "
             f"random-intercept F mean " + " / ".join(f"{v:.2f}" for v in means)
             + ", median " + " / ".join(f"{v:.2f}" for v in medians)
             + " (the paper's " + " / ".join(f"{v:.2f}" for v in PAPER_F) + "); "
-            f"{inside} of {len(f) * len(LABELS)} F values within the paper's {lo:.2f}-{hi:.2f}; "
+            f"{inside} of {f.size} F values within the paper's {lo:.2f}-{hi:.2f}; "
             f"all three findings hold at {all_hold} of {len(mine)} seed(s)")
         if len(mine) >= SAMPLING_SEEDS:
-            lines.append(_sampling_line(text, np.asarray(f)))
+            lines.append(_sampling_line(text, f, within))
     return "\n".join(lines) + "\n"
 
 
-def _sampling_line(sd_text: str, f: np.ndarray) -> str:
+def _sampling_line(sd_text: str, f: np.ndarray, within: np.ndarray) -> str:
     """The sampling distribution of one spread's F values, ``f`` (seeds x models; module
-    docstring)."""
+    docstring); ``within``: which of them lie within the paper's range."""
     lo, hi = PAPER_RANGE
     p5, p95 = np.percentile(f, 5, axis=0), np.percentile(f, 95, axis=0)
     ranks = [100.0 * float(np.mean(f[:, j] <= paper)) for j, paper in enumerate(PAPER_F)]
-    whole = int(np.sum(np.all((f >= lo) & (f <= hi), axis=1)))
+    whole = int(within.all(axis=1).sum())
     if whole:
         q = whole / len(f)
         share = f"{whole} of {len(f)} (q = {q:.3f}), so six seeds all within: q^6 = {q ** 6:.2g}"
