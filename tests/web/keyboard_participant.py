@@ -241,6 +241,7 @@ class KeyboardParticipant:
             elif f["tag"] == "input" and f.get("role") == "combobox" and key not in done:
                 option = self.profile[name]
                 self.type(option)
+                self.see_offered(option)
                 self.press("Enter")
                 self.see_chosen(option)
                 done.add(key)
@@ -261,13 +262,22 @@ class KeyboardParticipant:
                 self._rank_step(name, ranking, done, prefix)
         raise AssertionError(f"Continue never reached by Tab on {page_id}")
 
+    def see_offered(self, option: str) -> None:
+        """Wait, as a sighted user does, until the select box's list shows the option typed
+        before pressing Enter: Enter on a list not yet filtered chooses nothing, while the
+        box still shows the typed text."""
+        self.page.wait_for_function(
+            "want => [...document.querySelectorAll('[role=\"option\"]')]"
+            ".some(o => o.innerText.trim() === want)", arg=option, timeout=self.timeout_ms)
+
     def see_chosen(self, option: str) -> None:
         """Look at the select box before moving on, as a sighted keyboard user does: the
         option typed and chosen with Enter shows in it (if it never does, the page's
         "please answer" on Continue says so and ``resend`` answers it again)."""
-        try:
+        try:  # chosen: the list closed with the option in the box
             self.page.wait_for_function(
-                "want => document.activeElement && document.activeElement.value === want",
+                "want => { const e = document.activeElement; return e && e.value === want"
+                " && e.getAttribute('aria-expanded') !== 'true'; }",
                 arg=option, timeout=5_000)
         except Exception:  # noqa: BLE001 - left for the page's own check of missing answers
             pass

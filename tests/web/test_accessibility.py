@@ -148,8 +148,8 @@ def test_a_question_left_out_has_focus_when_the_page_comes_back(servers,
     bot.leave_out = {"overseas_study"}
     bot.answer(page_id, kind)
     assert bot.sent_back(page_id)
-    assert bot.page.locator("[data-testid='rs-missing']").count() == 1
     alerts = " ".join(bot.page.locator("[data-testid='stAlert']").all_inner_texts())
+    assert bot.page.locator("[data-testid='rs-missing']").count() == 1, alerts
     assert "Overseas study experience" in alerts
     bot.page.wait_for_function(  # focus moved to the item left out
         "() => { const h = document.activeElement"
