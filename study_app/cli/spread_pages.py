@@ -2,7 +2,8 @@
 
 Each file ``docs/reproductions/tominaga/sd-intercept-<sd>-seed-<seed>.json`` is what
 ``python scripts/tominaga_seeds.py --seeds <seed> --out FILE`` wrote with the protocol's
-``sd_intercept`` at <sd> for both outcomes ({rows, seeds: [{seed, findings, table_s2}]}).
+``sd_intercept`` at <sd> for both outcomes, or, named ``sd-intercept-<acc>-<act>-...``, at
+<acc> for acceptance and <act> for action ({rows, seeds: [{seed, findings, table_s2}]}).
 ``recourse-study docs generate`` renders them into a block of docs/analysis-mgcv.md: per
 spread and seed the random-intercept F and EDF of the four models (the paper's Table S2
 terms "uid (r.i.)"), the participant slopes' EDF, the smooths' p values and whether the three
@@ -30,7 +31,8 @@ from analysis.table_s2 import MODELS, PAPER, format_p
 SPREAD_DIR = "reproductions/tominaga"
 PAGE = "analysis-mgcv.md"
 BLOCK = "tominaga-spread"
-FILE = re.compile(r"sd-intercept-(?P<sd>[0-9.]+)-seed-(?P<seed>[0-9]+)\.json")
+FILE = re.compile(r"sd-intercept-(?P<acc>[0-9.]+)(?:-(?P<act>[0-9.]+))?-seed-(?P<seed>[0-9]+)"
+                  r"\.json")
 LABELS = [m[0] for m in MODELS]
 PAPER_F = [float(PAPER[m]["participant_intercept"]["F"]) for m in LABELS]
 PAPER_RANGE = (min(PAPER_F), max(PAPER_F))
@@ -38,13 +40,15 @@ SAMPLING_SEEDS = 10  # fewer seeds give no meaningful 5th / 95th percentile
 
 
 def load_spreads(docs: Path) -> list[dict[str, Any]]:
-    """Every stored seed: {sd, sd_text (as the file names it), seed, file, terms {model:
-    {term: {edf, F, p}}}, findings}."""
+    """Every stored seed: {sd (acceptance, action), sd_text ("<acc> / <act>" as the file
+    names them), seed, file, terms {model: {term: {edf, F, p}}}, findings}."""
     out = []
     for path in sorted((docs / SPREAD_DIR).glob("sd-intercept-*-seed-*.json")):
         match = FILE.fullmatch(path.name)
         if match is None:
-            raise ValueError(f"{path}: not named sd-intercept-<sd>-seed-<seed>.json")
+            raise ValueError(f"{path}: not named sd-intercept-<sd>-seed-<seed>.json or "
+                             "sd-intercept-<acceptance sd>-<action sd>-seed-<seed>.json")
+        acc, act = match["acc"], match["act"] or match["acc"]
         doc = json.loads(path.read_text(encoding="utf-8"))
         for entry in doc["seeds"]:
             if entry["seed"] != int(match["seed"]):
@@ -53,7 +57,8 @@ def load_spreads(docs: Path) -> list[dict[str, Any]]:
             terms: dict[str, dict[str, dict[str, Any]]] = {}
             for row in entry["table_s2"]:
                 terms.setdefault(row["model"], {})[row["variable"]] = row
-            out.append({"sd": float(match["sd"]), "sd_text": match["sd"], "seed": entry["seed"],
+            out.append({"sd": (float(acc), float(act)), "sd_text": f"{acc} / {act}",
+                        "seed": entry["seed"],
                         "file": path.name,
                         "terms": terms, "findings": [f["holds"] for f in entry["findings"]]})
     return sorted(out, key=lambda r: (r["sd"], r["seed"]))
@@ -66,7 +71,7 @@ def _smooth(terms: dict[str, dict[str, Any]]) -> dict[str, Any]:
 def spread_markdown(spreads: list[dict[str, Any]]) -> str:
     """The block: one row per stored seed, a summary per spread, the paper's row."""
     lo, hi = PAPER_RANGE
-    lines = ["| sd_intercept | seed | r.i. F (Models 1-4) | r.i. EDF | r.s. EDF | acceptance "
+    lines = ["| sd_intercept (acceptance / action) | seed | r.i. F (Models 1-4) | r.i. EDF | r.s. EDF | acceptance "
              "L0 / L1 p | action L0 / L1 p (EDF) | findings 1 / 2 / 3 | file |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in spreads:

@@ -43,7 +43,7 @@ def docs(tmp_path: Path) -> Path:
 def test_each_seed_is_a_row_and_each_spread_is_summarized(docs: Path) -> None:
     page = spread_pages(docs)[PAGE]
     assert page.startswith("# mgcv\n\nprose\n")  # the prose is kept
-    assert "| 2.2 | 0 | 9.00 / 8.00 / 11.00 / 9.50 | 260 / 260 / 260 / 260 |" in page
+    assert "| 2.2 / 2.2 | 0 | 9.00 / 8.00 / 11.00 / 9.50 | 260 / 260 / 260 / 260 |" in page
     lo, hi = PAPER_RANGE
     inside = sum(lo <= v <= hi for v in [9.0, 8.0, 11.0, 9.5, 10.0, 9.0, 9.0, 8.6])
     assert (f"random-intercept F mean 9.50 / 8.50 / 10.00 / 9.05, median 9.50 / 8.50 / 10.00 / "
@@ -65,10 +65,25 @@ def test_a_misnamed_file_or_a_wrong_seed_is_an_error(docs: Path) -> None:
         spread_pages(docs)
 
 
+def test_a_file_may_name_the_acceptance_and_the_action_spread_apart(docs: Path) -> None:
+    folder = docs / "reproductions" / "tominaga"
+    _seed_file(folder, "1.9-2.1", 0, [9.2, 9.4, 10.0, 8.5])
+    _seed_file(folder, "2.1", 0, [12.0, 11.0, 10.0, 8.5])
+    page = spread_pages(docs)[PAGE]
+    rows = [line.split(" | ")[0] for line in page.splitlines() if line.startswith("| 2")
+            or line.startswith("| 1")]
+    assert rows == ["| 1.9 / 2.1", "| 2.1 / 2.1", "| 2.2 / 2.2", "| 2.2 / 2.2"]  # by spread
+    assert "- `sd_intercept` 1.9 / 2.1, seed(s) 0: random-intercept F mean 9.20 / 9.40" in page
+    assert "- `sd_intercept` 2.1 / 2.1, seed(s) 0: random-intercept F mean 12.00 / 11.00" in page
+    (folder / "sd-intercept-1.9-2.1-2.3-seed-1.json").write_text("{}")
+    with pytest.raises(ValueError, match="not named"):
+        spread_pages(docs)
+
+
 def test_no_stored_seed_leaves_the_page_alone(tmp_path: Path) -> None:
     (tmp_path / PAGE).write_text("text\n", encoding="utf-8")
     assert spread_pages(tmp_path) == {}
-    assert spread_markdown([]).startswith("| sd_intercept | seed |")
+    assert spread_markdown([]).startswith("| sd_intercept (acceptance / action) | seed |")
 
 
 def test_the_median_is_the_middle_seed_not_the_mean(tmp_path: Path) -> None:
@@ -93,7 +108,7 @@ def test_a_spread_with_enough_seeds_gets_its_sampling_distribution(tmp_path: Pat
     # numpy's linear percentiles of 8.00..10.25: 8.1125 and 10.1375; the paper's 9.21 is
     # >= 5 of our 10 values, 9.40 >= 6, 10.37 >= all, 8.49 >= 2; 8.50..10.25 lie inside
     # 8.49-10.37 (8 of 10), q^6 = 0.8^6 = 0.26
-    assert ("- `sd_intercept` 2.1, sampling distribution over 10 seeds: F 5th-95th percentile "
+    assert ("- `sd_intercept` 2.1 / 2.1, sampling distribution over 10 seeds: F 5th-95th percentile "
             + " / ".join(["8.11-10.14"] * 4) + "; the paper's F at percentile 50 / 60 / 100 / 20 "
             "of ours; seeds with all four F within 8.49-10.37: 8 of 10 (q = 0.800), so "
             "six seeds all within: q^6 = 0.26") in page
