@@ -58,9 +58,8 @@ def load_spreads(docs: Path) -> list[dict[str, Any]]:
             for row in entry["table_s2"]:
                 terms.setdefault(row["model"], {})[row["variable"]] = row
             out.append({"sd": (float(acc), float(act)), "sd_text": f"{acc} / {act}",
-                        "seed": entry["seed"],
-                        "file": path.name,
-                        "terms": terms, "findings": [f["holds"] for f in entry["findings"]]})
+                        "seed": entry["seed"], "file": path.name, "terms": terms,
+                        "findings": [f["holds"] for f in entry["findings"]]})
     return sorted(out, key=lambda r: (r["sd"], r["seed"]))
 
 
@@ -71,8 +70,9 @@ def _smooth(terms: dict[str, dict[str, Any]]) -> dict[str, Any]:
 def spread_markdown(spreads: list[dict[str, Any]]) -> str:
     """The block: one row per stored seed, a summary per spread, the paper's row."""
     lo, hi = PAPER_RANGE
-    lines = ["| sd_intercept (acceptance / action) | seed | r.i. F (Models 1-4) | r.i. EDF | r.s. EDF | acceptance "
-             "L0 / L1 p | action L0 / L1 p (EDF) | findings 1 / 2 / 3 | file |",
+    lines = ["| sd_intercept (acceptance / action) | seed | r.i. F (Models 1-4) | r.i. EDF | "
+             "r.s. EDF | acceptance L0 / L1 p | action L0 / L1 p (EDF) | findings 1 / 2 / 3 | "
+             "file |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in spreads:
         t = [r["terms"][m] for m in LABELS]

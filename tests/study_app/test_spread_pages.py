@@ -108,10 +108,10 @@ def test_a_spread_with_enough_seeds_gets_its_sampling_distribution(tmp_path: Pat
     # numpy's linear percentiles of 8.00..10.25: 8.1125 and 10.1375; the paper's 9.21 is
     # >= 5 of our 10 values, 9.40 >= 6, 10.37 >= all, 8.49 >= 2; 8.50..10.25 lie inside
     # 8.49-10.37 (8 of 10), q^6 = 0.8^6 = 0.26
-    assert ("- `sd_intercept` 2.1 / 2.1, sampling distribution over 10 seeds: F 5th-95th percentile "
-            + " / ".join(["8.11-10.14"] * 4) + "; the paper's F at percentile 50 / 60 / 100 / 20 "
-            "of ours; seeds with all four F within 8.49-10.37: 8 of 10 (q = 0.800), so "
-            "six seeds all within: q^6 = 0.26") in page
+    assert ("- `sd_intercept` 2.1 / 2.1, sampling distribution over 10 seeds: F 5th-95th "
+            "percentile " + " / ".join(["8.11-10.14"] * 4)
+            + "; the paper's F at percentile 50 / 60 / 100 / 20 of ours; seeds with all four F "
+            "within 8.49-10.37: 8 of 10 (q = 0.800), so six seeds all within: q^6 = 0.26") in page
 
 
 def test_no_seed_inside_is_bounded_by_the_rule_of_three(tmp_path: Path) -> None:
